@@ -1,0 +1,47 @@
+//! The boot sequence above the machine layer.
+
+use alloc::boxed::Box;
+use alloc::string::ToString;
+
+use machine::{percpu, Handoff};
+
+use crate::cpu_work;
+use crate::system::SystemFacts;
+
+/// First code above the machine layer, on the bootstrap processor.
+pub fn bootstrap_main(handoff: Handoff) -> ! {
+    let free_bytes = handoff.free_memory.iter().map(|range| range.end - range.start).sum();
+    let facts: &'static SystemFacts = Box::leak(Box::new(SystemFacts {
+        usable_bytes: handoff.usable_bytes,
+        machine_bytes: handoff.machine_bytes,
+        heap_bytes: handoff.heap_bytes,
+        firmware_processors: handoff.acpi.processors.iter().filter(|processor| processor.usable).count(),
+        command_line: handoff.boot.command_line().to_string(),
+        free_bytes,
+    }));
+    cpu_work::enable();
+    machine::println!("Lamina {} (x86-64, {:?} boot)", env!("CARGO_PKG_VERSION"), handoff.boot.protocol);
+    machine::println!(
+        "lamina: {} CPUs online, {} MiB memory",
+        percpu::online_count(),
+        (handoff.usable_bytes + (1 << 19)) >> 20
+    );
+    crate::faults::inject_if_asked(&facts.command_line);
+    run(facts)
+}
+
+#[cfg(feature = "ktest")]
+fn run(facts: &'static SystemFacts) -> ! {
+    crate::ktest::run_all(facts)
+}
+
+#[cfg(not(feature = "ktest"))]
+fn run(facts: &'static SystemFacts) -> ! {
+    crate::monitor::run(facts)
+}
+
+/// First code above the machine layer on every other CPU: serve work
+/// requests from the bootstrap processor, halting in between.
+pub fn secondary_main(cpu_index: usize) -> ! {
+    cpu_work::serve(cpu_index)
+}

@@ -1,0 +1,9 @@
+//! In-kernel tests: run in QEMU by `make test`, reported on the serial port.
+
+mod boot_checks;
+mod exceptions;
+mod memory;
+mod runner;
+pub mod smp;
+
+pub use runner::run_all;

@@ -1,0 +1,62 @@
+//! The in-kernel test runner.
+//!
+//! Runs every test in [`TESTS`] in order on the bootstrap processor,
+//! prints `ktest: <name> ... ok` or `... FAILED: <why>`, then
+//! `ktest: N passed, M failed`, and ends QEMU through the exit device with
+//! success only when nothing failed.
+
+use alloc::string::String;
+
+use machine::stop::{self, ExitCode};
+
+use super::{boot_checks, exceptions, memory, smp};
+use crate::system::SystemFacts;
+
+/// A test's verdict: `Err` says what was expected and what was seen.
+pub type Outcome = Result<(), String>;
+
+/// One in-kernel test.
+pub struct Test {
+    pub name: &'static str,
+    pub body: fn(&SystemFacts) -> Outcome,
+}
+
+static TESTS: &[Test] = &[
+    Test { name: "boot::memory_map_is_sane", body: boot_checks::memory_map_is_sane },
+    Test { name: "boot::cpu_count_matches_firmware", body: boot_checks::cpu_count_matches_firmware },
+    Test { name: "boot::timer_is_calibrated", body: boot_checks::timer_is_calibrated },
+    Test { name: "memory::heap_allocations_are_disjoint_and_returned", body: memory::heap_allocations_are_disjoint_and_returned },
+    Test { name: "memory::kernel_sections_have_their_rights", body: memory::kernel_sections_have_their_rights },
+    Test { name: "memory::stack_has_guard_page", body: memory::stack_has_guard_page },
+    Test { name: "exceptions::breakpoint_is_reported_and_resumes", body: exceptions::breakpoint_is_reported_and_resumes },
+    Test { name: "exceptions::symbols_name_kernel_functions", body: exceptions::symbols_name_kernel_functions },
+    Test { name: "smp::every_cpu_runs_work", body: smp::every_cpu_runs_work },
+    Test { name: "smp::apic_ids_are_distinct", body: smp::apic_ids_are_distinct },
+    Test { name: "smp::timer_ticks_on_every_cpu", body: smp::timer_ticks_on_every_cpu },
+];
+
+/// Runs all tests and ends the run.
+pub fn run_all(facts: &'static SystemFacts) -> ! {
+    machine::println!("ktest: running {} tests on {} CPUs", TESTS.len(), machine::percpu::online_count());
+    let mut failed = 0;
+    for test in TESTS {
+        match (test.body)(facts) {
+            Ok(()) => machine::println!("ktest: {} ... ok", test.name),
+            Err(why) => {
+                failed += 1;
+                machine::println!("ktest: {} ... FAILED: {}", test.name, why);
+            }
+        }
+    }
+    machine::println!("ktest: {} passed, {} failed", TESTS.len() - failed, failed);
+    stop::halt_machine(if failed == 0 { ExitCode::Success } else { ExitCode::Failure })
+}
+
+/// `Ok` when `condition` holds, else `Err(message())`.
+pub fn check(condition: bool, message: impl FnOnce() -> String) -> Outcome {
+    if condition {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}

@@ -1,0 +1,21 @@
+//! Lamina's top layer (for now): what runs once the machine layer hands over.
+//!
+//! Brings the layers above the machine up in order, prints the banner, and
+//! then runs either the kernel monitor on the serial console or, in a
+//! `ktest` build, the in-kernel tests. It relies on the machine layer's safe
+//! API and must never contain `unsafe` code.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+mod boot;
+mod cpu_work;
+mod faults;
+#[cfg(feature = "ktest")]
+mod ktest;
+mod monitor;
+mod panic;
+mod system;
+
+pub use boot::{bootstrap_main, secondary_main};

@@ -1,0 +1,63 @@
+//! Symbolized backtraces by walking frame pointers.
+//!
+//! The kernel is built with frame pointers, so each frame holds the caller's
+//! frame pointer and return address. The walk checks every frame pointer
+//! (kernel half, aligned, mapped, growing) before reading it, so a corrupt
+//! stack ends the walk instead of faulting.
+
+use super::{layout, paging};
+use crate::symbols::SymbolTable;
+
+const MAX_FRAMES: usize = 48;
+
+/// Prints the frames starting at `instruction` with frame pointer `frame_pointer`.
+pub fn print_from(instruction: u64, frame_pointer: u64) {
+    let symbols = SymbolTable::parse(layout::kernel_symbols());
+    crate::emergency_println!("  backtrace:");
+    print_frame(0, instruction, symbols.as_ref());
+    let mut frame_pointer = frame_pointer;
+    for depth in 1..MAX_FRAMES {
+        let Some((caller_frame, return_address)) = read_frame(frame_pointer) else { break };
+        if return_address == 0 {
+            break;
+        }
+        // The call instruction is just before the return address.
+        print_frame(depth, return_address - 1, symbols.as_ref());
+        if caller_frame <= frame_pointer {
+            break;
+        }
+        frame_pointer = caller_frame;
+    }
+}
+
+/// Prints the backtrace of the current call chain.
+#[inline(never)]
+pub fn print_current() {
+    let frame_pointer: u64;
+    // SAFETY: reading rbp has no side effects.
+    unsafe { core::arch::asm!("mov {}, rbp", out(reg) frame_pointer, options(nomem, nostack, preserves_flags)) };
+    let here = print_current as usize as u64;
+    print_from(here, frame_pointer);
+}
+
+fn print_frame(depth: usize, address: u64, symbols: Option<&SymbolTable<'_>>) {
+    match symbols.and_then(|table| table.lookup(address)) {
+        Some((symbol, offset)) => crate::emergency_println!("    #{depth:<2} {address:#018x} {}+{offset:#x}", symbol.name),
+        None => crate::emergency_println!("    #{depth:<2} {address:#018x} <unknown>"),
+    }
+}
+
+fn is_readable(address: u64) -> bool {
+    address >= layout::DIRECT_MAP_BASE && paging::translate(paging::active_root(), address).is_some()
+}
+
+/// (caller's frame pointer, return address) stored at `frame_pointer`.
+fn read_frame(frame_pointer: u64) -> Option<(u64, u64)> {
+    if frame_pointer % 8 != 0 || !is_readable(frame_pointer) || !is_readable(frame_pointer + 15) {
+        return None;
+    }
+    let slot = frame_pointer as *const u64;
+    // SAFETY: both words were just checked to be mapped kernel memory and
+    // aligned; a stale value only ends or shortens the walk.
+    unsafe { Some((slot.read_volatile(), slot.add(1).read_volatile())) }
+}

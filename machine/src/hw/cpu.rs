@@ -1,0 +1,174 @@
+//! Thin, safe wrappers over single privileged instructions: port I/O, MSRs,
+//! control registers, CPUID, interrupt flag, halt.
+//!
+//! Each wrapper is safe to call because the machine layer owns the hardware
+//! they touch; callers above only get the narrower APIs built on them. Port
+//! and MSR writes can still misconfigure the machine, so they stay
+//! `pub(crate)`.
+
+use core::arch::asm;
+
+/// Reads a byte from an I/O port.
+pub(crate) fn inb(port: u16) -> u8 {
+    let value: u8;
+    // SAFETY: port input has no memory effects; the machine layer owns all ports.
+    unsafe { asm!("in al, dx", out("al") value, in("dx") port, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
+/// Writes a byte to an I/O port.
+pub(crate) fn outb(port: u16, value: u8) {
+    // SAFETY: port output has no effect on Rust-visible memory.
+    unsafe { asm!("out dx, al", in("dx") port, in("al") value, options(nomem, nostack, preserves_flags)) };
+}
+
+/// Writes a 16-bit word to an I/O port.
+pub(crate) fn outw(port: u16, value: u16) {
+    // SAFETY: as for `outb`.
+    unsafe { asm!("out dx, ax", in("dx") port, in("ax") value, options(nomem, nostack, preserves_flags)) };
+}
+
+/// Writes a 32-bit word to an I/O port.
+pub(crate) fn outl(port: u16, value: u32) {
+    // SAFETY: as for `outb`.
+    unsafe { asm!("out dx, eax", in("dx") port, in("eax") value, options(nomem, nostack, preserves_flags)) };
+}
+
+/// Reads a model-specific register.
+pub(crate) fn read_msr(msr: u32) -> u64 {
+    let (low, high): (u32, u32);
+    // SAFETY: the callers only read architectural MSRs that exist on every
+    // x86-64 CPU or that they checked with CPUID first.
+    unsafe { asm!("rdmsr", in("ecx") msr, out("eax") low, out("edx") high, options(nomem, nostack, preserves_flags)) };
+    (u64::from(high) << 32) | u64::from(low)
+}
+
+/// Writes a model-specific register.
+pub(crate) fn write_msr(msr: u32, value: u64) {
+    // SAFETY: callers write MSRs whose effect they own (GS base, EFER, APIC).
+    unsafe {
+        asm!("wrmsr", in("ecx") msr, in("eax") value as u32, in("edx") (value >> 32) as u32,
+             options(nostack, preserves_flags))
+    };
+}
+
+pub(crate) const MSR_EFER: u32 = 0xC000_0080;
+pub(crate) const MSR_GS_BASE: u32 = 0xC000_0101;
+pub(crate) const MSR_KERNEL_GS_BASE: u32 = 0xC000_0102;
+pub(crate) const EFER_NO_EXECUTE_ENABLE: u64 = 1 << 11;
+
+/// Result of one CPUID leaf.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuidResult {
+    pub eax: u32,
+    pub ebx: u32,
+    pub ecx: u32,
+    pub edx: u32,
+}
+
+/// Executes CPUID for `leaf`/`subleaf`.
+pub fn cpuid(leaf: u32, subleaf: u32) -> CpuidResult {
+    // SAFETY: CPUID is available on every x86-64 CPU and has no side effects.
+    let result = unsafe { core::arch::x86_64::__cpuid_count(leaf, subleaf) };
+    CpuidResult { eax: result.eax, ebx: result.ebx, ecx: result.ecx, edx: result.edx }
+}
+
+pub(crate) fn read_cr0() -> u64 {
+    let value;
+    // SAFETY: reading a control register has no side effects.
+    unsafe { asm!("mov {}, cr0", out(reg) value, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
+pub(crate) fn read_cr2() -> u64 {
+    let value;
+    // SAFETY: reading a control register has no side effects.
+    unsafe { asm!("mov {}, cr2", out(reg) value, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
+pub(crate) fn read_cr3() -> u64 {
+    let value;
+    // SAFETY: reading a control register has no side effects.
+    unsafe { asm!("mov {}, cr3", out(reg) value, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
+pub(crate) fn read_cr4() -> u64 {
+    let value;
+    // SAFETY: reading a control register has no side effects.
+    unsafe { asm!("mov {}, cr4", out(reg) value, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
+pub(crate) fn write_cr4(value: u64) {
+    // SAFETY: callers only set feature bits they checked with CPUID (SMEP,
+    // SMAP, PGE, OSFXSR…), which do not change the meaning of current mappings.
+    unsafe { asm!("mov cr4, {}", in(reg) value, options(nostack, preserves_flags)) };
+}
+
+/// Reads the time-stamp counter.
+pub fn read_timestamp_counter() -> u64 {
+    // SAFETY: RDTSC has no side effects; CR4.TSD is never set.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// True when maskable interrupts are enabled on this CPU.
+pub fn interrupts_enabled() -> bool {
+    let flags: u64;
+    // SAFETY: reading RFLAGS through the stack has no other effect.
+    unsafe { asm!("pushfq", "pop {}", out(reg) flags, options(nomem, preserves_flags)) };
+    flags & (1 << 9) != 0
+}
+
+/// Disables maskable interrupts on this CPU.
+pub fn disable_interrupts() {
+    // SAFETY: masking interrupts cannot break memory safety.
+    unsafe { asm!("cli", options(nomem, nostack)) };
+}
+
+/// Enables maskable interrupts on this CPU.
+pub fn enable_interrupts() {
+    // SAFETY: the IDT is loaded before anything calls this (the machine
+    // layer enables interrupts only after `trap::install`).
+    unsafe { asm!("sti", options(nomem, nostack)) };
+}
+
+/// Enables interrupts and halts until the next one, atomically (no wake-up
+/// lost between the two instructions).
+pub fn enable_interrupts_and_halt() {
+    // SAFETY: as for `enable_interrupts`; `sti; hlt` keeps the one-instruction
+    // interrupt shadow so a pending interrupt wakes the halt.
+    unsafe { asm!("sti", "hlt", options(nomem, nostack)) };
+}
+
+/// Runs `body` with interrupts disabled, restoring the previous state.
+pub fn without_interrupts<R>(body: impl FnOnce() -> R) -> R {
+    let were_enabled = interrupts_enabled();
+    disable_interrupts();
+    let result = body();
+    if were_enabled {
+        enable_interrupts();
+    }
+    result
+}
+
+/// Stops this CPU for good.
+pub fn halt_forever() -> ! {
+    loop {
+        disable_interrupts();
+        // SAFETY: halting with interrupts masked has no memory effect.
+        unsafe { asm!("hlt", options(nomem, nostack)) };
+    }
+}
+
+/// Spin-loop hint.
+pub fn relax() {
+    core::hint::spin_loop();
+}
+
+/// Executes `ud2` (an invalid-opcode exception), for testing the fault path.
+pub fn invalid_opcode() -> ! {
+    // SAFETY: ud2 raises #UD, which the trap layer reports as fatal; it never returns.
+    unsafe { asm!("ud2", options(noreturn)) }
+}

@@ -1,0 +1,170 @@
+//! The kernel heap: a first-fit free list with coalescing over one region
+//! of virtual memory mapped at boot.
+//!
+//! Free blocks form a list sorted by address; each free block stores its
+//! size and the next block's address in its own first 16 bytes. Allocation
+//! takes the first block that fits (splitting off the rest), freeing
+//! inserts in address order and merges with both neighbours, so adjacent
+//! free memory is always one block. Sizes are multiples of 16. Failure
+//! returns null, which Rust's allocation API reports to the caller; the
+//! reservation scheme of the memory layer keeps system calls from reaching it.
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::ptr::null_mut;
+
+use super::irq_lock::IrqLock;
+
+const BLOCK_ALIGN: usize = 16;
+
+/// Header of a free block, written into the block itself.
+#[repr(C)]
+struct FreeBlock {
+    size: usize,
+    next: usize,
+}
+
+struct FreeList {
+    /// Address of the first free block, 0 when none.
+    head: usize,
+    free_bytes: usize,
+    total_bytes: usize,
+}
+
+/// The global allocator (see the module comment).
+pub struct KernelHeap {
+    list: IrqLock<FreeList>,
+}
+
+#[global_allocator]
+static HEAP: KernelHeap = KernelHeap { list: IrqLock::new(FreeList { head: 0, free_bytes: 0, total_bytes: 0 }) };
+
+/// Hands `[start, start + length)` (mapped, writable, unused) to the heap.
+///
+/// # Safety
+/// The range must be mapped read-write for the kernel's whole life and used
+/// by nothing else.
+pub unsafe fn add_region(start: usize, length: usize) {
+    let start_aligned = (start + BLOCK_ALIGN - 1) & !(BLOCK_ALIGN - 1);
+    let length = (length - (start_aligned - start)) & !(BLOCK_ALIGN - 1);
+    let mut list = HEAP.list.lock();
+    list.total_bytes += length;
+    // SAFETY: the caller gives us exclusive ownership of the range.
+    unsafe { list.insert(start_aligned, length) };
+}
+
+/// (free bytes, total bytes) of the heap.
+pub fn usage() -> (usize, usize) {
+    let list = HEAP.list.lock();
+    (list.free_bytes, list.total_bytes)
+}
+
+fn read_block(address: usize) -> FreeBlock {
+    // SAFETY: only called on addresses of free blocks in the list, which lie
+    // in heap memory owned by the allocator and hold a header.
+    unsafe { (address as *const FreeBlock).read() }
+}
+
+fn write_block(address: usize, size: usize, next: usize) {
+    // SAFETY: `address` is the start of at least 16 free, 16-aligned bytes owned
+    // by the allocator (a free block or memory just returned to it).
+    unsafe { (address as *mut FreeBlock).write(FreeBlock { size, next }) };
+}
+
+impl FreeList {
+    /// Inserts a free block in address order, merging with its neighbours.
+    ///
+    /// # Safety
+    /// `[address, address + size)` must be heap memory not in the list and
+    /// not in use.
+    unsafe fn insert(&mut self, address: usize, size: usize) {
+        self.free_bytes += size;
+        let mut previous = 0;
+        let mut current = self.head;
+        while current != 0 && current < address {
+            previous = current;
+            current = read_block(current).next;
+        }
+        let (mut start, mut size, next) = (address, size, current);
+        let mut next_after = next;
+        if next != 0 && address + size == next {
+            let following = read_block(next);
+            size += following.size;
+            next_after = following.next;
+        }
+        if previous != 0 {
+            let before = read_block(previous);
+            if previous + before.size == address {
+                start = previous;
+                size += before.size;
+                write_block(start, size, next_after);
+                return;
+            }
+            write_block(previous, before.size, start);
+        } else {
+            self.head = start;
+        }
+        write_block(start, size, next_after);
+    }
+
+    /// First fit: takes `size` bytes aligned to `align` from the list.
+    fn take(&mut self, size: usize, align: usize) -> Option<usize> {
+        let mut previous = 0;
+        let mut current = self.head;
+        while current != 0 {
+            let block = read_block(current);
+            let start = (current + align - 1) & !(align - 1);
+            let front = start - current;
+            let fits = front + size <= block.size && (front == 0 || front >= BLOCK_ALIGN);
+            if fits {
+                self.unlink(previous, current, block.next);
+                self.free_bytes -= block.size;
+                let back = block.size - front - size;
+                if front > 0 {
+                    // SAFETY: the front piece is part of the block just unlinked.
+                    unsafe { self.insert(current, front) };
+                }
+                if back > 0 {
+                    // SAFETY: the back piece is part of the block just unlinked.
+                    unsafe { self.insert(start + size, back) };
+                }
+                return Some(start);
+            }
+            previous = current;
+            current = block.next;
+        }
+        None
+    }
+
+    fn unlink(&mut self, previous: usize, current: usize, next: usize) {
+        if previous == 0 {
+            self.head = next;
+        } else {
+            let before = read_block(previous);
+            debug_assert_eq!(before.next, current);
+            write_block(previous, before.size, next);
+        }
+    }
+}
+
+fn block_size(layout: Layout) -> usize {
+    layout.size().max(1).next_multiple_of(BLOCK_ALIGN)
+}
+
+// SAFETY: `alloc` returns blocks that are disjoint from every other live
+// block (they leave the free list), at least `layout.size()` bytes and
+// aligned to `layout.align()`; `dealloc` returns exactly such a block.
+unsafe impl GlobalAlloc for KernelHeap {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let align = layout.align().max(BLOCK_ALIGN);
+        match self.list.lock().take(block_size(layout), align) {
+            Some(address) => address as *mut u8,
+            None => null_mut(),
+        }
+    }
+
+    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        // SAFETY: the caller returns a block this allocator handed out with
+        // the same layout, so it is heap memory no longer in use.
+        unsafe { self.list.lock().insert(pointer as usize, block_size(layout)) };
+    }
+}

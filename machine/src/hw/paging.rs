@@ -1,0 +1,186 @@
+//! Four-level page tables: building the kernel's address space.
+//!
+//! Page-table frames are reached through the direct map. This file builds
+//! the kernel's final tables (direct map, image with per-section rights,
+//! heap, guarded stacks, device memory) and switches to them; user address
+//! spaces come with the virtual-memory layer, which will drive the same
+//! entry format through a safe API.
+
+use super::boot_frames::{align_up, BootFrames};
+use super::cpu;
+use super::layout::{self, physical_to_virtual, Range, LARGE_PAGE_SIZE, PAGE_SIZE};
+
+pub const PRESENT: u64 = 1 << 0;
+pub const WRITABLE: u64 = 1 << 1;
+pub const USER: u64 = 1 << 2;
+pub const WRITE_THROUGH: u64 = 1 << 3;
+pub const CACHE_DISABLE: u64 = 1 << 4;
+pub const LARGE: u64 = 1 << 7;
+pub const GLOBAL: u64 = 1 << 8;
+pub const NO_EXECUTE: u64 = 1 << 63;
+const ADDRESS_MASK: u64 = 0x000F_FFFF_FFFF_F000;
+
+/// Why a mapping could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapError {
+    OutOfFrames,
+    AlreadyMapped { virtual_address: u64 },
+}
+
+/// The page size of one mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageSize {
+    Small,
+    Large,
+}
+
+/// Where page-table frames come from.
+pub trait TableFrameSource {
+    /// A zeroed frame's physical address.
+    fn allocate_table(&mut self) -> Option<u64>;
+}
+
+impl TableFrameSource for BootFrames {
+    fn allocate_table(&mut self) -> Option<u64> {
+        self.allocate_zeroed()
+    }
+}
+
+fn entry_pointer(table: u64, index: usize) -> *mut u64 {
+    (physical_to_virtual(table) + (index as u64) * 8) as *mut u64
+}
+
+fn read_entry(table: u64, index: usize) -> u64 {
+    // SAFETY: `table` is the physical address of a page-table frame owned by
+    // this module and covered by the direct map; `index < 512`.
+    unsafe { entry_pointer(table, index).read_volatile() }
+}
+
+fn write_entry(table: u64, index: usize, value: u64) {
+    // SAFETY: as in `read_entry`; page-table frames are only written by this
+    // module, with the kernel address-space lock held (or during boot).
+    unsafe { entry_pointer(table, index).write_volatile(value) }
+}
+
+fn table_index(virtual_address: u64, level: u32) -> usize {
+    ((virtual_address >> (12 + 9 * level)) & 0x1FF) as usize
+}
+
+/// The next-level table under `table[index]`, created if missing.
+fn next_table(table: u64, index: usize, frames: &mut dyn TableFrameSource) -> Result<u64, MapError> {
+    let entry = read_entry(table, index);
+    if entry & PRESENT != 0 {
+        return Ok(entry & ADDRESS_MASK);
+    }
+    let frame = frames.allocate_table().ok_or(MapError::OutOfFrames)?;
+    // Intermediate entries grant everything; leaves decide the rights.
+    write_entry(table, index, frame | PRESENT | WRITABLE);
+    Ok(frame)
+}
+
+/// Maps one page in the tables rooted at `root`.
+pub fn map(
+    root: u64,
+    virtual_address: u64,
+    physical_address: u64,
+    flags: u64,
+    size: PageSize,
+    frames: &mut dyn TableFrameSource,
+) -> Result<(), MapError> {
+    let leaf_level = match size {
+        PageSize::Small => 0,
+        PageSize::Large => 1,
+    };
+    let mut table = root;
+    for level in (leaf_level + 1..=3).rev() {
+        table = next_table(table, table_index(virtual_address, level), frames)?;
+    }
+    let index = table_index(virtual_address, leaf_level);
+    if read_entry(table, index) & PRESENT != 0 {
+        return Err(MapError::AlreadyMapped { virtual_address });
+    }
+    let large = if size == PageSize::Large { LARGE } else { 0 };
+    write_entry(table, index, (physical_address & ADDRESS_MASK) | flags | large | PRESENT);
+    Ok(())
+}
+
+/// The leaf entry mapping `virtual_address`, if any (flags included).
+pub fn translate(root: u64, virtual_address: u64) -> Option<u64> {
+    let mut table = root;
+    for level in (0..=3).rev() {
+        let entry = read_entry(table, table_index(virtual_address, level));
+        if entry & PRESENT == 0 {
+            return None;
+        }
+        if level == 0 || entry & LARGE != 0 {
+            return Some(entry);
+        }
+        table = entry & ADDRESS_MASK;
+    }
+    None
+}
+
+/// Maps `[start, end)` of the kernel image with `flags`, 4 KiB pages.
+fn map_image_part(root: u64, part: Range, flags: u64, frames: &mut BootFrames) -> Result<(), MapError> {
+    let mut address = part.start;
+    while address < part.end {
+        map(root, address, address - layout::KERNEL_VIRTUAL_BASE, flags, PageSize::Small, frames)?;
+        address += PAGE_SIZE;
+    }
+    Ok(())
+}
+
+/// Builds the kernel's final tables: direct map of `[0, memory_end)` and the
+/// kernel image with text read-only+executable, rodata read-only, data
+/// no-execute. Returns the root's physical address.
+pub fn build_kernel_tables(memory_end: u64, frames: &mut BootFrames) -> Result<u64, MapError> {
+    let root = frames.allocate_table().ok_or(MapError::OutOfFrames)?;
+    let data_flags = WRITABLE | NO_EXECUTE | GLOBAL;
+    let mut physical = 0;
+    while physical < align_up(memory_end, LARGE_PAGE_SIZE) {
+        map(root, physical_to_virtual(physical), physical, data_flags, PageSize::Large, frames)?;
+        physical += LARGE_PAGE_SIZE;
+    }
+    map_image_part(root, layout::kernel_text(), GLOBAL, frames)?;
+    map_image_part(root, layout::kernel_rodata(), NO_EXECUTE | GLOBAL, frames)?;
+    map_image_part(root, layout::kernel_data(), data_flags, frames)?;
+    Ok(root)
+}
+
+/// Maps fresh zeroed frames at `[start, end)`, read-write, no-execute.
+pub fn map_fresh(root: u64, range: Range, frames: &mut BootFrames) -> Result<(), MapError> {
+    let mut address = range.start;
+    while address < range.end {
+        let frame = frames.allocate_zeroed().ok_or(MapError::OutOfFrames)?;
+        map(root, address, frame, WRITABLE | NO_EXECUTE | GLOBAL, PageSize::Small, frames)?;
+        address += PAGE_SIZE;
+    }
+    Ok(())
+}
+
+/// Maps device memory `[physical, physical + length)` uncached at `virtual_address`.
+pub fn map_device(root: u64, virtual_address: u64, physical: u64, length: u64, frames: &mut BootFrames) -> Result<(), MapError> {
+    let flags = WRITABLE | NO_EXECUTE | GLOBAL | CACHE_DISABLE | WRITE_THROUGH;
+    let mut offset = 0;
+    while offset < length {
+        map(root, virtual_address + offset, physical + offset, flags, PageSize::Small, frames)?;
+        offset += PAGE_SIZE;
+    }
+    Ok(())
+}
+
+/// Loads `root` into CR3.
+///
+/// # Safety
+/// `root` must map the kernel image, the current stack and everything the
+/// caller will touch next exactly as the current tables do.
+pub unsafe fn activate(root: u64) {
+    // SAFETY: the caller guarantees the new tables keep the running code and
+    // data mapped at the same addresses.
+    unsafe { core::arch::asm!("mov cr3, {}", in(reg) root, options(nostack, preserves_flags)) };
+}
+
+/// The root of the tables this CPU is using.
+pub fn active_root() -> u64 {
+    cpu::read_cr3() & ADDRESS_MASK
+}

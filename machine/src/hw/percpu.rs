@@ -1,0 +1,99 @@
+//! Per-CPU data, reached through the GS base.
+//!
+//! Each CPU has one [`PerCpu`], allocated at start-up and never freed. It
+//! holds the CPU's index, APIC id, GDT, TSS and tick counter. The registry
+//! lists every CPU that came online, in index order.
+
+extern crate alloc;
+use alloc::boxed::Box;
+use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+use super::cpu::{self, MSR_GS_BASE};
+use super::gdt::{self, DescriptorTable, TaskStateSegment};
+use super::stacks::KernelStack;
+
+/// The most CPUs Lamina runs on.
+pub const MAX_CPUS: usize = 256;
+
+/// One CPU's private data.
+#[repr(C)]
+pub struct PerCpu {
+    /// Address of this structure: `gs:[0]`.
+    self_address: u64,
+    /// Dense index, 0 for the bootstrap processor.
+    pub index: usize,
+    pub apic_id: u32,
+    /// Timer interrupts taken on this CPU.
+    pub ticks: AtomicU64,
+    /// The stack this CPU started on.
+    pub boot_stack: KernelStack,
+    tss: TaskStateSegment,
+    descriptor_table: DescriptorTable,
+}
+
+static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
+static ONLINE: AtomicUsize = AtomicUsize::new(0);
+
+/// Interrupt stacks (double fault, NMI, machine check) for one CPU.
+pub struct InterruptStacks {
+    pub double_fault: KernelStack,
+    pub nmi: KernelStack,
+    pub machine_check: KernelStack,
+}
+
+/// Creates, loads and registers this CPU's data: GDT, TSS, GS base.
+pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: InterruptStacks) -> &'static PerCpu {
+    let mut tss = TaskStateSegment::default();
+    tss.interrupt_stacks[usize::from(gdt::IST_DOUBLE_FAULT) - 1] = stacks.double_fault.top;
+    tss.interrupt_stacks[usize::from(gdt::IST_NMI) - 1] = stacks.nmi.top;
+    tss.interrupt_stacks[usize::from(gdt::IST_MACHINE_CHECK) - 1] = stacks.machine_check.top;
+    tss.privilege_stacks[0] = boot_stack.top;
+    let per_cpu = Box::leak(Box::new(PerCpu {
+        self_address: 0,
+        index,
+        apic_id,
+        ticks: AtomicU64::new(0),
+        boot_stack,
+        tss,
+        descriptor_table: DescriptorTable::new(&TaskStateSegment::default()),
+    }));
+    per_cpu.self_address = per_cpu as *const PerCpu as u64;
+    per_cpu.descriptor_table = DescriptorTable::new(&per_cpu.tss);
+    let per_cpu: &'static PerCpu = per_cpu;
+    // SAFETY: the table and TSS live in a leaked allocation (forever, never
+    // moved) owned by this CPU alone.
+    unsafe { gdt::load(&per_cpu.descriptor_table) };
+    cpu::write_msr(MSR_GS_BASE, per_cpu.self_address);
+    // Release: readers of the registry see the fully built structure.
+    CPUS[index].store(per_cpu as *const PerCpu as *mut PerCpu, Ordering::Release);
+    ONLINE.fetch_add(1, Ordering::AcqRel);
+    per_cpu
+}
+
+/// This CPU's data, once [`install`] ran on it.
+pub fn current() -> Option<&'static PerCpu> {
+    let address = cpu::read_msr(MSR_GS_BASE);
+    if address == 0 {
+        return None;
+    }
+    // SAFETY: the GS base is only ever set (by `install`) to the address of
+    // a leaked, never-freed `PerCpu`.
+    Some(unsafe { &*(address as *const PerCpu) })
+}
+
+/// This CPU's index (0 before per-CPU data exists).
+pub fn current_index() -> usize {
+    current().map_or(0, |per_cpu| per_cpu.index)
+}
+
+/// Number of CPUs online.
+pub fn online_count() -> usize {
+    ONLINE.load(Ordering::Acquire)
+}
+
+/// The CPU with `index`, if online.
+pub fn cpu(index: usize) -> Option<&'static PerCpu> {
+    let pointer = CPUS.get(index)?.load(Ordering::Acquire);
+    // SAFETY: non-null entries point at leaked, never-freed `PerCpu`s.
+    (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
