@@ -14,7 +14,6 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
     let facts: &'static SystemFacts = Box::leak(Box::new(SystemFacts {
         usable_bytes: handoff.usable_bytes,
         machine_bytes: handoff.machine_bytes,
-        heap_bytes: handoff.heap_bytes,
         firmware_processors: handoff.acpi.processors.iter().filter(|processor| processor.usable).count(),
         command_line: handoff.boot.command_line().to_string(),
         free_bytes,

@@ -7,10 +7,11 @@
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use machine::irq_lock::IrqLock;
 use machine::{cpu, percpu, trap};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
-static WORK: AtomicUsize = AtomicUsize::new(0);
+static WORK: IrqLock<Option<fn(usize)>> = IrqLock::new(None);
 static DONE: AtomicUsize = AtomicUsize::new(0);
 static WAKE_IPIS: AtomicU64 = AtomicU64::new(0);
 
@@ -33,7 +34,7 @@ pub fn wake_ipis_received() -> u64 {
 pub fn run_everywhere(work: fn(usize)) {
     let others = percpu::online_count() - 1;
     DONE.store(0, Ordering::SeqCst);
-    WORK.store(work as usize, Ordering::SeqCst);
+    *WORK.lock() = Some(work);
     // SeqCst: the work and the reset counter are visible before the new generation.
     GENERATION.fetch_add(1, Ordering::SeqCst);
     for index in 1..=others {
@@ -61,25 +62,11 @@ pub fn serve(cpu_index: usize) -> ! {
         }
         cpu::enable_interrupts();
         seen = generation;
-        let work = WORK.load(Ordering::SeqCst);
-        if let Some(work) = work_function(work) {
+        let work = *WORK.lock();
+        if let Some(work) = work {
             work(cpu_index);
         }
         // Release: the work's effects are visible to the waiting CPU.
         DONE.fetch_add(1, Ordering::Release);
     }
 }
-
-fn work_function(address: usize) -> Option<fn(usize)> {
-    REGISTRY.iter().copied().find(|function| *function as usize == address)
-}
-
-/// Functions that may be run everywhere. Keeping a list (instead of turning
-/// an address back into a function) keeps this crate free of `unsafe`.
-static REGISTRY: &[fn(usize)] = &[
-    crate::monitor::report_cpu,
-    #[cfg(feature = "ktest")]
-    crate::ktest::smp::count_arrival,
-    #[cfg(feature = "ktest")]
-    crate::ktest::smp::record_apic_id,
-];

@@ -14,6 +14,7 @@ mod cpu_work;
 mod faults;
 #[cfg(feature = "ktest")]
 mod ktest;
+#[cfg(not(feature = "ktest"))]
 mod monitor;
 mod panic;
 mod system;

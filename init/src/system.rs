@@ -8,7 +8,6 @@ pub struct SystemFacts {
     pub usable_bytes: u64,
     /// Memory the machine layer took for page tables, heap and stacks.
     pub machine_bytes: u64,
-    pub heap_bytes: u64,
     /// Usable processors the firmware (MADT) lists.
     pub firmware_processors: usize,
     pub command_line: String,

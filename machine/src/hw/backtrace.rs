@@ -16,17 +16,34 @@ pub fn print_from(instruction: u64, frame_pointer: u64) {
     crate::emergency_println!("  backtrace:");
     print_frame(0, instruction, symbols.as_ref());
     let mut frame_pointer = frame_pointer;
+    let mut previous = instruction;
+    let mut repeats = 0;
     for depth in 1..MAX_FRAMES {
         let Some((caller_frame, return_address)) = read_frame(frame_pointer) else { break };
         if return_address == 0 {
             break;
         }
         // The call instruction is just before the return address.
-        print_frame(depth, return_address - 1, symbols.as_ref());
+        let call_site = return_address - 1;
+        if call_site == previous {
+            repeats += 1;
+        } else {
+            report_repeats(repeats);
+            repeats = 0;
+            print_frame(depth, call_site, symbols.as_ref());
+        }
+        previous = call_site;
         if caller_frame <= frame_pointer {
             break;
         }
         frame_pointer = caller_frame;
+    }
+    report_repeats(repeats);
+}
+
+fn report_repeats(repeats: usize) {
+    if repeats > 0 {
+        crate::emergency_println!("        (the frame above repeats {repeats} more times)");
     }
 }
 
@@ -36,7 +53,7 @@ pub fn print_current() {
     let frame_pointer: u64;
     // SAFETY: reading rbp has no side effects.
     unsafe { core::arch::asm!("mov {}, rbp", out(reg) frame_pointer, options(nomem, nostack, preserves_flags)) };
-    let here = print_current as usize as u64;
+    let here = print_current as *const () as u64;
     print_from(here, frame_pointer);
 }
 

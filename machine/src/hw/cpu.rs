@@ -54,7 +54,6 @@ pub(crate) fn write_msr(msr: u32, value: u64) {
 
 pub(crate) const MSR_EFER: u32 = 0xC000_0080;
 pub(crate) const MSR_GS_BASE: u32 = 0xC000_0101;
-pub(crate) const MSR_KERNEL_GS_BASE: u32 = 0xC000_0102;
 pub(crate) const EFER_NO_EXECUTE_ENABLE: u64 = 1 << 11;
 
 /// Result of one CPUID leaf.
@@ -68,8 +67,7 @@ pub struct CpuidResult {
 
 /// Executes CPUID for `leaf`/`subleaf`.
 pub fn cpuid(leaf: u32, subleaf: u32) -> CpuidResult {
-    // SAFETY: CPUID is available on every x86-64 CPU and has no side effects.
-    let result = unsafe { core::arch::x86_64::__cpuid_count(leaf, subleaf) };
+    let result = core::arch::x86_64::__cpuid_count(leaf, subleaf);
     CpuidResult { eax: result.eax, ebx: result.ebx, ecx: result.ecx, edx: result.edx }
 }
 
@@ -101,10 +99,30 @@ pub(crate) fn read_cr4() -> u64 {
     value
 }
 
-pub(crate) fn write_cr4(value: u64) {
+fn write_cr4(value: u64) {
     // SAFETY: callers only set feature bits they checked with CPUID (SMEP,
     // SMAP, PGE, OSFXSR…), which do not change the meaning of current mappings.
     unsafe { asm!("mov cr4, {}", in(reg) value, options(nostack, preserves_flags)) };
+}
+
+/// Turns on the protections this CPU has: SMEP (no kernel execution of
+/// user pages) and SMAP (no kernel access to user pages outside explicit
+/// user-copy windows). Returns (SMEP, SMAP) as enabled.
+pub(crate) fn enable_supervisor_protections() -> (bool, bool) {
+    const CR4_SMEP: u64 = 1 << 20;
+    const CR4_SMAP: u64 = 1 << 21;
+    let features = cpuid(7, 0).ebx;
+    let smep = features & (1 << 7) != 0;
+    let smap = features & (1 << 20) != 0;
+    let mut cr4 = read_cr4();
+    if smep {
+        cr4 |= CR4_SMEP;
+    }
+    if smap {
+        cr4 |= CR4_SMAP;
+    }
+    write_cr4(cr4);
+    (smep, smap)
 }
 
 /// Reads the time-stamp counter.

@@ -67,8 +67,7 @@ pub struct Range {
 
 macro_rules! linker_range {
     ($start:ident, $end:ident) => {
-        // SAFETY: only the addresses of linker-defined symbols are taken; nothing is read.
-        unsafe { Range { start: core::ptr::addr_of!($start) as u64, end: core::ptr::addr_of!($end) as u64 } }
+        Range { start: core::ptr::addr_of!($start) as u64, end: core::ptr::addr_of!($end) as u64 }
     };
 }
 

@@ -66,7 +66,8 @@ pub(crate) extern "C" fn bootstrap_processor_entry(protocol: u32, information_ad
     let reader = DirectMapReader { limit: BOOT_DIRECT_MAP_LIMIT };
     let parsed = match protocol {
         entry::PROTOCOL_PVH => bootinfo::parse_pvh(&reader, u64::from(information_address)),
-        _ => bootinfo::parse_multiboot2(&reader, u64::from(information_address)),
+        entry::PROTOCOL_MULTIBOOT2 => bootinfo::parse_multiboot2(&reader, u64::from(information_address)),
+        other => boot_failed(format_args!("unknown boot protocol {other}")),
     };
     let information = parsed.unwrap_or_else(|error| boot_failed(format_args!("{error}")));
     let usable_mib = information.usable_bytes() >> 20;
@@ -126,6 +127,7 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     let heap_bytes = set_up_heap();
     trap::build();
     trap::load();
+    cpu::enable_supervisor_protections();
     let boot_stack = KernelStack { bottom: stack_top - stacks::STACK_SIZE, top: stack_top };
     let stacks = interrupt_stacks();
     percpu::install(0, 0, boot_stack, stacks);
@@ -231,6 +233,7 @@ fn start_application_processors(acpi: &AcpiInformation) {
 /// Called by `ap_entry64` on the AP's own stack, final tables active.
 pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
     trap::load();
+    cpu::enable_supervisor_protections();
     let stacks = interrupt_stacks();
     let top = smp::start_stack(slot as usize);
     let boot_stack = KernelStack { bottom: top - stacks::STACK_SIZE, top };
