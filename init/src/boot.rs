@@ -10,7 +10,7 @@ use crate::system::SystemFacts;
 
 /// First code above the machine layer, on the bootstrap processor.
 pub fn bootstrap_main(handoff: Handoff) -> ! {
-    let free_bytes = handoff.free_memory.iter().map(|range| range.end - range.start).sum();
+    let free_bytes = crate::physical_memory::init(&handoff.free_memory) * frames::FRAME_SIZE;
     let facts: &'static SystemFacts = Box::leak(Box::new(SystemFacts {
         usable_bytes: handoff.usable_bytes,
         machine_bytes: handoff.machine_bytes,

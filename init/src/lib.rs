@@ -17,6 +17,7 @@ mod ktest;
 #[cfg(not(feature = "ktest"))]
 mod monitor;
 mod panic;
+mod physical_memory;
 mod system;
 
 pub use boot::{bootstrap_main, secondary_main};

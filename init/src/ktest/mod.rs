@@ -2,6 +2,7 @@
 
 mod boot_checks;
 mod exceptions;
+mod frames_and_contexts;
 mod memory;
 mod runner;
 pub mod smp;

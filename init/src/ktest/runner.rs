@@ -9,7 +9,7 @@ use alloc::string::String;
 
 use machine::stop::{self, ExitCode};
 
-use super::{boot_checks, exceptions, memory, smp};
+use super::{boot_checks, exceptions, frames_and_contexts, memory, smp};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -28,6 +28,9 @@ static TESTS: &[Test] = &[
     Test { name: "memory::heap_allocations_are_disjoint_and_returned", body: memory::heap_allocations_are_disjoint_and_returned },
     Test { name: "memory::kernel_sections_have_their_rights", body: memory::kernel_sections_have_their_rights },
     Test { name: "memory::stack_has_guard_page", body: memory::stack_has_guard_page },
+    Test { name: "memory::frame_allocator_hands_out_each_frame_once", body: frames_and_contexts::frame_allocator_hands_out_each_frame_once },
+    Test { name: "memory::kernel_stacks_made_after_boot_are_guarded", body: frames_and_contexts::kernel_stacks_made_after_boot_are_guarded },
+    Test { name: "context::switch_ping_pongs", body: frames_and_contexts::context_switch_ping_pongs },
     Test { name: "exceptions::breakpoint_is_reported_and_resumes", body: exceptions::breakpoint_is_reported_and_resumes },
     Test { name: "exceptions::symbols_name_kernel_functions", body: exceptions::symbols_name_kernel_functions },
     Test { name: "smp::every_cpu_runs_work", body: smp::every_cpu_runs_work },

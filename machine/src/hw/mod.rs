@@ -3,6 +3,7 @@
 pub mod apic;
 pub mod backtrace;
 pub mod boot_frames;
+pub mod context;
 pub mod cpu;
 mod entry;
 pub mod gdt;

@@ -6,7 +6,7 @@
 //! spaces come with the virtual-memory layer, which will drive the same
 //! entry format through a safe API.
 
-use super::boot_frames::{align_up, BootFrames};
+use super::boot_frames::{align_up, zero_frame, BootFrames};
 use super::cpu;
 use super::layout::{self, physical_to_virtual, Range, LARGE_PAGE_SIZE, PAGE_SIZE};
 
@@ -34,9 +34,12 @@ pub enum PageSize {
     Large,
 }
 
-/// Where page-table frames come from.
+/// Where page-table and stack frames come from (the boot allocator during
+/// boot, the frame layer afterwards). The machine layer zeroes every frame
+/// it gets, so the source only promises that the frame is free: correctness
+/// of that promise is the frame layer's spec, checked by its refinement tests.
 pub trait TableFrameSource {
-    /// A zeroed frame's physical address.
+    /// A free frame's physical address (page-aligned), or `None` when out of memory.
     fn allocate_table(&mut self) -> Option<u64>;
 }
 
@@ -44,6 +47,13 @@ impl TableFrameSource for BootFrames {
     fn allocate_table(&mut self) -> Option<u64> {
         self.allocate_zeroed()
     }
+}
+
+/// Takes a frame from `frames` and zeroes it.
+fn zeroed_frame(frames: &mut dyn TableFrameSource) -> Result<u64, MapError> {
+    let frame = frames.allocate_table().ok_or(MapError::OutOfFrames)?;
+    zero_frame(frame);
+    Ok(frame)
 }
 
 fn entry_pointer(table: u64, index: usize) -> *mut u64 {
@@ -72,7 +82,7 @@ fn next_table(table: u64, index: usize, frames: &mut dyn TableFrameSource) -> Re
     if entry & PRESENT != 0 {
         return Ok(entry & ADDRESS_MASK);
     }
-    let frame = frames.allocate_table().ok_or(MapError::OutOfFrames)?;
+    let frame = zeroed_frame(frames)?;
     // Intermediate entries grant everything; leaves decide the rights.
     write_entry(table, index, frame | PRESENT | WRITABLE);
     Ok(frame)
@@ -134,7 +144,7 @@ fn map_image_part(root: u64, part: Range, flags: u64, frames: &mut BootFrames) -
 /// kernel image with text read-only+executable, rodata read-only, data
 /// no-execute. Returns the root's physical address.
 pub fn build_kernel_tables(memory_end: u64, frames: &mut BootFrames) -> Result<u64, MapError> {
-    let root = frames.allocate_table().ok_or(MapError::OutOfFrames)?;
+    let root = zeroed_frame(frames)?;
     let data_flags = WRITABLE | NO_EXECUTE | GLOBAL;
     let mut physical = 0;
     while physical < align_up(memory_end, LARGE_PAGE_SIZE) {
@@ -148,10 +158,10 @@ pub fn build_kernel_tables(memory_end: u64, frames: &mut BootFrames) -> Result<u
 }
 
 /// Maps fresh zeroed frames at `[start, end)`, read-write, no-execute.
-pub fn map_fresh(root: u64, range: Range, frames: &mut BootFrames) -> Result<(), MapError> {
+pub fn map_fresh(root: u64, range: Range, frames: &mut dyn TableFrameSource) -> Result<(), MapError> {
     let mut address = range.start;
     while address < range.end {
-        let frame = frames.allocate_zeroed().ok_or(MapError::OutOfFrames)?;
+        let frame = zeroed_frame(frames)?;
         map(root, address, frame, WRITABLE | NO_EXECUTE | GLOBAL, PageSize::Small, frames)?;
         address += PAGE_SIZE;
     }

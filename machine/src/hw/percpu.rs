@@ -6,9 +6,12 @@
 
 extern crate alloc;
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+use super::context::ThreadContext;
 use super::cpu::{self, MSR_GS_BASE};
+use super::irq_lock::IrqLock;
 use super::gdt::{self, DescriptorTable, TaskStateSegment};
 use super::stacks::KernelStack;
 
@@ -27,6 +30,10 @@ pub struct PerCpu {
     pub ticks: AtomicU64,
     /// The stack this CPU started on.
     pub boot_stack: KernelStack,
+    /// The context running on this CPU, and the one it just left (held
+    /// until the switch away from it is complete).
+    current_context: IrqLock<Option<Arc<ThreadContext>>>,
+    previous_context: IrqLock<Option<Arc<ThreadContext>>>,
     tss: TaskStateSegment,
     descriptor_table: DescriptorTable,
 }
@@ -54,6 +61,8 @@ pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: Inte
         apic_id,
         ticks: AtomicU64::new(0),
         boot_stack,
+        current_context: IrqLock::new(None),
+        previous_context: IrqLock::new(None),
         tss,
         descriptor_table: DescriptorTable::new(&TaskStateSegment::default()),
     }));
@@ -96,4 +105,26 @@ pub fn cpu(index: usize) -> Option<&'static PerCpu> {
     let pointer = CPUS.get(index)?.load(Ordering::Acquire);
     // SAFETY: non-null entries point at leaked, never-freed `PerCpu`s.
     (!pointer.is_null()).then(|| unsafe { &*pointer })
+}
+
+fn this_cpu() -> &'static PerCpu {
+    current().expect("per-CPU data is installed before any context switch")
+}
+
+/// The context running on this CPU (adopting the boot path on first use).
+pub(crate) fn current_context() -> Arc<ThreadContext> {
+    let existing = this_cpu().current_context.lock().clone();
+    existing.unwrap_or_else(ThreadContext::adopt_current)
+}
+
+pub(crate) fn set_current_context(context: Arc<ThreadContext>) {
+    *this_cpu().current_context.lock() = Some(context);
+}
+
+pub(crate) fn set_previous_context(context: Arc<ThreadContext>) {
+    *this_cpu().previous_context.lock() = Some(context);
+}
+
+pub(crate) fn take_previous_context() -> Option<Arc<ThreadContext>> {
+    this_cpu().previous_context.lock().take()
 }

@@ -7,9 +7,9 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::boot_frames::BootFrames;
+use super::irq_lock::IrqLock;
 use super::layout::{Range, STACKS_BASE};
-use super::paging::{self, MapError};
+use super::paging::{self, MapError, TableFrameSource};
 
 /// Bytes of one kernel stack.
 pub const STACK_SIZE: u64 = 64 * 1024;
@@ -26,8 +26,18 @@ pub struct KernelStack {
     pub top: u64,
 }
 
+/// Serializes changes to the kernel's page tables after boot (stacks of
+/// different CPUs share intermediate tables).
+static KERNEL_TABLES: IrqLock<()> = IrqLock::new(());
+
+/// Maps a new kernel stack in the kernel's tables, with frames from `frames`.
+pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
+    let _tables = KERNEL_TABLES.lock();
+    allocate(super::start::kernel_root(), frames)
+}
+
 /// Maps a new stack (fresh zeroed frames) in the tables rooted at `root`.
-pub fn allocate(root: u64, frames: &mut BootFrames) -> Result<KernelStack, MapError> {
+pub fn allocate(root: u64, frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
     // Relaxed: slot numbers only need to be unique.
     let slot = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
     let top = STACKS_BASE + (slot + 1) * SLOT_SIZE;

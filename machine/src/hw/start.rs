@@ -54,6 +54,11 @@ struct Boot {
 static BOOT: IrqLock<Option<Boot>> = IrqLock::new(None);
 static KERNEL_ROOT: AtomicU64 = AtomicU64::new(0);
 
+/// Physical address of the kernel's page tables.
+pub(crate) fn kernel_root() -> u64 {
+    KERNEL_ROOT.load(Ordering::Relaxed)
+}
+
 /// Prints a boot failure and ends the run.
 fn boot_failed(reason: core::fmt::Arguments<'_>) -> ! {
     crate::println!("\nlamina: boot failed: {reason}");
