@@ -5,7 +5,6 @@ use alloc::string::ToString;
 
 use machine::{percpu, Handoff};
 
-use crate::cpu_work;
 use crate::system::SystemFacts;
 
 /// First code above the machine layer, on the bootstrap processor.
@@ -18,7 +17,8 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         command_line: handoff.boot.command_line().to_string(),
         free_bytes,
     }));
-    cpu_work::enable();
+    sched::init_cpu(crate::physical_memory::kernel_stack);
+    sched::enable_preemption();
     machine::println!("Lamina {} (x86-64, {:?} boot)", env!("CARGO_PKG_VERSION"), handoff.boot.protocol);
     machine::println!(
         "lamina: {} CPUs online, {} MiB memory",
@@ -26,7 +26,11 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         (handoff.usable_bytes + (1 << 19)) >> 20
     );
     crate::faults::inject_if_asked(&facts.command_line);
-    run(facts)
+    if let Err(error) = sched::spawn("main", move || run(facts)) {
+        machine::println!("lamina: boot failed: cannot start the main thread: {error:?}");
+        machine::stop::halt_machine(machine::stop::ExitCode::BootFailure);
+    }
+    sched::idle_loop()
 }
 
 #[cfg(feature = "ktest")]
@@ -39,8 +43,9 @@ fn run(facts: &'static SystemFacts) -> ! {
     crate::monitor::run(facts)
 }
 
-/// First code above the machine layer on every other CPU: serve work
-/// requests from the bootstrap processor, halting in between.
-pub fn secondary_main(cpu_index: usize) -> ! {
-    cpu_work::serve(cpu_index)
+/// First code above the machine layer on every other CPU: become this
+/// CPU's idle thread and run whatever the scheduler gives it.
+pub fn secondary_main(_cpu_index: usize) -> ! {
+    sched::init_cpu(crate::physical_memory::kernel_stack);
+    sched::idle_loop()
 }

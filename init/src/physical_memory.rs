@@ -44,6 +44,11 @@ pub fn free_frames() -> u64 {
     with_frames(|allocator| allocator.free_count())
 }
 
+/// A new guarded kernel stack (the threads layer's stack source).
+pub fn kernel_stack() -> Option<machine::stacks::KernelStack> {
+    machine::stacks::allocate_kernel_stack(&mut KernelFrameSource).ok()
+}
+
 /// Gives the machine layer frames for page tables and kernel stacks.
 pub struct KernelFrameSource;
 

@@ -1,0 +1,5 @@
+//! The kernel half of the threads layer (built for the kernel target only).
+
+mod lock;
+pub mod scheduler;
+pub mod thread;

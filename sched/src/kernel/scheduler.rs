@@ -1,0 +1,285 @@
+//! Per-CPU scheduling: spawn, yield, park/unpark, preemption, idle, exit,
+//! pinning and migration.
+//!
+//! Every CPU owns a [`CpuQueues`] (its ReadyQ and PendQ) and a `current`
+//! slot. Only the owner takes threads off its queues; any CPU may add to a
+//! PendQ. All queue work happens with interrupts off (the queue locks keep
+//! them off), and no queue lock is held across `switch_to`.
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use machine::context::{self, ThreadContext};
+use machine::percpu::{self, MAX_CPUS};
+use machine::stacks::KernelStack;
+use machine::{apic, cpu, trap};
+
+use super::lock::QueueLock;
+use super::thread::Thread;
+use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
+
+/// One CPU's scheduling state.
+struct CpuScheduler {
+    queues: QueueLock<CpuQueues<Arc<Thread>>>,
+    current: QueueLock<Option<Arc<Thread>>>,
+    idle_thread: QueueLock<Option<Arc<Thread>>>,
+    /// True while the CPU halts in its idle loop (wakers send an IPI then).
+    idle: AtomicBool,
+    switches: AtomicU64,
+}
+
+impl CpuScheduler {
+    const fn new() -> Self {
+        Self {
+            queues: QueueLock::new(CpuQueues::new()),
+            current: QueueLock::new(None),
+            idle_thread: QueueLock::new(None),
+            idle: AtomicBool::new(false),
+            switches: AtomicU64::new(0),
+        }
+    }
+}
+
+static CPUS: [CpuScheduler; MAX_CPUS] = [const { CpuScheduler::new() }; MAX_CPUS];
+static PREEMPTION: AtomicBool = AtomicBool::new(false);
+
+/// Where new threads' stacks come from (set by the kernel at boot).
+static STACK_SOURCE: QueueLock<Option<fn() -> Option<KernelStack>>> = QueueLock::new(None);
+
+/// Why spawning failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpawnError {
+    /// No memory for the thread's kernel stack.
+    OutOfMemory,
+    /// The CPU asked for is not online.
+    NoSuchCpu,
+}
+
+fn this_cpu() -> (usize, &'static CpuScheduler) {
+    let index = percpu::current_index();
+    (index, &CPUS[index])
+}
+
+/// Makes the code running on this CPU its idle thread. Called once per CPU
+/// before it schedules anything; `stacks` is how new threads get stacks.
+pub fn init_cpu(stacks: fn() -> Option<KernelStack>) {
+    *STACK_SOURCE.lock() = Some(stacks);
+    let (index, this) = this_cpu();
+    let idle = Arc::new(Thread::new("idle", context::current(), index, None, true));
+    *this.idle_thread.lock() = Some(idle.clone());
+    *this.current.lock() = Some(idle);
+}
+
+/// Turns on timer preemption and the wake-IPI handler (once, at boot).
+pub fn enable_preemption() {
+    trap::set_handler(trap::VECTOR_TIMER, timer_tick);
+    trap::set_handler(trap::VECTOR_WAKE, |_| {});
+    PREEMPTION.store(true, Ordering::Release);
+}
+
+/// The thread running on this CPU.
+pub fn current() -> Arc<Thread> {
+    let (_, this) = this_cpu();
+    this.current.lock().clone().expect("init_cpu ran on this CPU before scheduling")
+}
+
+/// Creates a thread running `body` on CPU `cpu` (pinned when `pin`).
+pub fn spawn_on(cpu: usize, pin: Pinning, name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
+    if percpu::cpu(cpu).is_none() {
+        return Err(SpawnError::NoSuchCpu);
+    }
+    let stack = match reuse_stack() {
+        Some(stack) => stack,
+        None => {
+            let source = STACK_SOURCE.lock().ok_or(SpawnError::OutOfMemory)?;
+            source().ok_or(SpawnError::OutOfMemory)?
+        }
+    };
+    let context = ThreadContext::new(stack, thread_start, 0);
+    let thread = Arc::new(Thread::new(name, context, cpu, Some(Box::new(body)), false));
+    thread.set_home(cpu, pin == Pinning::Pinned);
+    make_ready(thread.clone());
+    Ok(thread)
+}
+
+/// Creates a thread on the current CPU.
+pub fn spawn(name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
+    spawn_on(percpu::current_index(), Pinning::Free, name, body)
+}
+
+/// Whether a thread stays on its CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pinning {
+    Pinned,
+    Free,
+}
+
+/// First code of every spawned thread.
+fn thread_start(_argument: usize) -> ! {
+    let body = current().start.lock().take();
+    if let Some(body) = body {
+        body();
+    }
+    exit()
+}
+
+/// Stacks of exited threads, with their contexts: a stack is reused once
+/// its context is no longer running (its CPU has switched away from it).
+static STACK_POOL: QueueLock<alloc::vec::Vec<Arc<ThreadContext>>> = QueueLock::new(alloc::vec::Vec::new());
+
+fn reuse_stack() -> Option<KernelStack> {
+    let mut pool = STACK_POOL.lock();
+    let position = pool.iter().position(|context| !context.is_running())?;
+    pool.swap_remove(position).stack()
+}
+
+/// Ends the current thread.
+pub fn exit() -> ! {
+    let thread = current();
+    thread.mark_exited();
+    STACK_POOL.lock().push(thread.context.clone());
+    drop(thread);
+    cpu::disable_interrupts();
+    schedule(Requeue::No);
+    unreachable!("an exited thread was scheduled again")
+}
+
+/// Whether `schedule` puts the current thread back on a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Requeue {
+    Yes,
+    No,
+}
+
+/// Gives the CPU to the next ready thread, if any.
+pub fn yield_now() {
+    let enabled = cpu::interrupts_enabled();
+    cpu::disable_interrupts();
+    schedule(Requeue::Yes);
+    if enabled {
+        cpu::enable_interrupts();
+    }
+}
+
+/// Blocks until [`unpark`] gives a permit (returns at once if one waits).
+pub fn park() {
+    let thread = current();
+    if thread.take_permit() {
+        return;
+    }
+    let enabled = cpu::interrupts_enabled();
+    cpu::disable_interrupts();
+    if thread.begin_park() {
+        drop(thread);
+        schedule(Requeue::No);
+        current().finish_park();
+    }
+    if enabled {
+        cpu::enable_interrupts();
+    }
+}
+
+/// Gives `thread` a permit, waking it if it is parked.
+pub fn unpark(thread: &Arc<Thread>) {
+    if thread.give_permit() {
+        make_ready(thread.clone());
+    }
+}
+
+/// Moves the current thread to `cpu` (pinned or not) and runs it there.
+pub fn migrate_current(cpu: usize, pin: Pinning) -> Result<(), SpawnError> {
+    if percpu::cpu(cpu).is_none() {
+        return Err(SpawnError::NoSuchCpu);
+    }
+    current().set_home(cpu, pin == Pinning::Pinned);
+    yield_now();
+    Ok(())
+}
+
+/// Queues a runnable thread on its home CPU: the own ReadyQ when that is
+/// this CPU, else the home's PendQ plus an IPI if the home CPU is idle.
+fn make_ready(thread: Arc<Thread>) {
+    let (index, this) = this_cpu();
+    let home = thread.home_cpu();
+    match route_wakeup(index, home) {
+        WakeDelivery::Local => this.queues.lock().push_ready(thread),
+        WakeDelivery::Remote { cpu } => {
+            CPUS[cpu].queues.lock().push_pending(thread);
+            // SeqCst: pairs with the idle loop's store of `idle`; either it
+            // sees our push or we see it idle (no lost wake-up).
+            if CPUS[cpu].idle.load(Ordering::SeqCst) {
+                if let Some(target) = percpu::cpu(cpu) {
+                    apic::send_ipi(target.apic_id, trap::VECTOR_WAKE);
+                }
+            }
+        }
+    }
+}
+
+/// The core: picks the next thread and switches to it. Interrupts must be
+/// off. With `Requeue::Yes` the current thread goes back to its home CPU's
+/// queue first (so a yield to an empty queue returns at once).
+fn schedule(requeue: Requeue) {
+    let (_, this) = this_cpu();
+    let current = this.current.lock().clone().expect("init_cpu ran on this CPU");
+    if requeue == Requeue::Yes && !current.idle {
+        make_ready(current.clone());
+    }
+    let next = {
+        let mut queues = this.queues.lock();
+        queues.absorb_pending();
+        queues.pop_ready()
+    };
+    let next = match next {
+        Some(next) => next,
+        None => this.idle_thread.lock().clone().expect("init_cpu ran on this CPU"),
+    };
+    if Arc::ptr_eq(&next, &current) {
+        return;
+    }
+    let next_context = next.context.clone();
+    *this.current.lock() = Some(next);
+    this.switches.fetch_add(1, Ordering::Relaxed);
+    drop(current);
+    context::switch_to(next_context);
+}
+
+/// Timer interrupt: preempt the running thread when others wait.
+fn timer_tick(_frame: &mut machine::TrapFrame) {
+    if let Some(per_cpu) = percpu::current() {
+        per_cpu.ticks.fetch_add(1, Ordering::Relaxed);
+    }
+    if !PREEMPTION.load(Ordering::Acquire) {
+        return;
+    }
+    let (_, this) = this_cpu();
+    let waiting = !this.queues.lock().is_empty();
+    if waiting {
+        schedule(Requeue::Yes);
+    }
+}
+
+/// The idle loop of a CPU: run ready threads, halt when there are none.
+pub fn idle_loop() -> ! {
+    let (_, this) = this_cpu();
+    loop {
+        cpu::disable_interrupts();
+        // SeqCst: see `make_ready`.
+        this.idle.store(true, Ordering::SeqCst);
+        let empty = this.queues.lock().is_empty();
+        if empty {
+            cpu::enable_interrupts_and_halt();
+            this.idle.store(false, Ordering::SeqCst);
+            continue;
+        }
+        this.idle.store(false, Ordering::SeqCst);
+        schedule(Requeue::Yes);
+        cpu::enable_interrupts();
+    }
+}
+
+/// Context switches made on CPU `cpu` so far.
+pub fn switch_count(cpu: usize) -> u64 {
+    CPUS.get(cpu).map_or(0, |scheduler| scheduler.switches.load(Ordering::Relaxed))
+}

@@ -1,0 +1,29 @@
+//! Lamina's threads layer (mC2's "threads" layer).
+//!
+//! Provides kernel threads with per-CPU scheduling: each CPU runs threads
+//! from its own ReadyQ; other CPUs hand it woken threads through its PendQ
+//! and an IPI when it is idle. Threads yield, park (block until woken) and
+//! wake each other; the LAPIC timer preempts; each CPU has an idle thread
+//! that halts. Threads can be pinned to a CPU or migrated.
+//!
+//! Relies on the machine layer for context switching, per-CPU identity,
+//! IPIs and the timer, on the spinlock layer for its queue locks and on the
+//! frame layer (through the kernel) for stacks. Must never contain
+//! `unsafe`, and never hold a queue lock across a context switch.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod queues;
+pub mod spec;
+
+#[cfg(target_os = "none")]
+mod kernel;
+#[cfg(target_os = "none")]
+pub use kernel::scheduler::{
+    current, enable_preemption, exit, idle_loop, init_cpu, migrate_current, park, spawn, spawn_on, switch_count, unpark,
+    yield_now, Pinning, SpawnError,
+};
+#[cfg(target_os = "none")]
+pub use kernel::thread::Thread;
