@@ -6,5 +6,6 @@ mod frames_and_contexts;
 mod memory;
 mod runner;
 pub mod smp;
+mod threads;
 
 pub use runner::run_all;

@@ -9,7 +9,7 @@ use alloc::string::String;
 
 use machine::stop::{self, ExitCode};
 
-use super::{boot_checks, exceptions, frames_and_contexts, memory, smp};
+use super::{boot_checks, exceptions, frames_and_contexts, memory, smp, threads};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -36,6 +36,11 @@ static TESTS: &[Test] = &[
     Test { name: "smp::every_cpu_runs_work", body: smp::every_cpu_runs_work },
     Test { name: "smp::apic_ids_are_distinct", body: smp::apic_ids_are_distinct },
     Test { name: "smp::timer_ticks_on_every_cpu", body: smp::timer_ticks_on_every_cpu },
+    Test { name: "threads::yield_alternates_threads_on_one_cpu", body: threads::yield_alternates_threads_on_one_cpu },
+    Test { name: "threads::park_and_unpark_across_cpus", body: threads::park_and_unpark_across_cpus },
+    Test { name: "threads::preemption_shares_a_cpu_between_spinners", body: threads::preemption_shares_a_cpu_between_spinners },
+    Test { name: "threads::a_thread_migrates_to_every_cpu", body: threads::a_thread_migrates_to_every_cpu },
+    Test { name: "threads::no_lost_wakeups_under_stress", body: threads::no_lost_wakeups_under_stress },
 ];
 
 /// Runs all tests and ends the run.

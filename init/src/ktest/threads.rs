@@ -1,0 +1,153 @@
+//! Tests of the threads layer on real CPUs: yield order, park/unpark across
+//! CPUs (through the PendQ and the wake IPI), preemption, migration, and a
+//! wake-up stress test that would hang on a lost wake-up.
+
+use alloc::format;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use machine::{percpu, timer};
+use machine::irq_lock::IrqLock;
+use sched::Pinning;
+
+use super::runner::{check, Outcome};
+use crate::system::SystemFacts;
+
+/// Waits (parking) until `done` holds, giving up after `milliseconds`.
+fn wait_until(milliseconds: u64, done: impl Fn() -> bool) -> bool {
+    let deadline = timer::uptime_nanoseconds() + milliseconds * 1_000_000;
+    while !done() {
+        if timer::uptime_nanoseconds() > deadline {
+            return false;
+        }
+        sched::yield_now();
+    }
+    true
+}
+
+static ORDER: IrqLock<Vec<u32>> = IrqLock::new(Vec::new());
+
+pub fn yield_alternates_threads_on_one_cpu(_facts: &SystemFacts) -> Outcome {
+    ORDER.lock().clear();
+    let finished = Arc::new(AtomicUsize::new(0));
+    let cpu = percpu::current_index();
+    for label in [1u32, 2] {
+        let finished = finished.clone();
+        sched::spawn_on(cpu, Pinning::Pinned, "yielder", move || {
+            for _ in 0..3 {
+                ORDER.lock().push(label);
+                sched::yield_now();
+            }
+            finished.fetch_add(1, Ordering::SeqCst);
+        })
+        .map_err(|error| format!("spawn failed: {error:?}"))?;
+    }
+    check(wait_until(2_000, || finished.load(Ordering::SeqCst) == 2), || "yielders did not finish".into())?;
+    let order = ORDER.lock().clone();
+    check(order == [1, 2, 1, 2, 1, 2], || format!("expected strict alternation [1, 2, 1, 2, 1, 2], saw {order:?}"))
+}
+
+pub fn park_and_unpark_across_cpus(_facts: &SystemFacts) -> Outcome {
+    let online = percpu::online_count();
+    let target = if online > 1 { 1 } else { 0 };
+    let woke = Arc::new(AtomicBool::new(false));
+    let parked_on = Arc::new(AtomicUsize::new(usize::MAX));
+    let (woke_flag, parked_cpu) = (woke.clone(), parked_on.clone());
+    let sleeper = sched::spawn_on(target, Pinning::Pinned, "sleeper", move || {
+        parked_cpu.store(percpu::current_index(), Ordering::SeqCst);
+        sched::park();
+        woke_flag.store(true, Ordering::SeqCst);
+    })
+    .map_err(|error| format!("spawn failed: {error:?}"))?;
+    check(wait_until(2_000, || parked_on.load(Ordering::SeqCst) == target), || "sleeper never ran".into())?;
+    // Give it time to actually park (its CPU goes idle and halts).
+    timer::busy_wait_microseconds(2_000);
+    check(!woke.load(Ordering::SeqCst), || "the sleeper returned from park without a permit".into())?;
+    sched::unpark(&sleeper);
+    check(wait_until(2_000, || woke.load(Ordering::SeqCst)), || format!("thread parked on CPU {target} was never woken"))?;
+    check(wait_until(2_000, || sleeper.has_exited()), || "the woken thread did not finish".into())
+}
+
+pub fn preemption_shares_a_cpu_between_spinners(_facts: &SystemFacts) -> Outcome {
+    let online = percpu::online_count();
+    let cpu = online - 1;
+    let stop = Arc::new(AtomicBool::new(false));
+    let counters: Vec<Arc<AtomicU64>> = (0..2).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let mut threads = Vec::new();
+    for counter in &counters {
+        let (counter, stop) = (counter.clone(), stop.clone());
+        let thread = sched::spawn_on(cpu, Pinning::Pinned, "spinner", move || {
+            // Never yields: only the timer can take the CPU away.
+            while !stop.load(Ordering::Relaxed) {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+        .map_err(|error| format!("spawn failed: {error:?}"))?;
+        threads.push(thread);
+    }
+    // 10 timer periods.
+    let start = timer::uptime_nanoseconds();
+    while timer::uptime_nanoseconds() - start < 100_000_000 {
+        sched::yield_now();
+    }
+    stop.store(true, Ordering::Relaxed);
+    check(wait_until(2_000, || threads.iter().all(|thread| thread.has_exited())), || "spinners did not stop".into())?;
+    let counts: Vec<u64> = counters.iter().map(|counter| counter.load(Ordering::Relaxed)).collect();
+    check(counts.iter().all(|count| *count > 0), || format!("a spinner on CPU {cpu} never ran: counts {counts:?}"))
+}
+
+pub fn a_thread_migrates_to_every_cpu(_facts: &SystemFacts) -> Outcome {
+    let online = percpu::online_count();
+    let visited = Arc::new(IrqLock::new(Vec::new()));
+    let record = visited.clone();
+    let mover = sched::spawn("mover", move || {
+        for cpu in (0..online).rev() {
+            if sched::migrate_current(cpu, Pinning::Pinned).is_ok() {
+                record.lock().push(percpu::current_index());
+            }
+        }
+    })
+    .map_err(|error| format!("spawn failed: {error:?}"))?;
+    check(wait_until(5_000, || mover.has_exited()), || "the migrating thread did not finish".into())?;
+    let visited = visited.lock().clone();
+    let expected: Vec<usize> = (0..online).rev().collect();
+    check(visited == expected, || format!("expected to run on CPUs {expected:?}, ran on {visited:?}"))
+}
+
+/// Ping-pong between pairs of threads on different CPUs, each round a
+/// park/unpark handshake; a single lost wake-up hangs a pair.
+pub fn no_lost_wakeups_under_stress(_facts: &SystemFacts) -> Outcome {
+    const ROUNDS: u64 = 300;
+    let online = percpu::online_count();
+    let pairs = online.max(2);
+    let finished = Arc::new(AtomicUsize::new(0));
+    for pair in 0..pairs {
+        let turn = Arc::new(AtomicU64::new(0));
+        let slots: Arc<IrqLock<[Option<Arc<sched::Thread>>; 2]>> = Arc::new(IrqLock::new([None, None]));
+        for side in 0..2u64 {
+            let (turn, partners, finished) = (turn.clone(), slots.clone(), finished.clone());
+            let cpu = (pair + side as usize) % online;
+            let thread = sched::spawn_on(cpu, Pinning::Pinned, "ping-pong", move || {
+                for round in 0..ROUNDS {
+                    while turn.load(Ordering::Acquire) != round * 2 + side {
+                        sched::park();
+                    }
+                    turn.store(round * 2 + side + 1, Ordering::Release);
+                    let partner = partners.lock()[1 - side as usize].clone();
+                    if let Some(partner) = partner {
+                        sched::unpark(&partner);
+                    }
+                }
+                finished.fetch_add(1, Ordering::SeqCst);
+            })
+            .map_err(|error| format!("spawn failed: {error:?}"))?;
+            slots.lock()[side as usize] = Some(thread.clone());
+            sched::unpark(&thread);
+        }
+    }
+    let all = pairs * 2;
+    check(wait_until(30_000, || finished.load(Ordering::SeqCst) == all), || {
+        format!("only {} of {all} ping-pong threads finished {ROUNDS} rounds", finished.load(Ordering::SeqCst))
+    })
+}
