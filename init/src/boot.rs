@@ -38,7 +38,12 @@ fn run(facts: &'static SystemFacts) -> ! {
     crate::ktest::run_all(facts)
 }
 
-#[cfg(not(feature = "ktest"))]
+#[cfg(all(feature = "kbench", not(feature = "ktest")))]
+fn run(facts: &'static SystemFacts) -> ! {
+    crate::kbench::run_all(&facts.command_line)
+}
+
+#[cfg(not(any(feature = "ktest", feature = "kbench")))]
 fn run(facts: &'static SystemFacts) -> ! {
     crate::monitor::run(facts)
 }

@@ -12,9 +12,11 @@ extern crate alloc;
 mod boot;
 mod cpu_work;
 mod faults;
+#[cfg(feature = "kbench")]
+mod kbench;
 #[cfg(feature = "ktest")]
 mod ktest;
-#[cfg(not(feature = "ktest"))]
+#[cfg(not(any(feature = "ktest", feature = "kbench")))]
 mod monitor;
 mod panic;
 mod physical_memory;

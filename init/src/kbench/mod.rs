@@ -1,0 +1,8 @@
+//! In-kernel benchmarks (a `kbench` build): run by `make bench`, each
+//! printed as one `kbench: {json}` line that xtask turns into a record.
+
+mod records;
+mod runner;
+mod sched_paths;
+
+pub use runner::run_all;
