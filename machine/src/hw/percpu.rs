@@ -28,6 +28,9 @@ pub struct PerCpu {
     pub apic_id: u32,
     /// Timer interrupts taken on this CPU.
     pub ticks: AtomicU64,
+    /// Bit set of the lock levels this CPU holds (the spinlock layer's
+    /// debug-build lock-order check keeps it; see `spinlock::order`).
+    held_lock_levels: AtomicU64,
     /// The stack this CPU started on.
     pub boot_stack: KernelStack,
     /// The context running on this CPU, and the one it just left (held
@@ -60,6 +63,7 @@ pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: Inte
         index,
         apic_id,
         ticks: AtomicU64::new(0),
+        held_lock_levels: AtomicU64::new(0),
         boot_stack,
         current_context: IrqLock::new(None),
         previous_context: IrqLock::new(None),
@@ -127,4 +131,17 @@ pub(crate) fn set_previous_context(context: Arc<ThreadContext>) {
 
 pub(crate) fn take_previous_context() -> Option<Arc<ThreadContext>> {
     this_cpu().previous_context.lock().take()
+}
+
+/// The lock levels this CPU holds (0 before per-CPU data exists).
+pub fn held_lock_levels() -> u64 {
+    current().map_or(0, |per_cpu| per_cpu.held_lock_levels.load(Ordering::Relaxed))
+}
+
+/// Replaces the lock levels this CPU holds (ignored before per-CPU data exists).
+pub fn set_held_lock_levels(levels: u64) {
+    if let Some(per_cpu) = current() {
+        // Relaxed: only this CPU reads or writes its own set.
+        per_cpu.held_lock_levels.store(levels, Ordering::Relaxed);
+    }
 }
