@@ -10,6 +10,7 @@
 extern crate alloc;
 
 mod boot;
+#[cfg(any(feature = "ktest", not(feature = "kbench")))]
 mod cpu_work;
 mod faults;
 #[cfg(feature = "kbench")]

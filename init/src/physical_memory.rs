@@ -33,6 +33,7 @@ pub fn init(free_memory: &[Range]) -> u64 {
 }
 
 /// Runs `body` with the allocator.
+#[cfg_attr(not(feature = "ktest"), allow(dead_code))]
 pub fn with_frames<R>(body: impl FnOnce(&mut BitmapFrameAllocator<'static>) -> R) -> R {
     let mut guard = FRAMES.lock();
     let allocator = guard.as_mut().expect("the frame allocator is built before anything allocates frames");
@@ -40,6 +41,7 @@ pub fn with_frames<R>(body: impl FnOnce(&mut BitmapFrameAllocator<'static>) -> R
 }
 
 /// Free frames right now.
+#[cfg(feature = "ktest")]
 pub fn free_frames() -> u64 {
     with_frames(|allocator| allocator.free_count())
 }

@@ -3,6 +3,7 @@
 use alloc::string::String;
 
 /// What boot established, kept for the monitor and the tests.
+#[cfg_attr(feature = "kbench", allow(dead_code))]
 pub struct SystemFacts {
     /// Usable memory in the firmware's memory map.
     pub usable_bytes: u64,
