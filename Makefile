@@ -1,0 +1,53 @@
+# Lamina's one entry point. Every target goes through `cargo xtask`, which
+# first checks the host packages it needs (`cargo xtask deps`) and installs
+# the missing ones when run as root.
+#
+#   make run   [SMP=2] [MEM=256] [ACCEL=tcg|kvm]   boot on this terminal (Ctrl-A x quits)
+#   make test                                     every test tier (what .ci/run calls)
+#   make iso                                      target/lamina.iso (GRUB, BIOS + UEFI)
+#   make bench [BENCH=group,group]                benchmarks -> target/bench/results.json
+#   make clean
+
+SMP ?= 2
+MEM ?= 256
+ACCEL ?= tcg
+BENCH ?=
+
+# rustup installs cargo here; a fresh shell may not have it on PATH yet.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+CARGO ?= cargo
+XTASK = $(CARGO) xtask
+
+.PHONY: all build run test iso bench deps clean cargo-present
+
+all: build
+
+build: cargo-present
+	$(XTASK) build
+
+run: cargo-present
+	$(XTASK) run --smp $(SMP) --mem $(MEM) --accel $(ACCEL)
+
+test: cargo-present
+	$(XTASK) test
+
+iso: cargo-present
+	$(XTASK) iso
+
+bench: cargo-present
+	$(XTASK) bench $(if $(BENCH),--groups $(BENCH))
+
+deps: cargo-present
+	$(XTASK) deps
+
+clean: cargo-present
+	$(CARGO) clean
+
+# The Rust toolchain itself comes from rustup; rust-toolchain.toml pins the
+# version, targets and components, which rustup fetches on first use.
+cargo-present:
+	@command -v $(CARGO) >/dev/null 2>&1 || { \
+	    echo "cargo is not installed. Install Rust with rustup:"; \
+	    echo "  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal"; \
+	    echo "then run make again."; \
+	    exit 1; }

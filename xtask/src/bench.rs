@@ -1,0 +1,127 @@
+//! `cargo xtask bench [--groups a,b]`: runs benchmark groups, prints a table
+//! and merges the records into `target/bench/results.json`.
+//!
+//! Known groups: `boot` (time to the monitor prompt). Each issue that adds
+//! benchmarks adds its group to [`GROUPS`].
+
+use crate::arguments::{unexpected, Argument, Arguments};
+use crate::bench_results::{save_records, BenchmarkRecord};
+use crate::boottime::{measure_boot_time, BoottimeOptions};
+use crate::dependencies::ensure_dependencies;
+use crate::failure::{Failure, Outcome};
+use crate::kernel_build::{build_kernel, ImageKind};
+
+/// A benchmark group and how to run it.
+struct Group {
+    name: &'static str,
+    run: fn() -> Outcome<Vec<BenchmarkRecord>>,
+}
+
+const GROUPS: &[Group] = &[Group {
+    name: "boot",
+    run: run_boot_group,
+}];
+
+/// `cargo xtask bench`.
+pub fn bench_command(mut arguments: Arguments) -> Outcome {
+    let groups = parse_bench_arguments(&mut arguments)?;
+    ensure_dependencies()?;
+    let mut records = Vec::new();
+    for group in groups {
+        println!("xtask: benchmark group {}", group.name);
+        records.extend((group.run)()?);
+    }
+    print_table(&records);
+    println!("results written to {}", save_records(&records)?.display());
+    Ok(())
+}
+
+/// The groups named by `--groups` (all known groups without it).
+fn parse_bench_arguments(arguments: &mut Arguments) -> Outcome<Vec<&'static Group>> {
+    let mut groups: Vec<&'static Group> = GROUPS.iter().collect();
+    while let Some(argument) = arguments.next_argument()? {
+        match argument {
+            Argument::Flag(flag) if flag == "--groups" => {
+                groups = select_groups(&arguments.value(&flag)?)?
+            }
+            other => return Err(unexpected("bench", other)),
+        }
+    }
+    Ok(groups)
+}
+
+/// Looks up each comma-separated name; an unknown one is a usage error.
+fn select_groups(names: &str) -> Outcome<Vec<&'static Group>> {
+    names.split(',').map(str::trim).map(find_group).collect()
+}
+
+fn find_group(name: &str) -> Outcome<&'static Group> {
+    GROUPS
+        .iter()
+        .find(|group| group.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = GROUPS.iter().map(|group| group.name).collect();
+            Failure::usage(format!(
+                "unknown benchmark group `{name}`; known groups: {}",
+                known.join(", ")
+            ))
+        })
+}
+
+fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
+    let image = build_kernel(ImageKind::Normal)?;
+    Ok(vec![measure_boot_time(&image, BoottimeOptions::default())?])
+}
+
+fn print_table(records: &[BenchmarkRecord]) {
+    let shown = |value: Option<f64>| value.map_or("-".to_string(), |value| format!("{value:.4e}"));
+    println!(
+        "{:<8} {:<28} {:<12} {:>12} {:>12} {:>7}",
+        "group", "name", "unit", "lamina", "linux", "spread"
+    );
+    for record in records {
+        println!(
+            "{:<8} {:<28} {:<12} {:>12} {:>12} {:>7.3}",
+            record.group,
+            record.name,
+            record.unit,
+            shown(record.lamina),
+            shown(record.linux),
+            record.spread
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Outcome<Vec<&'static str>> {
+        let mut arguments = Arguments::new(list.iter().map(|text| text.to_string()));
+        Ok(parse_bench_arguments(&mut arguments)?
+            .iter()
+            .map(|group| group.name)
+            .collect())
+    }
+
+    #[test]
+    fn all_groups_by_default_and_named_groups_on_request() {
+        assert_eq!(names(&[]), Ok(vec!["boot"]));
+        assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
+    }
+
+    #[test]
+    fn unknown_groups_are_refused_with_the_known_list() {
+        let Err(Failure::Usage(message)) = names(&["--groups", "boot,locks"]) else {
+            panic!("accepted")
+        };
+        assert!(
+            message.contains("`locks`") && message.contains("known groups: boot"),
+            "{message}"
+        );
+        assert!(
+            matches!(names(&["--groups="]), Err(Failure::Usage(_))),
+            "empty list accepted"
+        );
+    }
+}

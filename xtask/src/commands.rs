@@ -1,0 +1,57 @@
+//! Dispatch from the subcommand name to its implementation, and the help text.
+
+use crate::arguments::Arguments;
+use crate::bench::bench_command;
+use crate::boottime::boottime_command;
+use crate::dependencies::deps_command;
+use crate::exec::exec_command;
+use crate::failure::{Failure, Outcome};
+use crate::iso::iso_command;
+use crate::kernel_build::build_command;
+use crate::run::run_command;
+use crate::testing::command::test_command;
+
+pub const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  deps                     check host packages; install missing ones when root
+  build [--test]           build the kernel (or the in-kernel test image), print its path
+  run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
+  test [--only host|ktest|boot|iso[,...]]
+                           run the test tiers; last line `N passed, M failed`
+  iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
+  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... -- PROGRAM [ARGS...]
+                           run one static Linux program (needs user space: not yet)
+  boottime [--runs N] [--smp N]
+                           time boot to prompt; record in target/bench/results.json
+  bench [--groups a,b]     run benchmark groups (known: boot)
+  help                     this text
+
+MACHINE: [--smp N] [--mem MiB] [--accel tcg|kvm] [--icount]
+         defaults: --smp 2 --mem 256 --accel tcg
+";
+
+/// Runs the subcommand named by the first argument.
+pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
+    let Some(name) = command_line.next() else {
+        print!("{USAGE}");
+        return Err(Failure::usage("no command given"));
+    };
+    let arguments = Arguments::new(command_line);
+    match name.as_str() {
+        "deps" => deps_command(),
+        "build" => build_command(arguments),
+        "run" => run_command(arguments),
+        "test" => test_command(arguments),
+        "iso" => iso_command(),
+        "exec" => exec_command(arguments),
+        "boottime" => boottime_command(arguments),
+        "bench" => bench_command(arguments),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(Failure::usage(format!("unknown command `{other}`"))),
+    }
+}

@@ -1,0 +1,148 @@
+//! The virtual machine's shape shared by `run`, `exec` and the tests:
+//! `--smp N`, `--mem MiB`, `--accel tcg|kvm` and `--icount`.
+
+use crate::arguments::Arguments;
+use crate::failure::{Failure, Outcome};
+
+/// How QEMU executes guest code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accelerator {
+    /// QEMU's software translator; the default (the paravirtual KVM on our
+    /// machines cannot run ring-3 system calls).
+    Tcg,
+    /// Hardware virtualization; only when asked for.
+    Kvm,
+}
+
+/// Whether guest time follows the instruction count (`-icount shift=0,sleep=off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstructionCounting {
+    Off,
+    On,
+}
+
+/// Largest CPU count the `pc` machine accepts without extra options.
+const MOST_CPUS: u32 = 255;
+
+/// The machine QEMU emulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineOptions {
+    pub cpu_count: u32,
+    pub memory_mib: u32,
+    pub accelerator: Accelerator,
+    pub counting: InstructionCounting,
+}
+
+impl Default for MachineOptions {
+    fn default() -> Self {
+        MachineOptions {
+            cpu_count: 2,
+            memory_mib: 256,
+            accelerator: Accelerator::Tcg,
+            counting: InstructionCounting::Off,
+        }
+    }
+}
+
+impl MachineOptions {
+    /// A default machine with `cpu_count` CPUs and `memory_mib` MiB.
+    pub fn with(cpu_count: u32, memory_mib: u32) -> Self {
+        MachineOptions {
+            cpu_count,
+            memory_mib,
+            ..MachineOptions::default()
+        }
+    }
+
+    /// Reads the value of `flag` if it is one of ours; returns whether it was.
+    pub fn take_flag(&mut self, flag: &str, arguments: &mut Arguments) -> Outcome<bool> {
+        match flag {
+            "--smp" => self.cpu_count = arguments.number(flag)?,
+            "--mem" => self.memory_mib = arguments.number(flag)?,
+            "--accel" => self.accelerator = parse_accelerator(&arguments.value(flag)?)?,
+            "--icount" => self.counting = InstructionCounting::On,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Refuses combinations QEMU cannot run.
+    pub fn validate(&self) -> Outcome {
+        if !(1..=MOST_CPUS).contains(&self.cpu_count) {
+            return Err(Failure::usage(format!(
+                "--smp must be 1 to {MOST_CPUS}, not {}",
+                self.cpu_count
+            )));
+        }
+        if self.memory_mib == 0 {
+            return Err(Failure::usage("--mem must be at least 1 MiB"));
+        }
+        if self.counting == InstructionCounting::On && self.accelerator == Accelerator::Kvm {
+            return Err(Failure::usage("--icount needs --accel tcg"));
+        }
+        Ok(())
+    }
+}
+
+/// `tcg` or `kvm`.
+pub fn parse_accelerator(text: &str) -> Outcome<Accelerator> {
+    match text {
+        "tcg" => Ok(Accelerator::Tcg),
+        "kvm" => Ok(Accelerator::Kvm),
+        other => Err(Failure::usage(format!(
+            "--accel must be tcg or kvm, not `{other}`"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(list: &[&str]) -> Outcome<MachineOptions> {
+        let mut arguments = Arguments::new(list.iter().map(|text| text.to_string()));
+        let mut options = MachineOptions::default();
+        while let Some(crate::arguments::Argument::Flag(flag)) = arguments.next_argument()? {
+            assert!(
+                options.take_flag(&flag, &mut arguments)?,
+                "unknown flag {flag}"
+            );
+        }
+        options.validate().map(|()| options)
+    }
+
+    #[test]
+    fn defaults_are_two_cpus_and_256_mib_under_tcg() {
+        assert_eq!(parse(&[]), Ok(MachineOptions::with(2, 256)));
+    }
+
+    #[test]
+    fn every_flag_is_read() {
+        let options = parse(&["--smp", "8", "--mem=64", "--accel", "tcg", "--icount"]).unwrap();
+        assert_eq!((options.cpu_count, options.memory_mib), (8, 64));
+        assert_eq!(options.counting, InstructionCounting::On);
+        assert_eq!(
+            parse(&["--accel=kvm"]).unwrap().accelerator,
+            Accelerator::Kvm
+        );
+    }
+
+    #[test]
+    fn impossible_machines_are_usage_errors() {
+        for bad in [
+            &["--smp", "0"][..],
+            &["--smp", "256"],
+            &["--mem", "0"],
+            &["--accel", "hvf"],
+        ] {
+            assert!(
+                matches!(parse(bad), Err(Failure::Usage(_))),
+                "{bad:?} accepted"
+            );
+        }
+        assert!(matches!(
+            parse(&["--accel", "kvm", "--icount"]),
+            Err(Failure::Usage(_))
+        ));
+    }
+}

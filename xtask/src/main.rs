@@ -1,0 +1,38 @@
+//! `cargo xtask`: Lamina's host tool. It checks the host's packages, builds
+//! the kernel images (writing their symbol tables), boots them in QEMU,
+//! runs the test tiers, builds the GRUB CD and runs benchmarks. It never
+//! touches the host beyond installing Debian packages when run as root.
+#![forbid(unsafe_code)]
+
+mod arguments;
+mod bench;
+mod bench_results;
+mod boottime;
+mod commands;
+mod dependencies;
+mod exec;
+mod failure;
+mod iso;
+mod json;
+mod json_parser;
+mod kernel_build;
+mod machine_options;
+mod qemu_command;
+mod qemu_session;
+mod run;
+mod serial_protocol;
+mod statistics;
+mod symbol_table;
+mod testing;
+mod workspace;
+
+fn main() {
+    if let Err(failure) = commands::dispatch(std::env::args().skip(1)) {
+        match failure {
+            // Its message already names the command.
+            failure::Failure::Unsupported(_) => eprintln!("{failure}"),
+            _ => eprintln!("xtask: {failure}"),
+        }
+        std::process::exit(failure.exit_status());
+    }
+}

@@ -1,0 +1,222 @@
+//! The QEMU command line for each way we boot Lamina, and what QEMU's exit
+//! status means.
+
+use crate::machine_options::{Accelerator, InstructionCounting, MachineOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const QEMU: &str = "qemu-system-x86_64";
+/// Minimal firmware that boots an ELF kernel through PVH quickly.
+pub const QBOOT: &str = "/usr/share/qemu/qboot.rom";
+/// UEFI firmware for the ISO test.
+pub const OVMF: &str = "/usr/share/ovmf/OVMF.fd";
+
+/// Exit status when the kernel writes 0x10 to isa-debug-exit: all tests passed.
+/// The monitor's `poweroff` may also end with it.
+pub const EXIT_PASSED: i32 = (0x10 << 1) | 1;
+/// Exit status for 0x11: a test failed or the kernel panicked.
+pub const EXIT_FAILED: i32 = (0x11 << 1) | 1;
+/// Exit status for 0x12: a fatal boot error such as too little memory.
+pub const EXIT_BOOT_ERROR: i32 = (0x12 << 1) | 1;
+
+/// What QEMU starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootMedium {
+    /// The ELF kernel itself, booted through PVH by qboot.
+    Kernel(PathBuf),
+    /// A GRUB CD image, booted by the given firmware.
+    Cdrom(PathBuf, Firmware),
+}
+
+/// The PC firmware for a CD boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Firmware {
+    /// QEMU's default BIOS.
+    SeaBios,
+    /// UEFI.
+    Ovmf,
+}
+
+/// Who is on the other end of the serial port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Console {
+    /// A person at a terminal: serial muxed with the QEMU monitor (Ctrl-A x quits).
+    Interactive,
+    /// xtask through pipes: serial only, no monitor.
+    Piped,
+}
+
+/// QEMU's arguments for booting `medium` on `machine`.
+pub fn qemu_arguments(
+    machine: &MachineOptions,
+    medium: &BootMedium,
+    console: Console,
+) -> Vec<String> {
+    let mut arguments = vec!["-M".to_string(), "pc".to_string()];
+    arguments.extend(firmware_arguments(medium));
+    arguments.extend(processor_arguments(machine));
+    arguments.extend(["-no-reboot", "-display", "none"].map(String::from));
+    arguments.extend(
+        console_arguments(console)
+            .iter()
+            .map(|word| word.to_string()),
+    );
+    arguments.extend(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"].map(String::from));
+    arguments.extend(medium_arguments(medium));
+    arguments
+}
+
+fn firmware_arguments(medium: &BootMedium) -> Vec<String> {
+    match medium {
+        BootMedium::Kernel(_) => vec!["-bios".into(), QBOOT.into()],
+        BootMedium::Cdrom(_, Firmware::Ovmf) => vec!["-bios".into(), OVMF.into()],
+        BootMedium::Cdrom(_, Firmware::SeaBios) => vec![],
+    }
+}
+
+fn processor_arguments(machine: &MachineOptions) -> Vec<String> {
+    let (cpu, accelerator) = match (machine.accelerator, machine.counting) {
+        (Accelerator::Kvm, _) => ("host", "kvm"),
+        // Instruction counting needs the single-threaded translator.
+        (Accelerator::Tcg, InstructionCounting::On) => ("max", "tcg,thread=single"),
+        (Accelerator::Tcg, InstructionCounting::Off) if machine.cpu_count > 1 => {
+            ("max", "tcg,thread=multi")
+        }
+        (Accelerator::Tcg, InstructionCounting::Off) => ("max", "tcg"),
+    };
+    let mut arguments = vec!["-cpu".to_string(), cpu.to_string()];
+    arguments.extend(["-smp".to_string(), machine.cpu_count.to_string()]);
+    arguments.extend(["-m".to_string(), format!("{}M", machine.memory_mib)]);
+    arguments.extend(["-accel".to_string(), accelerator.to_string()]);
+    if machine.counting == InstructionCounting::On {
+        arguments.extend(["-icount".to_string(), "shift=0,sleep=off".to_string()]);
+    }
+    arguments
+}
+
+fn console_arguments(console: Console) -> &'static [&'static str] {
+    match console {
+        Console::Interactive => &["-serial", "mon:stdio"],
+        Console::Piped => &["-serial", "stdio", "-monitor", "none"],
+    }
+}
+
+fn medium_arguments(medium: &BootMedium) -> Vec<String> {
+    let (flag, path) = match medium {
+        BootMedium::Kernel(path) => ("-kernel", path),
+        BootMedium::Cdrom(path, _) => ("-cdrom", path),
+    };
+    vec![flag.to_string(), path.display().to_string()]
+}
+
+/// The QEMU command. Under `setpriv --pdeathsig KILL` when available, so that
+/// QEMU dies with xtask even if xtask is killed.
+pub fn qemu_command(machine: &MachineOptions, medium: &BootMedium, console: Console) -> Command {
+    let arguments = qemu_arguments(machine, medium, console);
+    if !Path::new("/usr/bin/setpriv").is_file() {
+        let mut command = Command::new(QEMU);
+        command.args(arguments);
+        return command;
+    }
+    let mut command = Command::new("/usr/bin/setpriv");
+    command
+        .args(["--pdeathsig", "KILL", "--", QEMU])
+        .args(arguments);
+    command
+}
+
+/// A person-readable meaning of QEMU's exit status.
+pub fn describe_exit_status(code: Option<i32>) -> String {
+    match code {
+        Some(EXIT_PASSED) => "33: the kernel reported success (0x10)".into(),
+        Some(EXIT_FAILED) => "35: the kernel reported a test failure or panic (0x11)".into(),
+        Some(EXIT_BOOT_ERROR) => "37: the kernel reported a fatal boot error (0x12)".into(),
+        Some(0) => {
+            "0: QEMU shut down (ACPI power-off, or a reset/triple fault under -no-reboot)".into()
+        }
+        Some(other) => format!("{other}: QEMU itself failed"),
+        None => "killed by a signal".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn joined(machine: MachineOptions, medium: BootMedium, console: Console) -> String {
+        qemu_arguments(&machine, &medium, console).join(" ")
+    }
+
+    #[test]
+    fn the_standard_direct_boot_matches_the_interface() {
+        let line = joined(
+            MachineOptions::with(4, 256),
+            BootMedium::Kernel("k".into()),
+            Console::Piped,
+        );
+        assert_eq!(
+            line,
+            "-M pc -bios /usr/share/qemu/qboot.rom -cpu max -smp 4 -m 256M -accel tcg,thread=multi \
+             -no-reboot -display none -serial stdio -monitor none \
+             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel k"
+        );
+    }
+
+    #[test]
+    fn one_cpu_uses_plain_tcg_and_icount_forces_single_thread() {
+        let line = joined(
+            MachineOptions::with(1, 64),
+            BootMedium::Kernel("k".into()),
+            Console::Piped,
+        );
+        assert!(line.contains("-accel tcg -no-reboot"), "{line}");
+        let counted = MachineOptions {
+            counting: InstructionCounting::On,
+            ..MachineOptions::with(2, 64)
+        };
+        let line = joined(counted, BootMedium::Kernel("k".into()), Console::Piped);
+        assert!(
+            line.contains("-accel tcg,thread=single -icount shift=0,sleep=off"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn kvm_uses_the_host_cpu() {
+        let kvm = MachineOptions {
+            accelerator: Accelerator::Kvm,
+            ..MachineOptions::default()
+        };
+        let line = joined(kvm, BootMedium::Kernel("k".into()), Console::Interactive);
+        assert!(
+            line.contains("-cpu host -smp 2 -m 256M -accel kvm"),
+            "{line}"
+        );
+        assert!(
+            line.contains("-serial mon:stdio -device") && !line.contains("-monitor"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn cd_boots_choose_their_firmware() {
+        let seabios = joined(
+            MachineOptions::default(),
+            BootMedium::Cdrom("i.iso".into(), Firmware::SeaBios),
+            Console::Piped,
+        );
+        assert!(
+            !seabios.contains("-bios") && seabios.ends_with("-cdrom i.iso"),
+            "{seabios}"
+        );
+        let ovmf = joined(
+            MachineOptions::default(),
+            BootMedium::Cdrom("i.iso".into(), Firmware::Ovmf),
+            Console::Piped,
+        );
+        assert!(
+            ovmf.starts_with("-M pc -bios /usr/share/ovmf/OVMF.fd"),
+            "{ovmf}"
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! `cargo xtask test [--only host|ktest|boot|iso[,...]]`: runs the tiers,
+//! prints `N passed, M failed` last and fails if anything failed.
+
+use super::boot::run_boot_tests;
+use super::host::run_host_tests;
+use super::iso_boot::run_iso_tests;
+use super::kernel_tests::run_kernel_tests;
+use super::tally::Tally;
+use crate::arguments::{unexpected, Argument, Arguments};
+use crate::dependencies::ensure_dependencies;
+use crate::failure::{Failure, Outcome};
+
+/// One group of checks that `--only` can select.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// `cargo test` on the host.
+    Host,
+    /// The in-kernel test image in QEMU.
+    KernelTests,
+    /// Boot, monitor and bad-boot tests of the normal image.
+    Boot,
+    /// GRUB CD boots under SeaBIOS and OVMF.
+    Iso,
+}
+
+const ALL_TIERS: [Tier; 4] = [Tier::Host, Tier::KernelTests, Tier::Boot, Tier::Iso];
+
+/// `cargo xtask test`.
+pub fn test_command(mut arguments: Arguments) -> Outcome {
+    let tiers = parse_test_arguments(&mut arguments)?;
+    if tiers.iter().any(|tier| *tier != Tier::Host) {
+        ensure_dependencies()?;
+    }
+    let mut tally = Tally::default();
+    for tier in tiers {
+        run_tier(tier, &mut tally);
+    }
+    println!("{}", tally.summary());
+    match tally.failed() {
+        0 => Ok(()),
+        failed => Err(Failure::failed(format!("{failed} test check(s) failed"))),
+    }
+}
+
+fn run_tier(tier: Tier, tally: &mut Tally) {
+    match tier {
+        Tier::Host => run_host_tests(tally),
+        Tier::KernelTests => run_kernel_tests(tally),
+        Tier::Boot => run_boot_tests(tally),
+        Tier::Iso => run_iso_tests(tally),
+    }
+}
+
+fn parse_test_arguments(arguments: &mut Arguments) -> Outcome<Vec<Tier>> {
+    let mut tiers = ALL_TIERS.to_vec();
+    while let Some(argument) = arguments.next_argument()? {
+        match argument {
+            Argument::Flag(flag) if flag == "--only" => {
+                tiers = parse_tiers(&arguments.value(&flag)?)?
+            }
+            other => return Err(unexpected("test", other)),
+        }
+    }
+    Ok(tiers)
+}
+
+/// `host,boot` and the like, in the order given.
+fn parse_tiers(names: &str) -> Outcome<Vec<Tier>> {
+    names.split(',').map(parse_tier).collect()
+}
+
+fn parse_tier(name: &str) -> Outcome<Tier> {
+    match name.trim() {
+        "host" => Ok(Tier::Host),
+        "ktest" => Ok(Tier::KernelTests),
+        "boot" => Ok(Tier::Boot),
+        "iso" => Ok(Tier::Iso),
+        other => Err(Failure::usage(format!(
+            "--only takes host, ktest, boot or iso, not `{other}`"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(list: &[&str]) -> Outcome<Vec<Tier>> {
+        parse_test_arguments(&mut Arguments::new(
+            list.iter().map(|text| text.to_string()),
+        ))
+    }
+
+    #[test]
+    fn every_tier_runs_unless_only_is_given() {
+        assert_eq!(parse(&[]), Ok(ALL_TIERS.to_vec()));
+        assert_eq!(parse(&["--only", "boot"]), Ok(vec![Tier::Boot]));
+        assert_eq!(
+            parse(&["--only=ktest,host"]),
+            Ok(vec![Tier::KernelTests, Tier::Host])
+        );
+    }
+
+    #[test]
+    fn unknown_tiers_and_arguments_are_usage_errors() {
+        for bad in [
+            &["--only", "loom"][..],
+            &["--only"],
+            &["--only="],
+            &["boot"],
+        ] {
+            assert!(
+                matches!(parse(bad), Err(Failure::Usage(_))),
+                "{bad:?} accepted"
+            );
+        }
+    }
+}

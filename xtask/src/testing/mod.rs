@@ -1,0 +1,8 @@
+//! `cargo xtask test`: every test tier that exists so far.
+
+pub mod boot;
+pub mod command;
+pub mod host;
+pub mod iso_boot;
+pub mod kernel_tests;
+pub mod tally;
