@@ -1,6 +1,7 @@
 //! In-kernel benchmarks (a `kbench` build): run by `make bench`, each
 //! printed as one `kbench: {json}` line that xtask turns into a record.
 
+mod lock_efficiency;
 mod records;
 mod runner;
 mod sched_paths;

@@ -3,7 +3,7 @@
 use machine::stop::{self, ExitCode};
 
 use super::records::ClockMode;
-use super::sched_paths;
+use super::{lock_efficiency, sched_paths};
 
 /// Runs every benchmark for the mode named by `kbench=` and powers off.
 pub fn run_all(command_line: &str) -> ! {
@@ -18,6 +18,7 @@ pub fn run_all(command_line: &str) -> ! {
         }
         ClockMode::Wall => {
             sched_paths::cross_cpu_wakeup(mode);
+            lock_efficiency::efficiency();
         }
     }
     machine::println!("kbench: done");

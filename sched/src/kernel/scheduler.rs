@@ -15,7 +15,7 @@ use machine::percpu::{self, MAX_CPUS};
 use machine::stacks::KernelStack;
 use machine::{apic, cpu, trap};
 
-use super::lock::QueueLock;
+use super::lock::{queue_lock, QueueLock};
 use super::thread::Thread;
 use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
 
@@ -32,9 +32,9 @@ struct CpuScheduler {
 impl CpuScheduler {
     const fn new() -> Self {
         Self {
-            queues: QueueLock::new(CpuQueues::new()),
-            current: QueueLock::new(None),
-            idle_thread: QueueLock::new(None),
+            queues: queue_lock(CpuQueues::new()),
+            current: queue_lock(None),
+            idle_thread: queue_lock(None),
             idle: AtomicBool::new(false),
             switches: AtomicU64::new(0),
         }
@@ -45,7 +45,7 @@ static CPUS: [CpuScheduler; MAX_CPUS] = [const { CpuScheduler::new() }; MAX_CPUS
 static PREEMPTION: AtomicBool = AtomicBool::new(false);
 
 /// Where new threads' stacks come from (set by the kernel at boot).
-static STACK_SOURCE: QueueLock<Option<fn() -> Option<KernelStack>>> = QueueLock::new(None);
+static STACK_SOURCE: QueueLock<Option<fn() -> Option<KernelStack>>> = queue_lock(None);
 
 /// Why spawning failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +126,7 @@ fn thread_start(_argument: usize) -> ! {
 
 /// Stacks of exited threads, with their contexts: a stack is reused once
 /// its context is no longer running (its CPU has switched away from it).
-static STACK_POOL: QueueLock<alloc::vec::Vec<Arc<ThreadContext>>> = QueueLock::new(alloc::vec::Vec::new());
+static STACK_POOL: QueueLock<alloc::vec::Vec<Arc<ThreadContext>>> = queue_lock(alloc::vec::Vec::new());
 
 fn reuse_stack() -> Option<KernelStack> {
     let mut pool = STACK_POOL.lock();

@@ -22,7 +22,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering}
 
 use machine::context::ThreadContext;
 
-use super::lock::QueueLock;
+use super::lock::{queue_lock, QueueLock};
 
 const EMPTY: u8 = 0;
 const NOTIFIED: u8 = 1;
@@ -65,7 +65,7 @@ impl Thread {
             exited: AtomicBool::new(false),
             home_cpu: AtomicUsize::new(home_cpu),
             pinned: AtomicBool::new(false),
-            start: QueueLock::new(start),
+            start: queue_lock(start),
             idle,
         }
     }
