@@ -9,6 +9,7 @@ use crate::bench_results::{save_records, BenchmarkRecord};
 use crate::boottime::{measure_boot_time, BoottimeOptions};
 use crate::dependencies::ensure_dependencies;
 use crate::failure::{Failure, Outcome};
+use crate::kernel_bench::run_kernel_group;
 use crate::kernel_build::{build_kernel, ImageKind};
 
 /// A benchmark group and how to run it.
@@ -17,10 +18,11 @@ struct Group {
     run: fn() -> Outcome<Vec<BenchmarkRecord>>,
 }
 
-const GROUPS: &[Group] = &[Group {
-    name: "boot",
-    run: run_boot_group,
-}];
+const GROUPS: &[Group] = &[
+    Group { name: "boot", run: run_boot_group },
+    Group { name: "locks", run: run_locks_group },
+    Group { name: "sched", run: run_sched_group },
+];
 
 /// `cargo xtask bench`.
 pub fn bench_command(mut arguments: Arguments) -> Outcome {
@@ -68,6 +70,18 @@ fn find_group(name: &str) -> Outcome<&'static Group> {
         })
 }
 
+/// Host-native lock records (the spinlock crate's benchmark, rdtsc cycles)
+/// plus the in-kernel efficiency records under TCG.
+fn run_locks_group() -> Outcome<Vec<BenchmarkRecord>> {
+    let mut records = crate::host_lock_bench::run()?;
+    records.extend(run_kernel_group("locks")?);
+    Ok(records)
+}
+
+fn run_sched_group() -> Outcome<Vec<BenchmarkRecord>> {
+    run_kernel_group("sched")
+}
+
 fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
     let image = build_kernel(ImageKind::Normal)?;
     Ok(vec![measure_boot_time(&image, BoottimeOptions::default())?])
@@ -106,17 +120,18 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "sched"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
+        assert_eq!(names(&["--groups", "sched,locks"]), Ok(vec!["sched", "locks"]));
     }
 
     #[test]
     fn unknown_groups_are_refused_with_the_known_list() {
-        let Err(Failure::Usage(message)) = names(&["--groups", "boot,locks"]) else {
+        let Err(Failure::Usage(message)) = names(&["--groups", "boot,nosuch"]) else {
             panic!("accepted")
         };
         assert!(
-            message.contains("`locks`") && message.contains("known groups: boot"),
+            message.contains("`nosuch`") && message.contains("known groups: boot, locks, sched"),
             "{message}"
         );
         assert!(

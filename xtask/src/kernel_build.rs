@@ -13,6 +13,8 @@ pub enum ImageKind {
     Normal,
     /// The in-kernel test runner (`ktest` profile and feature).
     Test,
+    /// The in-kernel benchmark runner (`kbench` profile and feature).
+    Bench,
 }
 
 /// The kernel's target triple.
@@ -24,6 +26,7 @@ impl ImageKind {
         match self {
             ImageKind::Normal => "release",
             ImageKind::Test => "ktest",
+            ImageKind::Bench => "kbench",
         }
     }
 
@@ -31,8 +34,10 @@ impl ImageKind {
     pub fn cargo_arguments(self) -> Vec<&'static str> {
         let mut arguments = vec!["build", "--package", "kernel", "--bin", "lamina"];
         arguments.extend(["--target", KERNEL_TARGET, "--profile", self.profile()]);
-        if self == ImageKind::Test {
-            arguments.extend(["--features", "ktest"]);
+        match self {
+            ImageKind::Test => arguments.extend(["--features", "ktest"]),
+            ImageKind::Bench => arguments.extend(["--features", "kbench"]),
+            ImageKind::Normal => {}
         }
         arguments
     }

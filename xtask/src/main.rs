@@ -15,6 +15,8 @@ mod failure;
 mod iso;
 mod json;
 mod json_parser;
+mod host_lock_bench;
+mod kernel_bench;
 mod kernel_build;
 mod machine_options;
 mod qemu_command;

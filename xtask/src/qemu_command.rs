@@ -24,6 +24,8 @@ pub const EXIT_BOOT_ERROR: i32 = (0x12 << 1) | 1;
 pub enum BootMedium {
     /// The ELF kernel itself, booted through PVH by qboot.
     Kernel(PathBuf),
+    /// The ELF kernel with a kernel command line (`-append`).
+    KernelWithCommandLine(PathBuf, String),
     /// A GRUB CD image, booted by the given firmware.
     Cdrom(PathBuf, Firmware),
 }
@@ -68,7 +70,7 @@ pub fn qemu_arguments(
 
 fn firmware_arguments(medium: &BootMedium) -> Vec<String> {
     match medium {
-        BootMedium::Kernel(_) => vec!["-bios".into(), QBOOT.into()],
+        BootMedium::Kernel(_) | BootMedium::KernelWithCommandLine(..) => vec!["-bios".into(), QBOOT.into()],
         BootMedium::Cdrom(_, Firmware::Ovmf) => vec!["-bios".into(), OVMF.into()],
         BootMedium::Cdrom(_, Firmware::SeaBios) => vec![],
     }
@@ -104,6 +106,10 @@ fn console_arguments(console: Console) -> &'static [&'static str] {
 fn medium_arguments(medium: &BootMedium) -> Vec<String> {
     let (flag, path) = match medium {
         BootMedium::Kernel(path) => ("-kernel", path),
+        BootMedium::KernelWithCommandLine(path, command_line) => {
+            let kernel = ["-kernel".to_string(), path.display().to_string()];
+            return [kernel, ["-append".to_string(), command_line.clone()]].concat();
+        }
         BootMedium::Cdrom(path, _) => ("-cdrom", path),
     };
     vec![flag.to_string(), path.display().to_string()]
