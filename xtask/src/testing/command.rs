@@ -2,7 +2,7 @@
 //! prints `N passed, M failed` last and fails if anything failed.
 
 use super::boot::run_boot_tests;
-use super::host::run_host_tests;
+use super::host::{run_host_tests, run_loom_checks};
 use super::iso_boot::run_iso_tests;
 use super::kernel_tests::run_kernel_tests;
 use super::tally::Tally;
@@ -15,6 +15,8 @@ use crate::failure::{Failure, Outcome};
 pub enum Tier {
     /// `cargo test` on the host.
     Host,
+    /// loom model checking of the shared objects on the host.
+    Loom,
     /// The in-kernel test image in QEMU.
     KernelTests,
     /// Boot, monitor and bad-boot tests of the normal image.
@@ -23,12 +25,12 @@ pub enum Tier {
     Iso,
 }
 
-const ALL_TIERS: [Tier; 4] = [Tier::Host, Tier::KernelTests, Tier::Boot, Tier::Iso];
+const ALL_TIERS: [Tier; 5] = [Tier::Host, Tier::Loom, Tier::KernelTests, Tier::Boot, Tier::Iso];
 
 /// `cargo xtask test`.
 pub fn test_command(mut arguments: Arguments) -> Outcome {
     let tiers = parse_test_arguments(&mut arguments)?;
-    if tiers.iter().any(|tier| *tier != Tier::Host) {
+    if tiers.iter().any(|tier| !matches!(tier, Tier::Host | Tier::Loom)) {
         ensure_dependencies()?;
     }
     let mut tally = Tally::default();
@@ -45,6 +47,7 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
 fn run_tier(tier: Tier, tally: &mut Tally) {
     match tier {
         Tier::Host => run_host_tests(tally),
+        Tier::Loom => run_loom_checks(tally),
         Tier::KernelTests => run_kernel_tests(tally),
         Tier::Boot => run_boot_tests(tally),
         Tier::Iso => run_iso_tests(tally),
@@ -72,11 +75,12 @@ fn parse_tiers(names: &str) -> Outcome<Vec<Tier>> {
 fn parse_tier(name: &str) -> Outcome<Tier> {
     match name.trim() {
         "host" => Ok(Tier::Host),
+        "loom" => Ok(Tier::Loom),
         "ktest" => Ok(Tier::KernelTests),
         "boot" => Ok(Tier::Boot),
         "iso" => Ok(Tier::Iso),
         other => Err(Failure::usage(format!(
-            "--only takes host, ktest, boot or iso, not `{other}`"
+            "--only takes host, loom, ktest, boot or iso, not `{other}`"
         ))),
     }
 }
@@ -104,7 +108,7 @@ mod tests {
     #[test]
     fn unknown_tiers_and_arguments_are_usage_errors() {
         for bad in [
-            &["--only", "loom"][..],
+            &["--only", "lom"][..],
             &["--only"],
             &["--only="],
             &["boot"],
