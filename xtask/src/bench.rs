@@ -19,9 +19,18 @@ struct Group {
 }
 
 const GROUPS: &[Group] = &[
-    Group { name: "boot", run: run_boot_group },
-    Group { name: "locks", run: run_locks_group },
-    Group { name: "sched", run: run_sched_group },
+    Group {
+        name: "boot",
+        run: run_boot_group,
+    },
+    Group {
+        name: "locks",
+        run: run_locks_group,
+    },
+    Group {
+        name: "sched",
+        run: run_sched_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -122,7 +131,10 @@ mod tests {
     fn all_groups_by_default_and_named_groups_on_request() {
         assert_eq!(names(&[]), Ok(vec!["boot", "locks", "sched"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
-        assert_eq!(names(&["--groups", "sched,locks"]), Ok(vec!["sched", "locks"]));
+        assert_eq!(
+            names(&["--groups", "sched,locks"]),
+            Ok(vec!["sched", "locks"])
+        );
     }
 
     #[test]

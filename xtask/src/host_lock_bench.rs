@@ -11,7 +11,15 @@ use crate::workspace;
 /// The `locks` records measured natively on the host.
 pub fn run() -> Outcome<Vec<BenchmarkRecord>> {
     let output = workspace::cargo()
-        .args(["run", "--quiet", "--release", "--package", "spinlock", "--example", "lock_bench"])
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "--package",
+            "spinlock",
+            "--example",
+            "lock_bench",
+        ])
         .output()
         .context(|| "cannot run the spinlock lock_bench example".to_string())?;
     if !output.status.success() {
@@ -21,11 +29,15 @@ pub fn run() -> Outcome<Vec<BenchmarkRecord>> {
         )));
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    text.lines().filter(|line| line.starts_with('{')).map(parse_record).collect()
+    text.lines()
+        .filter(|line| line.starts_with('{'))
+        .map(parse_record)
+        .collect()
 }
 
 fn parse_record(line: &str) -> Outcome<BenchmarkRecord> {
-    let value = json_parser::parse(line).map_err(|error| Failure::failed(format!("bad lock_bench line {line}: {error}")))?;
+    let value = json_parser::parse(line)
+        .map_err(|error| Failure::failed(format!("bad lock_bench line {line}: {error}")))?;
     let text = |key: &str| value.text_field(key).unwrap_or_default().to_string();
     let number = |key: &str| match value.field(key) {
         Some(Value::Number(digits)) => digits.parse::<f64>().ok(),

@@ -32,7 +32,12 @@ pub fn run_kernel_group(group: &str) -> Outcome<Vec<BenchmarkRecord>> {
         let mut session = QemuSession::start(&machine, &medium, TIME_LIMIT)?;
         session
             .wait_for_text("kbench: done", 1)
-            .map_err(|failure| Failure::failed(format!("kbench ({mode}) did not finish: {failure:?}\n{}", session.log())))?;
+            .map_err(|failure| {
+                Failure::failed(format!(
+                    "kbench ({mode}) did not finish: {failure:?}\n{}",
+                    session.log()
+                ))
+            })?;
         let log = session.log();
         records.extend(parse_records(&log, group, cpus, accelerator)?);
     }
@@ -40,10 +45,19 @@ pub fn run_kernel_group(group: &str) -> Outcome<Vec<BenchmarkRecord>> {
 }
 
 /// The records of `group` among the `kbench: {…}` lines of `log`.
-fn parse_records(log: &str, group: &str, cpus: u32, accelerator: &str) -> Outcome<Vec<BenchmarkRecord>> {
+fn parse_records(
+    log: &str,
+    group: &str,
+    cpus: u32,
+    accelerator: &str,
+) -> Outcome<Vec<BenchmarkRecord>> {
     let mut records = Vec::new();
-    for line in log.lines().filter_map(|line| line.trim().strip_prefix("kbench: {")) {
-        let value = json_parser::parse(&format!("{{{line}")).map_err(|error| Failure::failed(format!("bad kbench line: {error}")))?;
+    for line in log
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("kbench: {"))
+    {
+        let value = json_parser::parse(&format!("{{{line}"))
+            .map_err(|error| Failure::failed(format!("bad kbench line: {error}")))?;
         let text = |key: &str| value.text_field(key).unwrap_or_default().to_string();
         let number = |key: &str| match value.field(key) {
             Some(Value::Number(digits)) => digits.parse::<f64>().ok(),

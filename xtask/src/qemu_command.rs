@@ -70,7 +70,9 @@ pub fn qemu_arguments(
 
 fn firmware_arguments(medium: &BootMedium) -> Vec<String> {
     match medium {
-        BootMedium::Kernel(_) | BootMedium::KernelWithCommandLine(..) => vec!["-bios".into(), QBOOT.into()],
+        BootMedium::Kernel(_) | BootMedium::KernelWithCommandLine(..) => {
+            vec!["-bios".into(), QBOOT.into()]
+        }
         BootMedium::Cdrom(_, Firmware::Ovmf) => vec!["-bios".into(), OVMF.into()],
         BootMedium::Cdrom(_, Firmware::SeaBios) => vec![],
     }

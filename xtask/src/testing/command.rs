@@ -25,12 +25,21 @@ pub enum Tier {
     Iso,
 }
 
-const ALL_TIERS: [Tier; 5] = [Tier::Host, Tier::Loom, Tier::KernelTests, Tier::Boot, Tier::Iso];
+const ALL_TIERS: [Tier; 5] = [
+    Tier::Host,
+    Tier::Loom,
+    Tier::KernelTests,
+    Tier::Boot,
+    Tier::Iso,
+];
 
 /// `cargo xtask test`.
 pub fn test_command(mut arguments: Arguments) -> Outcome {
     let tiers = parse_test_arguments(&mut arguments)?;
-    if tiers.iter().any(|tier| !matches!(tier, Tier::Host | Tier::Loom)) {
+    if tiers
+        .iter()
+        .any(|tier| !matches!(tier, Tier::Host | Tier::Loom))
+    {
         ensure_dependencies()?;
     }
     let mut tally = Tally::default();
@@ -107,12 +116,7 @@ mod tests {
 
     #[test]
     fn unknown_tiers_and_arguments_are_usage_errors() {
-        for bad in [
-            &["--only", "lom"][..],
-            &["--only"],
-            &["--only="],
-            &["boot"],
-        ] {
+        for bad in [&["--only", "lom"][..], &["--only"], &["--only="], &["boot"]] {
             assert!(
                 matches!(parse(bad), Err(Failure::Usage(_))),
                 "{bad:?} accepted"

@@ -8,7 +8,7 @@ use crate::workspace;
 const LOOM_CRATES: &[&str] = &["spinlock"];
 
 pub fn run_host_tests(tally: &mut Tally) {
-    let result = workspace::run_to_completion(workspace::cargo().arg("test"));
+    let result = workspace::run_to_completion(workspace::cargo().args(["test", "--no-fail-fast"]));
     tally.record(
         "host: cargo test",
         result.map_err(|failure| failure.to_string()),
@@ -23,7 +23,10 @@ pub fn run_loom_checks(tally: &mut Tally) {
         command
             .args(["test", "--release", "--lib", "--package", crate_name])
             .env("RUSTFLAGS", "--cfg loom")
-            .env("CARGO_TARGET_DIR", workspace::target_directory().join("loom"));
+            .env(
+                "CARGO_TARGET_DIR",
+                workspace::target_directory().join("loom"),
+            );
         let result = workspace::run_to_completion(&mut command);
         tally.record(
             &format!("loom: {crate_name}"),
