@@ -34,6 +34,7 @@ pub fn run_boot_tests(tally: &mut Tally) {
         &format!("boot: mem={TOO_LITTLE_MEMORY_MIB} fails cleanly"),
         boot_with_too_little_memory(&image),
     );
+    super::faults::run_fault_tests(&image, tally);
 }
 
 fn start(image: &Path, machine: MachineOptions) -> Result<QemuSession, String> {

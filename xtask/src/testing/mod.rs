@@ -1,6 +1,7 @@
 //! `cargo xtask test`: every test tier that exists so far.
 
 pub mod boot;
+mod faults;
 pub mod command;
 pub mod host;
 pub mod iso_boot;
