@@ -136,6 +136,41 @@ fn repeat(run: impl Fn() -> f64) -> Vec<f64> {
     (0..RUNS).map(|_| run()).collect()
 }
 
+/// One benchmark record: its name, unit, CPUs used and one run.
+struct Record {
+    name: &'static str,
+    unit: &'static str,
+    smp: usize,
+    run: fn() -> f64,
+}
+
+const RECORDS: [Record; 4] = [
+    Record {
+        name: "ticket_uncontended",
+        unit: "cycles",
+        smp: 1,
+        run: uncontended::<TicketLock>,
+    },
+    Record {
+        name: "mcs_uncontended",
+        unit: "cycles",
+        smp: 1,
+        run: uncontended::<Mcs>,
+    },
+    Record {
+        name: "ticket_efficiency_2",
+        unit: "ratio",
+        smp: THREADS,
+        run: efficiency::<TicketLock>,
+    },
+    Record {
+        name: "mcs_efficiency_2",
+        unit: "ratio",
+        smp: THREADS,
+        run: efficiency::<Mcs>,
+    },
+];
+
 /// Runs the records named on the command line (all without arguments).
 fn main() {
     let cores = thread::available_parallelism().map_or(1, usize::from);
@@ -144,21 +179,10 @@ fn main() {
         "the efficiency benchmark needs {THREADS} cores, this host has {cores}"
     );
     let wanted: Vec<String> = std::env::args().skip(1).collect();
-    let records: [(&str, &str, usize, fn() -> f64); 4] = [
-        ("ticket_uncontended", "cycles", 1, uncontended::<TicketLock>),
-        ("mcs_uncontended", "cycles", 1, uncontended::<Mcs>),
-        (
-            "ticket_efficiency_2",
-            "ratio",
-            THREADS,
-            efficiency::<TicketLock>,
-        ),
-        ("mcs_efficiency_2", "ratio", THREADS, efficiency::<Mcs>),
-    ];
-    for (name, unit, smp, run) in records {
-        if wanted.is_empty() || wanted.iter().any(|wanted| wanted == name) {
+    for record in RECORDS {
+        if wanted.is_empty() || wanted.iter().any(|wanted| wanted == record.name) {
             pin_to_core(0);
-            print_record(name, unit, smp, repeat(run));
+            print_record(record.name, record.unit, record.smp, repeat(record.run));
         }
     }
 }

@@ -13,7 +13,8 @@
 //!
 //! Both are FIFO: they refine the atomic specification in [`spec`], which the
 //! refinement tests check on random step sequences and loom checks on the
-//! real code under all interleavings of 2–3 threads.
+//! real code: every interleaving of 2 threads, and of 3 threads within a
+//! preemption bound.
 //!
 //! **Relies on** nothing from the machine layer in the lock algorithms:
 //! what the kernel must say about the hardware comes in through traits —
@@ -24,7 +25,7 @@
 //! and interrupt APIs and names the kernel's locks, `KernelTicketLock` and
 //! `KernelMcsLock`.
 //!
-//! **Must never**: allocate, block, or call upward; touch hardware; hand out
+//! **Must never**: allocate, block, or call upward; touch hardware itself; hand out
 //! `&mut T` without holding the lock. `unsafe` is confined to the one module
 //! that holds the lock cell (`cell.rs`), whose safety rests on the mutual
 //! exclusion of this crate's own two locks — which is why [`RawLock`] is

@@ -18,7 +18,11 @@
 //! waiter spins on a line of its own), and a slot per CPU from [`CpuSlot`].
 //! A wrong [`CpuSlot`] (two running CPUs given one slot), or a CPU taking a
 //! lock it already holds or waits for, is caught when the node is claimed
-//! and panics: it can never let two CPUs in.
+//! and panics: it can never let two CPUs in. (Two waiters on one node would
+//! both enter on one grant, so `CpuSlot` would otherwise have to be an
+//! `unsafe` trait, which the kernel, free of `unsafe` above the machine
+//! layer, could not implement.) The claim is an atomic swap: about 19 of
+//! the ~55 cycles of an uncontended acquire + release on the host.
 
 use core::marker::PhantomData;
 
