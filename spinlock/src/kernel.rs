@@ -8,6 +8,11 @@ use crate::{CpuSlot, GuardPolicy, HeldLevels, LevelSet, McsLock, SpinLock, Ticke
 
 /// Interrupts disabled from before acquire until after release, so that an
 /// interrupt handler on this CPU never spins on a lock its CPU holds.
+///
+/// In the big-kernel-lock build (feature `big-kernel-lock`, for the
+/// server/client benchmark) it also holds [`BIG_KERNEL_LOCK`] from after
+/// interrupts go off until before they come back: no two CPUs are ever in
+/// a critical section of the kernel at once.
 #[derive(Debug)]
 pub struct IrqOff;
 
@@ -19,16 +24,29 @@ impl GuardPolicy for IrqOff {
     fn enter() -> bool {
         let were_enabled = cpu::interrupts_enabled();
         cpu::disable_interrupts();
+        #[cfg(feature = "big-kernel-lock")]
+        BIG_KERNEL_LOCK.enter();
         were_enabled
     }
 
     #[inline(always)]
     fn exit(were_enabled: bool) {
+        #[cfg(feature = "big-kernel-lock")]
+        BIG_KERNEL_LOCK.exit();
         if were_enabled {
             cpu::enable_interrupts();
         }
     }
 }
+
+/// The one lock of the big-kernel-lock build, taken around every kernel
+/// lock (see [`IrqOff`]).
+#[cfg(feature = "big-kernel-lock")]
+pub static BIG_KERNEL_LOCK: crate::BigLock<KernelCpu> = crate::BigLock::new();
+
+/// Whether this kernel was built with one big lock instead of fine-grained
+/// locking.
+pub const BIG_KERNEL_LOCK_BUILD: bool = cfg!(feature = "big-kernel-lock");
 
 /// The held lock levels, in this CPU's per-CPU block.
 #[derive(Debug)]

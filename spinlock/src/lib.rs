@@ -68,6 +68,8 @@ extern crate std;
 #[forbid(unsafe_code)]
 mod sync;
 
+#[forbid(unsafe_code)]
+mod big_lock;
 #[allow(unsafe_code)]
 mod cell;
 #[forbid(unsafe_code)]
@@ -92,6 +94,7 @@ mod ticket;
 #[forbid(unsafe_code)]
 mod tests;
 
+pub use big_lock::BigLock;
 pub use guard::{GuardPolicy, NoGuard};
 pub use lock::{SpinLock, SpinLockGuard};
 pub use mcs::{Arrival, CpuSlot, McsLock};

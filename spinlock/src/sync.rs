@@ -3,10 +3,10 @@
 //! very code the kernel runs.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicU32, Ordering};
+pub(crate) use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Declares a `const fn` in a normal build and a plain `fn` under loom,
 /// whose atomics and cells cannot be built in a constant.

@@ -4,6 +4,8 @@
 mod support;
 
 #[cfg(not(loom))]
+mod big_lock;
+#[cfg(not(loom))]
 mod guard_policy;
 #[cfg(not(loom))]
 mod lock_order;
@@ -12,6 +14,8 @@ mod refinement;
 #[cfg(not(loom))]
 mod threads;
 
+#[cfg(loom)]
+mod loom_big_lock;
 #[cfg(loom)]
 mod loom_mcs;
 #[cfg(loom)]
