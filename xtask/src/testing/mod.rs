@@ -1,8 +1,8 @@
 //! `cargo xtask test`: every test tier that exists so far.
 
 pub mod boot;
-mod faults;
 pub mod command;
+mod faults;
 pub mod host;
 pub mod iso_boot;
 pub mod kernel_tests;

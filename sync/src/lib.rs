@@ -1,0 +1,73 @@
+//! Lamina's synchronization and IPC layer (mC2's "FIFOBBQ, CV and IPC"
+//! modules).
+//!
+//! **Provides** blocking objects that threads share:
+//! - [`WaitQueue`]: mC2's sleep queue, a FIFO of parked threads;
+//! - [`Condvar`]: a starvation-free FIFO condition variable (Anderson and
+//!   Dahlin's condition queue): `signal` wakes exactly the longest waiter;
+//! - [`BoundedQueue`]: mC2's FIFO bounded buffer queue, FIFO for items and
+//!   for waiting threads, with the fix of the mC2 paper (a remover leaves
+//!   the remove queue only once done, then wakes the next);
+//! - [`Channel`]: synchronous (rendezvous) IPC of 0 to 4096 bytes, FIFO
+//!   among senders and among receivers, copying the payload exactly once.
+//!
+//! Each refines an executable atomic specification in [`spec`]; host tests
+//! compare them step by step, and loom model-checks this very code under
+//! `--cfg loom`.
+//!
+//! **Relies on** the spinlock layer for its internal locks and, through the
+//! [`Blocking`] trait, on a way to park and unpark threads: the threads
+//! layer in the kernel ([`KernelBlocking`]), std threads on the host
+//! ([`StdBlocking`]), loom's threads under the model checker
+//! ([`LoomBlocking`]). The same code runs in all three.
+//!
+//! **Must never** block while holding a spinlock (every wait releases the
+//! lock before parking), call a layer above, or panic on anything a caller
+//! can pass (an oversized message is [`IpcError::TooLong`]). Its locks sit
+//! at [`SYNC_LEVEL`] in the lock order, above the threads layer.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+#[cfg(any(test, loom, feature = "std"))]
+extern crate std;
+
+#[macro_use]
+mod loom_const;
+
+mod blocking;
+mod bounded_queue;
+mod bounded_queue_state;
+mod channel;
+mod channel_state;
+mod condvar;
+mod ipc_error;
+mod message_buffer;
+pub mod spec;
+mod wait_queue;
+mod wakeups;
+
+#[cfg(target_os = "none")]
+mod kernel_blocking;
+#[cfg(loom)]
+mod loom_blocking;
+#[cfg(any(test, feature = "std"))]
+mod std_blocking;
+
+#[cfg(test)]
+mod tests;
+
+pub use blocking::{Blocking, SyncGuard, SyncLock, SYNC_LEVEL};
+pub use bounded_queue::BoundedQueue;
+pub use channel::Channel;
+pub use condvar::Condvar;
+pub use ipc_error::IpcError;
+#[cfg(target_os = "none")]
+pub use kernel_blocking::KernelBlocking;
+#[cfg(loom)]
+pub use loom_blocking::LoomBlocking;
+pub use message_buffer::{MessageBuffer, MAX_MESSAGE_LENGTH};
+#[cfg(any(test, feature = "std"))]
+pub use std_blocking::StdBlocking;
+pub use wait_queue::WaitQueue;

@@ -1,0 +1,130 @@
+//! Loom: the condition variable (and its wait queue) under all
+//! interleavings: no lost wake-up, FIFO signal order, broadcast wakes all.
+
+use loom::sync::Arc;
+use loom::thread;
+use std::vec::Vec;
+
+use spinlock::{Level, NoGuard, SpinLock, TicketLock, Untracked};
+
+use super::loom_support::{check, Preemptions};
+use crate::{Condvar, LoomBlocking};
+
+type UserLock<T> = SpinLock<T, TicketLock, NoGuard, Untracked>;
+const USER_LEVEL: Level = Level::new(6);
+
+/// Whether the signaller holds the user's lock while it signals.
+#[derive(Clone, Copy, Debug)]
+enum Signalling {
+    UnderLock,
+    AfterUnlock,
+}
+
+/// A waiter waits for a flag that the other thread sets and signals: in no
+/// interleaving does the waiter sleep through the signal (loom reports a
+/// deadlock if it does).
+fn no_lost_wakeup(signalling: Signalling) {
+    let shared = Arc::new((UserLock::new(USER_LEVEL, false), Condvar::<LoomBlocking>::new()));
+    let setter = {
+        let shared = shared.clone();
+        thread::spawn(move || {
+            let (lock, condvar) = &*shared;
+            let mut flag = lock.lock();
+            *flag = true;
+            if let Signalling::AfterUnlock = signalling {
+                drop(flag);
+                condvar.signal();
+            } else {
+                condvar.signal();
+                drop(flag);
+            }
+        })
+    };
+    let (lock, condvar) = &*shared;
+    let flag = condvar.wait_while(lock.lock(), lock, |flag| !*flag);
+    assert!(*flag);
+    drop(flag);
+    setter.join().unwrap();
+}
+
+#[test]
+fn condvar_never_loses_a_signal_given_under_the_lock() {
+    check("condvar signal under lock", Preemptions::Unbounded, || no_lost_wakeup(Signalling::UnderLock));
+}
+
+#[test]
+fn condvar_never_loses_a_signal_given_after_unlocking() {
+    check("condvar signal after unlock", Preemptions::Unbounded, || no_lost_wakeup(Signalling::AfterUnlock));
+}
+
+/// What the FIFO model records under the user's lock.
+#[derive(Default)]
+struct Record {
+    /// Waiters in the order they joined the condvar's queue.
+    arrived: Vec<usize>,
+    /// Waiters in the order they were woken.
+    woken: Vec<usize>,
+}
+
+/// Two waiters queue in some order; the main thread signals once, waits
+/// until the woken one has recorded itself, then signals again. The first
+/// woken must be the first arrived.
+fn fifo_signal_order() {
+    let shared = Arc::new((
+        UserLock::new(USER_LEVEL, Record::default()),
+        Condvar::<LoomBlocking>::new(),
+        Condvar::<LoomBlocking>::new(),
+    ));
+    let waiters: Vec<_> = (0..2)
+        .map(|waiter| {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let (lock, condvar, progress) = &*shared;
+                let mut record = lock.lock();
+                record.arrived.push(waiter);
+                progress.signal();
+                let mut record = condvar.wait(record, lock);
+                record.woken.push(waiter);
+                progress.signal();
+            })
+        })
+        .collect();
+    let (lock, condvar, progress) = &*shared;
+    let record = progress.wait_while(lock.lock(), lock, |record| record.arrived.len() < 2);
+    drop(record);
+    assert!(condvar.signal());
+    let record = progress.wait_while(lock.lock(), lock, |record| record.woken.is_empty());
+    assert_eq!(record.woken[0], record.arrived[0], "the first signal woke the second waiter");
+    drop(record);
+    assert!(condvar.signal());
+    waiters.into_iter().for_each(|waiter| waiter.join().unwrap());
+    assert_eq!(lock.lock().woken.len(), 2);
+}
+
+#[test]
+fn condvar_signals_waiters_in_arrival_order() {
+    check("condvar FIFO, 3 threads", Preemptions::AtMost(1), fifo_signal_order);
+}
+
+/// Two waiters wait for a flag; one broadcast after setting it wakes both.
+fn broadcast_wakes_all() {
+    let shared = Arc::new((UserLock::new(USER_LEVEL, false), Condvar::<LoomBlocking>::new()));
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let (lock, condvar) = &*shared;
+                drop(condvar.wait_while(lock.lock(), lock, |open| !*open));
+            })
+        })
+        .collect();
+    let (lock, condvar) = &*shared;
+    *lock.lock() = true;
+    condvar.broadcast();
+    waiters.into_iter().for_each(|waiter| waiter.join().unwrap());
+}
+
+#[test]
+fn condvar_broadcast_wakes_every_waiter() {
+    check("condvar broadcast, 3 threads", Preemptions::AtMost(2), broadcast_wakes_all);
+}
