@@ -28,6 +28,10 @@ const GROUPS: &[Group] = &[
         run: run_locks_group,
     },
     Group {
+        name: "ipc",
+        run: run_ipc_group,
+    },
+    Group {
         name: "sched",
         run: run_sched_group,
     },
@@ -91,6 +95,10 @@ fn run_sched_group() -> Outcome<Vec<BenchmarkRecord>> {
     run_kernel_group("sched")
 }
 
+fn run_ipc_group() -> Outcome<Vec<BenchmarkRecord>> {
+    run_kernel_group("ipc")
+}
+
 fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
     let image = build_kernel(ImageKind::Normal)?;
     Ok(vec![measure_boot_time(&image, BoottimeOptions::default())?])
@@ -129,7 +137,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "sched"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),
@@ -143,7 +151,7 @@ mod tests {
             panic!("accepted")
         };
         assert!(
-            message.contains("`nosuch`") && message.contains("known groups: boot, locks, sched"),
+            message.contains("`nosuch`") && message.contains("known groups: boot, locks, ipc, sched"),
             "{message}"
         );
         assert!(

@@ -3,6 +3,7 @@
 //! multi-threaded TCG (records in wall-clock ns and ratios), and turns its
 //! `kbench: {json}` lines into records.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::bench_results::BenchmarkRecord;
@@ -18,30 +19,96 @@ const TIME_LIMIT: Duration = Duration::from_secs(600);
 const ICOUNT_CPUS: u32 = 2;
 const WALL_CPUS: u32 = 8;
 
-/// Records of `group` from both kbench boots.
+/// One boot of a benchmark image.
+struct KernelBenchRun {
+    image: ImageKind,
+    counting: InstructionCounting,
+    cpus: u32,
+    mode: &'static str,
+    accelerator: &'static str,
+}
+
+/// The boots, in order: the fine-grained image under icount and under
+/// multi-threaded TCG, then the big-kernel-lock image (which runs only the
+/// server/client benchmark, group `sched`).
+const RUNS: [KernelBenchRun; 3] = [
+    KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::On,
+        cpus: ICOUNT_CPUS,
+        mode: "icount",
+        accelerator: "tcg-icount",
+    },
+    KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::Off,
+        cpus: WALL_CPUS,
+        mode: "wall",
+        accelerator: "tcg",
+    },
+    KernelBenchRun {
+        image: ImageKind::BenchBigLock,
+        counting: InstructionCounting::Off,
+        cpus: WALL_CPUS,
+        mode: "wall",
+        accelerator: "tcg",
+    },
+];
+
+/// Records of `group` from the kbench boots.
 pub fn run_kernel_group(group: &str) -> Outcome<Vec<BenchmarkRecord>> {
-    let image = build_kernel(ImageKind::Bench)?;
     let mut records = Vec::new();
-    for (counting, cpus, mode, accelerator) in [
-        (InstructionCounting::On, ICOUNT_CPUS, "icount", "tcg-icount"),
-        (InstructionCounting::Off, WALL_CPUS, "wall", "tcg"),
-    ] {
-        let mut machine = MachineOptions::with(cpus, 256);
-        machine.counting = counting;
-        let medium = BootMedium::KernelWithCommandLine(image.clone(), format!("kbench={mode}"));
-        let mut session = QemuSession::start(&machine, &medium, TIME_LIMIT)?;
-        session
-            .wait_for_text("kbench: done", 1)
-            .map_err(|failure| {
-                Failure::failed(format!(
-                    "kbench ({mode}) did not finish: {failure:?}\n{}",
-                    session.log()
-                ))
-            })?;
-        let log = session.log();
-        records.extend(parse_records(&log, group, cpus, accelerator)?);
+    for (index, run) in RUNS
+        .iter()
+        .enumerate()
+        .filter(|(_, run)| run.image == ImageKind::Bench || group == "sched")
+    {
+        let log = boot_once(index, run)?;
+        records.extend(parse_records(&log, group, run.cpus, run.accelerator)?);
     }
     Ok(records)
+}
+
+/// Logs of the boots done so far by this `xtask bench`: each boot runs
+/// the benchmarks of every group, so groups after the first reuse it.
+static LOGS: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+
+/// The log of `run` (the `index`-th of [`RUNS`]), booting it the first time.
+fn boot_once(index: usize, run: &KernelBenchRun) -> Outcome<String> {
+    let cached = LOGS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .iter()
+        .find(|(done, _)| *done == index)
+        .map(|(_, log)| log.clone());
+    if let Some(log) = cached {
+        return Ok(log);
+    }
+    let log = boot_and_collect(run)?;
+    LOGS.lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push((index, log.clone()));
+    Ok(log)
+}
+
+/// Boots `run`'s image until it prints `kbench: done`; returns its log.
+fn boot_and_collect(run: &KernelBenchRun) -> Outcome<String> {
+    let image = build_kernel(run.image)?;
+    let mut machine = MachineOptions::with(run.cpus, 256);
+    machine.counting = run.counting;
+    let mode = run.mode;
+    let medium = BootMedium::KernelWithCommandLine(image, format!("kbench={mode}"));
+    let mut session = QemuSession::start(&machine, &medium, TIME_LIMIT)?;
+    session
+        .wait_for_text("kbench: done", 1)
+        .map_err(|failure| {
+            Failure::failed(format!(
+                "kbench ({mode}, {:?}) did not finish: {failure:?}\n{}",
+                run.image,
+                session.log()
+            ))
+        })?;
+    Ok(session.log())
 }
 
 /// The records of `group` among the `kbench: {…}` lines of `log`.

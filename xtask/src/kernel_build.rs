@@ -15,6 +15,9 @@ pub enum ImageKind {
     Test,
     /// The in-kernel benchmark runner (`kbench` profile and feature).
     Bench,
+    /// The benchmark runner in the big-kernel-lock build (`kbench-bkl`
+    /// profile, features `kbench` and `big-kernel-lock`).
+    BenchBigLock,
 }
 
 /// The kernel's target triple.
@@ -27,6 +30,7 @@ impl ImageKind {
             ImageKind::Normal => "release",
             ImageKind::Test => "ktest",
             ImageKind::Bench => "kbench",
+            ImageKind::BenchBigLock => "kbench-bkl",
         }
     }
 
@@ -37,6 +41,7 @@ impl ImageKind {
         match self {
             ImageKind::Test => arguments.extend(["--features", "ktest"]),
             ImageKind::Bench => arguments.extend(["--features", "kbench"]),
+            ImageKind::BenchBigLock => arguments.extend(["--features", "kbench big-kernel-lock"]),
             ImageKind::Normal => {}
         }
         arguments
@@ -90,6 +95,18 @@ mod tests {
         assert!(ImageKind::Test
             .image_path()
             .ends_with("x86_64-unknown-none/ktest/lamina"));
+    }
+
+    #[test]
+    fn the_big_lock_image_has_its_own_profile_and_both_features() {
+        let arguments = ImageKind::BenchBigLock.cargo_arguments().join(" ");
+        assert!(
+            arguments.contains("--profile kbench-bkl --features kbench big-kernel-lock"),
+            "{arguments}"
+        );
+        assert!(ImageKind::BenchBigLock
+            .image_path()
+            .ends_with("x86_64-unknown-none/kbench-bkl/lamina"));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! In-kernel benchmarks (a `kbench` build): run by `make bench`, each
 //! printed as one `kbench: {json}` line that xtask turns into a record.
 
+mod ipc_round_trip;
 mod lock_efficiency;
 mod records;
 mod runner;
 mod sched_paths;
+mod server_client;
 
 pub use runner::run_all;

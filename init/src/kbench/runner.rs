@@ -3,7 +3,9 @@
 use machine::stop::{self, ExitCode};
 
 use super::records::ClockMode;
-use super::{lock_efficiency, sched_paths};
+use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
+
+use super::{ipc_round_trip, lock_efficiency, sched_paths, server_client};
 
 /// Runs every benchmark for the mode named by `kbench=` and powers off.
 pub fn run_all(command_line: &str) -> ! {
@@ -13,12 +15,17 @@ pub fn run_all(command_line: &str) -> ! {
     };
     machine::println!("kbench: mode {:?} on {} CPUs", mode, machine::percpu::online_count());
     match mode {
+        // The big-kernel-lock build exists for one comparison.
+        ClockMode::Wall if BIG_KERNEL_LOCK_BUILD => server_client::speedups(),
+        ClockMode::Instructions if BIG_KERNEL_LOCK_BUILD => {}
         ClockMode::Instructions => {
             sched_paths::yield_switch(mode);
+            ipc_round_trip::round_trips(mode);
         }
         ClockMode::Wall => {
             sched_paths::cross_cpu_wakeup(mode);
             lock_efficiency::efficiency();
+            server_client::speedups();
         }
     }
     machine::println!("kbench: done");
