@@ -3,9 +3,11 @@
 mod boot_checks;
 mod exceptions;
 mod frames_and_contexts;
+mod locks;
 mod memory;
 mod runner;
 pub mod smp;
+mod sync_objects;
 mod threads;
 
 pub use runner::run_all;

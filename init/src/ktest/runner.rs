@@ -9,7 +9,7 @@ use alloc::string::String;
 
 use machine::stop::{self, ExitCode};
 
-use super::{boot_checks, exceptions, frames_and_contexts, memory, smp, threads};
+use super::{boot_checks, exceptions, frames_and_contexts, locks, memory, smp, sync_objects, threads};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -36,11 +36,19 @@ static TESTS: &[Test] = &[
     Test { name: "smp::every_cpu_runs_work", body: smp::every_cpu_runs_work },
     Test { name: "smp::apic_ids_are_distinct", body: smp::apic_ids_are_distinct },
     Test { name: "smp::timer_ticks_on_every_cpu", body: smp::timer_ticks_on_every_cpu },
+    Test { name: "locks::ticket_lock_excludes_on_every_cpu", body: locks::ticket_lock_excludes_on_every_cpu },
+    Test { name: "locks::mcs_lock_excludes_on_every_cpu", body: locks::mcs_lock_excludes_on_every_cpu },
     Test { name: "threads::yield_alternates_threads_on_one_cpu", body: threads::yield_alternates_threads_on_one_cpu },
     Test { name: "threads::park_and_unpark_across_cpus", body: threads::park_and_unpark_across_cpus },
     Test { name: "threads::preemption_shares_a_cpu_between_spinners", body: threads::preemption_shares_a_cpu_between_spinners },
     Test { name: "threads::a_thread_migrates_to_every_cpu", body: threads::a_thread_migrates_to_every_cpu },
     Test { name: "threads::no_lost_wakeups_under_stress", body: threads::no_lost_wakeups_under_stress },
+    Test { name: "sync::wait_queue_wakes_in_arrival_order", body: sync_objects::wait_queue_wakes_in_arrival_order },
+    Test { name: "sync::condvar_signals_oldest_waiter_across_cpus", body: sync_objects::condvar_signals_oldest_waiter_across_cpus },
+    Test { name: "sync::condvar_broadcast_loses_no_wakeup", body: sync_objects::condvar_broadcast_loses_no_wakeup },
+    Test { name: "sync::bounded_queue_of_one_moves_every_item_once", body: sync_objects::bounded_queue_of_one_moves_every_item_once },
+    Test { name: "sync::bounded_queue_of_four_moves_every_item_once", body: sync_objects::bounded_queue_of_four_moves_every_item_once },
+    Test { name: "sync::channels_carry_every_size_across_cpus", body: sync_objects::channels_carry_every_size_across_cpus },
 ];
 
 /// Runs all tests and ends the run.

@@ -136,11 +136,16 @@ fn reuse_stack() -> Option<KernelStack> {
 
 /// Ends the current thread.
 pub fn exit() -> ! {
+    // Interrupts off first: once the context is in the pool, a timer
+    // preemption would switch away from it (so it no longer counts as
+    // running), let another CPU reuse the stack, and later resume this
+    // thread on a stack that is someone else's (seen at 8 vCPUs as a jump
+    // into stack memory from `exit`).
+    cpu::disable_interrupts();
     let thread = current();
     thread.mark_exited();
     STACK_POOL.lock().push(thread.context.clone());
     drop(thread);
-    cpu::disable_interrupts();
     schedule(Requeue::No);
     unreachable!("an exited thread was scheduled again")
 }
