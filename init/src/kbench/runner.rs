@@ -7,25 +7,28 @@ use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
 
 use super::{ipc_round_trip, lock_efficiency, sched_paths, server_client};
 
-/// Runs every benchmark for the mode named by `kbench=` and powers off.
+/// Runs the benchmarks `kbench=` names (`icount`, the default; `wall`;
+/// `serverclient`) and powers off.
 pub fn run_all(command_line: &str) -> ! {
-    let mode = match command_line.split_whitespace().find_map(|word| word.strip_prefix("kbench=")) {
-        Some("wall") => ClockMode::Wall,
+    let requested = command_line.split_whitespace().find_map(|word| word.strip_prefix("kbench="));
+    let mode = match requested {
+        Some("wall" | "serverclient") => ClockMode::Wall,
         _ => ClockMode::Instructions,
     };
     machine::println!("kbench: mode {:?} on {} CPUs", mode, machine::percpu::online_count());
-    match mode {
-        // The big-kernel-lock build exists for one comparison.
-        ClockMode::Wall if BIG_KERNEL_LOCK_BUILD => server_client::speedups(),
-        ClockMode::Instructions if BIG_KERNEL_LOCK_BUILD => {}
-        ClockMode::Instructions => {
-            sched_paths::yield_switch(mode);
-            ipc_round_trip::round_trips(mode);
-        }
-        ClockMode::Wall => {
+    match requested {
+        // mC2's comparison of fine-grained locks and a big kernel lock: the
+        // one benchmark both builds run, in a boot of its own.
+        Some("serverclient") => server_client::speedups(),
+        // The big-kernel-lock build exists for that comparison only.
+        _ if BIG_KERNEL_LOCK_BUILD => {}
+        Some("wall") => {
             sched_paths::cross_cpu_wakeup(mode);
             lock_efficiency::efficiency();
-            server_client::speedups();
+        }
+        _ => {
+            sched_paths::yield_switch(mode);
+            ipc_round_trip::round_trips(mode);
         }
     }
     machine::println!("kbench: done");
