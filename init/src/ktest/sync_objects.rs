@@ -14,30 +14,19 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use machine::irq_lock::IrqLock;
-use machine::{percpu, timer};
+use machine::percpu;
 use sched::{Pinning, Thread};
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 use sync::{BoundedQueue, Channel, Condvar, IpcError, KernelBlocking, MessageBuffer, WaitQueue, MAX_MESSAGE_LENGTH};
 
 use super::runner::{check, Outcome};
+use super::threads::wait_until;
 use crate::system::SystemFacts;
 
 /// The level of the locks these tests hand to [`Condvar::wait`]: above the
 /// sync layer's own (5), as the lock order requires.
 const TEST_LOCK_LEVEL: Level = Level::new(6);
-
-/// Waits (yielding) until `done` holds, giving up after `milliseconds`.
-fn wait_until(milliseconds: u64, done: impl Fn() -> bool) -> bool {
-    let deadline = timer::uptime_nanoseconds() + milliseconds * 1_000_000;
-    while !done() {
-        if timer::uptime_nanoseconds() > deadline {
-            return false;
-        }
-        sched::yield_now();
-    }
-    true
-}
 
 /// Starts `body(index)` as a thread pinned to CPU `index % online`.
 fn spawn_pinned(index: usize, name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, String> {

@@ -15,7 +15,7 @@ use super::runner::{check, Outcome};
 use crate::system::SystemFacts;
 
 /// Waits (parking) until `done` holds, giving up after `milliseconds`.
-fn wait_until(milliseconds: u64, done: impl Fn() -> bool) -> bool {
+pub(super) fn wait_until(milliseconds: u64, done: impl Fn() -> bool) -> bool {
     let deadline = timer::uptime_nanoseconds() + milliseconds * 1_000_000;
     while !done() {
         if timer::uptime_nanoseconds() > deadline {
