@@ -11,17 +11,15 @@ use machine::irq_lock::IrqLock;
 use machine::{layout, paging, stacks};
 
 use super::runner::{check, Outcome};
-use crate::physical_memory::{free_frames, with_frames, KernelFrameSource};
+use crate::physical_memory::{allocate_frame, free_frame, free_frames, KernelFrameSource};
 use crate::system::SystemFacts;
 
 pub fn frame_allocator_hands_out_each_frame_once(_facts: &SystemFacts) -> Outcome {
     let free_before = free_frames();
     let mut taken = Vec::with_capacity(free_before as usize);
-    with_frames(|allocator| {
-        while let Ok(frame) = allocator.allocate() {
-            taken.push(frame);
-        }
-    });
+    while let Ok(frame) = allocate_frame() {
+        taken.push(frame);
+    }
     let count = taken.len() as u64;
     check(count == free_before, || format!("expected {free_before} frames before running out, got {count}"))?;
     let mut sorted = taken.clone();
@@ -31,7 +29,7 @@ pub fn frame_allocator_hands_out_each_frame_once(_facts: &SystemFacts) -> Outcom
     let kernel = layout::kernel_physical();
     let inside_kernel = taken.iter().any(|frame| (kernel.start..kernel.end).contains(&frame.start_address().0));
     check(!inside_kernel, || "a frame of the kernel image was handed out".into())?;
-    with_frames(|allocator| taken.iter().try_for_each(|frame| allocator.free(*frame)))
+    taken.iter().try_for_each(|frame| free_frame(*frame))
         .map_err(|error| format!("freeing a handed-out frame failed: {error}"))?;
     let free_after = free_frames();
     check(free_after == free_before, || format!("free frames {free_before} before, {free_after} after"))

@@ -3,6 +3,7 @@
 mod boot_checks;
 mod exceptions;
 mod frames_and_contexts;
+mod frames_every_cpu;
 mod locks;
 mod memory;
 mod runner;

@@ -9,7 +9,7 @@ use alloc::string::String;
 
 use machine::stop::{self, ExitCode};
 
-use super::{boot_checks, exceptions, frames_and_contexts, locks, memory, smp, sync_objects, threads};
+use super::{boot_checks, exceptions, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -36,6 +36,8 @@ static TESTS: &[Test] = &[
     Test { name: "smp::every_cpu_runs_work", body: smp::every_cpu_runs_work },
     Test { name: "smp::apic_ids_are_distinct", body: smp::apic_ids_are_distinct },
     Test { name: "smp::timer_ticks_on_every_cpu", body: smp::timer_ticks_on_every_cpu },
+    Test { name: "memory::every_cpu_allocates_and_frees_at_once", body: frames_every_cpu::every_cpu_allocates_and_frees_at_once },
+    Test { name: "memory::all_cpus_together_get_every_frame", body: frames_every_cpu::all_cpus_together_get_every_frame },
     Test { name: "locks::ticket_lock_excludes_on_every_cpu", body: locks::ticket_lock_excludes_on_every_cpu },
     Test { name: "locks::mcs_lock_excludes_on_every_cpu", body: locks::mcs_lock_excludes_on_every_cpu },
     Test { name: "threads::yield_alternates_threads_on_one_cpu", body: threads::yield_alternates_threads_on_one_cpu },

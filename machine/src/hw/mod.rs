@@ -14,6 +14,7 @@ pub mod layout;
 pub mod paging;
 pub mod percpu;
 pub mod serial;
+pub mod set_once;
 mod smp;
 pub mod stacks;
 pub mod start;

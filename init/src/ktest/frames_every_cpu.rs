@@ -1,0 +1,105 @@
+//! The frame allocator on every CPU at once: per-CPU caches never hand one
+//! frame to two CPUs, every CPU together can take all of memory (the last
+//! frames are found in other CPUs' caches), and every frame comes back.
+
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use frames::FrameNumber;
+use machine::irq_lock::IrqLock;
+use machine::percpu;
+use sched::Pinning;
+
+use super::runner::{check, Outcome};
+use super::threads::wait_until;
+use crate::physical_memory::{allocate_frame, free_frame, free_frames};
+use crate::system::SystemFacts;
+
+/// What each CPU's thread took, to compare after all are done.
+type Takings = Arc<IrqLock<Vec<Vec<FrameNumber>>>>;
+
+/// Runs `work` on a thread pinned to every CPU and collects what each
+/// returns.
+fn on_every_cpu(work: fn() -> Vec<FrameNumber>) -> Result<Vec<Vec<FrameNumber>>, alloc::string::String> {
+    let online = percpu::online_count();
+    let takings: Takings = Arc::new(IrqLock::new(Vec::new()));
+    let mut threads = Vec::new();
+    for cpu in 0..online {
+        let takings = takings.clone();
+        let thread = sched::spawn_on(cpu, Pinning::Pinned, "frames", move || {
+            let taken = work();
+            takings.lock().push(taken);
+        })
+        .map_err(|error| format!("spawn on CPU {cpu} failed: {error:?}"))?;
+        threads.push(thread);
+    }
+    check(wait_until(60_000, || threads.iter().all(|thread| thread.has_exited())), || "frame threads did not finish".into())?;
+    let takings = core::mem::take(&mut *takings.lock());
+    Ok(takings)
+}
+
+/// Checks that no frame appears twice among `takings`; returns how many.
+fn count_distinct(takings: &[Vec<FrameNumber>]) -> Result<u64, alloc::string::String> {
+    let mut seen = BTreeSet::new();
+    for frame in takings.iter().flatten() {
+        check(seen.insert(*frame), || format!("frame {frame:?} was handed to two CPUs at once"))?;
+    }
+    Ok(seen.len() as u64)
+}
+
+fn free_all(takings: &[Vec<FrameNumber>]) -> Outcome {
+    takings
+        .iter()
+        .flatten()
+        .try_for_each(|frame| free_frame(*frame))
+        .map_err(|error| format!("freeing a handed-out frame failed: {error}"))
+}
+
+/// Each CPU allocates and frees in rounds, keeping what it holds at the end.
+fn churn() -> Vec<FrameNumber> {
+    let mut held = Vec::new();
+    for round in 0..40 {
+        held.extend((0..100).filter_map(|_| allocate_frame().ok()));
+        // Free two thirds, through this CPU's cache.
+        let keep = held.len() / 3 + round % 3;
+        held.drain(keep.min(held.len())..).for_each(|frame| {
+            let _ = free_frame(frame);
+        });
+    }
+    held
+}
+
+pub fn every_cpu_allocates_and_frees_at_once(_facts: &SystemFacts) -> Outcome {
+    let before = free_frames();
+    let takings = on_every_cpu(churn)?;
+    count_distinct(&takings)?;
+    free_all(&takings)?;
+    let after = free_frames();
+    check(after == before, || format!("free frames {before} before, {after} after"))
+}
+
+/// Each CPU takes frames until there are none.
+fn take_everything() -> Vec<FrameNumber> {
+    let mut taken = Vec::new();
+    while let Ok(frame) = allocate_frame() {
+        taken.push(frame);
+    }
+    taken
+}
+
+pub fn all_cpus_together_get_every_frame(_facts: &SystemFacts) -> Outcome {
+    let before = free_frames();
+    let takings = on_every_cpu(take_everything)?;
+    let distinct = count_distinct(&takings);
+    let left = free_frames();
+    // Give everything back before judging, so a failure leaves memory free.
+    free_all(&takings)?;
+    let distinct = distinct?;
+    check(distinct == before && left == 0, || {
+        format!("{before} frames were free; the CPUs got {distinct} distinct frames and {left} stayed free")
+    })?;
+    let after = free_frames();
+    check(after == before, || format!("free frames {before} before, {after} after"))
+}
