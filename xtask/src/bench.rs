@@ -35,6 +35,10 @@ const GROUPS: &[Group] = &[
         name: "sched",
         run: run_sched_group,
     },
+    Group {
+        name: "mem",
+        run: run_mem_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -99,6 +103,10 @@ fn run_ipc_group() -> Outcome<Vec<BenchmarkRecord>> {
     run_kernel_group("ipc")
 }
 
+fn run_mem_group() -> Outcome<Vec<BenchmarkRecord>> {
+    run_kernel_group("mem")
+}
+
 fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
     let image = build_kernel(ImageKind::Normal)?;
     Ok(vec![measure_boot_time(&image, BoottimeOptions::default())?])
@@ -137,7 +145,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),
@@ -151,7 +159,7 @@ mod tests {
             panic!("accepted")
         };
         assert!(
-            message.contains("`nosuch`") && message.contains("known groups: boot, locks, ipc, sched"),
+            message.contains("`nosuch`") && message.contains("known groups: boot, locks, ipc, sched, mem"),
             "{message}"
         );
         assert!(

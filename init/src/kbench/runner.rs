@@ -5,7 +5,7 @@ use machine::stop::{self, ExitCode};
 use super::records::ClockMode;
 use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
 
-use super::{ipc_round_trip, lock_efficiency, sched_paths, server_client};
+use super::{frame_paths, ipc_round_trip, lock_efficiency, sched_paths, server_client};
 
 /// Runs the benchmarks `kbench=` names (`icount`, the default; `wall`;
 /// `serverclient`) and powers off.
@@ -25,10 +25,12 @@ pub fn run_all(command_line: &str) -> ! {
         Some("wall") => {
             sched_paths::cross_cpu_wakeup(mode);
             lock_efficiency::efficiency();
+            frame_paths::alloc_free_parallel();
         }
         _ => {
             sched_paths::yield_switch(mode);
             ipc_round_trip::round_trips(mode);
+            frame_paths::alloc_free(mode);
         }
     }
     machine::println!("kbench: done");
