@@ -10,6 +10,7 @@ use crate::system::SystemFacts;
 /// First code above the machine layer, on the bootstrap processor.
 pub fn bootstrap_main(handoff: Handoff) -> ! {
     let free_bytes = crate::physical_memory::init(&handoff.free_memory) * frames::FRAME_SIZE;
+    crate::kernel_memory::init();
     let facts: &'static SystemFacts = Box::leak(Box::new(SystemFacts {
         usable_bytes: handoff.usable_bytes,
         machine_bytes: handoff.machine_bytes,

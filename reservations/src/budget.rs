@@ -50,6 +50,11 @@ impl Budget {
         self.available.fetch_add(pages, Ordering::Relaxed);
     }
 
+    /// Adds `pages` the kernel sets aside for requests (at boot).
+    pub fn set_aside(&self, pages: u64) {
+        self.give(pages);
+    }
+
     /// Gives back `pages` a finished request kept and that are now freed.
     pub fn release_kept(&self, pages: u64) {
         self.give(pages);

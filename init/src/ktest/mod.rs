@@ -2,6 +2,7 @@
 
 mod boot_checks;
 mod exceptions;
+mod exhaustion;
 mod frames_and_contexts;
 mod frames_every_cpu;
 mod locks;
