@@ -71,7 +71,7 @@ pub fn free_frame(frame: FrameNumber) -> Result<(), FrameError> {
 }
 
 /// Free frames right now, in the bitmap and every CPU cache.
-#[cfg_attr(not(any(feature = "ktest", feature = "kbench")), allow(dead_code))]
+#[cfg_attr(not(feature = "ktest"), allow(dead_code))]
 pub fn free_frames() -> u64 {
     frames().map_or(0, |frames| frames.free_count())
 }
