@@ -18,7 +18,7 @@ fn run(seed: u64, frames: u64, steps: usize) {
     let mut rng = Rng::new(seed);
     let mut held: Vec<FrameNumber> = Vec::new();
     for step in 0..steps {
-        ThreadSlot::set(rng.below(CPUS as u64 + 1) as usize);
+        ThreadSlot::set(rng.below(CPUS + 1));
         match rng.below(10) {
             0..=4 => match cached.allocate() {
                 // The spec must have had this very frame free.
@@ -29,12 +29,12 @@ fn run(seed: u64, frames: u64, steps: usize) {
                 Err(error) => assert_eq!(spec.allocate(None), Err(error), "seed {seed} step {step}"),
             },
             5..=7 if !held.is_empty() => {
-                let frame = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let frame = held.swap_remove(rng.below(held.len()));
                 assert_eq!(cached.free(frame), spec.free(frame), "seed {seed} step {step}: free {frame:?}");
             }
             // A frame that may be free, cached, out, or not covered at all.
             _ => {
-                let frame = FrameNumber(FIRST_FRAME - 2 + rng.below(frames.div_ceil(64) * 64 + 4));
+                let frame = FrameNumber(FIRST_FRAME - 2 + rng.below((frames.div_ceil(64) * 64 + 4) as usize) as u64);
                 // Stricter than the bitmap (and its spec), which take back
                 // covered frames they never had: only a frame handed out
                 // can come back.

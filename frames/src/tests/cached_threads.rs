@@ -29,7 +29,7 @@ fn threads_never_hold_one_frame_at_once() {
                             mine.push(frame);
                         }
                     } else {
-                        let frame = mine.swap_remove(rng.below(mine.len() as u64) as usize);
+                        let frame = mine.swap_remove(rng.below(mine.len()));
                         assert!(holders.lock().unwrap().remove(&frame.0));
                         frames.free(frame).expect("a held frame frees");
                     }

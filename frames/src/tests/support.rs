@@ -60,25 +60,6 @@ pub(crate) fn allocator(frames: u64, cpus: usize) -> TestAllocator {
     CachedFrameAllocator::new(bitmap, table, cpus).expect("the table covers the bitmap")
 }
 
-/// SplitMix64: small, deterministic, good enough to pick test steps.
+/// The shared test PRNG.
 #[cfg(not(loom))]
-pub(crate) struct Rng(u64);
-
-#[cfg(not(loom))]
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut mixed = self.0;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        mixed ^ (mixed >> 31)
-    }
-
-    pub(crate) fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound.max(1)
-    }
-}
+pub(crate) use testkit::Rng;
