@@ -3,14 +3,43 @@
 use alloc::boxed::Box;
 use alloc::string::ToString;
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use containers::ContainerId;
 use machine::{percpu, Handoff};
 
 use crate::system::SystemFacts;
 
+/// The root container, published for the other CPUs once it exists.
+static ROOT_CONTAINER: PublishedContainer = PublishedContainer(AtomicU64::new(0));
+
+struct PublishedContainer(AtomicU64);
+
+impl PublishedContainer {
+    fn store(&self, id: ContainerId) {
+        // Release: a CPU that sees the id sees the tree built before it.
+        self.0.store((u64::from(id.index()) << 32 | u64::from(id.generation())) + 1, Ordering::Release);
+    }
+
+    fn load(&self) -> Option<ContainerId> {
+        let word = self.0.load(Ordering::Acquire).checked_sub(1)?;
+        Some(ContainerId::from_parts((word >> 32) as u32, word as u32))
+    }
+}
+
 /// First code above the machine layer, on the bootstrap processor.
 pub fn bootstrap_main(handoff: Handoff) -> ! {
-    let free_bytes = crate::physical_memory::init(&handoff.free_memory) * frames::FRAME_SIZE;
+    let free_frames = crate::physical_memory::init(&handoff.free_memory);
+    let free_bytes = free_frames * frames::FRAME_SIZE;
     crate::kernel_memory::init();
+    let root = match crate::kernel_containers::init(free_frames) {
+        Ok(root) => root,
+        Err(error) => {
+            machine::println!("lamina: boot failed: no container tree: {error:?}");
+            machine::stop::halt_machine(machine::stop::ExitCode::BootFailure);
+        }
+    };
+    ROOT_CONTAINER.store(root);
     let facts: &'static SystemFacts = Box::leak(Box::new(SystemFacts {
         usable_bytes: handoff.usable_bytes,
         machine_bytes: handoff.machine_bytes,
@@ -18,7 +47,7 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         command_line: handoff.boot.command_line().to_string(),
         free_bytes,
     }));
-    sched::init_cpu(crate::physical_memory::kernel_stack);
+    sched::init_cpu(&crate::physical_memory::STACK_SOURCE, root);
     sched::enable_preemption();
     machine::println!("Lamina {} (x86-64, {:?} boot)", env!("CARGO_PKG_VERSION"), handoff.boot.protocol);
     machine::println!(
@@ -52,6 +81,13 @@ fn run(facts: &'static SystemFacts) -> ! {
 /// First code above the machine layer on every other CPU: become this
 /// CPU's idle thread and run whatever the scheduler gives it.
 pub fn secondary_main(_cpu_index: usize) -> ! {
-    sched::init_cpu(crate::physical_memory::kernel_stack);
+    // The bootstrap processor builds the tree while the others start.
+    let root = loop {
+        if let Some(root) = ROOT_CONTAINER.load() {
+            break root;
+        }
+        machine::cpu::relax();
+    };
+    sched::init_cpu(&crate::physical_memory::STACK_SOURCE, root);
     sched::idle_loop()
 }

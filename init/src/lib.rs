@@ -13,6 +13,7 @@ mod boot;
 #[cfg(any(feature = "ktest", not(feature = "kbench")))]
 mod cpu_work;
 mod faults;
+mod kernel_containers;
 mod kernel_memory;
 #[cfg(feature = "kbench")]
 mod kbench;

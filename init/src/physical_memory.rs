@@ -59,13 +59,13 @@ pub fn frames() -> Option<&'static KernelFrames> {
     FRAMES.get()
 }
 
-/// One free frame.
+/// One free frame, charged to no container: for the kernel's own
+/// structures and for `kernel_containers`, which charges before it calls.
 pub fn allocate_frame() -> Result<FrameNumber, FrameError> {
     frames().ok_or(FrameError::OutOfMemory)?.allocate()
 }
 
 /// Gives `frame` back.
-#[cfg_attr(not(any(feature = "ktest", feature = "kbench")), allow(dead_code))]
 pub fn free_frame(frame: FrameNumber) -> Result<(), FrameError> {
     frames().ok_or(FrameError::OutOfRange)?.free(frame)
 }
@@ -76,10 +76,13 @@ pub fn free_frames() -> u64 {
     frames().map_or(0, |frames| frames.free_count())
 }
 
-/// A new guarded kernel stack (the threads layer's stack source).
-pub fn kernel_stack() -> Option<machine::stacks::KernelStack> {
-    machine::stacks::allocate_kernel_stack(&mut KernelFrameSource).ok()
-}
+/// How the threads layer gets stacks and charges them to containers.
+pub static STACK_SOURCE: sched::StackSource = sched::StackSource {
+    allocate: || machine::stacks::allocate_kernel_stack(&mut KernelFrameSource).ok(),
+    free: |stack| machine::stacks::free_kernel_stack(stack, &mut KernelFrameSource),
+    charge: crate::kernel_containers::charge,
+    release: crate::kernel_containers::release,
+};
 
 /// Gives the machine layer frames for page tables and kernel stacks.
 pub struct KernelFrameSource;
@@ -87,5 +90,11 @@ pub struct KernelFrameSource;
 impl TableFrameSource for KernelFrameSource {
     fn allocate_table(&mut self) -> Option<u64> {
         allocate_frame().ok().map(|frame| frame.start_address().0)
+    }
+
+    fn free_table(&mut self, frame: u64) {
+        if let Err(error) = free_frame(FrameNumber::containing(PhysicalAddress(frame))) {
+            machine::println!("lamina: warning: freeing table frame {frame:#x} refused: {error}");
+        }
     }
 }

@@ -22,8 +22,10 @@ pub mod spec;
 mod kernel;
 #[cfg(target_os = "none")]
 pub use kernel::scheduler::{
-    current, enable_preemption, exit, idle_loop, init_cpu, migrate_current, park, spawn, spawn_on, switch_count, unpark,
-    yield_now, Pinning, SpawnError,
+    current, enable_preemption, exit, idle_loop, init_cpu, migrate_current, park, spawn, spawn_in, spawn_on, switch_count,
+    unpark, yield_now, Pinning, SpawnError,
 };
+#[cfg(target_os = "none")]
+pub use kernel::stacks::{release_spare_stacks, StackSource, SPARE_STACKS, THREAD_PAGES};
 #[cfg(target_os = "none")]
 pub use kernel::thread::Thread;

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use machine::context::{self, ThreadContext};
 use machine::irq_lock::IrqLock;
-use machine::{layout, paging, stacks};
+use machine::{layout, paging, stacks, tlb};
 
 use super::runner::{check, Outcome};
 use crate::physical_memory::{allocate_frame, free_frame, free_frames, KernelFrameSource};
@@ -35,13 +35,30 @@ pub fn frame_allocator_hands_out_each_frame_once(_facts: &SystemFacts) -> Outcom
     check(free_after == free_before, || format!("free frames {free_before} before, {free_after} after"))
 }
 
+/// A stack made after boot is mapped above a guard; freeing it unmaps it,
+/// asks every other CPU to invalidate it, and gives every frame back
+/// (page tables left empty included).
 pub fn kernel_stacks_made_after_boot_are_guarded(_facts: &SystemFacts) -> Outcome {
+    sched::release_spare_stacks();
+    let free_before = free_frames();
     let stack = stacks::allocate_kernel_stack(&mut KernelFrameSource).map_err(|error| format!("{error:?}"))?;
     let root = paging::active_root();
     check(paging::translate(root, stack.bottom).is_some(), || "stack bottom not mapped".into())?;
     check(paging::translate(root, stack.top - 8).is_some(), || "stack top not mapped".into())?;
+    // Touch it from here so this CPU caches the translation.
+    check(paging::translate(root, stack.bottom).is_some(), || "stack bottom not mapped".into())?;
     let guard = stack.bottom - layout::PAGE_SIZE;
-    check(paging::translate(root, guard).is_none(), || format!("guard page {guard:#x} is mapped"))
+    check(paging::translate(root, guard).is_none(), || format!("guard page {guard:#x} is mapped"))?;
+    let online = machine::percpu::online_count();
+    let me = machine::percpu::current_index();
+    let served_before: Vec<u64> = (0..online).map(tlb::served).collect();
+    stacks::free_kernel_stack(stack, &mut KernelFrameSource);
+    check(paging::translate(root, stack.bottom).is_none(), || "a freed stack is still mapped".into())?;
+    for cpu in (0..online).filter(|&cpu| cpu != me) {
+        check(tlb::served(cpu) > served_before[cpu], || format!("CPU {cpu} was not asked to invalidate the freed stack"))?;
+    }
+    let free_after = free_frames();
+    check(free_after == free_before, || format!("free frames {free_before} before the stack, {free_after} after freeing it"))
 }
 
 static MAIN_CONTEXT: IrqLock<Option<Arc<ThreadContext>>> = IrqLock::new(None);

@@ -99,9 +99,13 @@ pub(crate) fn read_cr4() -> u64 {
     value
 }
 
-fn write_cr4(value: u64) {
+/// CR4.PGE: global pages (kept across CR3 loads; toggling it drops them).
+pub(crate) const CR4_PGE: u64 = 1 << 7;
+
+pub(crate) fn write_cr4(value: u64) {
     // SAFETY: callers only set feature bits they checked with CPUID (SMEP,
-    // SMAP, PGE, OSFXSR…), which do not change the meaning of current mappings.
+    // SMAP, PGE, OSFXSR…), which do not change the meaning of current
+    // mappings, or toggle PGE off and on again to flush global entries.
     unsafe { asm!("mov cr4, {}", in(reg) value, options(nostack, preserves_flags)) };
 }
 

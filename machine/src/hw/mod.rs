@@ -20,5 +20,6 @@ pub mod stacks;
 pub mod start;
 pub mod stop;
 pub mod timer;
+pub mod tlb;
 pub mod trap;
 pub mod trap_entry;

@@ -41,12 +41,20 @@ pub enum PageSize {
 pub trait TableFrameSource {
     /// A free frame's physical address (page-aligned), or `None` when out of memory.
     fn allocate_table(&mut self) -> Option<u64>;
+
+    /// Takes back a frame this source gave out (a table or stack frame
+    /// that was unmapped and invalidated everywhere).
+    fn free_table(&mut self, frame: u64);
 }
 
 impl TableFrameSource for BootFrames {
     fn allocate_table(&mut self) -> Option<u64> {
         self.allocate_zeroed()
     }
+
+    /// Boot frames are never given back (boot builds only what lives
+    /// forever); a frame freed here stays used.
+    fn free_table(&mut self, _frame: u64) {}
 }
 
 /// Takes a frame from `frames` and zeroes it.
@@ -193,4 +201,49 @@ pub unsafe fn activate(root: u64) {
 /// The root of the tables this CPU is using.
 pub fn active_root() -> u64 {
     cpu::read_cr3() & ADDRESS_MASK
+}
+
+/// Whether every entry of `table` is empty.
+fn is_empty_table(table: u64) -> bool {
+    (0..512).all(|index| read_entry(table, index) & PRESENT == 0)
+}
+
+/// Unmaps the 4 KiB pages of `range` in the tables rooted at `root`, giving
+/// each mapped frame to `freed`, and frees (through `freed` too) every
+/// page table below the second level that is left empty. Tables the root
+/// points at directly are kept: their entries are shared with every
+/// address space's root. The caller shoots the TLBs down before it reuses
+/// the frames.
+pub fn unmap_and_free(root: u64, range: Range, freed: &mut dyn FnMut(u64)) {
+    let mut address = range.start;
+    while address < range.end {
+        // The path root → third → second → leaf table, where present.
+        let mut path = [root; 4];
+        let mut present = true;
+        for level in (1..=3).rev() {
+            let entry = read_entry(path[level], table_index(address, level as u32));
+            if entry & PRESENT == 0 || entry & LARGE != 0 {
+                present = false;
+                break;
+            }
+            path[level - 1] = entry & ADDRESS_MASK;
+        }
+        if present {
+            let leaf_index = table_index(address, 0);
+            let entry = read_entry(path[0], leaf_index);
+            if entry & PRESENT != 0 {
+                write_entry(path[0], leaf_index, 0);
+                freed(entry & ADDRESS_MASK);
+            }
+            // Free emptied leaf and second-level tables, bottom up.
+            for level in 0..=1 {
+                if !is_empty_table(path[level]) {
+                    break;
+                }
+                write_entry(path[level + 1], table_index(address, level as u32 + 1), 0);
+                freed(path[level]);
+            }
+        }
+        address += PAGE_SIZE;
+    }
 }

@@ -5,11 +5,14 @@
 //! least one page) is never mapped, so running off the bottom of a stack
 //! faults on the guard instead of overwriting a neighbour.
 
+extern crate alloc;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::irq_lock::IrqLock;
-use super::layout::{Range, STACKS_BASE};
+use super::layout::{Range, PAGE_SIZE, STACKS_BASE};
 use super::paging::{self, MapError, TableFrameSource};
+use super::tlb;
 
 /// Bytes of one kernel stack.
 pub const STACK_SIZE: u64 = 64 * 1024;
@@ -30,20 +33,80 @@ pub struct KernelStack {
 /// different CPUs share intermediate tables).
 static KERNEL_TABLES: IrqLock<()> = IrqLock::new(());
 
+/// Slots of freed kernel stacks, reused before new ones (so the stack
+/// region's page tables stay few); under `KERNEL_TABLES`.
+static FREE_SLOTS: IrqLock<Vec<u64>> = IrqLock::new(Vec::new());
+
+/// Frames per kernel stack.
+pub const STACK_FRAMES: u64 = STACK_SIZE / PAGE_SIZE;
+
 /// Maps a new kernel stack in the kernel's tables, with frames from `frames`.
 pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
     let _tables = KERNEL_TABLES.lock();
-    allocate(super::start::kernel_root(), frames)
+    let reused = FREE_SLOTS.lock().pop();
+    let slot = reused.unwrap_or_else(|| NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
+    let stack = slot_stack(slot);
+    match paging::map_fresh(super::start::kernel_root(), Range { start: stack.bottom, end: stack.top }, frames) {
+        Ok(()) => Ok(stack),
+        Err(error) => {
+            // Give back what was mapped before the frames ran out.
+            let mut freed = |frame| frames.free_table(frame);
+            paging::unmap_and_free(super::start::kernel_root(), Range { start: stack.bottom, end: stack.top }, &mut freed);
+            recycle_slot(slot);
+            Err(error)
+        }
+    }
+}
+
+/// Unmaps a kernel stack made by [`allocate_kernel_stack`], invalidates it
+/// on every CPU and gives its frames (and page tables left empty) to
+/// `frames`. The caller guarantees nothing runs on the stack or refers to
+/// it any more; must be called with no spinlock held (a shootdown).
+pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource) {
+    let range = Range { start: stack.bottom, end: stack.top };
+    // The stack's frames plus at most a leaf and a second-level table.
+    let mut unmapped = [0u64; STACK_FRAMES as usize + 2];
+    let mut count = 0;
+    {
+        let _tables = KERNEL_TABLES.lock();
+        let mut freed = |frame| {
+            if let Some(slot) = unmapped.get_mut(count) {
+                *slot = frame;
+                count += 1;
+            }
+        };
+        paging::unmap_and_free(super::start::kernel_root(), range, &mut freed);
+    }
+    tlb::shootdown(&tlb::CpuSet::online(), tlb::Flush::Pages { start: stack.bottom, count: STACK_FRAMES });
+    for &frame in &unmapped[..count] {
+        frames.free_table(frame);
+    }
+    {
+        let _tables = KERNEL_TABLES.lock();
+        recycle_slot((stack.top - STACKS_BASE) / SLOT_SIZE - 1);
+    }
+}
+
+/// Remembers a free slot (with `KERNEL_TABLES` held); a slot that cannot be
+/// remembered for lack of heap is simply never used again.
+fn recycle_slot(slot: u64) {
+    let mut free = FREE_SLOTS.lock();
+    if free.try_reserve(1).is_ok() {
+        free.push(slot);
+    }
+}
+
+fn slot_stack(slot: u64) -> KernelStack {
+    let top = STACKS_BASE + (slot + 1) * SLOT_SIZE;
+    KernelStack { bottom: top - STACK_SIZE, top }
 }
 
 /// Maps a new stack (fresh zeroed frames) in the tables rooted at `root`.
 pub fn allocate(root: u64, frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
     // Relaxed: slot numbers only need to be unique.
-    let slot = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
-    let top = STACKS_BASE + (slot + 1) * SLOT_SIZE;
-    let bottom = top - STACK_SIZE;
-    paging::map_fresh(root, Range { start: bottom, end: top }, frames)?;
-    Ok(KernelStack { bottom, top })
+    let stack = slot_stack(NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
+    paging::map_fresh(root, Range { start: stack.bottom, end: stack.top }, frames)?;
+    Ok(stack)
 }
 
 /// True when `address` lies in the guard part of some stack slot.

@@ -16,7 +16,7 @@ use super::irq_lock::IrqLock;
 use super::layout::{self, DirectMapReader, Range, BOOT_DIRECT_MAP_LIMIT, DEVICE_MEMORY_BASE, HEAP_BASE, PAGE_SIZE};
 use super::stacks::{self, KernelStack};
 use super::stop::{self, ExitCode};
-use super::{apic, cpu, entry, heap, ioapic, paging, percpu, serial, smp, timer, trap};
+use super::{apic, cpu, entry, heap, ioapic, paging, percpu, serial, smp, timer, tlb, trap};
 use crate::acpi::{self, AcpiInformation};
 use crate::bootinfo::{self, BootInformation, MemoryKind};
 
@@ -132,6 +132,7 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     let heap_bytes = set_up_heap();
     trap::build();
     trap::load();
+    tlb::init();
     cpu::enable_supervisor_protections();
     let boot_stack = KernelStack { bottom: stack_top - stacks::STACK_SIZE, top: stack_top };
     let stacks = interrupt_stacks();

@@ -17,6 +17,8 @@ pub const IRQ_BASE: u8 = 0x20;
 pub const VECTOR_TIMER: u8 = 0x30;
 pub const VECTOR_STOP: u8 = 0xF0;
 pub const VECTOR_WAKE: u8 = 0xF1;
+/// TLB shootdown requests (`tlb.rs`).
+pub const VECTOR_TLB: u8 = 0xF2;
 pub const VECTOR_SPURIOUS: u8 = 0xFF;
 const EXCEPTION_COUNT: u8 = 32;
 

@@ -2,4 +2,5 @@
 
 mod lock;
 pub mod scheduler;
+pub mod stacks;
 pub mod thread;

@@ -12,10 +12,12 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use machine::context::{self, ThreadContext};
 use machine::percpu::{self, MAX_CPUS};
-use machine::stacks::KernelStack;
 use machine::{apic, cpu, trap};
 
+use containers::ContainerId;
+
 use super::lock::{queue_lock, QueueLock};
+use super::stacks::{self, set_source, StackSource, THREAD_PAGES};
 use super::thread::Thread;
 use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
 
@@ -44,14 +46,13 @@ impl CpuScheduler {
 static CPUS: [CpuScheduler; MAX_CPUS] = [const { CpuScheduler::new() }; MAX_CPUS];
 static PREEMPTION: AtomicBool = AtomicBool::new(false);
 
-/// Where new threads' stacks come from (set by the kernel at boot).
-static STACK_SOURCE: QueueLock<Option<fn() -> Option<KernelStack>>> = queue_lock(None);
-
 /// Why spawning failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpawnError {
     /// No memory for the thread's kernel stack.
     OutOfMemory,
+    /// The container cannot cover the thread's pages ([`THREAD_PAGES`]).
+    OverQuota,
     /// The CPU asked for is not online.
     NoSuchCpu,
 }
@@ -62,11 +63,12 @@ fn this_cpu() -> (usize, &'static CpuScheduler) {
 }
 
 /// Makes the code running on this CPU its idle thread. Called once per CPU
-/// before it schedules anything; `stacks` is how new threads get stacks.
-pub fn init_cpu(stacks: fn() -> Option<KernelStack>) {
-    *STACK_SOURCE.lock() = Some(stacks);
+/// before it schedules anything; `stacks` is how new threads get stacks
+/// and pay for them, `root` the container of the boot and idle threads.
+pub fn init_cpu(stacks: &'static StackSource, root: ContainerId) {
+    set_source(stacks);
     let (index, this) = this_cpu();
-    let idle = Arc::new(Thread::new("idle", context::current(), index, None, true));
+    let idle = Arc::new(Thread::new("idle", context::current(), index, None, true, root));
     *this.idle_thread.lock() = Some(idle.clone());
     *this.current.lock() = Some(idle);
 }
@@ -84,20 +86,35 @@ pub fn current() -> Arc<Thread> {
     this.current.lock().clone().expect("init_cpu ran on this CPU before scheduling")
 }
 
-/// Creates a thread running `body` on CPU `cpu` (pinned when `pin`).
+/// Creates a thread running `body` on CPU `cpu` (pinned when `pin`), in
+/// the current thread's container.
 pub fn spawn_on(cpu: usize, pin: Pinning, name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
+    spawn_in(current().container(), cpu, pin, name, body)
+}
+
+/// Creates a thread in `container` running `body` on CPU `cpu`: charges
+/// [`THREAD_PAGES`] to the container first, so a container at its quota
+/// gets [`SpawnError::OverQuota`] and nothing changes.
+pub fn spawn_in(
+    container: ContainerId,
+    cpu: usize,
+    pin: Pinning,
+    name: &'static str,
+    body: impl FnOnce() + Send + 'static,
+) -> Result<Arc<Thread>, SpawnError> {
     if percpu::cpu(cpu).is_none() {
         return Err(SpawnError::NoSuchCpu);
     }
-    let stack = match reuse_stack() {
-        Some(stack) => stack,
-        None => {
-            let source = STACK_SOURCE.lock().ok_or(SpawnError::OutOfMemory)?;
-            source().ok_or(SpawnError::OutOfMemory)?
-        }
+    let source = stacks::source().ok_or(SpawnError::OutOfMemory)?;
+    if !(source.charge)(container, THREAD_PAGES) {
+        return Err(SpawnError::OverQuota);
+    }
+    let Some(stack) = stacks::take_stack(source) else {
+        (source.release)(container, THREAD_PAGES);
+        return Err(SpawnError::OutOfMemory);
     };
     let context = ThreadContext::new(stack, thread_start, 0);
-    let thread = Arc::new(Thread::new(name, context, cpu, Some(Box::new(body)), false));
+    let thread = Arc::new(Thread::new(name, context, cpu, Some(Box::new(body)), false, container));
     thread.set_home(cpu, pin == Pinning::Pinned);
     make_ready(thread.clone());
     Ok(thread)
@@ -124,16 +141,6 @@ fn thread_start(_argument: usize) -> ! {
     exit()
 }
 
-/// Stacks of exited threads, with their contexts: a stack is reused once
-/// its context is no longer running (its CPU has switched away from it).
-static STACK_POOL: QueueLock<alloc::vec::Vec<Arc<ThreadContext>>> = queue_lock(alloc::vec::Vec::new());
-
-fn reuse_stack() -> Option<KernelStack> {
-    let mut pool = STACK_POOL.lock();
-    let position = pool.iter().position(|context| !context.is_running())?;
-    pool.swap_remove(position).stack()
-}
-
 /// Ends the current thread.
 pub fn exit() -> ! {
     // Interrupts off first: once the context is in the pool, a timer
@@ -144,7 +151,10 @@ pub fn exit() -> ! {
     cpu::disable_interrupts();
     let thread = current();
     thread.mark_exited();
-    STACK_POOL.lock().push(thread.context.clone());
+    if let Some(source) = stacks::source() {
+        (source.release)(thread.container(), THREAD_PAGES);
+    }
+    stacks::retire(thread.context.clone());
     drop(thread);
     schedule(Requeue::No);
     unreachable!("an exited thread was scheduled again")

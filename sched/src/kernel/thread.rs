@@ -20,6 +20,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+use containers::ContainerId;
 use machine::context::ThreadContext;
 
 use super::lock::{queue_lock, QueueLock};
@@ -44,6 +45,8 @@ pub struct Thread {
     pub(crate) start: QueueLock<Option<Box<dyn FnOnce() + Send>>>,
     /// Whether this is a CPU's idle thread (never queued).
     pub(crate) idle: bool,
+    /// The container the thread is charged to (and its children inherit).
+    container: ContainerId,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -55,6 +58,7 @@ impl Thread {
         home_cpu: usize,
         start: Option<Box<dyn FnOnce() + Send>>,
         idle: bool,
+        container: ContainerId,
     ) -> Self {
         Self {
             // Relaxed: ids only need to be unique.
@@ -67,7 +71,13 @@ impl Thread {
             pinned: AtomicBool::new(false),
             start: queue_lock(start),
             idle,
+            container,
         }
+    }
+
+    /// The container this thread is charged to.
+    pub fn container(&self) -> ContainerId {
+        self.container
     }
 
     pub fn id(&self) -> u64 {
