@@ -53,6 +53,14 @@ struct Boot {
 
 static BOOT: IrqLock<Option<Boot>> = IrqLock::new(None);
 static KERNEL_ROOT: AtomicU64 = AtomicU64::new(0);
+/// End of the physical memory the final direct map covers.
+static DIRECT_MAP_END: AtomicU64 = AtomicU64::new(0);
+
+/// End of the physical memory the direct map covers (0 before the final
+/// tables are active).
+pub fn direct_map_end() -> u64 {
+    DIRECT_MAP_END.load(Ordering::Relaxed)
+}
 
 /// Physical address of the kernel's page tables.
 pub(crate) fn kernel_root() -> u64 {
@@ -95,6 +103,7 @@ pub(crate) extern "C" fn bootstrap_processor_entry(protocol: u32, information_ad
     // until `switch_to` leaves it.
     unsafe { paging::activate(kernel_root) };
     KERNEL_ROOT.store(kernel_root, Ordering::Relaxed);
+    DIRECT_MAP_END.store(memory_end, Ordering::Relaxed);
     *BOOT.lock() = Some(Boot { information, frames, kernel_root });
     stacks::switch_to(stack, bootstrap_processor_continue, stack.top)
 }

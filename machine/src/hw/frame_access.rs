@@ -1,0 +1,92 @@
+//! Reading and writing whole physical frames through the direct map: what
+//! the virtual-memory layer (crate `vm`, safe code) needs to build user page
+//! tables and fill user pages.
+//!
+//! The contract, as for `paging::map`: the caller passes only frames it
+//! owns (it took them from the frame allocator and has not freed them), so
+//! no other code reads or writes them meanwhile. Indexes and offsets are
+//! checked here: an access outside the frame is refused, never made.
+
+use super::layout::{physical_to_virtual, PAGE_SIZE};
+
+/// Words in a frame (page-table entries in a table frame).
+pub const WORDS_PER_FRAME: usize = (PAGE_SIZE / 8) as usize;
+
+/// True when `frame` is a page-aligned address the direct map covers.
+fn is_frame(frame: u64) -> bool {
+    frame % PAGE_SIZE == 0 && frame.checked_add(PAGE_SIZE).is_some_and(|end| end <= super::start::direct_map_end())
+}
+
+/// Word `index` of `frame`; `None` for a bad frame or index.
+pub fn read_word(frame: u64, index: usize) -> Option<u64> {
+    if !is_frame(frame) || index >= WORDS_PER_FRAME {
+        return None;
+    }
+    // SAFETY: the word lies inside a frame covered by the direct map, and
+    // the caller owns the frame (module contract), so nothing writes it
+    // concurrently except through this module; volatile because page-table
+    // frames are also read by the MMU.
+    Some(unsafe { ((physical_to_virtual(frame) + index as u64 * 8) as *const u64).read_volatile() })
+}
+
+/// Writes word `index` of `frame`; `false` (nothing written) for a bad
+/// frame or index.
+pub fn write_word(frame: u64, index: usize, value: u64) -> bool {
+    if !is_frame(frame) || index >= WORDS_PER_FRAME {
+        return false;
+    }
+    // SAFETY: as in `read_word`; the caller owns the frame.
+    unsafe { ((physical_to_virtual(frame) + index as u64 * 8) as *mut u64).write_volatile(value) };
+    true
+}
+
+/// Fills `frame` with zeroes.
+pub fn zero(frame: u64) -> bool {
+    if !is_frame(frame) {
+        return false;
+    }
+    // SAFETY: the whole frame is covered by the direct map and owned by the caller.
+    unsafe { core::ptr::write_bytes(physical_to_virtual(frame) as *mut u8, 0, PAGE_SIZE as usize) };
+    true
+}
+
+/// Copies frame `from` into frame `to` (distinct frames).
+pub fn copy(from: u64, to: u64) -> bool {
+    if !is_frame(from) || !is_frame(to) || from == to {
+        return false;
+    }
+    // SAFETY: both frames are covered by the direct map, owned by the
+    // caller, and distinct whole frames, so they do not overlap.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            physical_to_virtual(from) as *const u8,
+            physical_to_virtual(to) as *mut u8,
+            PAGE_SIZE as usize,
+        )
+    };
+    true
+}
+
+/// Copies `buffer.len()` bytes at `offset` of `frame` into `buffer`.
+pub fn read_bytes(frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
+    if !is_frame(frame) || offset.checked_add(buffer.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
+        return false;
+    }
+    // SAFETY: the range lies inside an owned frame of the direct map and
+    // cannot overlap `buffer`, which is kernel memory outside that frame's
+    // ownership.
+    unsafe {
+        core::ptr::copy_nonoverlapping((physical_to_virtual(frame) + offset as u64) as *const u8, buffer.as_mut_ptr(), buffer.len())
+    };
+    true
+}
+
+/// Copies `bytes` to `offset` of `frame`.
+pub fn write_bytes(frame: u64, offset: usize, bytes: &[u8]) -> bool {
+    if !is_frame(frame) || offset.checked_add(bytes.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
+        return false;
+    }
+    // SAFETY: as in `read_bytes`.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), (physical_to_virtual(frame) + offset as u64) as *mut u8, bytes.len()) };
+    true
+}
