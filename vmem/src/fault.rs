@@ -1,0 +1,31 @@
+//! Page-fault decisions: what an access needs and how a fault was resolved.
+
+use crate::TlbFlush;
+
+/// The kind of access that faulted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+    /// An instruction fetch.
+    Execute,
+}
+
+/// How a fault was resolved; the access can be retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultOutcome {
+    /// A zeroed frame was mapped in a demand-zero region.
+    DemandZero,
+    /// A copy-on-write page was copied into a fresh frame.
+    Copied {
+        /// Where the old translation may still be cached.
+        flush: TlbFlush,
+    },
+    /// A copy-on-write page had no other owner left: made writable in place.
+    TookOver,
+    /// The mapping already allows the access (another CPU resolved it, or
+    /// a stale TLB entry): nothing to do.
+    Spurious,
+}

@@ -1,0 +1,46 @@
+//! Copy-on-write fork. The child is built completely first — tables from
+//! its own frame source, every frame joined in the owner table, pages that
+//! either side may write marked copy-on-write in the child — and only then
+//! are the parent's writable private pages turned copy-on-write too. So a
+//! fork that runs out of memory destroys the half-built child and leaves
+//! the parent exactly as it was.
+
+use crate::entry::{self, COPY_ON_WRITE, WRITABLE};
+use crate::space::SHARED;
+use crate::{AddressSpace, FrameMemory, FrameSource, TlbFlush, VmError};
+
+impl<'o, M: FrameMemory + Clone, S: FrameSource> AddressSpace<'o, M, S> {
+    /// A copy-on-write child of this space whose frames come from
+    /// `child_frames`, and the flush the parent needs (its writable pages
+    /// became read-only). On `OutOfMemory` nothing changed.
+    pub fn fork(&mut self, child_frames: S) -> Result<(AddressSpace<'o, M, S>, TlbFlush), VmError> {
+        let kernel_half: [u64; 256] = core::array::from_fn(|index| self.memory.read_word(self.root, 256 + index));
+        let mut child = AddressSpace::new(self.memory.clone(), child_frames, self.owners, &kernel_half)?;
+        if child.regions.try_reserve(self.regions.len()).is_err() {
+            child.release_everything();
+            return Err(VmError::OutOfMemory);
+        }
+        child.regions.extend(self.regions.iter().copied());
+        let built = self.for_each_leaf(|address, _, _, current| {
+            let private_writable = current & SHARED == 0 && current & (WRITABLE | COPY_ON_WRITE) != 0;
+            let child_entry = if private_writable { (current & !WRITABLE) | COPY_ON_WRITE } else { current };
+            let (table, index) = child.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
+            self.owners.join(entry::frame(current))?;
+            child.memory.write_word(table, index, child_entry);
+            Ok(())
+        });
+        if let Err(error) = built {
+            child.release_everything();
+            return Err(error);
+        }
+        let memory = self.memory.clone();
+        let _ = self.for_each_leaf(|_, table, index, current| {
+            if current & SHARED == 0 && current & WRITABLE != 0 {
+                memory.write_word(table, index, (current & !WRITABLE) | COPY_ON_WRITE);
+            }
+            Ok(())
+        });
+        let flush = TlbFlush { everything: true, cpus: self.ran_on(), ..TlbFlush::default() };
+        Ok((child, flush))
+    }
+}

@@ -1,0 +1,443 @@
+//! `AddressSpace`: the user half of one 4-level page table, its demand-zero
+//! regions and the CPUs that ran it. Map, unmap, protect, translate and
+//! destroy live here; page faults in `fault_handling` below, fork in
+//! `fork.rs`. Must never write the kernel half of the root after creation.
+
+use alloc::vec::Vec;
+
+use crate::cpu_set::RanOn;
+use crate::entry::{self, COPY_ON_WRITE, NO_EXECUTE, WRITABLE};
+use crate::{Access, CpuSet, Fault, FaultOutcome, FrameMemory, FrameSource, LeaveOutcome, OwnerTable, Rights, TlbFlush, VmError, PAGE_SIZE};
+
+/// End of the user half: user addresses are below it.
+pub const USER_END: u64 = 0x0000_8000_0000_0000;
+
+/// Bit 10 (free for software): a shared-memory page. Fork shares it as it
+/// is, and writes never copy it.
+pub(crate) const SHARED: u64 = 1 << 10;
+
+/// A demand-zero region: pages get a zeroed frame at their first access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) rights: Rights,
+}
+
+/// What `translate` reports for a mapped page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Translation {
+    /// The frame (physical address).
+    pub frame: u64,
+    /// The page's rights (a copy-on-write page counts as writable).
+    pub rights: Rights,
+    /// Shared with another space until the first write copies it.
+    pub copy_on_write: bool,
+    /// A shared-memory page.
+    pub shared: bool,
+}
+
+/// One user address space. Not `Sync`: the kernel keeps it under a lock.
+pub struct AddressSpace<'o, M: FrameMemory, S: FrameSource> {
+    pub(crate) memory: M,
+    pub(crate) frames: S,
+    pub(crate) owners: &'o OwnerTable,
+    pub(crate) root: u64,
+    pub(crate) regions: Vec<Region>,
+    pub(crate) ran_on: RanOn,
+    /// Page-table frames in use, the root included.
+    pub(crate) table_frames: u64,
+}
+
+/// Checks that `[start, start + length)` is a non-empty page-aligned range
+/// of the user half.
+pub(crate) fn user_range(start: u64, length: u64) -> Result<core::ops::Range<u64>, VmError> {
+    if !start.is_multiple_of(PAGE_SIZE) || !length.is_multiple_of(PAGE_SIZE) {
+        return Err(VmError::Misaligned);
+    }
+    let end = start.checked_add(length).ok_or(VmError::OutOfRange)?;
+    if length == 0 || end > USER_END {
+        return Err(VmError::OutOfRange);
+    }
+    Ok(start..end)
+}
+
+impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
+    /// An empty space whose root carries `kernel_half` (the kernel's root
+    /// entries 256..512) so that it can be activated.
+    pub fn new(memory: M, frames: S, owners: &'o OwnerTable, kernel_half: &[u64; 256]) -> Result<Self, VmError> {
+        let root = frames.allocate().ok_or(VmError::OutOfMemory)?;
+        memory.zero(root);
+        for (index, entry) in kernel_half.iter().enumerate() {
+            memory.write_word(root, 256 + index, *entry);
+        }
+        Ok(Self { memory, frames, owners, root, regions: Vec::new(), ran_on: RanOn::default(), table_frames: 1 })
+    }
+
+    /// The root table's physical address (what CR3 gets).
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    /// Records that CPU `cpu` is about to run this space: later flushes
+    /// name it.
+    pub fn activate_on(&self, cpu: usize) {
+        self.ran_on.insert(cpu);
+    }
+
+    /// The CPUs that have run this space.
+    pub fn ran_on(&self) -> CpuSet {
+        self.ran_on.snapshot()
+    }
+
+    /// Page-table frames in use, the root included.
+    pub fn table_frames(&self) -> u64 {
+        self.table_frames
+    }
+
+    /// The frame source (the kernel's is the space's container account).
+    pub fn frame_source(&self) -> &S {
+        &self.frames
+    }
+
+    fn flush(&self) -> TlbFlush {
+        TlbFlush { cpus: self.ran_on(), ..TlbFlush::default() }
+    }
+
+    /// The leaf table and index for `address`, creating missing tables
+    /// when `create`. `Ok(None)`: not there and not created.
+    pub(crate) fn leaf_slot(&mut self, address: u64, create: bool) -> Result<Option<(u64, usize)>, VmError> {
+        let mut table = self.root;
+        for level in (1..=3).rev() {
+            let index = entry::index(address, level);
+            let current = self.memory.read_word(table, index);
+            table = if entry::is_present(current) {
+                entry::frame(current)
+            } else if create {
+                let frame = self.frames.allocate().ok_or(VmError::OutOfMemory)?;
+                self.memory.zero(frame);
+                self.memory.write_word(table, index, entry::table(frame));
+                self.table_frames += 1;
+                frame
+            } else {
+                return Ok(None);
+            };
+        }
+        Ok(Some((table, entry::index(address, 0))))
+    }
+
+    /// The leaf entry for `address` (0 when nothing is mapped).
+    pub(crate) fn leaf_entry(&self, address: u64) -> u64 {
+        let mut table = self.root;
+        for level in (1..=3).rev() {
+            let current = self.memory.read_word(table, entry::index(address, level));
+            if !entry::is_present(current) {
+                return 0;
+            }
+            table = entry::frame(current);
+        }
+        self.memory.read_word(table, entry::index(address, 0))
+    }
+
+    /// Maps the frame at `address` with `rights`, as one more owner of it:
+    /// a fresh frame (its first owner: a private page) or, with `shared`, a
+    /// shared-memory frame another space owns too.
+    pub fn map(&mut self, address: u64, frame: u64, rights: Rights, shared: bool) -> Result<(), VmError> {
+        user_range(address, PAGE_SIZE)?;
+        if !rights.read() {
+            return Err(VmError::UnsupportedRights);
+        }
+        if !self.owners.covers(frame) {
+            return Err(VmError::UnknownFrame);
+        }
+        if entry::holds_frame(self.leaf_entry(address)) {
+            return Err(VmError::AlreadyMapped);
+        }
+        let (table, index) = self.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
+        self.owners.join(frame)?;
+        let extra = if shared { SHARED } else { 0 };
+        self.memory.write_word(table, index, entry::leaf(frame, rights, false) | extra);
+        Ok(())
+    }
+
+    /// Declares `[start, start + length)` a demand-zero region with
+    /// `rights` (`Rights::NONE`: a guard that faults on every access).
+    pub fn add_demand_zero(&mut self, start: u64, length: u64, rights: Rights) -> Result<(), VmError> {
+        let range = user_range(start, length)?;
+        if self.regions.iter().any(|region| region.start < range.end && range.start < region.end) {
+            return Err(VmError::AlreadyMapped);
+        }
+        self.regions.try_reserve(1).map_err(|_| VmError::OutOfMemory)?;
+        let position = self.regions.partition_point(|region| region.start < range.start);
+        self.regions.insert(position, Region { start: range.start, end: range.end, rights });
+        Ok(())
+    }
+
+    pub(crate) fn region_at(&self, address: u64) -> Option<&Region> {
+        self.regions.iter().find(|region| (region.start..region.end).contains(&address))
+    }
+
+    /// Cuts `range` out of the regions (splitting one that straddles it)
+    /// and gives the cut part `rights`, if any.
+    fn reshape_regions(&mut self, range: core::ops::Range<u64>, rights: Option<Rights>) -> Result<(), VmError> {
+        // At most one split adds a region, plus the re-added part.
+        self.regions.try_reserve(2).map_err(|_| VmError::OutOfMemory)?;
+        let mut kept = Vec::new();
+        kept.try_reserve(self.regions.len() + 2).map_err(|_| VmError::OutOfMemory)?;
+        for region in self.regions.drain(..) {
+            if region.end <= range.start || range.end <= region.start {
+                kept.push(region);
+                continue;
+            }
+            if region.start < range.start {
+                kept.push(Region { end: range.start, ..region });
+            }
+            if let Some(rights) = rights {
+                kept.push(Region { start: region.start.max(range.start), end: region.end.min(range.end), rights });
+            }
+            if range.end < region.end {
+                kept.push(Region { start: range.end, ..region });
+            }
+        }
+        kept.sort_unstable_by_key(|region| region.start);
+        self.regions = kept;
+        Ok(())
+    }
+
+    /// Removes every mapping and region in `[start, start + length)`,
+    /// freeing frames whose last owner this space was.
+    pub fn unmap(&mut self, start: u64, length: u64) -> Result<TlbFlush, VmError> {
+        let range = user_range(start, length)?;
+        self.reshape_regions(range.clone(), None)?;
+        let mut flush = self.flush();
+        for address in range.step_by(PAGE_SIZE as usize) {
+            let Some((table, index)) = self.leaf_slot(address, false)? else { continue };
+            let current = self.memory.read_word(table, index);
+            if entry::holds_frame(current) {
+                self.memory.write_word(table, index, 0);
+                self.let_go(entry::frame(current));
+                if entry::is_present(current) {
+                    flush.add_page(address);
+                }
+            }
+        }
+        Ok(flush)
+    }
+
+    /// Leaves the owner set of `frame`, freeing it if this was the last owner.
+    pub(crate) fn let_go(&self, frame: u64) {
+        if self.owners.leave(frame) == LeaveOutcome::Last {
+            self.frames.free(frame);
+        }
+    }
+
+    /// Gives the pages and regions of `[start, start + length)` `rights`.
+    /// Unmapped pages outside regions stay unmapped. Refused (nothing
+    /// changed) for W^X or unsupported rights.
+    pub fn protect(&mut self, start: u64, length: u64, rights: Rights) -> Result<TlbFlush, VmError> {
+        let range = user_range(start, length)?;
+        Rights::new(rights.read(), rights.write(), rights.execute())?;
+        self.reshape_regions(range.clone(), Some(rights))?;
+        let mut flush = self.flush();
+        for address in range.step_by(PAGE_SIZE as usize) {
+            let Some((table, index)) = self.leaf_slot(address, false)? else { continue };
+            let current = self.memory.read_word(table, index);
+            if !entry::holds_frame(current) {
+                continue;
+            }
+            let frame = entry::frame(current);
+            if !rights.read() {
+                // No access for now: the frame stays, the entry faults.
+                let kept = (current & !entry::PRESENT) | entry::INACCESSIBLE;
+                self.memory.write_word(table, index, kept);
+                if entry::is_present(current) {
+                    flush.add_page(address);
+                }
+                continue;
+            }
+            let shared = current & SHARED != 0;
+            let copy_on_write = rights.write() && !shared && self.owners.owners(frame) > 1;
+            let new = entry::leaf(frame, rights, copy_on_write) | (current & SHARED);
+            let was_present = entry::is_present(current);
+            let lost_write = was_present && current & WRITABLE != 0 && new & WRITABLE == 0;
+            let lost_execute = was_present && current & NO_EXECUTE == 0 && new & NO_EXECUTE != 0;
+            self.memory.write_word(table, index, new);
+            if lost_write || lost_execute {
+                flush.add_page(address);
+            }
+        }
+        Ok(flush)
+    }
+
+    /// The mapping at `address`, if a page is mapped there.
+    pub fn translate(&self, address: u64) -> Option<Translation> {
+        if address >= USER_END {
+            return None;
+        }
+        let current = self.leaf_entry(address & !(PAGE_SIZE - 1));
+        if !entry::is_present(current) {
+            return None;
+        }
+        let write = current & (WRITABLE | COPY_ON_WRITE) != 0;
+        let execute = current & NO_EXECUTE == 0;
+        let rights = Rights::new(true, write, execute).unwrap_or(Rights::READ);
+        Some(Translation {
+            frame: entry::frame(current),
+            rights,
+            copy_on_write: entry::is_copy_on_write(current),
+            shared: current & SHARED != 0,
+        })
+    }
+
+    /// Decides a page fault at `address`: maps a zeroed frame in a
+    /// demand-zero region, copies or takes over a copy-on-write page, or
+    /// says the access is not allowed.
+    pub fn handle_fault(&mut self, address: u64, access: Access) -> Result<FaultOutcome, Fault> {
+        if address >= USER_END {
+            return Err(Fault::Segmentation);
+        }
+        let page = address & !(PAGE_SIZE - 1);
+        let current = self.leaf_entry(page);
+        if entry::is_present(current) {
+            return self.fault_on_present(page, current, access);
+        }
+        if entry::holds_frame(current) {
+            return Err(Fault::Segmentation);
+        }
+        let region = *self.region_at(page).ok_or(Fault::Segmentation)?;
+        if !allows(region.rights, access) {
+            return Err(Fault::Segmentation);
+        }
+        let frame = self.frames.allocate().ok_or(Fault::OutOfMemory)?;
+        self.memory.zero(frame);
+        match self.map(page, frame, region.rights, false) {
+            Ok(()) => Ok(FaultOutcome::DemandZero),
+            Err(_) => {
+                self.frames.free(frame);
+                Err(Fault::OutOfMemory)
+            }
+        }
+    }
+
+    fn fault_on_present(&mut self, page: u64, current: u64, access: Access) -> Result<FaultOutcome, Fault> {
+        match access {
+            Access::Read => Ok(FaultOutcome::Spurious),
+            Access::Execute if current & NO_EXECUTE == 0 => Ok(FaultOutcome::Spurious),
+            Access::Execute => Err(Fault::Segmentation),
+            Access::Write if current & WRITABLE != 0 => Ok(FaultOutcome::Spurious),
+            Access::Write if !entry::is_copy_on_write(current) => Err(Fault::Segmentation),
+            Access::Write => self.break_copy_on_write(page, current),
+        }
+    }
+
+    fn break_copy_on_write(&mut self, page: u64, current: u64) -> Result<FaultOutcome, Fault> {
+        let old = entry::frame(current);
+        let (table, index) = self.leaf_slot(page, false).ok().flatten().ok_or(Fault::Segmentation)?;
+        let writable = (current | WRITABLE) & !COPY_ON_WRITE;
+        if self.owners.owners(old) == 1 {
+            self.memory.write_word(table, index, writable);
+            return Ok(FaultOutcome::TookOver);
+        }
+        let fresh = self.frames.allocate().ok_or(Fault::OutOfMemory)?;
+        self.memory.copy(old, fresh);
+        if self.owners.join(fresh).is_err() {
+            self.frames.free(fresh);
+            return Err(Fault::OutOfMemory);
+        }
+        self.memory.write_word(table, index, (writable & !entry::ADDRESS_MASK) | fresh);
+        self.let_go(old);
+        let mut flush = self.flush();
+        flush.add_page(page);
+        Ok(FaultOutcome::Copied { flush })
+    }
+
+    /// Unmaps everything, frees every frame this space was the last owner
+    /// of and every page table, the root included. The flush covers every
+    /// user translation on every CPU that ran the space; the kernel must
+    /// also make sure no CPU still has the root loaded before the frames
+    /// are reused.
+    pub fn destroy(mut self) -> TlbFlush {
+        self.release_everything();
+        TlbFlush { everything: true, ..self.flush() }
+    }
+
+    /// Frees all user pages and tables of the lower half, and the root.
+    pub(crate) fn release_everything(&mut self) {
+        let root = self.root;
+        for top in 0..256 {
+            let upper = self.memory.read_word(root, top);
+            if !entry::is_present(upper) {
+                continue;
+            }
+            let upper = entry::frame(upper);
+            for middle_index in 0..512 {
+                let middle = self.memory.read_word(upper, middle_index);
+                if !entry::is_present(middle) {
+                    continue;
+                }
+                let middle = entry::frame(middle);
+                for leaf_index in 0..512 {
+                    let leaf_table = self.memory.read_word(middle, leaf_index);
+                    if !entry::is_present(leaf_table) {
+                        continue;
+                    }
+                    let leaf_table = entry::frame(leaf_table);
+                    for index in 0..512 {
+                        let current = self.memory.read_word(leaf_table, index);
+                        if entry::holds_frame(current) {
+                            self.let_go(entry::frame(current));
+                        }
+                    }
+                    self.frames.free(leaf_table);
+                }
+                self.frames.free(middle);
+            }
+            self.frames.free(upper);
+            self.memory.write_word(root, top, 0);
+        }
+        self.frames.free(root);
+        self.table_frames = 0;
+        self.regions.clear();
+    }
+
+    /// Every page holding a frame: (address, leaf table, index, entry), in
+    /// address order.
+    pub(crate) fn for_each_leaf(&self, mut visit: impl FnMut(u64, u64, usize, u64) -> Result<(), VmError>) -> Result<(), VmError> {
+        let root = self.root;
+        for top in 0..256u64 {
+            let upper = self.memory.read_word(root, top as usize);
+            if !entry::is_present(upper) {
+                continue;
+            }
+            for middle_index in 0..512u64 {
+                let middle = self.memory.read_word(entry::frame(upper), middle_index as usize);
+                if !entry::is_present(middle) {
+                    continue;
+                }
+                for leaf_index in 0..512u64 {
+                    let leaf_table = self.memory.read_word(entry::frame(middle), leaf_index as usize);
+                    if !entry::is_present(leaf_table) {
+                        continue;
+                    }
+                    for index in 0..512u64 {
+                        let current = self.memory.read_word(entry::frame(leaf_table), index as usize);
+                        if entry::holds_frame(current) {
+                            let address = top << 39 | middle_index << 30 | leaf_index << 21 | index << 12;
+                            visit(address, entry::frame(leaf_table), index as usize, current)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `rights` allow `access`.
+pub(crate) fn allows(rights: Rights, access: Access) -> bool {
+    match access {
+        Access::Read => rights.read(),
+        Access::Write => rights.write(),
+        Access::Execute => rights.execute(),
+    }
+}

@@ -1,0 +1,184 @@
+//! Targeted tests of the address-space operations.
+
+use super::harness::{user_access, World, KERNEL_HALF};
+use crate::{Access, Fault, FaultOutcome, FrameMemory, Rights, VmError, PAGE_SIZE, USER_END};
+
+const BASE: u64 = 0x40_0000;
+
+#[test]
+fn a_new_space_carries_the_kernel_half_and_frees_its_root() {
+    let world = World::new();
+    let space = world.space();
+    assert_eq!(world.memory.read_word(space.root(), 511), KERNEL_HALF[255]);
+    assert_eq!(space.table_frames(), 1);
+    let flush = space.destroy();
+    assert!(flush.everything);
+    assert!(world.all_free());
+}
+
+#[test]
+fn write_and_execute_together_are_refused() {
+    assert_eq!(Rights::new(true, true, true), Err(VmError::WriteAndExecute));
+    assert_eq!(Rights::new(false, true, false), Err(VmError::UnsupportedRights));
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    assert_eq!(space.protect(BASE, PAGE_SIZE, Rights::NONE).map(|_| ()), Ok(()));
+    let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn bad_addresses_and_lengths_are_errors() {
+    let world = World::new();
+    let mut space = world.space();
+    let frame = world.frame_holding(1);
+    assert_eq!(space.map(BASE + 1, frame, Rights::READ, false), Err(VmError::Misaligned));
+    assert_eq!(space.map(USER_END, frame, Rights::READ, false), Err(VmError::OutOfRange));
+    assert_eq!(space.map(BASE, frame, Rights::NONE, false), Err(VmError::UnsupportedRights));
+    assert_eq!(space.map(BASE, 0x1000, Rights::READ, false), Err(VmError::UnknownFrame));
+    assert_eq!(space.add_demand_zero(BASE, 0, Rights::READ), Err(VmError::OutOfRange));
+    assert_eq!(space.add_demand_zero(USER_END - PAGE_SIZE, 2 * PAGE_SIZE, Rights::READ), Err(VmError::OutOfRange));
+    assert_eq!(space.unmap(u64::MAX - 4095, PAGE_SIZE).map(|_| ()), Err(VmError::OutOfRange));
+    assert_eq!(space.handle_fault(USER_END + 5, Access::Read), Err(Fault::Segmentation));
+    space.map(BASE, frame, Rights::READ, false).unwrap();
+    assert_eq!(space.map(BASE, frame, Rights::READ, false), Err(VmError::AlreadyMapped));
+    let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn demand_zero_pages_appear_on_first_touch_with_the_region_rights() {
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, 4 * PAGE_SIZE, Rights::READ).unwrap();
+    assert!(space.translate(BASE).is_none());
+    assert_eq!(user_access(&mut space, BASE, Access::Read, None), Ok(0));
+    assert_eq!(space.translate(BASE).unwrap().rights, Rights::READ);
+    assert_eq!(user_access(&mut space, BASE + PAGE_SIZE, Access::Write, Some(3)), Err(Fault::Segmentation));
+    assert_eq!(user_access(&mut space, BASE + 4 * PAGE_SIZE, Access::Read, None), Err(Fault::Segmentation));
+    assert_eq!(user_access(&mut space, BASE, Access::Execute, None), Err(Fault::Segmentation));
+    let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn copy_on_write_parent_and_child_see_only_their_own_writes() {
+    let world = World::new();
+    let mut parent = world.space();
+    parent.add_demand_zero(BASE, 2 * PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    user_access(&mut parent, BASE, Access::Write, Some(10)).unwrap();
+    user_access(&mut parent, BASE + PAGE_SIZE, Access::Write, Some(20)).unwrap();
+    parent.activate_on(3);
+    let (mut child, flush) = parent.fork(world.frames.clone()).unwrap();
+    assert!(flush.everything && flush.cpus.contains(3) && !flush.cpus.contains(0));
+    let shared = parent.translate(BASE).unwrap().frame;
+    assert_eq!(child.translate(BASE).unwrap().frame, shared);
+    assert_eq!(world.owners.owners(shared), 2);
+
+    user_access(&mut child, BASE, Access::Write, Some(11)).unwrap();
+    user_access(&mut parent, BASE + PAGE_SIZE, Access::Write, Some(21)).unwrap();
+    assert_eq!(user_access(&mut parent, BASE, Access::Read, None), Ok(10));
+    assert_eq!(user_access(&mut child, BASE, Access::Read, None), Ok(11));
+    assert_eq!(user_access(&mut parent, BASE + PAGE_SIZE, Access::Read, None), Ok(21));
+    assert_eq!(user_access(&mut child, BASE + PAGE_SIZE, Access::Read, None), Ok(20));
+    // The parent is the sole owner of the first frame now: it takes it over.
+    assert_eq!(world.owners.owners(shared), 1);
+    assert_eq!(parent.handle_fault(BASE, Access::Write), Ok(FaultOutcome::TookOver));
+    assert_eq!(parent.translate(BASE).unwrap().frame, shared);
+    let _ = child.destroy();
+    let _ = parent.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn a_shared_page_is_freed_exactly_when_its_last_owner_goes() {
+    let world = World::new();
+    let frame = world.frame_holding(42);
+    let mut first = world.space();
+    let mut second = world.space();
+    let mut third = world.space();
+    for space in [&mut first, &mut second, &mut third] {
+        space.map(BASE, frame, Rights::READ_WRITE, true).unwrap();
+    }
+    assert_eq!(world.owners.owners(frame), 3);
+    user_access(&mut second, BASE, Access::Write, Some(43)).unwrap();
+    assert_eq!(user_access(&mut first, BASE, Access::Read, None), Ok(43), "shared memory is shared");
+    let out = world.frames.out();
+    let _ = first.unmap(BASE, PAGE_SIZE).unwrap();
+    let _ = second.destroy();
+    assert_eq!(world.owners.owners(frame), 1);
+    assert_eq!(world.frames.out(), out - 4, "only second's root and three tables went; the page stays");
+    assert_eq!(user_access(&mut third, BASE, Access::Read, None), Ok(43));
+    let flush = third.unmap(BASE, PAGE_SIZE).unwrap();
+    assert_eq!((flush.start, flush.pages), (BASE, 1));
+    assert_eq!(world.owners.owners(frame), 0);
+    let _ = first.destroy();
+    let _ = third.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn fork_running_out_of_memory_at_any_point_changes_nothing() {
+    for allowed in 0..8 {
+        let world = World::new();
+        let mut parent = world.space();
+        parent.add_demand_zero(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+        parent.add_demand_zero(0x7000_0000_0000, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+        user_access(&mut parent, BASE, Access::Write, Some(5)).unwrap();
+        user_access(&mut parent, 0x7000_0000_0000, Access::Write, Some(6)).unwrap();
+        let out_before = world.frames.out();
+        let entry_before = parent.translate(BASE);
+        world.frames.fail_after(allowed);
+        match parent.fork(world.frames.clone()) {
+            Ok((child, _)) => {
+                assert!(allowed >= 7, "fork needs 7 table frames yet succeeded with {allowed}");
+                world.frames.fail_after(u64::MAX);
+                let _ = child.destroy();
+            }
+            Err(error) => {
+                assert_eq!(error, VmError::OutOfMemory);
+                assert_eq!(world.frames.out(), out_before, "frames leaked by a failed fork ({allowed})");
+                assert_eq!(parent.translate(BASE), entry_before, "a failed fork changed the parent");
+                assert_eq!(world.owners.owners(entry_before.unwrap().frame), 1);
+            }
+        }
+        world.frames.fail_after(u64::MAX);
+        assert_eq!(user_access(&mut parent, BASE, Access::Read, None), Ok(5));
+        let _ = parent.destroy();
+        assert!(world.all_free());
+    }
+}
+
+#[test]
+fn protect_to_none_keeps_the_contents_and_flushes_only_lost_rights() {
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, 2 * PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    user_access(&mut space, BASE, Access::Write, Some(9)).unwrap();
+    space.activate_on(1);
+    let flush = space.protect(BASE, 2 * PAGE_SIZE, Rights::NONE).unwrap();
+    assert_eq!((flush.start, flush.pages), (BASE, 1), "only the mapped page is flushed");
+    assert!(flush.cpus.contains(1));
+    assert_eq!(user_access(&mut space, BASE, Access::Read, None), Err(Fault::Segmentation));
+    assert_eq!(user_access(&mut space, BASE + PAGE_SIZE, Access::Read, None), Err(Fault::Segmentation));
+    let flush = space.protect(BASE, PAGE_SIZE, Rights::READ).unwrap();
+    assert!(flush.is_empty(), "giving rights needs no flush");
+    assert_eq!(user_access(&mut space, BASE, Access::Read, None), Ok(9));
+    assert_eq!(space.protect(BASE, PAGE_SIZE, Rights::NONE).map(|flush| flush.pages), Ok(1));
+    let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn a_fault_that_needs_a_frame_fails_cleanly_when_none_is_left() {
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    world.frames.fail_after(0);
+    assert_eq!(space.handle_fault(BASE, Access::Write), Err(Fault::OutOfMemory));
+    world.frames.fail_after(u64::MAX);
+    assert_eq!(user_access(&mut space, BASE, Access::Write, Some(1)), Ok(1));
+    let _ = space.destroy();
+    assert!(world.all_free());
+}

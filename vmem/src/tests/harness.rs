@@ -1,0 +1,80 @@
+//! What the tests share: a world of fake memory, a frame pool and an owner
+//! table, and a simulated MMU access that faults like the hardware.
+
+use crate::fake::{FakeFrames, FakeMemory};
+use crate::{Access, AddressSpace, Fault, FaultOutcome, FrameMemory, OwnerTable, PAGE_SIZE};
+
+pub const FIRST_FRAME: u64 = 0x10_0000;
+pub const FRAMES: u64 = 4096;
+pub const KERNEL_HALF: [u64; 256] = {
+    let mut half = [0; 256];
+    half[255] = 0x7777_7003;
+    half
+};
+
+pub type Space<'o> = AddressSpace<'o, FakeMemory, FakeFrames>;
+
+pub struct World {
+    pub memory: FakeMemory,
+    pub frames: FakeFrames,
+    pub owners: OwnerTable,
+}
+
+impl World {
+    pub fn new() -> Self {
+        Self {
+            memory: FakeMemory::default(),
+            frames: FakeFrames::new(FIRST_FRAME, FRAMES),
+            owners: OwnerTable::new(FIRST_FRAME, FRAMES as usize).expect("owner table"),
+        }
+    }
+
+    pub fn space(&self) -> Space<'_> {
+        AddressSpace::new(self.memory.clone(), self.frames.clone(), &self.owners, &KERNEL_HALF).expect("a fresh space")
+    }
+
+    /// A fresh frame whose first word is `word`.
+    pub fn frame_holding(&self, word: u64) -> u64 {
+        use crate::FrameSource;
+        let frame = self.frames.allocate().expect("a frame");
+        self.memory.zero(frame);
+        self.memory.write_word(frame, 0, word);
+        frame
+    }
+
+    /// Every frame of the pool is free and no frame has an owner.
+    pub fn all_free(&self) -> bool {
+        self.frames.out() == 0 && (0..FRAMES).all(|index| self.owners.owners(FIRST_FRAME + index * PAGE_SIZE) == 0)
+    }
+}
+
+/// A user access of the first word of the page at `address`, as the MMU
+/// does it: allowed by the entry, or a fault the space resolves, then a
+/// retry. Returns the word read or written.
+pub fn user_access(space: &mut Space<'_>, address: u64, access: Access, value: Option<u64>) -> Result<u64, Fault> {
+    for _ in 0..2 {
+        if let Some(translation) = space.translate(address) {
+            let hardware_allows = match access {
+                Access::Read => true,
+                Access::Write => translation.rights.write() && !translation.copy_on_write,
+                Access::Execute => translation.rights.execute(),
+            };
+            if hardware_allows {
+                let memory = space_memory(space);
+                if let Some(value) = value {
+                    memory.write_word(translation.frame, 0, value);
+                }
+                return Ok(memory.read_word(translation.frame, 0));
+            }
+        }
+        match space.handle_fault(address, access)? {
+            FaultOutcome::Spurious if space.translate(address).is_none() => return Err(Fault::Segmentation),
+            _ => {}
+        }
+    }
+    Err(Fault::Segmentation)
+}
+
+fn space_memory(space: &Space<'_>) -> FakeMemory {
+    space.memory.clone()
+}
