@@ -40,6 +40,11 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         }
     };
     ROOT_CONTAINER.store(root);
+    let memory_end = handoff.free_memory.iter().map(|range| range.end).max().unwrap_or(0);
+    if !crate::address_spaces::init(memory_end) {
+        machine::println!("lamina: boot failed: no owner table for {memory_end:#x} bytes");
+        machine::stop::halt_machine(machine::stop::ExitCode::BootFailure);
+    }
     let facts: &'static SystemFacts = Box::leak(Box::new(SystemFacts {
         usable_bytes: handoff.usable_bytes,
         machine_bytes: handoff.machine_bytes,

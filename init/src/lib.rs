@@ -9,6 +9,7 @@
 
 extern crate alloc;
 
+mod address_spaces;
 mod boot;
 #[cfg(any(feature = "ktest", not(feature = "kbench")))]
 mod cpu_work;

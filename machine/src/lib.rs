@@ -25,7 +25,7 @@ mod hw;
 #[cfg(target_os = "none")]
 pub use hw::{
     apic, backtrace, context, cpu, frame_access, gdt, heap, irq_lock, layout, paging, percpu, serial, set_once, stacks, start::Handoff, stop, timer, tlb, trap,
-    trap_entry::TrapFrame,
+    trap_entry::TrapFrame, user,
 };
 
 /// Prints to the console.

@@ -12,5 +12,6 @@ mod runner;
 pub mod smp;
 mod sync_objects;
 mod threads;
+mod user_mode;
 
 pub use runner::run_all;

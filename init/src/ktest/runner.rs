@@ -9,7 +9,7 @@ use alloc::string::String;
 
 use machine::stop::{self, ExitCode};
 
-use super::{boot_checks, containers, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
+use super::{boot_checks, containers, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -41,6 +41,7 @@ static TESTS: &[Test] = &[
     Test { name: "memory::requests_on_every_cpu_exhaust_the_budget_and_fail_cleanly", body: exhaustion::requests_on_every_cpu_exhaust_the_budget_and_fail_cleanly },
     Test { name: "containers::full_container_gets_enomem_while_another_keeps_running", body: containers::full_container_gets_enomem_while_another_keeps_running },
     Test { name: "containers::a_finished_tree_of_containers_and_threads_frees_every_frame", body: containers::a_finished_tree_of_containers_and_threads_frees_every_frame },
+    Test { name: "memory::a_program_runs_in_ring_3_and_fork_copies_on_write", body: user_mode::a_program_runs_in_ring_3_and_fork_copies_on_write },
     Test { name: "locks::ticket_lock_excludes_on_every_cpu", body: locks::ticket_lock_excludes_on_every_cpu },
     Test { name: "locks::mcs_lock_excludes_on_every_cpu", body: locks::mcs_lock_excludes_on_every_cpu },
     Test { name: "threads::yield_alternates_threads_on_one_cpu", body: threads::yield_alternates_threads_on_one_cpu },

@@ -129,6 +129,15 @@ pub(crate) fn enable_supervisor_protections() -> (bool, bool) {
     (smep, smap)
 }
 
+/// Reads the word at `offset` of this CPU's per-CPU data (`gs:[offset]`).
+pub(crate) fn read_gs_word(offset: usize) -> u64 {
+    let value;
+    // SAFETY: GS holds this CPU's per-CPU block once installed, and callers
+    // pass offsets of its `u64` fields.
+    unsafe { asm!("mov {}, gs:[{}]", out(reg) value, in(reg) offset, options(nostack, preserves_flags, readonly)) };
+    value
+}
+
 /// Reads the time-stamp counter.
 pub fn read_timestamp_counter() -> u64 {
     // SAFETY: RDTSC has no side effects; CR4.TSD is never set.

@@ -24,3 +24,4 @@ pub mod timer;
 pub mod tlb;
 pub mod trap;
 pub mod trap_entry;
+pub mod user;

@@ -247,3 +247,36 @@ pub fn unmap_and_free(root: u64, range: Range, freed: &mut dyn FnMut(u64)) {
         address += PAGE_SIZE;
     }
 }
+
+/// The kernel half (entries 256..512) of the kernel's root table: every
+/// address space's root carries these same entries.
+pub fn kernel_root_entries() -> [u64; 256] {
+    let root = super::start::kernel_root();
+    core::array::from_fn(|index| read_entry(root, 256 + index))
+}
+
+/// Loads `root` into CR3 if it is not loaded already. Refused (`false`)
+/// unless `root` is a frame of the direct map whose kernel half equals the
+/// kernel's, so the running kernel stays mapped exactly as before.
+pub fn switch_address_space(root: u64) -> bool {
+    if root % PAGE_SIZE != 0 || root >= super::start::direct_map_end() {
+        return false;
+    }
+    if active_root() == root {
+        return true;
+    }
+    let kernel = super::start::kernel_root();
+    if root != kernel && (256..512).any(|index| read_entry(root, index) != read_entry(kernel, index)) {
+        return false;
+    }
+    // SAFETY: `root` maps the kernel half exactly as the kernel's root does
+    // (checked above), which maps all kernel code, data, stacks and heap.
+    unsafe { activate(root) };
+    true
+}
+
+/// Loads the kernel's own tables (before an address space this CPU ran is
+/// destroyed).
+pub fn switch_to_kernel_tables() {
+    switch_address_space(super::start::kernel_root());
+}

@@ -23,6 +23,13 @@ pub const MAX_CPUS: usize = 256;
 pub struct PerCpu {
     /// Address of this structure: `gs:[0]`.
     self_address: u64,
+    /// User-mode entry and exit (`user.rs`, reached from assembly at the
+    /// offsets below): the kernel stack pointer to return to when user
+    /// mode is left, the `UserContext` being run, and a scratch word.
+    /// Atomics only so that Rust sees them as written behind its back.
+    user_kernel_stack: AtomicU64,
+    user_context: AtomicU64,
+    user_scratch: AtomicU64,
     /// Dense index, 0 for the bootstrap processor.
     pub index: usize,
     pub apic_id: u32,
@@ -40,6 +47,12 @@ pub struct PerCpu {
     tss: TaskStateSegment,
     descriptor_table: DescriptorTable,
 }
+
+/// `gs:` offsets of the user-mode words and of the TSS's ring-0 stack.
+pub(crate) const USER_KERNEL_STACK_OFFSET: usize = core::mem::offset_of!(PerCpu, user_kernel_stack);
+pub(crate) const USER_CONTEXT_OFFSET: usize = core::mem::offset_of!(PerCpu, user_context);
+pub(crate) const USER_SCRATCH_OFFSET: usize = core::mem::offset_of!(PerCpu, user_scratch);
+pub(crate) const TSS_RING0_STACK_OFFSET: usize = core::mem::offset_of!(PerCpu, tss) + 4;
 
 static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 static ONLINE: AtomicUsize = AtomicUsize::new(0);
@@ -60,6 +73,9 @@ pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: Inte
     tss.privilege_stacks[0] = boot_stack.top;
     let per_cpu = Box::leak(Box::new(PerCpu {
         self_address: 0,
+        user_kernel_stack: AtomicU64::new(0),
+        user_context: AtomicU64::new(0),
+        user_scratch: AtomicU64::new(0),
         index,
         apic_id,
         ticks: AtomicU64::new(0),

@@ -16,7 +16,7 @@ use super::irq_lock::IrqLock;
 use super::layout::{self, DirectMapReader, Range, BOOT_DIRECT_MAP_LIMIT, DEVICE_MEMORY_BASE, HEAP_BASE, PAGE_SIZE};
 use super::stacks::{self, KernelStack};
 use super::stop::{self, ExitCode};
-use super::{apic, cpu, entry, heap, ioapic, paging, percpu, serial, smp, timer, tlb, trap};
+use super::{apic, cpu, entry, heap, ioapic, paging, percpu, serial, smp, timer, tlb, trap, user};
 use crate::acpi::{self, AcpiInformation};
 use crate::bootinfo::{self, BootInformation, MemoryKind};
 
@@ -143,6 +143,7 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     trap::load();
     tlb::init();
     cpu::enable_supervisor_protections();
+    user::init_cpu();
     let boot_stack = KernelStack { bottom: stack_top - stacks::STACK_SIZE, top: stack_top };
     let stacks = interrupt_stacks();
     percpu::install(0, 0, boot_stack, stacks);
@@ -249,6 +250,7 @@ fn start_application_processors(acpi: &AcpiInformation) {
 pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
     trap::load();
     cpu::enable_supervisor_protections();
+    user::init_cpu();
     let stacks = interrupt_stacks();
     let top = smp::start_stack(slot as usize);
     let boot_stack = KernelStack { bottom: top - stacks::STACK_SIZE, top };

@@ -117,6 +117,21 @@ pub(crate) extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
     }
 }
 
+/// Runs the handler of an interrupt that arrived in ring 3 (called by
+/// `user::run_user` after the exit was recorded, interrupts off). An NMI
+/// while the machine stops halts this CPU; a double fault or machine check
+/// is fatal whatever the ring.
+pub(crate) fn dispatch_interrupt_from_user(vector: u8) {
+    let mut frame = TrapFrame { vector: u64::from(vector), cs: u64::from(super::gdt::USER_CODE_SELECTOR), ..TrapFrame::default() };
+    match vector {
+        2 if stop::is_stopping() => stop::stopped_by_other_cpu(),
+        2 | VECTOR_SPURIOUS => {}
+        VECTOR_STOP => stop::stopped_by_other_cpu(),
+        8 | 18 => fatal_exception(&frame),
+        _ => dispatch_interrupt(vector, &mut frame),
+    }
+}
+
 fn dispatch_interrupt(vector: u8, frame: &mut TrapFrame) {
     // Acquire: pairs with the Release in `set_handler`.
     let handler = HANDLERS[usize::from(vector)].load(Ordering::Acquire);

@@ -2,8 +2,10 @@
 //!
 //! Each stub pushes a dummy error code when the CPU pushes none, then its
 //! vector number, and jumps to `trap_common`, which saves the general
-//! registers into a [`TrapFrame`], switches GS when coming from user mode,
-//! calls the safe Rust dispatcher and returns with `iretq`.
+//! registers into a [`TrapFrame`], calls the safe Rust dispatcher and
+//! returns with `iretq`. A trap from ring 3 instead switches GS, records
+//! the registers in the user context being run and returns from
+//! `user::run_user`, whose caller handles it.
 
 use super::trap::trap_dispatch;
 
@@ -73,9 +75,7 @@ core::arch::global_asm!(
     ".text",
     "trap_common:",
     "test qword ptr [rsp + 24], 3", // CS of the interrupted code
-    "jz 1f",
-    "swapgs",
-    "1:",
+    "jnz 3f",
     "push rax",
     "push rbx",
     "push rcx",
@@ -109,13 +109,34 @@ core::arch::global_asm!(
     "pop rcx",
     "pop rbx",
     "pop rax",
-    "test qword ptr [rsp + 24], 3",
-    "jz 2f",
-    "swapgs",
-    "2:",
     "add rsp, 16",
     "iretq",
+    // From ring 3: record the trap in the user context being run and
+    // return from `run_user` (user.rs); the handler runs there.
+    "3:",
+    "swapgs",
+    "push rax",
+    "push rbx",
+    "push rcx",
+    "push rdx",
+    "push rsi",
+    "push rdi",
+    "push rbp",
+    "push r8",
+    "push r9",
+    "push r10",
+    "push r11",
+    "push r12",
+    "push r13",
+    "push r14",
+    "push r15",
+    "cld",
+    "mov rdi, rsp",
+    "call {record}",
+    "jmp {user_return}",
     dispatch = sym trap_dispatch,
+    record = sym super::user::record_user_trap,
+    user_return = sym super::user::user_trap_return,
 );
 
 trap_stubs!(
