@@ -2,6 +2,7 @@
 //! printed as one `kbench: {json}` line that xtask turns into a record.
 
 mod frame_paths;
+mod map_paths;
 mod ipc_round_trip;
 mod lock_efficiency;
 mod records;

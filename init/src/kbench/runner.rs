@@ -5,7 +5,7 @@ use machine::stop::{self, ExitCode};
 use super::records::ClockMode;
 use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
 
-use super::{frame_paths, ipc_round_trip, lock_efficiency, sched_paths, server_client};
+use super::{frame_paths, ipc_round_trip, map_paths, lock_efficiency, sched_paths, server_client};
 
 /// Runs the benchmarks `kbench=` names (`icount`, the default; `wall`;
 /// `serverclient`) and powers off.
@@ -31,6 +31,7 @@ pub fn run_all(command_line: &str) -> ! {
             sched_paths::yield_switch(mode);
             ipc_round_trip::round_trips(mode);
             frame_paths::alloc_free(mode);
+            map_paths::map_unmap(mode);
         }
     }
     machine::println!("kbench: done");
