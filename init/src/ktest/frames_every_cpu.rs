@@ -21,23 +21,30 @@ use crate::system::SystemFacts;
 type Takings = Arc<IrqLock<Vec<Vec<FrameNumber>>>>;
 
 /// Runs `work` on a thread pinned to every CPU and collects what each
-/// returns.
-fn on_every_cpu(work: fn() -> Vec<FrameNumber>) -> Result<Vec<Vec<FrameNumber>>, alloc::string::String> {
+/// returns. The threads start together once all exist; the free-frame
+/// count at that moment (their stacks already taken) is the second result.
+fn on_every_cpu(work: fn() -> Vec<FrameNumber>) -> Result<(Vec<Vec<FrameNumber>>, u64), alloc::string::String> {
     let online = percpu::online_count();
     let takings: Takings = Arc::new(IrqLock::new(Vec::new()));
+    let go = Arc::new(core::sync::atomic::AtomicBool::new(false));
     let mut threads = Vec::new();
     for cpu in 0..online {
-        let takings = takings.clone();
+        let (takings, go) = (takings.clone(), go.clone());
         let thread = sched::spawn_on(cpu, Pinning::Pinned, "frames", move || {
+            while !go.load(core::sync::atomic::Ordering::Acquire) {
+                sched::yield_now();
+            }
             let taken = work();
             takings.lock().push(taken);
         })
         .map_err(|error| format!("spawn on CPU {cpu} failed: {error:?}"))?;
         threads.push(thread);
     }
+    let free_at_start = free_frames();
+    go.store(true, core::sync::atomic::Ordering::Release);
     check(wait_until(60_000, || threads.iter().all(|thread| thread.has_exited())), || "frame threads did not finish".into())?;
     let takings = core::mem::take(&mut *takings.lock());
-    Ok(takings)
+    Ok((takings, free_at_start))
 }
 
 /// Checks that no frame appears twice among `takings`; returns how many.
@@ -72,8 +79,7 @@ fn churn() -> Vec<FrameNumber> {
 }
 
 pub fn every_cpu_allocates_and_frees_at_once(_facts: &SystemFacts) -> Outcome {
-    let before = free_frames();
-    let takings = on_every_cpu(churn)?;
+    let (takings, before) = on_every_cpu(churn)?;
     count_distinct(&takings)?;
     free_all(&takings)?;
     let after = free_frames();
@@ -90,8 +96,7 @@ fn take_everything() -> Vec<FrameNumber> {
 }
 
 pub fn all_cpus_together_get_every_frame(_facts: &SystemFacts) -> Outcome {
-    let before = free_frames();
-    let takings = on_every_cpu(take_everything)?;
+    let (takings, before) = on_every_cpu(take_everything)?;
     let distinct = count_distinct(&takings);
     let left = free_frames();
     // Give everything back before judging, so a failure leaves memory free.

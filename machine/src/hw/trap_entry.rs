@@ -71,26 +71,19 @@ macro_rules! trap_stubs {
     };
 }
 
+/// Saves the general registers in [`TrapFrame`] order (both trap paths).
+macro_rules! push_general_registers {
+    () => {
+        "push rax\npush rbx\npush rcx\npush rdx\npush rsi\npush rdi\npush rbp\npush r8\npush r9\npush r10\npush r11\npush r12\npush r13\npush r14\npush r15"
+    };
+}
+
 core::arch::global_asm!(
     ".text",
     "trap_common:",
     "test qword ptr [rsp + 24], 3", // CS of the interrupted code
     "jnz 3f",
-    "push rax",
-    "push rbx",
-    "push rcx",
-    "push rdx",
-    "push rsi",
-    "push rdi",
-    "push rbp",
-    "push r8",
-    "push r9",
-    "push r10",
-    "push r11",
-    "push r12",
-    "push r13",
-    "push r14",
-    "push r15",
+    push_general_registers!(),
     "cld",
     "mov rdi, rsp",
     "call {dispatch}",
@@ -115,21 +108,7 @@ core::arch::global_asm!(
     // return from `run_user` (user.rs); the handler runs there.
     "3:",
     "swapgs",
-    "push rax",
-    "push rbx",
-    "push rcx",
-    "push rdx",
-    "push rsi",
-    "push rdi",
-    "push rbp",
-    "push r8",
-    "push r9",
-    "push r10",
-    "push r11",
-    "push r12",
-    "push r13",
-    "push r14",
-    "push r15",
+    push_general_registers!(),
     "cld",
     "mov rdi, rsp",
     "call {record}",

@@ -369,15 +369,7 @@ core::arch::global_asm!(
     "mov rax, gs:[{scratch}]",
     "mov [rsp + {rsp}], rax",
     "mov qword ptr [rsp + {exit_kind}], {exit_syscall}",
-    "mov rsp, gs:[{kernel_stack}]",
-    "pop r15",
-    "pop r14",
-    "pop r13",
-    "pop r12",
-    "pop rbx",
-    "pop rbp",
-    "ret",
-    // The trap entry jumps here after `record_user_trap`.
+    // Falls through. The trap entry jumps here after `record_user_trap`.
     "user_trap_return:",
     "mov rsp, gs:[{kernel_stack}]",
     "pop r15",
