@@ -33,6 +33,15 @@ fn two_spaces() -> (CapDatabase, [SpaceId; 2]) {
     (database, spaces)
 }
 
+/// Runs `body` under loom with a preemption bound: the races here need at
+/// most three forced switches (sweep batch / undo / the other thread's
+/// step), and the bound keeps each model to seconds instead of minutes.
+fn model(body: impl Fn() + Send + Sync + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(body);
+}
+
 fn shared(database: CapDatabase) -> Arc<SharedCaps<LoomBlocking>> {
     let caps = Arc::new(SharedCaps::new(0));
     caps.with(|shared| *shared = database);
@@ -46,7 +55,7 @@ fn user_caps(database: &CapDatabase, space: SpaceId) -> Vec<CapId> {
 
 #[test]
 fn a_revoke_racing_delegations_from_its_subtree_leaves_no_survivor() {
-    loom::model(|| {
+    model(|| {
         let (mut database, [a, b]) = two_spaces();
         let root = database.create_object(a, ObjectKind::Memory, 0, 4096, Rights::ALL, ANY).unwrap();
         let child = database.delegate(a, root, 1, Rights::ALL, ANY).unwrap();
@@ -74,7 +83,7 @@ fn a_revoke_racing_delegations_from_its_subtree_leaves_no_survivor() {
 
 #[test]
 fn overlapping_revokes_each_return_only_when_their_subtree_is_gone_and_undone() {
-    loom::model(|| {
+    model(|| {
         let (mut database, [a, b]) = two_spaces();
         let root = database.create_object(a, ObjectKind::Memory, 0, 4096, Rights::ALL, ANY).unwrap();
         let middle = database.delegate(a, root, 1, Rights::ALL, ANY).unwrap();
@@ -118,7 +127,7 @@ fn overlapping_revokes_each_return_only_when_their_subtree_is_gone_and_undone() 
 
 #[test]
 fn a_revoke_racing_an_obtain_and_a_drop_leaves_no_survivor() {
-    loom::model(|| {
+    model(|| {
         let (mut database, [a, b]) = two_spaces();
         let root = database.create_object(a, ObjectKind::Memory, 0, 4096, Rights::ALL, ANY).unwrap();
         let middle = database.derive(a, root, Rights::ALL, crate::Narrowing::Whole, ANY).unwrap();

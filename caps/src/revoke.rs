@@ -27,7 +27,7 @@
 
 use crate::database::CapDatabase;
 use crate::node::Mark;
-use crate::{CapError, CapId, RemovedBatch, RevokeId, RevokeScope, Rights, Slot, SpaceId};
+use crate::{CapError, CapId, Removed, RemovedBatch, RevokeId, RevokeScope, Rights, Slot, SpaceId};
 
 /// A revocation in progress.
 #[derive(Clone, Copy, Debug)]
@@ -164,10 +164,22 @@ impl CapDatabase {
         }
     }
 
-    /// Forgets a complete revocation (called once, by whoever started it).
-    pub fn end_revoke(&mut self, revoke: RevokeId) {
+    /// Forgets a complete revocation (called once, by whoever started it)
+    /// and releases the root of a [`RevokeScope::Descendants`] revoke. A
+    /// root whose space died meanwhile is removed instead and returned: its
+    /// effects are the caller's to undo.
+    pub fn end_revoke(&mut self, revoke: RevokeId) -> Option<Removed> {
         debug_assert!(self.revoke_complete(revoke), "only complete revocations end");
-        self.revocations.remove(revoke.0);
+        let record = self.revocations.remove(revoke.0)?;
+        let root_still_held = self.node_exists(record.root) && self.node(record.root).mark == Mark::RevokingBelow(revoke);
+        if !root_still_held {
+            return None;
+        }
+        if self.owner_is_dying(record.root) {
+            return Some(self.remove_node(record.root));
+        }
+        self.node_mut(record.root).mark = Mark::Live;
+        None
     }
 
     /// How many revocations are in progress.
@@ -244,11 +256,10 @@ impl CapDatabase {
                 batch.push(self.remove_node(root));
                 self.revocation_mut(revoke).effects_in_flight += 1;
             }
-            RevokeScope::Descendants if self.owner_is_dying(root) => {
-                batch.push(self.remove_node(root));
-                self.revocation_mut(revoke).effects_in_flight += 1;
-            }
-            RevokeScope::Descendants => self.node_mut(root).mark = Mark::Live,
+            // The root stays marked until the revocation ends: while its
+            // last effects are undone, a revoke from above must still find
+            // (and absorb) this revocation through it.
+            RevokeScope::Descendants => {}
         }
     }
 

@@ -97,8 +97,12 @@ impl<B: Blocking> SharedCaps<B> {
         let mut guard = self.revocations_done.wait_while(guard, &self.database, |database| {
             !database.revoke_complete(revoke)
         });
-        guard.end_revoke(revoke);
+        let released_root = guard.end_revoke(revoke);
         drop(guard);
+        if let Some(root) = released_root {
+            undo(&root);
+            report.removed += 1;
+        }
         self.revocations_done.broadcast();
         Ok(report)
     }

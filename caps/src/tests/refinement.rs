@@ -85,7 +85,7 @@ fn revoke_to_the_end(database: &mut CapDatabase, space: SpaceId, slot: Slot, sco
         removed.extend(batch.iter().copied());
         database.effects_done(revoke, batch.len());
         if status == SweepStatus::Swept {
-            database.end_revoke(revoke);
+            removed.extend(database.end_revoke(revoke));
             return Ok(removed);
         }
     }

@@ -25,7 +25,7 @@ fn revoke_all(world: &mut World, space: usize, slot: u32, scope: RevokeScope) ->
         }
     }
     assert!(database.revoke_complete(revoke));
-    database.end_revoke(revoke);
+    removed.extend(database.end_revoke(revoke));
     database.audit().expect("consistent after revoke");
     removed
 }
@@ -200,8 +200,8 @@ fn a_revoke_that_meets_an_earlier_one_absorbs_it_and_both_finish_together() {
     assert!(!world.database.revoke_complete(inner));
     world.database.effects_done(inner, inner_batch.len());
     assert!(world.database.revoke_complete(outer) && world.database.revoke_complete(inner));
-    world.database.end_revoke(outer);
-    world.database.end_revoke(inner);
+    assert!(world.database.end_revoke(outer).is_none());
+    assert!(world.database.end_revoke(inner).is_none());
     world.database.audit().unwrap();
     assert_eq!(world.database.capability_count(), 4);
 }
@@ -238,5 +238,31 @@ fn a_dead_process_cannot_be_delegated_to_but_what_it_passed_on_lives() {
     assert!(world.database.capability(child, passed).is_ok(), "the child keeps the pipe");
     assert_eq!(world.database.delegate(child, passed, 0, Rights::ALL, ANY), Err(CapError::TargetGone));
     assert_eq!(world.database.capability(parent, pipe), Err(CapError::NoSuchSpace));
+    world.database.audit().unwrap();
+}
+
+#[test]
+fn a_descendants_revoke_holds_its_root_until_it_ends_and_removes_it_if_the_owner_died() {
+    let mut world = World::new(2, 64);
+    let (a, b) = (world.spaces[0], world.spaces[1]);
+    let root = world.memory(0, 4096, Rights::ALL);
+    world.database.delegate(a, root, 1, Rights::ALL, ANY).unwrap();
+    let RevokeStart::Started(revoke) = world.database.begin_revoke(a, root, RevokeScope::Descendants).unwrap() else {
+        panic!("nothing else revokes here");
+    };
+    let mut batch = RemovedBatch::new();
+    assert_eq!(world.database.sweep(revoke, &mut batch), SweepStatus::Swept);
+    assert_eq!(batch.len(), 1, "only the copy in b");
+    // Swept but not ended: the root is still held, so nothing derives from it.
+    assert_eq!(world.database.delegate(a, root, 1, Rights::ALL, ANY), Err(CapError::InRevocation));
+    // The owner dies meanwhile; teardown leaves the held root to the revocation.
+    let mut teardown = RemovedBatch::new();
+    assert_eq!(world.database.destroy_space_step(a, &mut teardown), Ok(crate::TeardownStatus::Done));
+    assert_eq!(teardown.len(), 2, "the two process capabilities, not the held root");
+    world.database.effects_done(revoke, batch.len());
+    assert!(world.database.revoke_complete(revoke));
+    let root_removed = world.database.end_revoke(revoke).expect("the dead owner's root goes with the revocation");
+    assert_eq!((root_removed.owner, root_removed.slot), (a, root));
+    assert!(world.database.contents(b).all(|(slot, _)| slot < PROCESS_SLOTS));
     world.database.audit().unwrap();
 }
