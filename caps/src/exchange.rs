@@ -110,6 +110,24 @@ impl CapDatabase {
         self.commit_delegate(offer, placement)
     }
 
+    /// A copy of the capability in `slot` of `space`, with `rights ∩` its
+    /// rights, put into `target` by the kernel itself — as a parent process
+    /// hands capabilities to a child it creates. Needs neither the grant
+    /// right nor a process capability; the copy is still the original's
+    /// child, so revoking the original reaches it.
+    pub fn grant(
+        &mut self,
+        space: SpaceId,
+        slot: Slot,
+        target: SpaceId,
+        rights: Rights,
+        placement: Placement,
+    ) -> Result<Slot, CapError> {
+        let (parent, view) = self.derivable(space, slot, Rights::NONE, Narrowing::Whole)?;
+        let rights = self.node(parent).rights.intersect(rights);
+        self.commit_delegate(DelegateOffer { parent, target, rights, view }, placement)
+    }
+
     /// Lets the process named by the caller's capability in `process_slot`
     /// obtain one copy of the capability in `slot` (grant right needed).
     /// A later offer replaces an earlier one.

@@ -46,7 +46,14 @@ pub struct SharedCaps<B: Blocking> {
 }
 
 impl<B: Blocking> SharedCaps<B> {
+    /// An empty database for kernel group `group` (usable in a static).
+    #[cfg(not(loom))]
+    pub const fn new(group: u16) -> Self {
+        Self { database: SpinLock::new(CAPS_LEVEL, CapDatabase::new(group)), revocations_done: Condvar::new() }
+    }
+
     /// An empty database for kernel group `group`.
+    #[cfg(loom)]
     pub fn new(group: u16) -> Self {
         Self { database: SpinLock::new(CAPS_LEVEL, CapDatabase::new(group)), revocations_done: Condvar::new() }
     }

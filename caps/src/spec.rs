@@ -162,6 +162,15 @@ impl CapsSpec {
         Ok(new_slot)
     }
 
+    /// See [`CapDatabase::grant`](crate::CapDatabase::grant).
+    pub fn grant(&mut self, space: u32, slot: Slot, target: u32, rights: Rights, placement: Placement) -> Result<Slot, CapError> {
+        let (parent, view) = self.derivable(space, slot, Rights::NONE, crate::Narrowing::Whole)?;
+        let new_slot = self.choose(target, placement)?;
+        let cap = self.caps[&parent];
+        self.add(target, new_slot, cap.object, cap.rights.intersect(rights), view, Some(parent));
+        Ok(new_slot)
+    }
+
     /// See [`CapDatabase::offer`](crate::CapDatabase::offer).
     pub fn offer(&mut self, space: u32, slot: Slot, process_slot: Slot) -> Result<(), CapError> {
         let (cap, _) = self.derivable(space, slot, Rights::GRANT, crate::Narrowing::Whole)?;

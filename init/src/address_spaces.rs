@@ -70,6 +70,11 @@ pub fn init(memory_end: u64) -> bool {
     OWNERS.set(Box::leak(Box::new(table))).is_ok()
 }
 
+/// The machine's frame owner table (set at boot).
+pub fn owners() -> Option<&'static OwnerTable> {
+    OWNERS.get()
+}
+
 /// An empty user address space whose frames are charged to `container`.
 pub fn new_space(container: ContainerId) -> Result<KernelSpace, VmError> {
     let owners = OWNERS.get().ok_or(VmError::OutOfMemory)?;

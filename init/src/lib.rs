@@ -11,8 +11,12 @@ extern crate alloc;
 
 mod address_spaces;
 mod boot;
+#[cfg_attr(not(any(feature = "ktest", feature = "kbench")), allow(dead_code))]
+mod capabilities;
 #[cfg(any(feature = "ktest", not(feature = "kbench")))]
 mod cpu_work;
+#[cfg_attr(not(any(feature = "ktest", feature = "kbench")), allow(dead_code))]
+mod errno;
 mod faults;
 mod kernel_containers;
 mod kernel_memory;
@@ -22,6 +26,8 @@ mod kbench;
 mod ktest;
 #[cfg(not(any(feature = "ktest", feature = "kbench")))]
 mod monitor;
+#[cfg(any(feature = "ktest", feature = "kbench"))]
+mod native_harness;
 mod panic;
 mod physical_memory;
 mod system;

@@ -150,9 +150,14 @@ fn step(pair: &mut Pair, rng: &mut Rng, step: usize) {
             let got = database.derive(space, slot, rights, narrowing, placement);
             assert_eq!(got, spec.derive(number, slot, rights, narrowing, placement), "step {step}");
         }
-        7..=9 => {
+        7..=8 => {
             let got = database.delegate(space, slot, other_slot, rights, placement);
             assert_eq!(got, spec.delegate(number, slot, other_slot, rights, placement), "step {step}");
+        }
+        9 => {
+            let target = rng.below(pair.spaces.len()) as u32;
+            let got = database.grant(space, slot, pair.spaces[target as usize], rights, placement);
+            assert_eq!(got, spec.grant(number, slot, target, rights, placement), "step {step}");
         }
         10 => assert_eq!(database.offer(space, slot, other_slot), spec.offer(number, slot, other_slot), "step {step}"),
         11..=12 => {

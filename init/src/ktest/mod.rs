@@ -1,6 +1,7 @@
 //! In-kernel tests: run in QEMU by `make test`, reported on the serial port.
 
 mod boot_checks;
+mod capabilities;
 mod containers;
 mod exceptions;
 mod exhaustion;

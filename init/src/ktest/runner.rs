@@ -9,7 +9,7 @@ use alloc::string::String;
 
 use machine::stop::{self, ExitCode};
 
-use super::{boot_checks, containers, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
+use super::{boot_checks, capabilities, containers, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -42,6 +42,10 @@ static TESTS: &[Test] = &[
     Test { name: "containers::full_container_gets_enomem_while_another_keeps_running", body: containers::full_container_gets_enomem_while_another_keeps_running },
     Test { name: "containers::a_finished_tree_of_containers_and_threads_frees_every_frame", body: containers::a_finished_tree_of_containers_and_threads_frees_every_frame },
     Test { name: "memory::a_program_runs_in_ring_3_and_fork_copies_on_write", body: user_mode::a_program_runs_in_ring_3_and_fork_copies_on_write },
+    Test { name: "caps::a_process_reaches_only_what_its_capabilities_allow", body: capabilities::a_process_reaches_only_what_its_capabilities_allow },
+    Test { name: "caps::after_a_revoke_no_cpu_reaches_the_pages", body: capabilities::after_a_revoke_no_cpu_reaches_the_pages },
+    Test { name: "caps::long_chains_and_wide_trees_revoke_in_linear_work", body: capabilities::long_chains_and_wide_trees_revoke_in_linear_work },
+    Test { name: "caps::a_revoke_racing_delegations_on_other_cpus_leaves_no_survivor", body: capabilities::a_revoke_racing_delegations_on_other_cpus_leaves_no_survivor },
     Test { name: "locks::ticket_lock_excludes_on_every_cpu", body: locks::ticket_lock_excludes_on_every_cpu },
     Test { name: "locks::mcs_lock_excludes_on_every_cpu", body: locks::mcs_lock_excludes_on_every_cpu },
     Test { name: "threads::yield_alternates_threads_on_one_cpu", body: threads::yield_alternates_threads_on_one_cpu },
