@@ -1,0 +1,42 @@
+//! Undoing what a removed capability did: a memory capability mapped into
+//! an address space is unmapped there, with the TLB shot down on every CPU
+//! that ran the space, before the revoke that removed it can return; the
+//! frames of a memory object go back when its last capability goes.
+//!
+//! Runs with no spinlock held (shootdowns wait for other CPUs). Must never
+//! free a memory object's frames before its mappings are gone: the
+//! database hands over removals children first, so the last reference
+//! comes after every mapping of it.
+
+use caps::{LastReference, ObjectKind, Removed, SpaceId, UseSite};
+
+use super::{memory_objects, processes};
+use crate::address_spaces::carry_out;
+
+/// Undoes the effects of `removed` (called for every removal, with the
+/// capability lock released).
+pub fn undo(removed: &Removed) {
+    if removed.object.kind() != ObjectKind::Memory {
+        return;
+    }
+    if let Some(site) = removed.use_site {
+        unmap(removed, site);
+    }
+    if removed.last_reference == LastReference::Yes {
+        memory_objects::release(removed.object.handle);
+    }
+}
+
+/// Removes the mapping `site` records: `place` is the capability space of
+/// the process whose address space holds it, `detail` its first address.
+fn unmap(removed: &Removed, site: UseSite) {
+    let Some(process) = processes::find(SpaceId::from_bits(site.place)) else {
+        return; // the process is gone, and its address space with it
+    };
+    let length = removed.view.length.next_multiple_of(vmem::PAGE_SIZE);
+    match process.with_memory(|memory| memory.unmap(site.detail, length)) {
+        Ok(Ok(flush)) => carry_out(flush),
+        Ok(Err(error)) => machine::println!("lamina: warning: unmapping a revoked capability: {error:?}"),
+        Err(_) => {} // destroyed meanwhile: nothing left mapped
+    }
+}
