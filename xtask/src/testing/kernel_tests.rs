@@ -12,6 +12,9 @@ use std::time::Duration;
 
 /// CPU counts the tests run with.
 pub const CPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
+/// Guest memory: 1 GiB gives a 64 MiB kernel heap, room for the
+/// capability tests' 100,000-node chains and trees.
+const KTEST_MEMORY_MIB: u32 = 1024;
 /// Longest one run of the test image may take under TCG.
 const TIME_LIMIT: Duration = Duration::from_secs(120);
 
@@ -31,7 +34,7 @@ pub fn run_kernel_tests(tally: &mut Tally) {
 }
 
 fn run_test_image(image: &Path, cpu_count: u32) -> CheckResult {
-    let machine = MachineOptions::with(cpu_count, 256);
+    let machine = MachineOptions::with(cpu_count, KTEST_MEMORY_MIB);
     let medium = BootMedium::Kernel(image.to_path_buf());
     let mut session =
         QemuSession::start(&machine, &medium, TIME_LIMIT).map_err(|failure| failure.to_string())?;
