@@ -6,6 +6,7 @@
 //! the program around them is played by the kernel.
 //!
 //! Must leave every CPU on the kernel tables when a call returns.
+#![cfg_attr(not(feature = "ktest"), allow(dead_code))]
 
 use machine::user::{run_user, vectors, UserContext, UserExit};
 use machine::{frame_access, paging, percpu};

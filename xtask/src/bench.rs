@@ -39,6 +39,10 @@ const GROUPS: &[Group] = &[
         name: "mem",
         run: run_mem_group,
     },
+    Group {
+        name: "caps",
+        run: run_caps_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -107,6 +111,10 @@ fn run_mem_group() -> Outcome<Vec<BenchmarkRecord>> {
     run_kernel_group("mem")
 }
 
+fn run_caps_group() -> Outcome<Vec<BenchmarkRecord>> {
+    run_kernel_group("caps")
+}
+
 fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
     let image = build_kernel(ImageKind::Normal)?;
     Ok(vec![measure_boot_time(&image, BoottimeOptions::default())?])
@@ -145,7 +153,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

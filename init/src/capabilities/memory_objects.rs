@@ -108,6 +108,7 @@ pub fn release(handle: u64) {
 }
 
 /// How many memory objects exist (for the tests' leak checks).
+#[cfg(feature = "ktest")]
 pub fn count() -> usize {
     TABLE.lock().iter().filter(|entry| entry.object.is_some()).count()
 }

@@ -9,6 +9,8 @@
 //! then containers (3) and frames (2, 1) for page tables and memory.
 //! Shootdowns happen with none of these held.
 
+#![cfg_attr(not(any(feature = "ktest", feature = "kbench")), allow(unused_imports))]
+
 mod effects;
 mod errors;
 mod memory_objects;
@@ -21,9 +23,14 @@ use spinlock::Level;
 use sync::KernelBlocking;
 
 pub use effects::undo;
+#[cfg(feature = "ktest")]
 pub use memory_objects::count as memory_object_count;
-pub use native_calls::{handle_native_call, numbers, INFO_BYTES};
-pub use processes::{NativeProcess, SELF_SLOT};
+pub use native_calls::{handle_native_call, numbers};
+#[cfg(feature = "ktest")]
+pub use native_calls::INFO_BYTES;
+pub use processes::NativeProcess;
+#[cfg(feature = "ktest")]
+pub use processes::SELF_SLOT;
 
 /// The process registry's lock level.
 pub(crate) const PROCESS_TABLE_LEVEL: Level = Level::new(5);

@@ -1,6 +1,7 @@
 //! In-kernel benchmarks (a `kbench` build): run by `make bench`, each
 //! printed as one `kbench: {json}` line that xtask turns into a record.
 
+mod cap_paths;
 mod frame_paths;
 mod map_paths;
 mod ipc_round_trip;

@@ -5,7 +5,7 @@ use machine::stop::{self, ExitCode};
 use super::records::ClockMode;
 use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
 
-use super::{frame_paths, ipc_round_trip, map_paths, lock_efficiency, sched_paths, server_client};
+use super::{cap_paths, frame_paths, ipc_round_trip, map_paths, lock_efficiency, sched_paths, server_client};
 
 /// Runs the benchmarks `kbench=` names (`icount`, the default; `wall`;
 /// `serverclient`) and powers off.
@@ -32,6 +32,7 @@ pub fn run_all(command_line: &str) -> ! {
             ipc_round_trip::round_trips(mode);
             frame_paths::alloc_free(mode);
             map_paths::map_unmap(mode);
+            cap_paths::capability_paths(mode);
         }
     }
     machine::println!("kbench: done");
