@@ -168,7 +168,7 @@ fn info(database: &caps::CapDatabase, process: &NativeProcess, slot_number: u64)
 /// revoke either comes first (the call fails) or finds the mapping.
 fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) -> Result<u64, Errno> {
     let page_rights = Rights::READ.union(Rights::WRITE).union(Rights::EXECUTE);
-    if !page_rights.contains(rights) || !rights.contains(Rights::READ) || address % PAGE_SIZE != 0 {
+    if !page_rights.contains(rights) || !rights.contains(Rights::READ) || !address.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
     }
     let vm_rights = vmem::Rights::new(true, rights.contains(Rights::WRITE), rights.contains(Rights::EXECUTE)).map_err(vm_errno)?;
@@ -180,7 +180,7 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
             return Err(Errno::EBUSY);
         }
         let view = capability.view;
-        if view.offset % PAGE_SIZE != 0 || view.length % PAGE_SIZE != 0 || view.length == 0 {
+        if !view.offset.is_multiple_of(PAGE_SIZE) || !view.length.is_multiple_of(PAGE_SIZE) || view.length == 0 {
             return Err(Errno::EINVAL);
         }
         let frames = memory_objects::frames(capability.object.handle, view.offset / PAGE_SIZE, view.length / PAGE_SIZE)?;
