@@ -12,7 +12,9 @@ use machine::user::{run_user, vectors, UserContext, UserExit};
 use machine::{frame_access, paging, percpu};
 use vmem::{Rights, PAGE_SIZE};
 
-use crate::capabilities::{handle_native_call, NativeProcess};
+use caps::{CapError, ObjectKind, Placement, Rights as CapRights, SpaceId};
+
+use crate::capabilities::{caps, handle_native_call, NativeProcess};
 use crate::errno::Errno;
 use crate::kernel_containers::allocate_charged_frame;
 
@@ -126,4 +128,25 @@ pub fn user_write(process: &NativeProcess, address: u64, value: u64) -> StubEnd 
 /// The errno in a native call's result, if it failed.
 pub fn errno_of(result: u64) -> Option<Errno> {
     Errno::from_return_value(result)
+}
+
+/// Fills two empty capability spaces for a revoke of `count` copies: each
+/// gets a process capability to the other at slot 0, `first` gets a new
+/// endpoint capability at slot 1, and `count` delegations follow — each
+/// from the last copy (a chain, alternating spaces) or all from slot 1 (a
+/// tree). Returns the root's slot.
+pub fn build_delegation_shape(first: SpaceId, second: SpaceId, count: u32, chain: bool) -> Result<u32, CapError> {
+    caps().with(|database| {
+        for (holder, named) in [(first, second), (second, first)] {
+            database.create_object(holder, ObjectKind::Process, named.to_bits(), 0, CapRights::ALL, Placement::At(0))?;
+        }
+        let root = database.create_object(first, ObjectKind::Endpoint, 1, 0, CapRights::ALL, Placement::At(1))?;
+        let mut last = (first, root);
+        for _ in 0..count {
+            let from = if chain { last } else { (first, root) };
+            let target = if from.0 == first { second } else { first };
+            last = (target, database.delegate(from.0, from.1, 0, CapRights::ALL, Placement::LowestFrom(1))?);
+        }
+        Ok(root)
+    })
 }

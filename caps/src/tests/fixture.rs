@@ -35,3 +35,22 @@ impl World {
             .expect("memory object")
     }
 }
+
+/// Runs a revoke nobody else interferes with from mark to end, a batch
+/// at a time; returns every removal in order.
+pub(super) fn revoke_to_the_end(database: &mut crate::CapDatabase, space: crate::SpaceId, slot: Slot, scope: crate::RevokeScope) -> Result<std::vec::Vec<crate::Removed>, crate::CapError> {
+    let crate::RevokeStart::Started(revoke) = database.begin_revoke(space, slot, scope)? else {
+        panic!("no other revocation runs in a sequential test");
+    };
+    let mut removed = std::vec::Vec::new();
+    loop {
+        let mut batch = crate::RemovedBatch::new();
+        let status = database.sweep(revoke, &mut batch);
+        removed.extend(batch.iter().copied());
+        database.effects_done(revoke, batch.len());
+        if status == crate::SweepStatus::Swept {
+            removed.extend(database.end_revoke(revoke));
+            return Ok(removed);
+        }
+    }
+}

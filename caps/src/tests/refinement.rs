@@ -3,6 +3,7 @@
 //! and the set of removed capabilities must agree, and the database must
 //! pass its audit.
 
+use super::fixture::revoke_to_the_end;
 use std::collections::BTreeSet;
 use std::vec::Vec;
 
@@ -11,7 +12,7 @@ use testkit::Rng;
 use crate::spec::{CapsSpec, SpecRemoved};
 use crate::{
     CapDatabase, LastReference, Narrowing, ObjectKind, Placement, Removed, RemovedBatch,
-    RevokeScope, RevokeStart, Rights, Slot, SpaceId, SweepStatus, TeardownStatus, UseSite,
+    RevokeScope, Rights, Slot, SpaceId, TeardownStatus, UseSite,
 };
 
 const SLOT_LIMIT: Slot = 12;
@@ -72,23 +73,6 @@ fn spec_removed(removed: &[SpecRemoved]) -> (Vec<(u32, Slot, u64)>, BTreeSet<u64
     places.sort();
     let last = removed.iter().filter(|entry| entry.last_reference).map(|entry| entry.object).collect();
     (places, last)
-}
-
-fn revoke_to_the_end(database: &mut CapDatabase, space: SpaceId, slot: Slot, scope: RevokeScope) -> Result<Vec<Removed>, crate::CapError> {
-    let RevokeStart::Started(revoke) = database.begin_revoke(space, slot, scope)? else {
-        panic!("no other revocation runs in a sequential test");
-    };
-    let mut removed = Vec::new();
-    loop {
-        let mut batch = RemovedBatch::new();
-        let status = database.sweep(revoke, &mut batch);
-        removed.extend(batch.iter().copied());
-        database.effects_done(revoke, batch.len());
-        if status == SweepStatus::Swept {
-            removed.extend(database.end_revoke(revoke));
-            return Ok(removed);
-        }
-    }
 }
 
 fn destroy_to_the_end(database: &mut CapDatabase, space: SpaceId) -> Result<Vec<Removed>, crate::CapError> {

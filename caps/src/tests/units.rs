@@ -1,7 +1,7 @@
 //! One behaviour per test: rights, reach, exchange, drop, revoke scopes,
 //! placement, space destruction.
 
-use super::fixture::{World, PROCESS_SLOTS};
+use super::fixture::{revoke_to_the_end, World, PROCESS_SLOTS};
 use crate::{
     CapError, LastReference, Narrowing, ObjectKind, Placement, RemovedBatch, RevokeScope,
     RevokeStart, Rights, SweepStatus,
@@ -10,23 +10,8 @@ use crate::{
 const ANY: Placement = Placement::LowestFrom(PROCESS_SLOTS);
 
 fn revoke_all(world: &mut World, space: usize, slot: u32, scope: RevokeScope) -> std::vec::Vec<crate::Removed> {
-    let database = &mut world.database;
-    let RevokeStart::Started(revoke) = database.begin_revoke(world.spaces[space], slot, scope).expect("begin") else {
-        panic!("nothing else revokes here");
-    };
-    let mut removed = std::vec::Vec::new();
-    loop {
-        let mut batch = RemovedBatch::new();
-        let status = database.sweep(revoke, &mut batch);
-        removed.extend(batch.iter().copied());
-        database.effects_done(revoke, batch.len());
-        if status == SweepStatus::Swept {
-            break;
-        }
-    }
-    assert!(database.revoke_complete(revoke));
-    removed.extend(database.end_revoke(revoke));
-    database.audit().expect("consistent after revoke");
+    let removed = revoke_to_the_end(&mut world.database, world.spaces[space], slot, scope).expect("revoke");
+    world.database.audit().expect("consistent after revoke");
     removed
 }
 

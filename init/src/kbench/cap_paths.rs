@@ -13,14 +13,14 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use caps::{ObjectKind, Placement, RevokeScope, Rights, SpaceId};
+use caps::{RevokeScope, Rights};
 use containers::ContainerId;
 
 use super::records::{now, report, ClockMode};
 use crate::capabilities::{caps, numbers, undo, NativeProcess};
 use crate::errno::Errno;
 use crate::kernel_containers::containers;
-use crate::native_harness::{load_stubs, native};
+use crate::native_harness::{build_delegation_shape, load_stubs, native};
 
 const EXCHANGES_PER_SAMPLE: u64 = 200;
 const SAMPLES: usize = 5;
@@ -93,7 +93,7 @@ fn revoke_shape(mode: ClockMode, size: u32, chain: bool) {
         let Ok((first, second)) = caps().with(|database| Ok::<_, caps::CapError>((database.create_space(size + 2)?, database.create_space(size + 2)?))) else {
             return;
         };
-        if let Some(root) = build(first, second, size, chain) {
+        if let Ok(root) = build_delegation_shape(first, second, size, chain) {
             let start = now();
             let revoked = caps().revoke(first, root, RevokeScope::Descendants, undo);
             let spent = now() - start;
@@ -109,23 +109,4 @@ fn revoke_shape(mode: ClockMode, size: u32, chain: bool) {
         let shape = if chain { "chain" } else { "tree" };
         report("caps", &format!("cap_revoke_{shape}_{size}"), mode.unit(), &mut samples);
     }
-}
-
-/// A chain or tree of `size` copies of a new endpoint capability at slot 1
-/// of `first`; returns that slot.
-fn build(first: SpaceId, second: SpaceId, size: u32, chain: bool) -> Option<u32> {
-    caps().with(|database| -> Result<u32, caps::CapError> {
-        for (holder, named) in [(first, second), (second, first)] {
-            database.create_object(holder, ObjectKind::Process, named.to_bits(), 0, Rights::ALL, Placement::At(0))?;
-        }
-        let root = database.create_object(first, ObjectKind::Endpoint, 1, 0, Rights::ALL, Placement::At(1))?;
-        let mut last = (first, root);
-        for _ in 0..size {
-            let from = if chain { last } else { (first, root) };
-            let target = if from.0 == first { second } else { first };
-            last = (target, database.delegate(from.0, from.1, 0, Rights::ALL, Placement::LowestFrom(1))?);
-        }
-        Ok(root)
-    })
-    .ok()
 }

@@ -23,7 +23,7 @@ use super::threads::wait_until;
 use crate::capabilities::{caps, memory_object_count, numbers, undo, NativeProcess, INFO_BYTES, SELF_SLOT};
 use crate::errno::Errno;
 use crate::kernel_containers::containers;
-use crate::native_harness::{errno_of, load_stubs, native, user_read, user_write, StubEnd, DATA, READ_LOOP_AT};
+use crate::native_harness::{build_delegation_shape, errno_of, load_stubs, native, user_read, user_write, StubEnd, DATA, READ_LOOP_AT};
 use crate::physical_memory::free_frames;
 use crate::system::SystemFacts;
 
@@ -250,20 +250,7 @@ fn revoke_shape(count: u32, chain: bool) -> Outcome {
 }
 
 fn build_and_revoke(first: caps::SpaceId, second: caps::SpaceId, count: u32, chain: bool) -> Outcome {
-    let built = caps().with(|database| -> Result<_, caps::CapError> {
-        for (holder, named) in [(first, second), (second, first)] {
-            database.create_object(holder, ObjectKind::Process, named.to_bits(), 0, Rights::ALL, Placement::At(0))?;
-        }
-        let root = database.create_object(first, ObjectKind::Endpoint, 1, 0, Rights::ALL, Placement::At(1))?;
-        let mut last = (first, root);
-        for _ in 0..count {
-            let from = if chain { last } else { (first, root) };
-            let target = if from.0 == first { second } else { first };
-            let slot = database.delegate(from.0, from.1, 0, Rights::ALL, Placement::LowestFrom(1))?;
-            last = (target, slot);
-        }
-        Ok(root)
-    });
+    let built = build_delegation_shape(first, second, count, chain);
     let shape = if chain { "chain" } else { "tree" };
     let root = built.map_err(|error| format!("building a {shape} of {count}: {error:?}"))?;
     let work_before = caps().with(|database| database.work());
