@@ -1,0 +1,175 @@
+//! From an ELF executable to a load plan: the segments to map (address,
+//! size, rights, and which bytes of the file fill them), the entry point
+//! and where the program headers are for `AT_PHDR`. Static executables
+//! load at their own addresses; static-PIE ones (`ET_DYN` without an
+//! interpreter) at [`PIE_BASE`]. A program that asks for an interpreter
+//! (dynamic linking) is refused until dynamic loading exists.
+//!
+//! Must never trust the file: every offset, size and address is checked,
+//! with overflow, before it is used.
+
+use alloc::vec::Vec;
+
+use elf::abi::{EM_X86_64, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_INTERP, PT_LOAD, PT_PHDR};
+use elf::endian::LittleEndian;
+use elf::ElfBytes;
+
+/// Where a position-independent executable is loaded (as Linux does for
+/// static PIE with randomisation off: 2/3 of the 47-bit space, rounded).
+pub const PIE_BASE: u64 = 0x5555_5555_4000;
+/// The end of user addresses (the lower half of 48-bit paging).
+const USER_END: u64 = 0x0000_8000_0000_0000;
+const PAGE: u64 = 4096;
+
+/// Why an executable was refused.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ElfError {
+    /// Not an ELF file, or one the parser could not read.
+    Malformed,
+    /// Not a 64-bit little-endian x86-64 executable.
+    WrongMachine,
+    /// Neither `ET_EXEC` nor `ET_DYN`.
+    NotExecutable,
+    /// Asks for an interpreter: dynamically linked programs are not
+    /// supported yet.
+    Dynamic,
+    /// No loadable segment.
+    NothingToLoad,
+    /// A segment lies outside the file or outside user space, overlaps
+    /// another, or has a bad size or alignment.
+    BadSegment,
+    /// The entry point lies in no executable segment.
+    BadEntry,
+}
+
+/// One region to map.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Segment {
+    /// First byte's address (not necessarily page-aligned).
+    pub address: u64,
+    /// Bytes in memory (the part past `file_length` is zero).
+    pub memory_length: u64,
+    /// Where its initialised bytes are in the file.
+    pub file_offset: u64,
+    /// How many bytes come from the file.
+    pub file_length: u64,
+    /// Readable, writable, executable.
+    pub read: bool,
+    /// See `read`.
+    pub write: bool,
+    /// See `read`.
+    pub execute: bool,
+}
+
+/// What to map and where to start.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct LoadPlan {
+    /// The segments, sorted by address, not overlapping page-wise.
+    pub segments: Vec<Segment>,
+    /// The entry point (relocated for PIE).
+    pub entry: u64,
+    /// Where the program headers are in memory (`AT_PHDR`), if mapped.
+    pub program_headers: u64,
+    /// `AT_PHNUM`.
+    pub program_header_count: u64,
+    /// `AT_PHENT`.
+    pub program_header_size: u64,
+    /// What was added to every address (0 for `ET_EXEC`).
+    pub base: u64,
+    /// The first page-aligned address past the last segment: where `brk`
+    /// starts.
+    pub end: u64,
+}
+
+/// The load plan for the executable `file`.
+pub fn load_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
+    let parsed = ElfBytes::<LittleEndian>::minimal_parse(file).map_err(|_| ElfError::Malformed)?;
+    let header = parsed.ehdr;
+    if header.class != elf::file::Class::ELF64 || header.e_machine != EM_X86_64 {
+        return Err(ElfError::WrongMachine);
+    }
+    let base = match header.e_type {
+        ET_EXEC => 0,
+        ET_DYN => PIE_BASE,
+        _ => return Err(ElfError::NotExecutable),
+    };
+    let table = parsed.segments().ok_or(ElfError::NothingToLoad)?;
+    let mut segments = Vec::new();
+    let mut program_headers = None;
+    for header in table.iter() {
+        match header.p_type {
+            PT_INTERP => return Err(ElfError::Dynamic),
+            PT_PHDR => program_headers = Some(header.p_vaddr),
+            PT_LOAD if header.p_memsz > 0 => {
+                let address = header.p_vaddr.checked_add(base).ok_or(ElfError::BadSegment)?;
+                let segment = Segment {
+                    address,
+                    memory_length: header.p_memsz,
+                    file_offset: header.p_offset,
+                    file_length: header.p_filesz,
+                    read: header.p_flags & PF_R != 0,
+                    write: header.p_flags & PF_W != 0,
+                    execute: header.p_flags & PF_X != 0,
+                };
+                check_segment(&segment, header.p_align, file.len() as u64)?;
+                segments.try_reserve(1).map_err(|_| ElfError::Malformed)?;
+                segments.push(segment);
+            }
+            _ => {}
+        }
+    }
+    if segments.is_empty() {
+        return Err(ElfError::NothingToLoad);
+    }
+    segments.sort_unstable_by_key(|segment| segment.address);
+    for pair in segments.windows(2) {
+        if page_end(&pair[0]) > page_start(&pair[1]) {
+            return Err(ElfError::BadSegment);
+        }
+    }
+    let entry = header.e_entry.checked_add(base).ok_or(ElfError::BadEntry)?;
+    let entry_is_code = segments.iter().any(|segment| {
+        segment.execute && entry >= segment.address && entry < segment.address + segment.memory_length
+    });
+    if !entry_is_code {
+        return Err(ElfError::BadEntry);
+    }
+    let program_headers = match program_headers {
+        Some(address) => address.checked_add(base).ok_or(ElfError::BadSegment)?,
+        // No PT_PHDR (common for static executables): the headers are
+        // where the first segment maps the file's `e_phoff`, if it does.
+        None => segments
+            .iter()
+            .find(|segment| segment.file_offset <= header.e_phoff && header.e_phoff < segment.file_offset + segment.file_length)
+            .map_or(0, |segment| segment.address + (header.e_phoff - segment.file_offset)),
+    };
+    let end = segments.iter().map(page_end).max().unwrap_or(0);
+    Ok(LoadPlan {
+        segments,
+        entry,
+        program_headers,
+        program_header_count: u64::from(header.e_phnum),
+        program_header_size: u64::from(header.e_phentsize),
+        base,
+        end,
+    })
+}
+
+fn check_segment(segment: &Segment, align: u64, file_length: u64) -> Result<(), ElfError> {
+    let file_end = segment.file_offset.checked_add(segment.file_length).ok_or(ElfError::BadSegment)?;
+    let memory_end = segment.address.checked_add(segment.memory_length).ok_or(ElfError::BadSegment)?;
+    let aligned = align <= 1 || (align.is_power_of_two() && segment.address % PAGE == segment.file_offset % PAGE);
+    let inside = file_end <= file_length && segment.file_length <= segment.memory_length && memory_end <= USER_END;
+    if !aligned || !inside || segment.address < PAGE {
+        return Err(ElfError::BadSegment);
+    }
+    Ok(())
+}
+
+fn page_start(segment: &Segment) -> u64 {
+    segment.address & !(PAGE - 1)
+}
+
+fn page_end(segment: &Segment) -> u64 {
+    (segment.address + segment.memory_length).next_multiple_of(PAGE)
+}
