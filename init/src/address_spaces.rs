@@ -81,6 +81,15 @@ pub fn new_space(container: ContainerId) -> Result<KernelSpace, VmError> {
     AddressSpace::new(DirectMapFrames, ContainerFrames(container), owners, &machine::paging::kernel_root_entries())
 }
 
+/// Destroys `space`: first every CPU that ran it and may still have its
+/// root in CR3 switches to the kernel's tables, then its tables and frames
+/// are freed (no spinlock may be held).
+pub fn destroy_space(space: KernelSpace) {
+    let cpus = CpuSet::from_words(space.ran_on().0);
+    tlb::shootdown(&cpus, Flush::LeaveRoot(space.root()));
+    carry_out(space.destroy());
+}
+
 /// Carries out `flush` on the CPUs it names (no spinlock may be held).
 pub fn carry_out(flush: TlbFlush) {
     if flush.is_empty() || flush.cpus.is_empty() {

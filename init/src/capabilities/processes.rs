@@ -17,7 +17,7 @@ use spinlock::kernel::KernelTicketLock;
 use vmem::VmError;
 
 use super::{caps, effects, ADDRESS_SPACE_LEVEL, PROCESS_TABLE_LEVEL};
-use crate::address_spaces::{carry_out, new_space, KernelSpace};
+use crate::address_spaces::{carry_out, destroy_space, new_space, KernelSpace};
 use crate::errno::Errno;
 
 /// Slots in a process's capability space.
@@ -102,7 +102,7 @@ impl NativeProcess {
         }
         let memory = self.memory.lock().take();
         if let Some(memory) = memory {
-            carry_out(memory.destroy());
+            destroy_space(memory);
         }
     }
 }

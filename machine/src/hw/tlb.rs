@@ -16,7 +16,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::percpu::{self, MAX_CPUS};
 use super::trap::{self, VECTOR_TLB};
-use super::{apic, cpu};
+use super::{apic, cpu, paging};
 use crate::TrapFrame;
 
 /// Above this many pages a shootdown flushes everything instead.
@@ -29,7 +29,16 @@ pub enum Flush {
     Pages { start: u64, count: u64 },
     /// Every entry, global ones included.
     Everything,
+    /// Stop using the user address space whose root table is at this
+    /// physical address: a CPU that has it loaded switches to the
+    /// kernel's tables (which flushes its entries). Sent before the space's
+    /// tables are freed, so no CPU keeps a freed root in CR3.
+    LeaveRoot(u64),
 }
+
+/// `REQUEST_COUNT` value that means [`Flush::LeaveRoot`] (`REQUEST_START`
+/// is the root).
+const LEAVE_ROOT: u64 = u64::MAX - 1;
 
 /// A set of CPUs by index (up to [`MAX_CPUS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -115,6 +124,11 @@ pub fn invalidate_local(flush: Flush) {
                 invalidate_page(start + page * 4096);
             }
         }
+        Flush::LeaveRoot(root) => {
+            if paging::active_root() == root {
+                paging::switch_to_kernel_tables();
+            }
+        }
         _ => invalidate_everything(),
     }
 }
@@ -135,6 +149,7 @@ pub fn shootdown(cpus: &CpuSet, flush: Flush) {
         let (start, count) = match flush {
             Flush::Pages { start, count } => (start, count),
             Flush::Everything => (0, u64::MAX),
+            Flush::LeaveRoot(root) => (root, LEAVE_ROOT),
         };
         REQUEST_START.store(start, Ordering::Relaxed);
         REQUEST_COUNT.store(count, Ordering::Relaxed);
@@ -171,7 +186,11 @@ fn serve_pending() {
     if PENDING[me].load(Ordering::Acquire) {
         let start = REQUEST_START.load(Ordering::Relaxed);
         let count = REQUEST_COUNT.load(Ordering::Relaxed);
-        let flush = if count == u64::MAX { Flush::Everything } else { Flush::Pages { start, count } };
+        let flush = match count {
+            u64::MAX => Flush::Everything,
+            LEAVE_ROOT => Flush::LeaveRoot(start),
+            _ => Flush::Pages { start, count },
+        };
         invalidate_local(flush);
         SERVED[me].fetch_add(1, Ordering::Relaxed);
         PENDING[me].store(false, Ordering::Release);

@@ -201,12 +201,33 @@ pub fn ready_cpus() -> u32 {
 /// interrupted, and says which. The tables of the user's address space must
 /// be active (`paging::switch_address_space`).
 pub fn run_user(context: &mut UserContext) -> UserExit {
+    run_user_with(None, context)
+}
+
+/// Loads the user tables at `root` and runs `context` in them, as
+/// [`run_user`]. The switch and the entry happen with interrupts off, so a
+/// thread preempted before it enters cannot come back to another space's
+/// tables. A root `switch_address_space` refuses is a general-protection
+/// exit.
+pub fn run_user_in(root: u64, context: &mut UserContext) -> UserExit {
+    run_user_with(Some(root), context)
+}
+
+fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
     let registers = &context.registers;
     if registers.rip >= USER_END || registers.rsp > USER_END {
         return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: registers.rip };
     }
     let interrupts_were_enabled = cpu::interrupts_enabled();
     cpu::disable_interrupts();
+    if let Some(root) = root {
+        if !super::paging::switch_address_space(root) {
+            if interrupts_were_enabled {
+                cpu::enable_interrupts();
+            }
+            return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip };
+        }
+    }
     context.registers.rflags = (context.registers.rflags & USER_FLAGS) | FORCED_FLAGS;
     restore_fpu(&context.fpu);
     cpu::write_msr(MSR_FS_BASE, context.registers.fs_base);
