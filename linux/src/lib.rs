@@ -18,8 +18,10 @@ extern crate alloc;
 extern crate std;
 
 mod elf_plan;
+mod errno;
 mod initial_stack;
 
+pub use errno::Errno;
 pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 

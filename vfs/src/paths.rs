@@ -1,0 +1,115 @@
+//! Path resolution, as Linux's `namei`: components split on `/`, empty
+//! ones skipped, `.` and `..` (the root's parent is the root), symbolic
+//! links followed in the middle always and at the end on request, at
+//! most [`MAX_SYMLINK_DEPTH`] of them in one resolution.
+
+use alloc::vec::Vec;
+
+use crate::inode::{Contents, FileKind, InodeId};
+use crate::{Errno, Tmpfs};
+
+/// Longest path accepted, the NUL included (`PATH_MAX`).
+pub const MAX_PATH: usize = 4096;
+/// Longest component (`NAME_MAX`).
+pub const MAX_NAME: usize = 255;
+/// Most symbolic links one resolution follows (Linux: 40).
+pub const MAX_SYMLINK_DEPTH: u32 = 40;
+
+/// Where a path leads: the directory holding its last component, that
+/// component's name, and the inode if the name exists.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Resolved {
+    /// The directory the last component is looked up in.
+    pub parent: InodeId,
+    /// The last component (`.` for the root or a path of slashes).
+    pub name: Vec<u8>,
+    /// What the name names, if it exists.
+    pub inode: Option<InodeId>,
+    /// The path ended with `/` (the result must be a directory).
+    pub trailing_slash: bool,
+}
+
+impl Tmpfs {
+    /// The inode `path` names, relative to `start` unless absolute;
+    /// `follow_last`: a symbolic link at the end is followed.
+    pub fn lookup(&self, start: InodeId, path: &[u8], follow_last: bool) -> Result<InodeId, Errno> {
+        self.resolve(start, path, follow_last)?.inode.ok_or(Errno::ENOENT)
+    }
+
+    /// Resolves `path` up to its last component (see [`Resolved`]): what
+    /// create, unlink, rename and friends need.
+    pub fn resolve(&self, start: InodeId, path: &[u8], follow_last: bool) -> Result<Resolved, Errno> {
+        let mut depth = 0;
+        self.walk(start, path, follow_last, &mut depth)
+    }
+
+    fn walk(&self, start: InodeId, path: &[u8], follow_last: bool, depth: &mut u32) -> Result<Resolved, Errno> {
+        if path.is_empty() {
+            return Err(Errno::ENOENT);
+        }
+        if path.len() >= MAX_PATH {
+            return Err(Errno::ENAMETOOLONG);
+        }
+        let mut directory = if path[0] == b'/' { self.root() } else { start };
+        let trailing_slash = path.ends_with(b"/");
+        let mut components = path.split(|byte| *byte == b'/').filter(|component| !component.is_empty()).peekable();
+        if components.peek().is_none() {
+            return Ok(Resolved { parent: directory, name: b".".to_vec(), inode: Some(directory), trailing_slash });
+        }
+        while let Some(component) = components.next() {
+            if component.len() > MAX_NAME {
+                return Err(Errno::ENAMETOOLONG);
+            }
+            if self.kind(directory)? != FileKind::Directory {
+                return Err(Errno::ENOTDIR);
+            }
+            let found = self.child(directory, component);
+            let last = components.peek().is_none();
+            if last {
+                let Some(inode) = found else {
+                    return Ok(Resolved { parent: directory, name: component.to_vec(), inode: None, trailing_slash });
+                };
+                if (follow_last || trailing_slash) && self.kind(inode)? == FileKind::Symlink {
+                    let mut followed = self.follow(directory, inode, depth)?;
+                    followed.trailing_slash |= trailing_slash;
+                    if trailing_slash && followed.inode.is_some_and(|inode| self.kind(inode) != Ok(FileKind::Directory)) {
+                        return Err(Errno::ENOTDIR);
+                    }
+                    return Ok(followed);
+                }
+                if trailing_slash && self.kind(inode)? != FileKind::Directory {
+                    return Err(Errno::ENOTDIR);
+                }
+                return Ok(Resolved { parent: directory, name: component.to_vec(), inode: Some(inode), trailing_slash });
+            }
+            let inode = found.ok_or(Errno::ENOENT)?;
+            directory = if self.kind(inode)? == FileKind::Symlink {
+                self.follow(directory, inode, depth)?.inode.ok_or(Errno::ENOENT)?
+            } else {
+                inode
+            };
+        }
+        Err(Errno::ENOENT)
+    }
+
+    /// Resolves the target of the symbolic link `link` found in `directory`.
+    fn follow(&self, directory: InodeId, link: InodeId, depth: &mut u32) -> Result<Resolved, Errno> {
+        *depth += 1;
+        if *depth > MAX_SYMLINK_DEPTH {
+            return Err(Errno::ELOOP);
+        }
+        let target = self.read_link(link)?;
+        self.walk(directory, target, true, depth)
+    }
+
+    /// The entry `name` of `directory`, with `.` and `..`.
+    pub(crate) fn child(&self, directory: InodeId, name: &[u8]) -> Option<InodeId> {
+        let Ok(inode) = self.inode(directory) else { return None };
+        let Contents::Directory { entries, parent } = &inode.contents else { return None };
+        match name {
+            b"." => Some(directory),
+            b".." => Some(*parent),
+            _ => entries.get(name).copied(),
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Linux's answers for paths, names and contents.
+
+use alloc::vec::Vec;
+
+use crate::{Errno, FileKind, Timestamp, Tmpfs};
+
+const NOW: Timestamp = Timestamp { seconds: 1_700_000_000, nanoseconds: 0 };
+
+fn tree() -> Tmpfs {
+    let mut fs = Tmpfs::new(NOW);
+    let root = fs.root();
+    let bin = fs.create(root, b"bin", FileKind::Directory, 0o755, NOW).unwrap();
+    let busybox = fs.create(bin, b"busybox", FileKind::Regular, 0o755, NOW).unwrap();
+    fs.write(busybox, 0, b"ELF", NOW).unwrap();
+    fs.symlink(bin, b"sh", b"busybox", NOW).unwrap();
+    fs.symlink(root, b"loop", b"loop", NOW).unwrap();
+    fs.symlink(root, b"dangling", b"/nowhere/at/all", NOW).unwrap();
+    fs.create(root, b"tmp", FileKind::Directory, 0o1777, NOW).unwrap();
+    fs
+}
+
+#[test]
+fn paths_resolve_as_on_linux() {
+    let fs = tree();
+    let root = fs.root();
+    let bin = fs.lookup(root, b"/bin", true).unwrap();
+    let busybox = fs.lookup(root, b"/bin/busybox", true).unwrap();
+    assert_eq!(fs.lookup(root, b"/bin/sh", true), Ok(busybox));
+    assert_eq!(fs.lookup(bin, b"sh", true), Ok(busybox));
+    assert_eq!(fs.kind(fs.lookup(root, b"/bin/sh", false).unwrap()), Ok(FileKind::Symlink));
+    assert_eq!(fs.lookup(root, b"//bin/./../bin//busybox", true), Ok(busybox));
+    assert_eq!(fs.lookup(root, b"/..", true), Ok(root));
+    assert_eq!(fs.lookup(root, b"/", true), Ok(root));
+    assert_eq!(fs.lookup(root, b"", true), Err(Errno::ENOENT));
+    assert_eq!(fs.lookup(root, b"/bin/busybox/x", true), Err(Errno::ENOTDIR));
+    assert_eq!(fs.lookup(root, b"/bin/busybox/", true), Err(Errno::ENOTDIR));
+    assert_eq!(fs.lookup(root, b"/nope/x", true), Err(Errno::ENOENT));
+    assert_eq!(fs.lookup(root, b"/loop", true), Err(Errno::ELOOP));
+    assert_eq!(fs.lookup(root, b"/dangling", true), Err(Errno::ENOENT));
+    let long: Vec<u8> = core::iter::repeat_n(b'a', 256).collect();
+    assert_eq!(fs.lookup(root, &long, true), Err(Errno::ENAMETOOLONG));
+    let very_long: Vec<u8> = core::iter::repeat_n(b'/', 5000).collect();
+    assert_eq!(fs.lookup(root, &very_long, true), Err(Errno::ENAMETOOLONG));
+}
+
+#[test]
+fn names_come_and_go_with_the_right_errors() {
+    let mut fs = tree();
+    let root = fs.root();
+    let tmp = fs.lookup(root, b"/tmp", true).unwrap();
+    let dir = fs.create(tmp, b"d", FileKind::Directory, 0o755, NOW).unwrap();
+    assert_eq!(fs.create(tmp, b"d", FileKind::Regular, 0o644, NOW), Err(Errno::EEXIST));
+    let file = fs.create(dir, b"f", FileKind::Regular, 0o644, NOW).unwrap();
+    assert_eq!(fs.rmdir(tmp, b"d", NOW), Err(Errno::ENOTEMPTY));
+    assert_eq!(fs.unlink(tmp, b"d", NOW), Err(Errno::EISDIR));
+    assert_eq!(fs.rmdir(dir, b"f", NOW), Err(Errno::ENOTDIR));
+    assert_eq!(fs.stat(tmp).unwrap().links, 3, "tmp: itself, its entry, d's ..");
+    fs.link(tmp, b"g", file, NOW).unwrap();
+    assert_eq!(fs.stat(file).unwrap().links, 2);
+    fs.unlink(dir, b"f", NOW).unwrap();
+    assert_eq!(fs.lookup(tmp, b"g", true), Ok(file), "the other name keeps it");
+    // An open, unlinked file lives until closed.
+    fs.opened(file).unwrap();
+    fs.unlink(tmp, b"g", NOW).unwrap();
+    assert_eq!(fs.write(file, 0, b"still here", NOW), Ok(10));
+    let count = fs.inode_count();
+    fs.closed(file);
+    assert_eq!(fs.inode_count(), count - 1);
+    fs.rmdir(tmp, b"d", NOW).unwrap();
+    assert_eq!(fs.stat(tmp).unwrap().links, 2);
+    assert_eq!(fs.rmdir(root, b".", NOW), Err(Errno::EINVAL));
+}
+
+#[test]
+fn rename_follows_the_rules_of_rename_2() {
+    let mut fs = tree();
+    let root = fs.root();
+    let tmp = fs.lookup(root, b"/tmp", true).unwrap();
+    let a = fs.create(tmp, b"a", FileKind::Directory, 0o755, NOW).unwrap();
+    let b = fs.create(a, b"b", FileKind::Directory, 0o755, NOW).unwrap();
+    let file = fs.create(tmp, b"file", FileKind::Regular, 0o644, NOW).unwrap();
+    assert_eq!(fs.rename(tmp, b"a", b, b"inside", NOW), Err(Errno::EINVAL), "into its own subtree");
+    assert_eq!(fs.rename(tmp, b"file", tmp, b"a", NOW), Err(Errno::EISDIR));
+    assert_eq!(fs.rename(tmp, b"a", tmp, b"file", NOW), Err(Errno::ENOTDIR));
+    assert_eq!(fs.rename(tmp, b"missing", tmp, b"x", NOW), Err(Errno::ENOENT));
+    fs.rename(a, b"b", tmp, b"b2", NOW).unwrap();
+    assert_eq!(fs.lookup(root, b"/tmp/b2/..", true), Ok(tmp), "a moved directory's .. follows it");
+    assert_eq!(fs.stat(a).unwrap().links, 2);
+    let other = fs.create(tmp, b"other", FileKind::Regular, 0o644, NOW).unwrap();
+    fs.rename(tmp, b"file", tmp, b"other", NOW).unwrap();
+    assert_eq!(fs.lookup(tmp, b"other", true), Ok(file));
+    assert_eq!(fs.stat(other), Err(Errno::ENOENT), "the replaced file is gone");
+    fs.rename(tmp, b"other", tmp, b"other", NOW).unwrap();
+}
+
+#[test]
+fn file_contents_grow_cut_and_read_back() {
+    let mut fs = tree();
+    let tmp = fs.lookup(fs.root(), b"/tmp", true).unwrap();
+    let file = fs.create(tmp, b"f", FileKind::Regular, 0o644, NOW).unwrap();
+    fs.write(file, 5, b"hello", NOW).unwrap();
+    let mut buffer = [0xAAu8; 16];
+    assert_eq!(fs.read(file, 0, &mut buffer), Ok(10));
+    assert_eq!(&buffer[..10], b"\0\0\0\0\0hello");
+    assert_eq!(fs.read(file, 100, &mut buffer), Ok(0));
+    fs.truncate(file, 7, NOW).unwrap();
+    assert_eq!(fs.stat(file).unwrap().size, 7);
+    assert_eq!(fs.owned_bytes(), 7 + 3, "f and busybox");
+    assert_eq!(fs.read(tmp, 0, &mut buffer), Err(Errno::EISDIR));
+    assert_eq!(fs.write(file, u64::MAX, b"x", NOW), Err(Errno::EFBIG));
+    let listing: Vec<Vec<u8>> = fs.list(tmp).unwrap().into_iter().map(|entry| entry.name).collect();
+    assert_eq!(listing, [b".".to_vec(), b"..".to_vec(), b"f".to_vec()]);
+}
+
+#[test]
+fn an_initramfs_unpacks_with_borrowed_files() {
+    let mut writer = initramfs::Writer::new();
+    writer.file("bin/busybox", 0o755, b"\x7fELF-busybox");
+    writer.symlink("bin/ls", "busybox");
+    writer.directory("etc", 0o755);
+    writer.file("./etc/motd", 0o644, b"hello\n");
+    writer.entry("dev/console", initramfs::CHAR_DEVICE | 0o600, (5, 1), b"");
+    let archive: &'static [u8] = std::boxed::Box::leak(writer.finish().into_boxed_slice());
+    let mut fs = Tmpfs::new(NOW);
+    assert_eq!(fs.unpack(archive, NOW), Ok(5));
+    let root = fs.root();
+    let ls = fs.lookup(root, b"/bin/ls", true).unwrap();
+    assert_eq!(fs.contents(ls), Ok(&b"\x7fELF-busybox"[..]));
+    assert_eq!(fs.stat(ls).unwrap().mode, 0o100_755);
+    assert_eq!(fs.stat(fs.lookup(root, b"/dev/console", true).unwrap()).unwrap().device, (5, 1));
+    assert_eq!(fs.owned_bytes(), 0, "nothing copied until written");
+    let motd = fs.lookup(root, b"/etc/motd", true).unwrap();
+    fs.write(motd, 0, b"J", NOW).unwrap();
+    assert_eq!(fs.contents(motd), Ok(&b"Jello\n"[..]));
+    let mut broken = archive.to_vec();
+    broken[0] = b'X';
+    let broken: &'static [u8] = std::boxed::Box::leak(broken.into_boxed_slice());
+    assert!(matches!(Tmpfs::new(NOW).unpack(broken, NOW), Err(crate::UnpackError::Archive(_))));
+}

@@ -1,0 +1,484 @@
+//! The tmpfs proper: the inode arena and every operation that changes
+//! names or contents. Link counts follow Linux: a file has one per name,
+//! a directory two plus one per subdirectory. An inode goes when it has
+//! no name and no open file description.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::inode::{Contents, Data, FileKind, Inode, InodeId, Stat, Timestamp};
+use crate::paths::MAX_NAME;
+use crate::Errno;
+
+/// One entry of a directory listing.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct DirectoryEntry {
+    /// The name.
+    pub name: Vec<u8>,
+    /// Its inode.
+    pub inode: InodeId,
+    /// Its kind.
+    pub kind: FileKind,
+}
+
+/// An in-memory file system.
+pub struct Tmpfs {
+    inodes: Vec<Option<Inode>>,
+    free: Vec<u32>,
+    root: InodeId,
+    /// Bytes of owned file data, for `statfs` and limits.
+    bytes: u64,
+}
+
+impl Tmpfs {
+    /// An empty file system: a root directory (mode 0755) and nothing else.
+    pub fn new(now: Timestamp) -> Self {
+        let root = Inode {
+            kind: FileKind::Directory,
+            permissions: 0o755,
+            uid: 0,
+            gid: 0,
+            links: 2,
+            opened: 0,
+            accessed: now,
+            modified: now,
+            changed: now,
+            contents: Contents::Directory { entries: BTreeMap::new(), parent: InodeId(0) },
+        };
+        let mut inodes = Vec::new();
+        inodes.push(Some(root));
+        Self { inodes, free: Vec::new(), root: InodeId(0), bytes: 0 }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> InodeId {
+        self.root
+    }
+
+    /// How many inodes exist.
+    pub fn inode_count(&self) -> usize {
+        self.inodes.len() - self.free.len()
+    }
+
+    pub(crate) fn inode(&self, id: InodeId) -> Result<&Inode, Errno> {
+        self.inodes.get(id.0 as usize).and_then(Option::as_ref).ok_or(Errno::ENOENT)
+    }
+
+    fn inode_mut(&mut self, id: InodeId) -> Result<&mut Inode, Errno> {
+        self.inodes.get_mut(id.0 as usize).and_then(Option::as_mut).ok_or(Errno::ENOENT)
+    }
+
+    /// The kind of `id`.
+    pub fn kind(&self, id: InodeId) -> Result<FileKind, Errno> {
+        Ok(self.inode(id)?.kind)
+    }
+
+    /// The `stat` record of `id`.
+    pub fn stat(&self, id: InodeId) -> Result<Stat, Errno> {
+        let inode = self.inode(id)?;
+        let size = match &inode.contents {
+            Contents::Regular(data) => data.bytes().len() as u64,
+            Contents::Symlink(target) => target.len() as u64,
+            Contents::Directory { entries, .. } => 4096.max(entries.len() as u64 * 32),
+            Contents::Device => 0,
+        };
+        let device = match inode.kind {
+            FileKind::CharDevice(major, minor) => (major, minor),
+            _ => (0, 0),
+        };
+        Ok(Stat {
+            inode: u64::from(id.0) + 1,
+            mode: inode.kind.mode_bits() | inode.permissions,
+            links: inode.links,
+            uid: inode.uid,
+            gid: inode.gid,
+            device,
+            size,
+            blocks: size.div_ceil(512),
+            accessed: inode.accessed,
+            modified: inode.modified,
+            changed: inode.changed,
+        })
+    }
+
+    /// Creates `name` in `directory`: a regular file, directory, device
+    /// node or FIFO (symbolic links: [`symlink`](Self::symlink)).
+    pub fn create(&mut self, directory: InodeId, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeId, Errno> {
+        let contents = match kind {
+            FileKind::Regular => Contents::Regular(Data::Owned(Vec::new())),
+            FileKind::Directory => Contents::Directory { entries: BTreeMap::new(), parent: directory },
+            FileKind::CharDevice(..) | FileKind::Fifo => Contents::Device,
+            FileKind::Symlink => return Err(Errno::EINVAL),
+        };
+        self.add(directory, name, kind, permissions & 0o7777, contents, now)
+    }
+
+    /// Creates the symbolic link `name` → `target` in `directory`.
+    pub fn symlink(&mut self, directory: InodeId, name: &[u8], target: &[u8], now: Timestamp) -> Result<InodeId, Errno> {
+        if target.is_empty() {
+            return Err(Errno::ENOENT);
+        }
+        let mut owned = Vec::new();
+        owned.try_reserve_exact(target.len()).map_err(|_| Errno::ENOSPC)?;
+        owned.extend_from_slice(target);
+        self.add(directory, name, FileKind::Symlink, 0o777, Contents::Symlink(owned), now)
+    }
+
+    /// A file whose bytes stay borrowed from `data` (the initramfs) until
+    /// first written.
+    pub fn create_borrowed(&mut self, directory: InodeId, name: &[u8], permissions: u32, data: &'static [u8], now: Timestamp) -> Result<InodeId, Errno> {
+        self.add(directory, name, FileKind::Regular, permissions & 0o7777, Contents::Regular(Data::Borrowed(data)), now)
+    }
+
+    fn add(&mut self, directory: InodeId, name: &[u8], kind: FileKind, permissions: u32, contents: Contents, now: Timestamp) -> Result<InodeId, Errno> {
+        check_name(name)?;
+        if self.kind(directory)? != FileKind::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        if self.child(directory, name).is_some() {
+            return Err(Errno::EEXIST);
+        }
+        let mut key = Vec::new();
+        key.try_reserve_exact(name.len()).map_err(|_| Errno::ENOSPC)?;
+        key.extend_from_slice(name);
+        let links = if kind == FileKind::Directory { 2 } else { 1 };
+        let inode = Inode { kind, permissions, uid: 0, gid: 0, links, opened: 0, accessed: now, modified: now, changed: now, contents };
+        let id = match self.free.pop() {
+            Some(index) => {
+                self.inodes[index as usize] = Some(inode);
+                InodeId(index)
+            }
+            None => {
+                self.inodes.try_reserve(1).map_err(|_| Errno::ENOSPC)?;
+                self.inodes.push(Some(inode));
+                InodeId(self.inodes.len() as u32 - 1)
+            }
+        };
+        let parent = self.inode_mut(directory)?;
+        if let Contents::Directory { entries, .. } = &mut parent.contents {
+            entries.insert(key, id);
+        }
+        parent.modified = now;
+        parent.changed = now;
+        if kind == FileKind::Directory {
+            parent.links += 1;
+        }
+        Ok(id)
+    }
+
+    /// A new name `name` in `directory` for the existing non-directory `target`.
+    pub fn link(&mut self, directory: InodeId, name: &[u8], target: InodeId, now: Timestamp) -> Result<(), Errno> {
+        check_name(name)?;
+        if self.kind(target)? == FileKind::Directory {
+            return Err(Errno::EPERM);
+        }
+        if self.kind(directory)? != FileKind::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        if self.child(directory, name).is_some() {
+            return Err(Errno::EEXIST);
+        }
+        self.insert_entry(directory, name, target, now)?;
+        let inode = self.inode_mut(target)?;
+        inode.links += 1;
+        inode.changed = now;
+        Ok(())
+    }
+
+    /// Removes the non-directory `name` from `directory`.
+    pub fn unlink(&mut self, directory: InodeId, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        let target = self.existing(directory, name)?;
+        if self.kind(target)? == FileKind::Directory {
+            return Err(Errno::EISDIR);
+        }
+        self.remove_entry(directory, name, now)?;
+        self.drop_link(target, now);
+        Ok(())
+    }
+
+    /// Removes the empty directory `name` from `directory`.
+    pub fn rmdir(&mut self, directory: InodeId, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        match name {
+            b"." => return Err(Errno::EINVAL),
+            b".." => return Err(Errno::ENOTEMPTY),
+            _ => {}
+        }
+        let target = self.existing(directory, name)?;
+        if self.kind(target)? != FileKind::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        if target == self.root {
+            return Err(Errno::EBUSY);
+        }
+        if !self.is_empty_directory(target)? {
+            return Err(Errno::ENOTEMPTY);
+        }
+        self.remove_entry(directory, name, now)?;
+        self.inode_mut(directory)?.links -= 1;
+        let inode = self.inode_mut(target)?;
+        inode.links = 0;
+        self.release_if_unused(target);
+        Ok(())
+    }
+
+    /// Moves `from_name` in `from` to `to_name` in `to`, replacing what is
+    /// there as `rename(2)` allows.
+    pub fn rename(&mut self, from: InodeId, from_name: &[u8], to: InodeId, to_name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        if matches!(from_name, b"." | b"..") || matches!(to_name, b"." | b"..") {
+            return Err(Errno::EBUSY);
+        }
+        check_name(to_name)?;
+        let source = self.existing(from, from_name)?;
+        if self.kind(to)? != FileKind::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        let source_is_directory = self.kind(source)? == FileKind::Directory;
+        if source_is_directory && self.is_within(to, source)? {
+            return Err(Errno::EINVAL);
+        }
+        if let Some(target) = self.child(to, to_name) {
+            if target == source {
+                return Ok(());
+            }
+            let target_is_directory = self.kind(target)? == FileKind::Directory;
+            match (source_is_directory, target_is_directory) {
+                (true, false) => return Err(Errno::ENOTDIR),
+                (false, true) => return Err(Errno::EISDIR),
+                (true, true) if !self.is_empty_directory(target)? => return Err(Errno::ENOTEMPTY),
+                (true, true) => self.rmdir(to, to_name, now)?,
+                (false, false) => self.unlink(to, to_name, now)?,
+            }
+        }
+        self.insert_entry(to, to_name, source, now)?;
+        self.remove_entry(from, from_name, now)?;
+        if source_is_directory {
+            self.inode_mut(from)?.links -= 1;
+            self.inode_mut(to)?.links += 1;
+            if let Contents::Directory { parent, .. } = &mut self.inode_mut(source)?.contents {
+                *parent = to;
+            }
+        }
+        self.inode_mut(source)?.changed = now;
+        Ok(())
+    }
+
+    /// Reads from `offset` into `buffer`; returns the bytes read (0 at the end).
+    pub fn read(&self, id: InodeId, offset: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
+        let inode = self.inode(id)?;
+        let bytes = match &inode.contents {
+            Contents::Regular(data) => data.bytes(),
+            Contents::Directory { .. } => return Err(Errno::EISDIR),
+            _ => return Err(Errno::EINVAL),
+        };
+        let start = (offset.min(bytes.len() as u64)) as usize;
+        let count = buffer.len().min(bytes.len() - start);
+        buffer[..count].copy_from_slice(&bytes[start..start + count]);
+        Ok(count)
+    }
+
+    /// Writes `data` at `offset`, growing the file (zero-filled) as needed.
+    pub fn write(&mut self, id: InodeId, offset: u64, data: &[u8], now: Timestamp) -> Result<usize, Errno> {
+        let end = offset.checked_add(data.len() as u64).ok_or(Errno::EFBIG)?;
+        let end = usize::try_from(end).map_err(|_| Errno::EFBIG)?;
+        let before = self.owned_length(id);
+        let owned = self.owned_data(id, end)?;
+        if owned.len() < end {
+            owned.resize(end, 0);
+        }
+        owned[offset as usize..end].copy_from_slice(data);
+        let after = owned.len() as u64;
+        self.bytes = self.bytes - before + after;
+        let inode = self.inode_mut(id)?;
+        inode.modified = now;
+        inode.changed = now;
+        Ok(data.len())
+    }
+
+    /// Sets the file's length (cutting, or zero-filling).
+    pub fn truncate(&mut self, id: InodeId, length: u64, now: Timestamp) -> Result<(), Errno> {
+        let length = usize::try_from(length).map_err(|_| Errno::EFBIG)?;
+        let before = self.owned_length(id);
+        let owned = self.owned_data(id, length)?;
+        owned.resize(length, 0);
+        self.bytes = self.bytes - before + length as u64;
+        let inode = self.inode_mut(id)?;
+        inode.modified = now;
+        inode.changed = now;
+        Ok(())
+    }
+
+    /// The file's bytes as an owned, growable buffer with room for `room`.
+    fn owned_data(&mut self, id: InodeId, room: usize) -> Result<&mut Vec<u8>, Errno> {
+        let inode = self.inode_mut(id)?;
+        let data = match &mut inode.contents {
+            Contents::Regular(data) => data,
+            Contents::Directory { .. } => return Err(Errno::EISDIR),
+            _ => return Err(Errno::EINVAL),
+        };
+        if let Data::Borrowed(bytes) = data {
+            let mut copy = Vec::new();
+            copy.try_reserve_exact(bytes.len().max(room)).map_err(|_| Errno::ENOSPC)?;
+            copy.extend_from_slice(bytes);
+            *data = Data::Owned(copy);
+        }
+        let Data::Owned(owned) = data else { return Err(Errno::EINVAL) };
+        if room > owned.len() {
+            owned.try_reserve(room - owned.len()).map_err(|_| Errno::ENOSPC)?;
+        }
+        Ok(owned)
+    }
+
+    fn owned_length(&self, id: InodeId) -> u64 {
+        match self.inode(id).map(|inode| &inode.contents) {
+            Ok(Contents::Regular(Data::Owned(bytes))) => bytes.len() as u64,
+            _ => 0,
+        }
+    }
+
+    /// Bytes of file data the tree owns (not counting the initramfs's).
+    pub fn owned_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The whole contents of a regular file, borrowed.
+    pub fn contents(&self, id: InodeId) -> Result<&[u8], Errno> {
+        match &self.inode(id)?.contents {
+            Contents::Regular(data) => Ok(data.bytes()),
+            Contents::Directory { .. } => Err(Errno::EISDIR),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// A symbolic link's target.
+    pub fn read_link(&self, id: InodeId) -> Result<&[u8], Errno> {
+        match &self.inode(id)?.contents {
+            Contents::Symlink(target) => Ok(target),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// The entries of `directory`, `.` and `..` first, then by name.
+    pub fn list(&self, directory: InodeId) -> Result<Vec<DirectoryEntry>, Errno> {
+        let inode = self.inode(directory)?;
+        let Contents::Directory { entries, parent } = &inode.contents else { return Err(Errno::ENOTDIR) };
+        let mut listing = Vec::new();
+        listing.try_reserve(entries.len() + 2).map_err(|_| Errno::ENOMEM)?;
+        listing.push(DirectoryEntry { name: b".".to_vec(), inode: directory, kind: FileKind::Directory });
+        listing.push(DirectoryEntry { name: b"..".to_vec(), inode: *parent, kind: FileKind::Directory });
+        for (name, &id) in entries {
+            listing.push(DirectoryEntry { name: name.clone(), inode: id, kind: self.kind(id)? });
+        }
+        Ok(listing)
+    }
+
+    /// Sets the permission bits (`chmod`).
+    pub fn set_permissions(&mut self, id: InodeId, permissions: u32, now: Timestamp) -> Result<(), Errno> {
+        let inode = self.inode_mut(id)?;
+        inode.permissions = permissions & 0o7777;
+        inode.changed = now;
+        Ok(())
+    }
+
+    /// Sets access and modification times (`utimensat`).
+    pub fn set_times(&mut self, id: InodeId, accessed: Timestamp, modified: Timestamp, now: Timestamp) -> Result<(), Errno> {
+        let inode = self.inode_mut(id)?;
+        inode.accessed = accessed;
+        inode.modified = modified;
+        inode.changed = now;
+        Ok(())
+    }
+
+    /// An open file description now names `id` (it outlives its names).
+    pub fn opened(&mut self, id: InodeId) -> Result<(), Errno> {
+        self.inode_mut(id)?.opened += 1;
+        Ok(())
+    }
+
+    /// An open file description of `id` went away.
+    pub fn closed(&mut self, id: InodeId) {
+        if let Ok(inode) = self.inode_mut(id) {
+            inode.opened = inode.opened.saturating_sub(1);
+        }
+        self.release_if_unused(id);
+    }
+
+    fn existing(&self, directory: InodeId, name: &[u8]) -> Result<InodeId, Errno> {
+        if self.kind(directory)? != FileKind::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        self.child(directory, name).ok_or(Errno::ENOENT)
+    }
+
+    fn is_empty_directory(&self, id: InodeId) -> Result<bool, Errno> {
+        match &self.inode(id)?.contents {
+            Contents::Directory { entries, .. } => Ok(entries.is_empty()),
+            _ => Err(Errno::ENOTDIR),
+        }
+    }
+
+    /// Whether `id` is `ancestor` or lies below it.
+    fn is_within(&self, mut id: InodeId, ancestor: InodeId) -> Result<bool, Errno> {
+        loop {
+            if id == ancestor {
+                return Ok(true);
+            }
+            if id == self.root {
+                return Ok(false);
+            }
+            id = self.child(id, b"..").ok_or(Errno::ENOENT)?;
+        }
+    }
+
+    fn insert_entry(&mut self, directory: InodeId, name: &[u8], target: InodeId, now: Timestamp) -> Result<(), Errno> {
+        let mut key = Vec::new();
+        key.try_reserve_exact(name.len()).map_err(|_| Errno::ENOSPC)?;
+        key.extend_from_slice(name);
+        let parent = self.inode_mut(directory)?;
+        let Contents::Directory { entries, .. } = &mut parent.contents else { return Err(Errno::ENOTDIR) };
+        entries.insert(key, target);
+        parent.modified = now;
+        parent.changed = now;
+        Ok(())
+    }
+
+    fn remove_entry(&mut self, directory: InodeId, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        let parent = self.inode_mut(directory)?;
+        let Contents::Directory { entries, .. } = &mut parent.contents else { return Err(Errno::ENOTDIR) };
+        entries.remove(name).ok_or(Errno::ENOENT)?;
+        parent.modified = now;
+        parent.changed = now;
+        Ok(())
+    }
+
+    fn drop_link(&mut self, id: InodeId, now: Timestamp) {
+        if let Ok(inode) = self.inode_mut(id) {
+            inode.links = inode.links.saturating_sub(1);
+            inode.changed = now;
+        }
+        self.release_if_unused(id);
+    }
+
+    fn release_if_unused(&mut self, id: InodeId) {
+        let unused = self.inode(id).is_ok_and(|inode| inode.links == 0 && inode.opened == 0);
+        if unused && id != self.root {
+            self.bytes -= self.owned_length(id);
+            self.inodes[id.0 as usize] = None;
+            if self.free.try_reserve(1).is_ok() {
+                self.free.push(id.0);
+            }
+        }
+    }
+}
+
+fn check_name(name: &[u8]) -> Result<(), Errno> {
+    if name.len() > MAX_NAME {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    if name.is_empty() || name.contains(&b'/') || name.contains(&0) {
+        return Err(Errno::EINVAL);
+    }
+    if matches!(name, b"." | b"..") {
+        return Err(Errno::EEXIST);
+    }
+    Ok(())
+}
