@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::boot_frames::{align_up, BootFrames};
 use super::irq_lock::IrqLock;
-use super::layout::{self, DirectMapReader, Range, BOOT_DIRECT_MAP_LIMIT, DEVICE_MEMORY_BASE, HEAP_BASE, PAGE_SIZE};
+use super::layout::{self, physical_to_virtual, DirectMapReader, Range, BOOT_DIRECT_MAP_LIMIT, DEVICE_MEMORY_BASE, HEAP_BASE, PAGE_SIZE};
 use super::stacks::{self, KernelStack};
 use super::stop::{self, ExitCode};
 use super::{apic, cpu, entry, heap, ioapic, paging, percpu, serial, smp, timer, tlb, trap, user};
@@ -37,6 +37,9 @@ pub struct Handoff {
     /// Bytes the machine layer used (page tables, heap, stacks).
     pub machine_bytes: u64,
     pub heap_bytes: u64,
+    /// The boot modules (the initramfs), in the loader's order: memory the
+    /// frame allocator never hands out and nothing writes.
+    pub modules: Vec<&'static [u8]>,
 }
 
 extern "Rust" {
@@ -165,12 +168,26 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
             usable_bytes: information.usable_bytes(),
             machine_bytes: boot.frames.allocated * PAGE_SIZE,
             heap_bytes,
+            modules: information.modules().iter().filter_map(|module| module_bytes(module.start, module.end)).collect(),
         })
     });
     *BOOT.lock() = None;
     // SAFETY: `lamina_bootstrap_main` is defined once, by the kernel image,
     // with exactly this signature.
     unsafe { lamina_bootstrap_main(handoff) }
+}
+
+/// The bytes of the boot module at `[start, end)`, through the direct map.
+fn module_bytes(start: u64, end: u64) -> Option<&'static [u8]> {
+    if end <= start || end > direct_map_end() {
+        return None;
+    }
+    // SAFETY: the range lies inside the direct map (checked above), which
+    // stays mapped for the kernel's lifetime; boot modules are removed from
+    // the free memory the frame allocator receives (`BootFrames::new`) and
+    // nothing in the kernel writes them, so the bytes never change while
+    // the shared slice lives.
+    Some(unsafe { core::slice::from_raw_parts(physical_to_virtual(start) as *const u8, (end - start) as usize) })
 }
 
 /// Maps the heap (1/16 of usable memory, 2..64 MiB) and gives it to the allocator.
