@@ -14,7 +14,7 @@ use machine::user::UserContext;
 use vmem::{TlbFlush, PAGE_SIZE};
 
 use super::errors::{cap_errno, vm_errno};
-use super::processes::{NativeProcess, SELF_SLOT};
+use super::processes::NativeProcess;
 use super::user_memory::write_user;
 use super::{caps, effects, memory_objects};
 use crate::address_spaces::{carry_out, KernelSpace};
@@ -49,8 +49,9 @@ pub mod numbers {
 /// Bytes `cap_info` writes.
 pub const INFO_BYTES: usize = 56;
 
-/// Where new capabilities go: the lowest free slot above the process's own.
-const ANY_SLOT: Placement = Placement::LowestFrom(SELF_SLOT + 1);
+/// Where new capabilities go: the lowest free slot (as a new file
+/// descriptor would).
+const ANY_SLOT: Placement = Placement::LowestFrom(0);
 
 /// Handles the system call `context` stopped at, if it is a native one:
 /// sets `rax` to the result and returns true. False: not a native call.

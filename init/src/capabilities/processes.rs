@@ -20,10 +20,12 @@ use super::{caps, effects, ADDRESS_SPACE_LEVEL, PROCESS_TABLE_LEVEL};
 use crate::address_spaces::{carry_out, destroy_space, new_space, KernelSpace};
 use crate::errno::Errno;
 
-/// Slots in a process's capability space.
+/// Slots in a process's capability space. Slots are also file-descriptor
+/// numbers (a file descriptor is a file or pipe capability).
 pub const SLOT_LIMIT: Slot = 4096;
-/// The slot of a process's capability to itself.
-pub const SELF_SLOT: Slot = 0;
+/// The slot of a process's capability to itself: the last one, so that
+/// file descriptors start at 0 as Linux programs expect.
+pub const SELF_SLOT: Slot = SLOT_LIMIT - 1;
 
 /// A process: its capability space, address space and container.
 pub struct NativeProcess {
@@ -40,6 +42,11 @@ impl NativeProcess {
     /// (all rights) in slot [`SELF_SLOT`].
     pub fn create(container: ContainerId) -> Result<Arc<Self>, Errno> {
         let memory = new_space(container).map_err(|error: VmError| super::errors::vm_errno(error))?;
+        Self::create_with(container, memory)
+    }
+
+    /// A new process around an address space already built (a fork's copy).
+    pub fn create_with(container: ContainerId, memory: KernelSpace) -> Result<Arc<Self>, Errno> {
         let space = caps().with(|database| -> Result<SpaceId, caps::CapError> {
             let space = database.create_space(SLOT_LIMIT)?;
             let made = database.create_object(space, ObjectKind::Process, space.to_bits(), 0, Rights::ALL, Placement::At(SELF_SLOT));
@@ -83,11 +90,17 @@ impl NativeProcess {
         self.memory.lock().as_mut().map(operation).ok_or(Errno::ESRCH)
     }
 
+    /// Puts `memory` in place of the process's address space (exec) and
+    /// returns the old one, for the caller to destroy once no CPU runs it.
+    pub fn replace_memory(&self, memory: KernelSpace) -> Option<KernelSpace> {
+        self.memory.lock().replace(memory)
+    }
+
     /// Gives `holder` a capability with `rights` to this process, derived
     /// from the process's own (as a parent introduces two processes it
     /// made). Returns the slot in `holder`.
     pub fn introduce_to(&self, holder: &NativeProcess, rights: Rights) -> Result<Slot, Errno> {
-        let placement = Placement::LowestFrom(SELF_SLOT + 1);
+        let placement = Placement::LowestFrom(0);
         caps()
             .with(|database| database.grant(self.space, SELF_SLOT, holder.space, rights, placement))
             .map_err(super::errors::cap_errno)

@@ -2,5 +2,6 @@
 
 mod lock;
 pub mod scheduler;
+pub mod sleepers;
 pub mod stacks;
 pub mod thread;

@@ -268,6 +268,7 @@ fn timer_tick(_frame: &mut machine::TrapFrame) {
     if !PREEMPTION.load(Ordering::Acquire) {
         return;
     }
+    super::sleepers::wake_expired();
     let (_, this) = this_cpu();
     let waiting = !this.queues.lock().is_empty();
     if waiting {
