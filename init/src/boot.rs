@@ -61,7 +61,8 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         (handoff.usable_bytes + (1 << 19)) >> 20
     );
     crate::faults::inject_if_asked(&facts.command_line);
-    if let Err(error) = sched::spawn("main", move || run(facts)) {
+    let initramfs = handoff.modules.first().copied();
+    if let Err(error) = sched::spawn("main", move || run(facts, initramfs)) {
         machine::println!("lamina: boot failed: cannot start the main thread: {error:?}");
         machine::stop::halt_machine(machine::stop::ExitCode::BootFailure);
     }
@@ -69,18 +70,24 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
 }
 
 #[cfg(feature = "ktest")]
-fn run(facts: &'static SystemFacts) -> ! {
+fn run(facts: &'static SystemFacts, _initramfs: Option<&'static [u8]>) -> ! {
     crate::ktest::run_all(facts)
 }
 
 #[cfg(all(feature = "kbench", not(feature = "ktest")))]
-fn run(facts: &'static SystemFacts) -> ! {
+fn run(facts: &'static SystemFacts, _initramfs: Option<&'static [u8]>) -> ! {
     crate::kbench::run_all(&facts.command_line)
 }
 
+/// With an initramfs, user space; without one (or with `monitor` on the
+/// command line), the kernel monitor.
 #[cfg(not(any(feature = "ktest", feature = "kbench")))]
-fn run(facts: &'static SystemFacts) -> ! {
-    crate::monitor::run(facts)
+fn run(facts: &'static SystemFacts, initramfs: Option<&'static [u8]>) -> ! {
+    let wants_monitor = facts.command_line.split_whitespace().any(|word| word == "monitor");
+    match initramfs {
+        Some(archive) if !wants_monitor => crate::userland::start(facts, archive),
+        _ => crate::monitor::run(facts),
+    }
 }
 
 /// First code above the machine layer on every other CPU: become this

@@ -31,5 +31,7 @@ mod native_harness;
 mod panic;
 mod physical_memory;
 mod system;
+#[cfg_attr(any(feature = "ktest", feature = "kbench"), allow(dead_code))]
+mod userland;
 
 pub use boot::{bootstrap_main, secondary_main};

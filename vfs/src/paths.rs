@@ -102,6 +102,34 @@ impl Tmpfs {
         self.walk(directory, target, true, depth)
     }
 
+    /// The entry `name` of `directory` (with `.` and `..`), if there is one.
+    pub fn child_of(&self, directory: InodeId, name: &[u8]) -> Option<InodeId> {
+        self.child(directory, name)
+    }
+
+    /// The absolute path of `directory`, found by walking `..` up and
+    /// looking each step's name up in its parent (for `getcwd`).
+    pub fn path_of(&self, directory: InodeId) -> Result<Vec<u8>, Errno> {
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        let mut current = directory;
+        while current != self.root() {
+            let parent = self.child(current, b"..").ok_or(Errno::ENOENT)?;
+            let Contents::Directory { entries, .. } = &self.inode(parent)?.contents else { return Err(Errno::ENOTDIR) };
+            let name = entries.iter().find(|(_, id)| **id == current).map(|(name, _)| name.clone()).ok_or(Errno::ENOENT)?;
+            names.push(name);
+            current = parent;
+        }
+        let mut path = Vec::new();
+        for name in names.iter().rev() {
+            path.push(b'/');
+            path.extend_from_slice(name);
+        }
+        if path.is_empty() {
+            path.push(b'/');
+        }
+        Ok(path)
+    }
+
     /// The entry `name` of `directory`, with `.` and `..`.
     pub(crate) fn child(&self, directory: InodeId, name: &[u8]) -> Option<InodeId> {
         let Ok(inode) = self.inode(directory) else { return None };

@@ -1,7 +1,9 @@
 //! Undoing what a removed capability did: a memory capability mapped into
 //! an address space is unmapped there, with the TLB shot down on every CPU
 //! that ran the space, before the revoke that removed it can return; the
-//! frames of a memory object go back when its last capability goes.
+//! frames of a memory object go back when its last capability goes; a
+//! file or pipe's open file description is released with its last
+//! descriptor.
 //!
 //! Runs with no spinlock held (shootdowns wait for other CPUs). Must never
 //! free a memory object's frames before its mappings are gone: the
@@ -16,6 +18,12 @@ use crate::address_spaces::carry_out;
 /// Undoes the effects of `removed` (called for every removal, with the
 /// capability lock released).
 pub fn undo(removed: &Removed) {
+    if matches!(removed.object.kind(), ObjectKind::File | ObjectKind::Pipe) {
+        if removed.last_reference == LastReference::Yes {
+            crate::userland::release_open_file(removed.object.handle);
+        }
+        return;
+    }
     if removed.object.kind() != ObjectKind::Memory {
         return;
     }

@@ -14,6 +14,7 @@ pub mod irq_lock;
 pub mod layout;
 pub mod paging;
 pub mod percpu;
+pub mod rtc;
 pub mod serial;
 pub mod set_once;
 mod smp;
