@@ -96,6 +96,7 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     state.program_break = image.break_start;
     state.command = path.rsplit(|byte| *byte == b'/').next().unwrap_or(&path).to_vec();
     state.arguments = arguments.join(&0u8);
+    state.executable = path.clone();
     let init = process::Process::create(native, state).map_err(|errno| format!("process: {errno:?}"))?;
     {
         let mut state = init.state();

@@ -60,6 +60,8 @@ pub struct ProcessState {
     /// The program's name (`comm`, 15 bytes) and its arguments, NUL-separated.
     pub command: Vec<u8>,
     pub arguments: Vec<u8>,
+    /// The absolute path of the running program (`/proc/self/exe`).
+    pub executable: Vec<u8>,
     /// Set once it has exited: its wait status.
     pub exit_status: Option<u32>,
 }
@@ -179,6 +181,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         clear_child_tid: 0,
         command: Vec::new(),
         arguments: Vec::new(),
+        executable: Vec::new(),
         exit_status: None,
     }
 }

@@ -234,7 +234,7 @@ fn read_link_at(call: &Call<'_>, dirfd: u64, path_address: u64, buffer: u64, siz
     }
     let path = path_in(call, path_address)?;
     if path == b"/proc/self/exe" {
-        let command = call.process.state().arguments.split(|byte| *byte == 0).next().map(<[u8]>::to_vec).unwrap_or_default();
+        let command = call.process.state().executable.clone();
         let count = command.len().min(size as usize);
         call.write_out(buffer, &command[..count])?;
         return value(count as u64);

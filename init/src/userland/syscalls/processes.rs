@@ -9,7 +9,6 @@ use caps::{Placement, Rights, Slot};
 use machine::user::UserContext;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
-use vfs::FileKind;
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult, Outcome};
@@ -100,6 +99,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             clear_child_tid: clear_child_tid.unwrap_or(0),
             command: state.command.clone(),
             arguments: state.arguments.clone(),
+            executable: state.executable.clone(),
             exit_status: None,
         }
     };
@@ -208,6 +208,7 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         }
         Err(error) => return Err(error.errno()),
     };
+    let executable = absolute_path(call, &path)?;
     // The point of no return: the old program is gone from here on.
     close_on_exec_descriptors(call);
     {
@@ -219,12 +220,27 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(&path);
         state.command = name[..name.len().min(15)].to_vec();
         state.arguments = arguments.join(&0u8);
+        state.executable = executable;
     }
     if let Some(old) = call.process.native.replace_memory(image.memory) {
         destroy_space(old);
     }
     *call.context = UserContext::new(image.entry, image.stack_pointer);
     Ok(Outcome::Registers)
+}
+
+/// `path` made absolute from the working directory.
+fn absolute_path(call: &Call<'_>, path: &[u8]) -> Result<Vec<u8>, Errno> {
+    if path.first() == Some(&b'/') {
+        return Ok(path.to_vec());
+    }
+    let cwd = call.process.state().cwd;
+    let mut absolute = fs::with(|tree| tree.path_of(cwd))?;
+    if absolute != b"/" {
+        absolute.push(b'/');
+    }
+    absolute.extend_from_slice(path.strip_prefix(b"./").unwrap_or(path));
+    Ok(absolute)
 }
 
 fn close_on_exec_descriptors(call: &Call<'_>) {
