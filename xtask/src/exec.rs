@@ -1,12 +1,22 @@
 //! `cargo xtask exec`: run one static Linux program as the first user process.
 //!
-//! The arguments are parsed and checked in full now; running the program
-//! needs the user-space layer, so after checking we say so and exit with 2.
+//! Builds an initramfs with BusyBox, the program at its host path and the
+//! `--file` copies, boots it with the program as process 1, passes this
+//! terminal's input through, prints the program's output (nothing of the
+//! boot) and exits with the program's exit status. The guest marks the
+//! program's start and end on the console with `lamina-exec: start` and
+//! `lamina-exec: exit N`.
 
 use crate::arguments::{unexpected, Argument, Arguments};
-use crate::failure::{Failure, Outcome};
+use crate::dependencies::ensure_dependencies;
+use crate::failure::{Context, Failure, Outcome};
+use crate::guest_files::{build_initramfs, write_image, GuestFile};
+use crate::kernel_build::{build_kernel, ImageKind};
 use crate::machine_options::MachineOptions;
+use crate::qemu_command::{qemu_command, BootMedium, Console};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 /// Which kernel runs the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,15 +44,117 @@ pub struct ExecRequest {
     pub program_arguments: Vec<String>,
 }
 
-/// What we print instead of running the program.
-pub const NOT_YET: &str = "xtask exec: running user programs needs the user-space layer, \
-which is not built yet (see issue \"User space and the Linux ABI\")";
-
 /// `cargo xtask exec ...`.
 pub fn exec_command(mut arguments: Arguments) -> Outcome {
     let request = parse_exec_arguments(&mut arguments)?;
     check_host_files_exist(&request)?;
-    Err(Failure::Unsupported(NOT_YET.to_string()))
+    ensure_dependencies()?;
+    let status = run_program(&request, Input::Inherit)?;
+    std::process::exit(status.exit_code);
+}
+
+/// Where the program's standard input comes from.
+pub enum Input {
+    /// This terminal (or whatever xtask's stdin is).
+    Inherit,
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+}
+
+/// How a program run ended.
+pub struct ProgramRun {
+    /// What the program wrote (console output between the markers, with
+    /// `\r\n` turned into `\n`), when captured.
+    pub output: Vec<u8>,
+    pub exit_code: i32,
+}
+
+/// Boots the guest kernel with `request`'s program as process 1 and
+/// streams its output to stdout (or captures it, with `Input::Bytes`).
+pub fn run_program(request: &ExecRequest, input: Input) -> Outcome<ProgramRun> {
+    if request.kernel == GuestKernel::Linux {
+        return Err(Failure::Unsupported(
+            "xtask exec --linux: booting Debian's kernel is not wired up yet".to_string(),
+        ));
+    }
+    let program_guest = request.program.display().to_string();
+    let mut files = vec![GuestFile { host: request.program.clone(), guest: program_guest.clone() }];
+    for copy in &request.files {
+        let guest = copy.guest.clone().unwrap_or_else(|| copy.host.display().to_string());
+        files.push(GuestFile { host: copy.host.clone(), guest });
+    }
+    let mut init = vec![program_guest];
+    init.extend(request.program_arguments.iter().cloned());
+    let archive = build_initramfs(&files, Some(&init))?;
+    let initramfs = write_image("exec.cpio", &archive)?;
+    let kernel = build_kernel_quietly()?;
+    let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: "quiet".to_string() };
+    let mut command = qemu_command(&request.machine, &medium, Console::Piped);
+    command.stdout(Stdio::piped());
+    let capture = matches!(input, Input::Bytes(_));
+    command.stdin(if capture { Stdio::piped() } else { Stdio::inherit() });
+    let mut child = command.spawn().context(|| "cannot start QEMU".to_string())?;
+    if let (Input::Bytes(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+            // Keep the pipe open: closing it is not an end of file for the guest.
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        });
+    }
+    let stdout = child.stdout.take().ok_or_else(|| Failure::failed("no QEMU output pipe"))?;
+    let (output, exit_code) = follow_console(stdout, capture);
+    let _ = child.kill();
+    let _ = child.wait();
+    let exit_code = exit_code.ok_or_else(|| Failure::failed("the guest stopped without reporting the program's exit status"))?;
+    Ok(ProgramRun { output, exit_code })
+}
+
+fn build_kernel_quietly() -> Outcome<PathBuf> {
+    build_kernel(ImageKind::Normal)
+}
+
+/// Reads the console: drops everything before `lamina-exec: start`,
+/// passes the rest through (or captures it) up to `lamina-exec: exit N`.
+fn follow_console(stdout: impl Read, capture: bool) -> (Vec<u8>, Option<i32>) {
+    let mut reader = std::io::BufReader::new(stdout);
+    let mut started = false;
+    let mut captured = Vec::new();
+    let mut line = Vec::new();
+    let mut out = std::io::stdout();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return (captured, None),
+            Ok(_) => {}
+        }
+        if line.ends_with(b"\r\n") {
+            line.truncate(line.len() - 2);
+            line.push(b'\n');
+        }
+        let text = String::from_utf8_lossy(&line);
+        let trimmed = text.trim_end();
+        if !started {
+            started = trimmed.ends_with("lamina-exec: start");
+            continue;
+        }
+        if let Some(position) = trimmed.find("lamina-exec: exit ") {
+            let before = &line[..position];
+            if capture {
+                captured.extend_from_slice(before);
+            } else {
+                let _ = out.write_all(before);
+            }
+            let code = trimmed[position + "lamina-exec: exit ".len()..].trim().parse().ok();
+            let _ = out.flush();
+            return (captured, code);
+        }
+        if capture {
+            captured.extend_from_slice(&line);
+        } else {
+            let _ = out.write_all(&line);
+            let _ = out.flush();
+        }
+    }
 }
 
 /// Reads `[flags] -- PROGRAM [ARGS...]`.

@@ -61,7 +61,7 @@ pub fn build_kernel(kind: ImageKind) -> Outcome<PathBuf> {
     workspace::run_to_completion(workspace::cargo().args(kind.cargo_arguments()))?;
     let image = kind.image_path();
     let count = symbol_table::write_symbol_table(&image)?;
-    println!(
+    eprintln!(
         "xtask: wrote {count} function symbols into {}",
         image.display()
     );

@@ -12,6 +12,7 @@ mod commands;
 mod dependencies;
 mod exec;
 mod failure;
+mod guest_files;
 mod host_lock_bench;
 mod iso;
 mod json;

@@ -28,6 +28,8 @@ pub enum BootMedium {
     KernelWithCommandLine(PathBuf, String),
     /// A GRUB CD image, booted by the given firmware.
     Cdrom(PathBuf, Firmware),
+    /// The ELF kernel, an initramfs (`-initrd`) and a command line.
+    KernelWithInitramfs { kernel: PathBuf, initramfs: PathBuf, command_line: String },
 }
 
 /// The PC firmware for a CD boot.
@@ -70,7 +72,7 @@ pub fn qemu_arguments(
 
 fn firmware_arguments(medium: &BootMedium) -> Vec<String> {
     match medium {
-        BootMedium::Kernel(_) | BootMedium::KernelWithCommandLine(..) => {
+        BootMedium::Kernel(_) | BootMedium::KernelWithCommandLine(..) | BootMedium::KernelWithInitramfs { .. } => {
             vec!["-bios".into(), QBOOT.into()]
         }
         BootMedium::Cdrom(_, Firmware::Ovmf) => vec!["-bios".into(), OVMF.into()],
@@ -113,6 +115,17 @@ fn medium_arguments(medium: &BootMedium) -> Vec<String> {
             return [kernel, ["-append".to_string(), command_line.clone()]].concat();
         }
         BootMedium::Cdrom(path, _) => ("-cdrom", path),
+        BootMedium::KernelWithInitramfs { kernel, initramfs, command_line } => {
+            return [
+                "-kernel".to_string(),
+                kernel.display().to_string(),
+                "-initrd".to_string(),
+                initramfs.display().to_string(),
+                "-append".to_string(),
+                command_line.clone(),
+            ]
+            .to_vec();
+        }
     };
     vec![flag.to_string(), path.display().to_string()]
 }

@@ -1,9 +1,11 @@
-//! `cargo xtask run`: builds the kernel and boots it in QEMU with the serial
-//! console on this terminal (Ctrl-A x quits, Ctrl-A c for QEMU's monitor).
+//! `cargo xtask run`: builds the kernel and an initramfs with BusyBox and
+//! boots them in QEMU into a shell on this terminal (Ctrl-A x quits,
+//! Ctrl-A c for QEMU's monitor).
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::dependencies::ensure_dependencies;
 use crate::failure::{Context, Failure, Outcome};
+use crate::guest_files::{build_initramfs, write_image};
 use crate::kernel_build::{build_kernel, ImageKind};
 use crate::machine_options::MachineOptions;
 use crate::qemu_command::{describe_exit_status, qemu_command, BootMedium, Console, EXIT_PASSED};
@@ -14,7 +16,9 @@ pub fn run_command(mut arguments: Arguments) -> Outcome {
     let machine = parse_run_arguments(&mut arguments)?;
     ensure_dependencies()?;
     let image = build_kernel(ImageKind::Normal)?;
-    let mut command = qemu_command(&machine, &BootMedium::Kernel(image), Console::Interactive);
+    let initramfs = write_image("shell.cpio", &build_initramfs(&[], None)?)?;
+    let medium = BootMedium::KernelWithInitramfs { kernel: image, initramfs, command_line: String::new() };
+    let mut command = qemu_command(&machine, &medium, Console::Interactive);
     println!("xtask: booting with {}", workspace::describe(&command));
     println!("xtask: press Ctrl-A x to quit QEMU");
     let status = command

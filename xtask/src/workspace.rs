@@ -33,7 +33,7 @@ pub fn cargo() -> Command {
 /// Runs `command` to completion with inherited standard streams; fails unless it succeeds.
 pub fn run_to_completion(command: &mut Command) -> Outcome {
     let shown = describe(command);
-    println!("xtask: running {shown}");
+    eprintln!("xtask: running {shown}");
     let status = command
         .status()
         .context(|| format!("cannot start {shown}"))?;

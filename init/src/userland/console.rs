@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 
-use super::process::{self, Pid};
+use super::process::Pid;
 use super::signals::numbers::{SIGINT, SIGQUIT, SIGTSTP};
 use crate::errno::Errno;
 
@@ -50,7 +50,6 @@ mod bits {
     pub const VERASE: usize = 2;
     pub const VKILL: usize = 3;
     pub const VEOF: usize = 4;
-    pub const VTIME: usize = 5;
     pub const VMIN: usize = 6;
     pub const VSUSP: usize = 10;
     pub const VWERASE: usize = 14;
@@ -338,9 +337,4 @@ pub fn window() -> (u16, u16) {
 /// Sets the window size.
 pub fn set_window(rows: u16, columns: u16) {
     TTY.lock().window = (rows, columns);
-}
-
-/// Keeps `process::all` used for group signals here in one place.
-pub fn group_members(group: Pid) -> Vec<Arc<process::Process>> {
-    process::all().into_iter().filter(|member| member.state().pgid == group).collect()
 }

@@ -38,8 +38,6 @@ pub mod flags {
     pub const O_CREAT: u32 = 0o100;
     /// With `O_CREAT`: fail if it exists.
     pub const O_EXCL: u32 = 0o200;
-    /// Do not make it the controlling terminal.
-    pub const O_NOCTTY: u32 = 0o400;
     /// Truncate to 0 on open.
     pub const O_TRUNC: u32 = 0o1000;
     /// Every write appends.

@@ -32,23 +32,11 @@ pub struct Pipe {
     changed: Condvar<KernelBlocking>,
 }
 
-/// How a blocking pipe operation ended early.
-pub enum Interrupted {
-    /// A signal arrived.
-    Signal,
-}
-
 impl Pipe {
     /// A pipe with one reader and one writer end open.
     pub fn new() -> Self {
         let state = PipeState { bytes: VecDeque::new(), readers: 1, writers: 1 };
         Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new() }
-    }
-
-    /// Another reading (`true`) or writing end was opened (dup, fork).
-    pub fn end_opened(&self, reading: bool) {
-        let mut state = self.state.lock();
-        if reading { state.readers += 1 } else { state.writers += 1 }
     }
 
     /// A reading or writing end was closed.
@@ -130,10 +118,5 @@ impl Pipe {
     pub fn readiness(&self) -> (bool, bool) {
         let state = self.state.lock();
         (!state.bytes.is_empty() || state.writers == 0, state.bytes.len() < CAPACITY || state.readers == 0)
-    }
-
-    /// Wakes every waiter (a signal arrived for one of them).
-    pub fn wake_all(&self) {
-        self.changed.broadcast();
     }
 }

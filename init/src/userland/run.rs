@@ -105,7 +105,7 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
         };
         match disposition {
             Disposition::Terminate(status) => return Some(status),
-            Disposition::Stop(_) => continue, // job-control stops are not supported yet: ignored
+            Disposition::Stop => continue, // job-control stops are not supported yet: ignored
             Disposition::Handle(signal, action) => {
                 let Ok((frame, bytes)) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
                     return Some(SIGSEGV);

@@ -14,7 +14,7 @@ use machine::user::{UserContext, UserRegisters};
 use crate::errno::Errno;
 
 /// Signal numbers.
-#[allow(missing_docs)]
+#[allow(missing_docs, dead_code)]
 pub mod numbers {
     pub const SIGHUP: u32 = 1;
     pub const SIGINT: u32 = 2;
@@ -54,7 +54,6 @@ pub const SIG_IGN: u64 = 1;
 const SA_SIGINFO: u64 = 4;
 const SA_ONSTACK: u64 = 0x0800_0000;
 const SA_RESTORER: u64 = 0x0400_0000;
-const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 
 /// `struct sigaction` as the kernel sees it (`rt_sigaction`).
@@ -113,8 +112,8 @@ pub enum Disposition {
     Handle(u32, SigAction),
     /// End the process with this wait status.
     Terminate(u32),
-    /// Stop the process (job control).
-    Stop(u32),
+    /// Stop the process (job control; not supported yet: ignored).
+    Stop,
 }
 
 impl SignalState {
@@ -201,7 +200,7 @@ impl SignalState {
                 SIG_IGN if signal != SIGKILL => continue,
                 SIG_DFL => match default_action(signal) {
                     DefaultAction::Ignore | DefaultAction::Continue => continue,
-                    DefaultAction::Stop => return Some(Disposition::Stop(signal)),
+                    DefaultAction::Stop => return Some(Disposition::Stop),
                     DefaultAction::Terminate => return Some(Disposition::Terminate(signal)),
                     DefaultAction::Core => return Some(Disposition::Terminate(signal | 0x80)),
                 },
