@@ -812,3 +812,22 @@ pub fn select(call: &mut Call<'_>, pselect: bool) -> CallResult {
     }
     value(ready as u64)
 }
+
+pub fn sendfile(call: &mut Call<'_>) -> CallResult {
+    let (out_fd, in_fd, offset_address, count) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3) as usize);
+    let output = descriptor(call, out_fd)?;
+    let input = descriptor(call, in_fd)?;
+    if !matches!(input.backing, Backing::Inode(_)) {
+        return Err(Errno::EINVAL);
+    }
+    let at = if offset_address != 0 { Some(call.word_in(offset_address)?) } else { None };
+    let data = read_from(call, &input, count, at)?;
+    let written = if data.is_empty() { 0 } else { write_to(call, &output, &data, None)? };
+    if let Some(start) = at {
+        call.write_out(offset_address, &(start + written as u64).to_le_bytes())?;
+    } else if written < data.len() {
+        // Give back what was read but not written.
+        input.with_offset(|offset| *offset -= (data.len() - written) as u64);
+    }
+    value(written as u64)
+}

@@ -153,6 +153,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         32 => files::dup(call),
         33 => files::dup2(call),
         35 => time::nanosleep(call),
+        40 => files::sendfile(call),
         39 => value(u64::from(call.pid())),
         56 => processes::clone(call),
         57 | 58 => processes::fork(call),
