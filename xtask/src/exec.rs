@@ -72,11 +72,6 @@ pub struct ProgramRun {
 /// Boots the guest kernel with `request`'s program as process 1 and
 /// streams its output to stdout (or captures it, with `Input::Bytes`).
 pub fn run_program(request: &ExecRequest, input: Input) -> Outcome<ProgramRun> {
-    if request.kernel == GuestKernel::Linux {
-        return Err(Failure::Unsupported(
-            "xtask exec --linux: booting Debian's kernel is not wired up yet".to_string(),
-        ));
-    }
     let program_guest = request.program.display().to_string();
     let mut files = vec![GuestFile { host: request.program.clone(), guest: program_guest.clone() }];
     for copy in &request.files {
@@ -86,9 +81,16 @@ pub fn run_program(request: &ExecRequest, input: Input) -> Outcome<ProgramRun> {
     let mut init = vec![program_guest];
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init))?;
-    let initramfs = write_image("exec.cpio", &archive)?;
-    let kernel = build_kernel_quietly()?;
-    let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: "quiet".to_string() };
+    let name = match request.kernel {
+        GuestKernel::Lamina => "exec-lamina.cpio",
+        GuestKernel::Linux => "exec-linux.cpio",
+    };
+    let initramfs = write_image(name, &archive)?;
+    let (kernel, command_line) = match request.kernel {
+        GuestKernel::Lamina => (build_kernel(ImageKind::Normal)?, "quiet"),
+        GuestKernel::Linux => (crate::linux_kernel::vmlinux()?, "console=ttyS0 quiet"),
+    };
+    let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: command_line.to_string() };
     let mut command = qemu_command(&request.machine, &medium, Console::Piped);
     command.stdout(Stdio::piped());
     let capture = matches!(input, Input::Bytes(_));
@@ -107,10 +109,6 @@ pub fn run_program(request: &ExecRequest, input: Input) -> Outcome<ProgramRun> {
     let _ = child.wait();
     let exit_code = exit_code.ok_or_else(|| Failure::failed("the guest stopped without reporting the program's exit status"))?;
     Ok(ProgramRun { output, exit_code })
-}
-
-fn build_kernel_quietly() -> Outcome<PathBuf> {
-    build_kernel(ImageKind::Normal)
 }
 
 /// Reads the console: drops everything before `lamina-exec: start`,

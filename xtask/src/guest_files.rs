@@ -1,8 +1,9 @@
 //! The initramfs xtask gives the guest: Debian's static BusyBox at
 //! `/bin/busybox` with a link for every applet (at the paths `busybox
-//! --list-full` gives), `/tmp`, `/etc/passwd` and `/etc/group`, optional
-//! extra host files, and `/etc/lamina-init` naming the first program and
-//! its arguments (NUL-separated) when one is asked for.
+//! --list-full` gives), `/init` (`user/init/init.c`), `/tmp`,
+//! `/etc/passwd` and `/etc/group`, optional extra host files, and
+//! `/etc/lamina-init` naming the program `/init` runs and its arguments
+//! (NUL-separated) when one is asked for.
 
 use crate::failure::{Context, Failure, Outcome};
 use std::path::{Path, PathBuf};
@@ -17,8 +18,8 @@ pub struct GuestFile {
     pub guest: String,
 }
 
-/// Builds the archive; `init`: process 1's arguments (`None`: the shell).
-pub fn build_initramfs(files: &[GuestFile], init: Option<&[String]>) -> Outcome<Vec<u8>> {
+/// Builds the archive; `program`: what `/init` runs (`None`: the shell).
+pub fn build_initramfs(files: &[GuestFile], program: Option<&[String]>) -> Outcome<Vec<u8>> {
     let mut writer = initramfs::Writer::new();
     let mut directories: Vec<String> = Vec::new();
     let mut directory = |writer: &mut initramfs::Writer, path: &str| {
@@ -49,6 +50,8 @@ pub fn build_initramfs(files: &[GuestFile], init: Option<&[String]>) -> Outcome<
         }
         writer.symlink(applet, "/bin/busybox");
     }
+    let init = crate::guest_programs::init_program()?;
+    writer.file("init", 0o755, &std::fs::read(&init).context(|| format!("reading {}", init.display()))?);
     writer.file("etc/passwd", 0o644, b"root:x:0:0:root:/root:/bin/sh\n");
     writer.file("etc/group", 0o644, b"root:x:0:\n");
     for file in files {
@@ -59,7 +62,7 @@ pub fn build_initramfs(files: &[GuestFile], init: Option<&[String]>) -> Outcome<
         }
         writer.file(guest, permissions(&file.host), &contents);
     }
-    if let Some(arguments) = init {
+    if let Some(arguments) = program {
         let joined: Vec<u8> = arguments.join("\0").into_bytes();
         writer.file("etc/lamina-init", 0o644, &joined);
     }

@@ -1,10 +1,10 @@
 //! User space: Linux programs on Lamina (Biscuit's half of the mission).
 //!
 //! At boot the initramfs becomes the file tree, the console starts, and
-//! the first program runs as process 1: the program the initramfs names
-//! in `/etc/lamina-init` (its arguments, NUL-separated — what `xtask
-//! exec` writes), else `/bin/sh`. When process 1 exits the machine powers
-//! off, printing its exit status.
+//! the first program runs as process 1: `/init` as on Linux (xtask puts
+//! its own there, `user/init/init.c`), else the program the initramfs
+//! names in `/etc/lamina-init` (its arguments, NUL-separated), else
+//! `/bin/sh`. When process 1 exits the machine powers off.
 //!
 //! Must never let a program's bad input reach a panic: every system call
 //! checks its arguments and answers with the Linux errno.
@@ -66,8 +66,12 @@ fn fail(why: &str) -> ! {
     machine::stop::halt_machine(machine::stop::ExitCode::BootFailure)
 }
 
-/// Process 1's arguments: `/etc/lamina-init` split at NULs, or `/bin/sh`.
+/// Process 1's arguments: `/init`, or `/etc/lamina-init` split at NULs,
+/// or `/bin/sh`.
 fn init_arguments() -> Vec<Vec<u8>> {
+    if fs::with(|tree| tree.lookup(tree.root(), b"/init", true)).is_ok() {
+        return alloc::vec![b"/init".to_vec()];
+    }
     let named = fs::with(|tree| {
         let inode = tree.lookup(tree.root(), b"/etc/lamina-init", true)?;
         Ok(tree.contents(inode)?.to_vec())
@@ -118,13 +122,12 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     if !quiet {
         machine::println!("lamina: starting {shown} as process {}", init.pid);
     }
-    machine::println!("lamina-exec: start");
     run::start(init, UserContext::new(image.entry, image.stack_pointer)).map_err(|errno| format!("thread: {errno:?}"))
 }
 
 /// Process 1 exited with wait status `status`: report it and power off.
 pub fn init_exited(status: u32) -> ! {
     let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
-    machine::println!("lamina-exec: exit {code}");
+    machine::println!("lamina: process 1 exited with status {code}; powering off");
     machine::stop::power_off()
 }

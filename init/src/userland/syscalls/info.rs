@@ -156,3 +156,35 @@ pub fn syscall_name(number: u64) -> &'static str {
     ];
     NAMES.iter().find(|(known, _)| *known == number).map_or("unknown", |(_, name)| name)
 }
+
+/// `mount`: /proc and /dev exist in Lamina's one tree from boot, so
+/// mounting `proc`, `devtmpfs`, `tmpfs` or `sysfs` on an existing directory
+/// is accepted and changes nothing; other file systems are `ENODEV`.
+pub fn mount(call: &mut Call<'_>) -> CallResult {
+    let target = super::paths::path_in(call, call.argument(1))?;
+    let kind = if call.argument(2) != 0 { call.string_in(call.argument(2), 64)? } else { alloc::vec::Vec::new() };
+    let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &target, true)?;
+    if crate::userland::fs::with(|tree| tree.kind(inode))? != vfs::FileKind::Directory {
+        return Err(Errno::ENOTDIR);
+    }
+    match kind.as_slice() {
+        b"proc" | b"devtmpfs" | b"tmpfs" | b"sysfs" => value(0),
+        _ => Err(Errno::ENODEV),
+    }
+}
+
+/// `reboot`: powering off and restarting both power the machine off.
+pub fn reboot(call: &mut Call<'_>) -> CallResult {
+    const MAGIC: u64 = 0xfee1_dead;
+    const MAGIC_TWO: [u64; 4] = [672_274_793, 85_072_278, 369_367_448, 537_993_216];
+    const RB_AUTOBOOT: u64 = 0x0123_4567;
+    const RB_POWER_OFF: u64 = 0x4321_fedc;
+    const RB_HALT: u64 = 0xcdef_0123;
+    if call.argument(0) as u32 as u64 != MAGIC || !MAGIC_TWO.contains(&(call.argument(1) as u32 as u64)) {
+        return Err(Errno::EINVAL);
+    }
+    match call.argument(2) as u32 as u64 {
+        RB_POWER_OFF | RB_AUTOBOOT | RB_HALT => machine::stop::power_off(),
+        _ => Err(Errno::EINVAL),
+    }
+}

@@ -201,6 +201,10 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         131 => signals::sigaltstack(call),
         137 | 138 => info::statfs(call),
         157 => value(0), // prctl: accepted, nothing to do yet
+        162 => value(0), // sync: tmpfs has nothing to write back
+        165 => info::mount(call),
+        166 => value(0), // umount2: the tree stays as it is
+        169 => info::reboot(call),
         158 => processes::arch_prctl(call),
         160 => value(0), // setrlimit: accepted
         186 => value(u64::from(call.pid())),
