@@ -13,6 +13,7 @@ mod clock;
 mod console;
 mod exec;
 mod fs;
+mod kernel_log;
 mod open_files;
 mod pipes;
 mod process;
@@ -43,6 +44,7 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     random::seed(machine::timer::uptime_nanoseconds() ^ u64::from(machine::cpu::cpuid(1, 0).ebx) << 32);
     clock::set_boot_epoch(machine::rtc::seconds_since_epoch().unwrap_or(0));
     let quiet = facts.command_line.split_whitespace().any(|word| word == "quiet");
+    kernel_log::set_quiet(quiet);
     match fs::init(Some(initramfs)) {
         Ok(entries) if !quiet => machine::println!("lamina: initramfs: {entries} entries"),
         Ok(_) => {}

@@ -188,3 +188,29 @@ pub fn reboot(call: &mut Call<'_>) -> CallResult {
         _ => Err(Errno::EINVAL),
     }
 }
+
+/// `syslog` (`klogctl`): reading the kernel log (what `dmesg` shows).
+pub fn syslog(call: &mut Call<'_>) -> CallResult {
+    const READ_ALL: u64 = 3;
+    const CLEAR: u64 = 5;
+    const CONSOLE_OFF: u64 = 6;
+    const CONSOLE_ON: u64 = 7;
+    const CONSOLE_LEVEL: u64 = 8;
+    const SIZE_UNREAD: u64 = 9;
+    const SIZE_BUFFER: u64 = 10;
+    let (action, buffer, length) = (call.argument(0), call.argument(1), call.argument(2) as i64);
+    match action {
+        READ_ALL => {
+            if length < 0 {
+                return Err(Errno::EINVAL);
+            }
+            let log = crate::userland::kernel_log::read_all(length as usize);
+            call.write_out(buffer, &log)?;
+            value(log.len() as u64)
+        }
+        CLEAR | CONSOLE_OFF | CONSOLE_ON | CONSOLE_LEVEL => value(0),
+        SIZE_UNREAD => value(crate::userland::kernel_log::size() as u64),
+        SIZE_BUFFER => value(64 * 1024),
+        _ => Err(Errno::EINVAL),
+    }
+}

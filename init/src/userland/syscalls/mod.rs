@@ -187,6 +187,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         99 => info::sysinfo(call),
         100 => info::times(call),
         102 | 104 | 107 | 108 => value(0), // getuid, getgid, geteuid, getegid: root
+        103 => info::syslog(call),
         105 | 106 | 113 | 114 | 116 | 117 | 119 => value(0), // set*id: accepted for root
         109 => processes::setpgid(call),
         110 => processes::getppid(call),
@@ -253,6 +254,6 @@ fn log_unknown(number: u64) {
     let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
     let first_time = REPORTED.get(word).is_none_or(|bits| bits.fetch_or(bit, Ordering::Relaxed) & bit == 0);
     if first_time {
-        machine::println!("lamina: system call {} ({number}) is not supported: ENOSYS", info::syscall_name(number));
+        crate::userland::kernel_log::note(format_args!("system call {} ({number}) is not supported: ENOSYS", info::syscall_name(number)));
     }
 }

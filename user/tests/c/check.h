@@ -1,0 +1,56 @@
+/*
+ * Helpers for the user-space tests: each check prints one line with the
+ * call's result and errno name, so that the output on Lamina and on Linux
+ * can be compared line by line. Nothing printed may depend on the kernel
+ * (no pids, times or inode numbers).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *errno_name(int error) {
+    switch (error) {
+    case 0: return "OK";
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case ESRCH: return "ESRCH";
+    case EINTR: return "EINTR";
+    case EBADF: return "EBADF";
+    case ECHILD: return "ECHILD";
+    case EAGAIN: return "EAGAIN";
+    case ENOMEM: return "ENOMEM";
+    case EACCES: return "EACCES";
+    case EFAULT: return "EFAULT";
+    case EBUSY: return "EBUSY";
+    case EEXIST: return "EEXIST";
+    case EXDEV: return "EXDEV";
+    case ENOTDIR: return "ENOTDIR";
+    case EISDIR: return "EISDIR";
+    case EINVAL: return "EINVAL";
+    case EMFILE: return "EMFILE";
+    case ENOTTY: return "ENOTTY";
+    case EFBIG: return "EFBIG";
+    case ESPIPE: return "ESPIPE";
+    case EPIPE: return "EPIPE";
+    case ERANGE: return "ERANGE";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case ENOSYS: return "ENOSYS";
+    case ENOTEMPTY: return "ENOTEMPTY";
+    case ELOOP: return "ELOOP";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case ENOEXEC: return "ENOEXEC";
+    case E2BIG: return "E2BIG";
+    default: return "E?";
+    }
+}
+
+/* Runs `call` (an expression returning a number), prints "label: value errno". */
+#define CHECK(label, call)                                                              \
+    do {                                                                                \
+        errno = 0;                                                                      \
+        long result_ = (long)(call);                                                    \
+        printf("%s: %ld %s\n", label, result_, result_ < 0 ? errno_name(errno) : "OK"); \
+    } while (0)
+
+/* Prints whether a condition holds. */
+#define EXPECT(label, condition) printf("%s: %s\n", label, (condition) ? "yes" : "no")
