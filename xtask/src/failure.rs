@@ -7,8 +7,6 @@ use std::fmt;
 pub enum Failure {
     /// The command line is wrong; exit status 2.
     Usage(String),
-    /// The request is valid but this tool cannot carry it out yet; exit status 2.
-    Unsupported(String),
     /// Something went wrong while working; exit status 1.
     Failed(String),
 }
@@ -30,7 +28,7 @@ impl Failure {
     /// The process exit status for this failure.
     pub fn exit_status(&self) -> i32 {
         match self {
-            Failure::Usage(_) | Failure::Unsupported(_) => 2,
+            Failure::Usage(_) => 2,
             Failure::Failed(_) => 1,
         }
     }
@@ -40,7 +38,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Usage(message) => write!(formatter, "{message} (see `cargo xtask help`)"),
-            Failure::Unsupported(message) | Failure::Failed(message) => {
+            Failure::Failed(message) => {
                 formatter.write_str(message)
             }
         }

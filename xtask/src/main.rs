@@ -33,11 +33,7 @@ mod workspace;
 
 fn main() {
     if let Err(failure) = commands::dispatch(std::env::args().skip(1)) {
-        match failure {
-            // Its message already names the command.
-            failure::Failure::Unsupported(_) => eprintln!("{failure}"),
-            _ => eprintln!("xtask: {failure}"),
-        }
+        eprintln!("xtask: {failure}");
         std::process::exit(failure.exit_status());
     }
 }

@@ -1,10 +1,11 @@
-//! `cargo xtask test [--only host|ktest|boot|iso[,...]]`: runs the tiers,
+//! `cargo xtask test [--only host|loom|ktest|boot|iso|user[,...]]`: runs the tiers,
 //! prints `N passed, M failed` last and fails if anything failed.
 
 use super::boot::run_boot_tests;
 use super::host::{run_host_tests, run_loom_checks};
 use super::iso_boot::run_iso_tests;
 use super::kernel_tests::run_kernel_tests;
+use super::user_space::run_user_tests;
 use super::tally::Tally;
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::dependencies::ensure_dependencies;
@@ -23,14 +24,17 @@ pub enum Tier {
     Boot,
     /// GRUB CD boots under SeaBIOS and OVMF.
     Iso,
+    /// The user-space suite on Lamina and on Linux, outputs compared.
+    User,
 }
 
-const ALL_TIERS: [Tier; 5] = [
+const ALL_TIERS: [Tier; 6] = [
     Tier::Host,
     Tier::Loom,
     Tier::KernelTests,
     Tier::Boot,
     Tier::Iso,
+    Tier::User,
 ];
 
 /// `cargo xtask test`.
@@ -60,6 +64,7 @@ fn run_tier(tier: Tier, tally: &mut Tally) {
         Tier::KernelTests => run_kernel_tests(tally),
         Tier::Boot => run_boot_tests(tally),
         Tier::Iso => run_iso_tests(tally),
+        Tier::User => run_user_tests(tally),
     }
 }
 
@@ -88,8 +93,9 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "ktest" => Ok(Tier::KernelTests),
         "boot" => Ok(Tier::Boot),
         "iso" => Ok(Tier::Iso),
+        "user" => Ok(Tier::User),
         other => Err(Failure::usage(format!(
-            "--only takes host, loom, ktest, boot or iso, not `{other}`"
+            "--only takes host, loom, ktest, boot, iso or user, not `{other}`"
         ))),
     }
 }

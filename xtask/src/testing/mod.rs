@@ -7,3 +7,4 @@ pub mod host;
 pub mod iso_boot;
 pub mod kernel_tests;
 pub mod tally;
+mod user_space;

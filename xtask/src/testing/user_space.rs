@@ -1,0 +1,118 @@
+//! Tier 4: the user-space test suite on both kernels. Every C test
+//! (`user/tests/c/*.c`, built with `musl-gcc -static`) and every shell
+//! scenario (`user/tests/sh/*.sh`, run by BusyBox `sh`) runs in one boot
+//! of Lamina and one of Debian's Linux in the same QEMU configuration;
+//! each test passes when its output and exit status are the same on both.
+
+use super::tally::{CheckResult, Tally};
+use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input};
+use crate::failure::{Failure, Outcome};
+use crate::guest_programs::compile_c;
+use crate::machine_options::MachineOptions;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Longest one kernel's run of the whole suite may take under TCG.
+const TIME_LIMIT: Duration = Duration::from_secs(600);
+const RUNNER: &str = "/tests/run-all";
+
+pub fn run_user_tests(tally: &mut Tally) {
+    let request = match suite_request() {
+        Ok(request) => request,
+        Err(failure) => return tally.record("user: build the suite", Err(failure.to_string())),
+    };
+    let mut outputs = Vec::new();
+    for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
+        let request = ExecRequest { kernel, ..request.clone() };
+        match run_program(&request, Input::Bytes(Vec::new()), Some(TIME_LIMIT)) {
+            Ok(run) => outputs.push(sections(&String::from_utf8_lossy(&run.output))),
+            Err(failure) => return tally.record(&format!("user: run the suite on {kernel:?}"), Err(failure.to_string())),
+        }
+    }
+    let (lamina, linux) = (&outputs[0], &outputs[1]);
+    for (name, expected) in linux {
+        let result = compare(name, lamina.get(name), expected);
+        tally.record(&format!("user: {name} (Lamina = Linux)"), result);
+    }
+    if linux.is_empty() {
+        tally.record("user: the suite ran on Linux", Err("no test output from Linux".to_string()));
+    }
+}
+
+fn compare(name: &str, lamina: Option<&String>, linux: &str) -> CheckResult {
+    let Some(lamina) = lamina else {
+        return Err(format!("{name} printed nothing on Lamina"));
+    };
+    if !linux.contains("--- exit ") {
+        return Err(format!("{name} did not finish on Linux:\n{linux}"));
+    }
+    if lamina == linux {
+        return Ok(());
+    }
+    let difference: Vec<String> = lamina
+        .lines()
+        .zip(linux.lines().chain(std::iter::repeat("<nothing>")))
+        .filter(|(ours, theirs)| ours != theirs)
+        .take(5)
+        .map(|(ours, theirs)| format!("  lamina: {ours}\n  linux:  {theirs}"))
+        .collect();
+    Err(format!("outputs differ ({} vs {} lines), first differences:\n{}", lamina.lines().count(), linux.lines().count(), difference.join("\n")))
+}
+
+/// Splits the runner's output into `name -> lines` at `=== name` headers.
+fn sections(output: &str) -> BTreeMap<String, String> {
+    let mut sections = BTreeMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in output.lines() {
+        if let Some(name) = line.strip_prefix("=== ") {
+            if let Some((name, text)) = current.take() {
+                sections.insert(name, text);
+            }
+            current = Some((name.to_string(), String::new()));
+        } else if let Some((_, text)) = current.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    if let Some((name, text)) = current {
+        sections.insert(name, text);
+    }
+    sections
+}
+
+/// The suite as one `exec` request: the tests under `/tests` and a runner.
+fn suite_request() -> Outcome<ExecRequest> {
+    let root = crate::workspace::root();
+    let mut files = Vec::new();
+    let mut script = String::from("#!/bin/sh\n# Runs every test, each between markers the tier splits on.\ncd /tmp\n");
+    for (directory, extension) in [("user/tests/c", "c"), ("user/tests/sh", "sh")] {
+        let mut names: Vec<String> = std::fs::read_dir(root.join(directory))
+            .map_err(|error| Failure::failed(format!("listing {directory}: {error}")))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().to_string())
+            .filter(|name| name.ends_with(&format!(".{extension}")))
+            .collect();
+        names.sort();
+        for name in names {
+            let stem = name.trim_end_matches(&format!(".{extension}")).to_string();
+            let (host, guest, command) = if extension == "c" {
+                let binary = compile_c(&format!("{directory}/{name}"), &stem)?;
+                (binary, format!("/tests/bin/{stem}"), format!("/tests/bin/{stem}"))
+            } else {
+                (root.join(directory).join(&name), format!("/tests/sh/{name}"), format!("/bin/sh /tests/sh/{name}"))
+            };
+            files.push(FileCopy { host, guest: Some(guest) });
+            script.push_str(&format!("echo '=== {stem}'\n{command} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
+        }
+    }
+    let runner: PathBuf = crate::guest_files::write_image("run-all", script.as_bytes())?;
+    files.push(FileCopy { host: runner, guest: Some(RUNNER.to_string()) });
+    Ok(ExecRequest {
+        machine: MachineOptions::default(),
+        kernel: GuestKernel::Lamina,
+        files,
+        program: "/bin/busybox".into(),
+        program_arguments: vec!["sh".to_string(), RUNNER.to_string()],
+    })
+}
