@@ -7,7 +7,9 @@
 
 use core::hint::black_box;
 
-/// Runs the fault named by `fault=` on the command line, if any.
+/// Runs the fault named by `fault=` on the command line, if any. Never
+/// inlined: the boot tests look for this frame in the reported backtrace.
+#[inline(never)]
 pub fn inject_if_asked(command_line: &str) {
     let Some(fault) = command_line.split_whitespace().find_map(|word| word.strip_prefix("fault=")) else { return };
     machine::println!("lamina: injecting fault '{fault}' as asked on the command line");

@@ -1,6 +1,7 @@
-//! Static guest programs built from C sources in the repository with
-//! `musl-gcc -static`: the guest's `/init` and the C user-space tests.
-//! A program is rebuilt when its source is newer than the binary.
+//! Static guest programs: C sources built with `musl-gcc -static` (the
+//! guest's `/init` and the C user-space tests; rebuilt when the source is
+//! newer than the binary) and the Rust user-space tests, built with std
+//! for `x86_64-unknown-linux-musl`.
 
 use crate::failure::{Context, Failure, Outcome};
 use std::path::{Path, PathBuf};
@@ -36,4 +37,27 @@ fn is_fresh(binary: &Path, source: &Path) -> bool {
 /// The guest's `/init` (`user/init/init.c`).
 pub fn init_program() -> Outcome<PathBuf> {
     compile_c("user/init/init.c", "init")
+}
+
+/// Builds the Rust user-space tests (`user/tests/rust`, one binary per
+/// `src/bin/*.rs`); returns (name, binary) pairs.
+pub fn rust_tests() -> Outcome<Vec<(String, PathBuf)>> {
+    let root = crate::workspace::root();
+    let manifest = root.join("user/tests/rust/Cargo.toml");
+    let target_directory = root.join("target").join("guest").join("rust");
+    crate::workspace::run_to_completion(
+        crate::workspace::cargo()
+            .args(["build", "--release", "--locked", "--target", "x86_64-unknown-linux-musl", "--manifest-path"])
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target_directory),
+    )?;
+    let binaries = target_directory.join("x86_64-unknown-linux-musl").join("release");
+    let mut names: Vec<String> = std::fs::read_dir(root.join("user/tests/rust/src/bin"))
+        .context(|| "listing user/tests/rust/src/bin".to_string())?
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_string_lossy().strip_suffix(".rs").map(str::to_string))
+        .collect();
+    names.sort();
+    Ok(names.into_iter().map(|name| (name.clone(), binaries.join(name))).collect())
 }

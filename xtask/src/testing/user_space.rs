@@ -1,6 +1,7 @@
 //! Tier 4: the user-space test suite on both kernels. Every C test
-//! (`user/tests/c/*.c`, built with `musl-gcc -static`) and every shell
-//! scenario (`user/tests/sh/*.sh`, run by BusyBox `sh`) runs in one boot
+//! (`user/tests/c/*.c`, built with `musl-gcc -static`), every Rust test
+//! (`user/tests/rust/src/bin/*.rs`, std on musl) and every shell scenario
+//! (`user/tests/sh/*.sh`, run by BusyBox `sh`) runs in one boot
 //! of Lamina and one of Debian's Linux in the same QEMU configuration;
 //! each test passes when its output and exit status are the same on both.
 
@@ -105,6 +106,11 @@ fn suite_request() -> Outcome<ExecRequest> {
             files.push(FileCopy { host, guest: Some(guest) });
             script.push_str(&format!("echo '=== {stem}'\n{command} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
         }
+    }
+    for (name, binary) in crate::guest_programs::rust_tests()? {
+        let guest = format!("/tests/rust/{name}");
+        script.push_str(&format!("echo '=== {name}'\n{guest} first second 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
+        files.push(FileCopy { host: binary, guest: Some(guest) });
     }
     let runner: PathBuf = crate::guest_files::write_image("run-all", script.as_bytes())?;
     files.push(FileCopy { host: runner, guest: Some(RUNNER.to_string()) });
