@@ -17,6 +17,7 @@ mod kernel_log;
 mod open_files;
 mod pipes;
 mod process;
+mod procfs;
 mod random;
 mod run;
 mod signals;

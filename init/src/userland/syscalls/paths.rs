@@ -11,6 +11,7 @@ use crate::errno::Errno;
 use crate::userland::clock::now;
 use crate::userland::fs;
 use crate::userland::open_files;
+use crate::userland::procfs;
 
 /// `AT_FDCWD`.
 pub const AT_FDCWD: i64 = -100;
@@ -41,9 +42,18 @@ pub fn start_directory(call: &Call<'_>, dirfd: u64) -> Result<InodeId, Errno> {
     Ok(inode)
 }
 
-/// Resolves `path` from `dirfd` (see [`vfs::Tmpfs::resolve`]).
+/// Resolves `path` from `dirfd` (see [`vfs::Tmpfs::resolve`]), bringing
+/// `/proc` up to date first when the path leads there.
 pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Result<Resolved, Errno> {
     let start = if path.first() == Some(&b'/') { fs::with(|tree| Ok(tree.root()))? } else { start_directory(call, dirfd)? };
+    if procfs::concerns(path) {
+        let facts = procfs::snapshot();
+        let caller = call.pid();
+        return fs::with(|tree| {
+            procfs::refresh(tree, &facts, caller)?;
+            tree.resolve(start, path, follow)
+        });
+    }
     fs::with(|tree| tree.resolve(start, path, follow))
 }
 
@@ -233,7 +243,7 @@ fn read_link_at(call: &Call<'_>, dirfd: u64, path_address: u64, buffer: u64, siz
         return Err(Errno::EINVAL);
     }
     let path = path_in(call, path_address)?;
-    if path == b"/proc/self/exe" {
+    if path == b"/proc/self/exe" || path.strip_prefix(b"/proc/").is_some_and(|rest| rest.ends_with(b"/exe")) {
         let command = call.process.state().executable.clone();
         let count = command.len().min(size as usize);
         call.write_out(buffer, &command[..count])?;
