@@ -1,7 +1,8 @@
 //! Linux processes on top of the capability layer's processes: a process
 //! id, the parent and its children's exit statuses, process group and
 //! session, working directory, umask, program break, close-on-exec
-//! descriptors and signal state. One thread per process for now.
+//! descriptors and signal state; its threads (a `clone` with
+//! `CLONE_THREAD` adds one; they share everything here).
 //!
 //! **Lock order**: a process's state lock ([`STATE_LEVEL`]) may be held
 //! while taking the process table (5) but never another process's state
@@ -56,7 +57,6 @@ pub struct ProcessState {
     /// Descriptors closed by `execve` (bit per descriptor).
     pub close_on_exec: Vec<u64>,
     pub signals: SignalState,
-    pub clear_child_tid: u64,
     /// The program's name (`comm`, 15 bytes) and its arguments, NUL-separated.
     pub command: Vec<u8>,
     pub arguments: Vec<u8>,
@@ -97,8 +97,12 @@ pub struct Process {
     state: KernelTicketLock<ProcessState>,
     /// Signalled when a child changes state or a signal arrives.
     events: Condvar<KernelBlocking>,
-    /// The thread running it, to wake on signals.
-    thread: KernelTicketLock<Option<Arc<sched::Thread>>>,
+    /// The kernel threads running its user threads, by thread id, to wake
+    /// on signals and to count: the last one out ends the process.
+    threads: KernelTicketLock<Vec<(Pid, Arc<sched::Thread>)>>,
+    /// Set by `exit_group` (or a fatal signal): the wait status every
+    /// thread leaves with.
+    group_exit: KernelTicketLock<Option<u32>>,
 }
 
 static TABLE: KernelTicketLock<Vec<Arc<Process>>> = KernelTicketLock::new(TABLE_LEVEL, Vec::new());
@@ -115,7 +119,8 @@ impl Process {
             native,
             state: KernelTicketLock::new(STATE_LEVEL, state),
             events: Condvar::new(),
-            thread: KernelTicketLock::new(TABLE_LEVEL, None),
+            threads: KernelTicketLock::new(TABLE_LEVEL, Vec::new()),
+            group_exit: KernelTicketLock::new(TABLE_LEVEL, None),
         });
         table.push(process.clone());
         Ok(process)
@@ -129,23 +134,51 @@ impl Process {
     /// Waits on the process's event condition until `ready` holds or a
     /// signal is pending; returns the guard.
     pub fn wait_for<'a>(&'a self, mut guard: StateGuard<'a>, ready: impl Fn(&ProcessState) -> bool) -> StateGuard<'a> {
-        while !ready(&guard) && !guard.signals.deliverable() {
+        while !ready(&guard) && !guard.signals.deliverable() && self.group_exit().is_none() {
             guard = self.events.wait(guard, &self.state);
         }
         guard
     }
 
-    /// Wakes the process if it waits for an event.
+    /// Wakes the process's threads if they wait for an event.
     pub fn notify(&self) {
         self.events.broadcast();
-        if let Some(thread) = self.thread.lock().as_ref() {
+        let threads = self.threads.lock().clone();
+        for (_, thread) in &threads {
             sched::unpark(thread);
         }
     }
 
-    /// Records the thread that runs this process.
-    pub fn set_thread(&self, thread: Arc<sched::Thread>) {
-        *self.thread.lock() = Some(thread);
+    /// Records a user thread `tid` run by kernel thread `thread`.
+    pub fn add_thread(&self, tid: Pid, thread: Arc<sched::Thread>) -> Result<(), Errno> {
+        let mut threads = self.threads.lock();
+        threads.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
+        threads.push((tid, thread));
+        Ok(())
+    }
+
+    /// Forgets user thread `tid`; returns how many remain.
+    pub fn remove_thread(&self, tid: Pid) -> usize {
+        let mut threads = self.threads.lock();
+        threads.retain(|(id, _)| *id != tid);
+        threads.len()
+    }
+
+    /// Whether user thread `tid` is recorded.
+    pub fn has_thread(&self, tid: Pid) -> bool {
+        self.threads.lock().iter().any(|(id, _)| *id == tid)
+    }
+
+
+    /// Starts a group exit with `status` (the first one counts).
+    pub fn begin_group_exit(&self, status: u32) {
+        self.group_exit.lock().get_or_insert(status);
+        self.notify();
+    }
+
+    /// The status of a group exit under way.
+    pub fn group_exit(&self) -> Option<u32> {
+        *self.group_exit.lock()
     }
 }
 
@@ -164,6 +197,11 @@ pub fn remove(pid: Pid) {
     TABLE.lock().retain(|process| process.pid != pid);
 }
 
+/// A new thread or process id (one number space, as on Linux).
+pub fn new_id() -> Pid {
+    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// A fresh state for a process whose working directory is `cwd`.
 pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
     ProcessState {
@@ -178,7 +216,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         children: Vec::new(),
         close_on_exec: Vec::new(),
         signals: SignalState::new(),
-        clear_child_tid: 0,
         command: Vec::new(),
         arguments: Vec::new(),
         executable: Vec::new(),

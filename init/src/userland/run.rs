@@ -11,7 +11,7 @@ use machine::percpu;
 use machine::user::{run_user_in, vectors, UserContext, UserExit};
 use vmem::{Access, FaultOutcome};
 
-use super::process::{self, Process};
+use super::process::{self, Pid, Process};
 use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 use super::signals::{build_frame, Disposition};
 use super::syscalls::{self, Flow};
@@ -19,9 +19,22 @@ use super::user_memory::{write_user, PendingFlush};
 use crate::address_spaces::carry_out;
 use crate::errno::Errno;
 
-/// Starts the thread that runs `process` from `context`.
+/// Starts the main thread of `process` (thread id = pid) from `context`.
 pub fn start(process: Arc<Process>, context: UserContext) -> Result<(), Errno> {
-    sched::spawn("user", move || run(process, context)).map(drop).map_err(|_| Errno::EAGAIN)
+    let tid = process.pid;
+    start_thread(process, context, tid, 0)
+}
+
+/// Starts user thread `tid` of `process` from `context`; `clear_tid`: the
+/// address zeroed and futex-woken when it ends (`CLONE_CHILD_CLEARTID`).
+pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear_tid: u64) -> Result<(), Errno> {
+    let runner = process.clone();
+    let thread = sched::spawn("user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
+    if let Err(errno) = process.add_thread(tid, thread) {
+        process.begin_group_exit(exited(127));
+        return Err(errno);
+    }
+    Ok(())
 }
 
 /// The wait status of a normal exit with `code`.
@@ -29,11 +42,26 @@ pub fn exited(code: u32) -> u32 {
     (code & 0xff) << 8
 }
 
-fn run(process: Arc<Process>, mut context: UserContext) {
-    process.set_thread(sched::current());
+/// What a user thread knows of itself.
+pub struct ThreadSelf {
+    pub tid: Pid,
+    /// Zeroed and futex-woken when the thread ends.
+    pub clear_tid: u64,
+}
+
+fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
+    let mut me = ThreadSelf { tid, clear_tid };
+    // Wait until the creator has recorded this thread.
+    while !process.has_thread(tid) {
+        sched::yield_now();
+    }
     loop {
+        if let Some(status) = process.group_exit() {
+            return leave(&process, &me, status);
+        }
         if let Some(status) = deliver_signals(&process, &mut context) {
-            return exit(&process, status);
+            process.begin_group_exit(status);
+            continue;
         }
         let root = process.native.with_memory(|memory| {
             memory.activate_on(percpu::current_index());
@@ -41,11 +69,11 @@ fn run(process: Arc<Process>, mut context: UserContext) {
         });
         let Ok(root) = root else { return };
         match run_user_in(root, &mut context) {
-            UserExit::Syscall => {
-                if let Flow::Exit(status) = syscalls::dispatch(&process, &mut context) {
-                    return exit(&process, status);
-                }
-            }
+            UserExit::Syscall => match syscalls::dispatch(&process, &mut context, &mut me) {
+                Flow::Continue => {}
+                Flow::ExitThread(status) => return leave(&process, &me, status),
+                Flow::Exit(status) => process.begin_group_exit(status),
+            },
             UserExit::Exception { vector: vectors::PAGE_FAULT, error_code, address } => {
                 let access = if error_code & 2 != 0 {
                     Access::Write
@@ -136,6 +164,21 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
                 registers.rax = 0;
             }
         }
+    }
+}
+
+/// User thread `me` ends: its `clear_tid` word is zeroed and woken; the
+/// last thread out ends the process with `status` (the group exit's, if
+/// one is under way).
+fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
+    if me.clear_tid != 0 {
+        let mut flush = PendingFlush::default();
+        let _ = process.native.with_memory(|memory| write_user(memory, me.clear_tid, &0u32.to_le_bytes(), &mut flush));
+        flush.carry_out();
+        syscalls::futex_wake(process, me.clear_tid, 1);
+    }
+    if process.remove_thread(me.tid) == 0 {
+        exit(process, process.group_exit().unwrap_or(status));
     }
 }
 

@@ -19,16 +19,19 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use machine::user::UserContext;
 
 use super::process::{Pid, Process};
+use super::run::ThreadSelf;
 use super::user_memory::{read_c_string, read_user, write_user, PendingFlush};
 use crate::errno::Errno;
 
-pub use processes::signal_group;
+pub use processes::{futex_wake, signal_group};
 
 /// What the thread does after a system call.
 pub enum Flow {
     /// Back to user mode.
     Continue,
-    /// The process ends with this wait status.
+    /// This thread ends (`exit`); the process with it if it was the last.
+    ExitThread(u32),
+    /// The whole process ends with this wait status (`exit_group`).
     Exit(u32),
 }
 
@@ -37,6 +40,7 @@ pub enum Flow {
 pub enum Outcome {
     Value(u64),
     Registers,
+    ExitThread(u32),
     Exit(u32),
 }
 
@@ -47,6 +51,8 @@ pub struct Call<'a> {
     pub process: &'a Arc<Process>,
     pub context: &'a mut UserContext,
     pub arguments: [u64; 6],
+    /// The calling thread.
+    pub thread: &'a mut ThreadSelf,
 }
 
 impl Call<'_> {
@@ -85,9 +91,10 @@ impl Call<'_> {
         Ok(u64::from_le_bytes(bytes))
     }
 
-    /// Whether a signal waits to be delivered (blocking calls end with EINTR).
+    /// Whether a signal waits to be delivered or the process is ending
+    /// (blocking calls end with EINTR).
     pub fn interrupted(&self) -> bool {
-        self.process.state().signals.deliverable()
+        self.process.group_exit().is_some() || self.process.state().signals.deliverable()
     }
 
     /// This process's pid.
@@ -97,19 +104,20 @@ impl Call<'_> {
 }
 
 /// Handles the system call `context` stopped at.
-pub fn dispatch(process: &Arc<Process>, context: &mut UserContext) -> Flow {
+pub fn dispatch(process: &Arc<Process>, context: &mut UserContext, thread: &mut ThreadSelf) -> Flow {
     let registers = &context.registers;
     let number = registers.rax;
     let arguments = [registers.rdi, registers.rsi, registers.rdx, registers.r10, registers.r8, registers.r9];
     if crate::capabilities::handle_native_call(&process.native, context) {
         return Flow::Continue;
     }
-    let mut call = Call { process, context, arguments };
+    let mut call = Call { process, context, arguments, thread };
     let result = handle(&mut call, number);
     match result {
         Ok(Outcome::Value(value)) => call.context.registers.rax = value,
         Ok(Outcome::Registers) => {}
         Ok(Outcome::Exit(status)) => return Flow::Exit(status),
+        Ok(Outcome::ExitThread(status)) => return Flow::ExitThread(status),
         Err(errno) => call.context.registers.rax = errno.to_return_value(),
     }
     Flow::Continue
@@ -158,7 +166,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         56 => processes::clone(call),
         57 | 58 => processes::fork(call),
         59 => processes::execve(call),
-        60 | 231 => processes::exit(call),
+        60 => processes::exit_thread(call),
+        231 => processes::exit(call),
         61 => processes::wait4(call),
         62 => processes::kill(call),
         63 => info::uname(call),
@@ -208,7 +217,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         169 => info::reboot(call),
         158 => processes::arch_prctl(call),
         160 => value(0), // setrlimit: accepted
-        186 => value(u64::from(call.pid())),
+        186 => value(u64::from(call.thread.tid)),
         200 => processes::kill(call), // tkill: one thread per process
         201 => time::time(call),
         202 => processes::futex(call),

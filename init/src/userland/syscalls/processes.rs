@@ -26,6 +26,10 @@ pub fn exit(call: &mut Call<'_>) -> CallResult {
     Ok(Outcome::Exit(exited(call.argument(0) as u32)))
 }
 
+pub fn exit_thread(call: &mut Call<'_>) -> CallResult {
+    Ok(Outcome::ExitThread(exited(call.argument(0) as u32)))
+}
+
 pub fn fork(call: &mut Call<'_>) -> CallResult {
     let context = call.context.clone();
     fork_with(call, context, None)
@@ -37,9 +41,31 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
     const CLONE_SETTLS: u64 = 0x80000;
     const CLONE_PARENT_SETTID: u64 = 0x100000;
     const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+    const CLONE_SIGHAND: u64 = 0x800;
+    const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
     let (flags, stack, parent_tid, child_tid, tls) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4));
     if flags & CLONE_THREAD != 0 {
-        return Err(Errno::ENOSYS); // threads come later; see docs/syscalls.md
+        if flags & CLONE_VM == 0 || flags & CLONE_SIGHAND == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let tid = process::new_id();
+        let mut context = call.context.clone();
+        context.registers.rax = 0;
+        if stack != 0 {
+            context.registers.rsp = stack;
+        }
+        if flags & CLONE_SETTLS != 0 {
+            context.registers.fs_base = tls;
+        }
+        if flags & CLONE_PARENT_SETTID != 0 {
+            call.write_out(parent_tid, &tid.to_le_bytes())?;
+        }
+        if flags & CLONE_CHILD_SETTID != 0 {
+            call.write_out(child_tid, &tid.to_le_bytes())?;
+        }
+        let clear = if flags & CLONE_CHILD_CLEARTID != 0 { child_tid } else { 0 };
+        run::start_thread(call.process.clone(), context, tid, clear)?;
+        return value(u64::from(tid));
     }
     // Without threads, a shared-memory child (vfork, posix_spawn) gets a
     // copy instead: correct for children that only exec or exit.
@@ -96,7 +122,6 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             children: Vec::new(),
             close_on_exec,
             signals: state.signals.for_child(),
-            clear_child_tid: clear_child_tid.unwrap_or(0),
             command: state.command.clone(),
             arguments: state.arguments.clone(),
             executable: state.executable.clone(),
@@ -123,7 +148,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
     }
     context.registers.rax = 0;
     let pid = child.pid;
-    if let Err(errno) = run::start(child.clone(), context) {
+    if let Err(errno) = run::start_thread(child.clone(), context, pid, clear_child_tid.unwrap_or(0)) {
         run::exit(&child, exited(127));
         return Err(errno);
     }
@@ -511,8 +536,25 @@ pub fn arch_prctl(call: &mut Call<'_>) -> CallResult {
 }
 
 pub fn set_tid_address(call: &mut Call<'_>) -> CallResult {
-    call.process.state().clear_child_tid = call.argument(0);
-    value(u64::from(call.pid()))
+    call.thread.clear_tid = call.argument(0);
+    value(u64::from(call.thread.tid))
+}
+
+/// Wakes up to `limit` threads of `process` waiting on the futex at `address`.
+pub fn futex_wake(process: &Process, address: u64, limit: usize) -> usize {
+    let space = process.native.space().to_bits();
+    let mut woken = Vec::new();
+    {
+        let mut waiters = FUTEX_WAITERS.lock();
+        while woken.len() < limit {
+            let Some(index) = waiters.iter().position(|(s, a, _)| *s == space && *a == address) else { break };
+            woken.push(waiters.remove(index).2);
+        }
+    }
+    for thread in &woken {
+        sched::unpark(thread);
+    }
+    woken.len()
 }
 
 /// Threads waiting in `futex`: (capability space, address, thread).
@@ -559,21 +601,7 @@ pub fn futex(call: &mut Call<'_>) -> CallResult {
                 sched::Woken::Done => Err(Errno::EINTR),
             }
         }
-        FUTEX_WAKE | FUTEX_WAKE_BITSET => {
-            let limit = expected as usize;
-            let mut woken = Vec::new();
-            {
-                let mut waiters = FUTEX_WAITERS.lock();
-                while woken.len() < limit {
-                    let Some(index) = waiters.iter().position(|(s, a, _)| *s == space && *a == address) else { break };
-                    woken.push(waiters.remove(index).2);
-                }
-            }
-            for thread in &woken {
-                sched::unpark(thread);
-            }
-            value(woken.len() as u64)
-        }
+        FUTEX_WAKE | FUTEX_WAKE_BITSET => value(futex_wake(call.process, address, expected as usize) as u64),
         _ => Err(Errno::ENOSYS),
     }
 }
