@@ -39,8 +39,10 @@ pub struct Child {
     pub pid: Pid,
     /// Its process group (for `waitpid(-pgid)`).
     pub pgid: Pid,
-    /// Its wait status once it has exited (or stopped), not yet collected.
+    /// Its wait status once it has exited, not yet collected.
     pub status: Option<u32>,
+    /// A stop not yet reported (`WUNTRACED`): its wait status.
+    pub stopped: Option<u32>,
 }
 
 /// The mutable part of a process.
@@ -64,6 +66,8 @@ pub struct ProcessState {
     pub executable: Vec<u8>,
     /// Set once it has exited: its wait status.
     pub exit_status: Option<u32>,
+    /// Stopped by SIGSTOP/SIGTSTP/SIGTTIN/SIGTTOU until SIGCONT.
+    pub stopped: bool,
 }
 
 impl ProcessState {
@@ -220,5 +224,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         arguments: Vec::new(),
         executable: Vec::new(),
         exit_status: None,
+        stopped: false,
     }
 }

@@ -133,7 +133,7 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
         };
         match disposition {
             Disposition::Terminate(status) => return Some(status),
-            Disposition::Stop => continue, // job-control stops are not supported yet: ignored
+            Disposition::Stop(signal) => stop(process, signal),
             Disposition::Handle(signal, action) => {
                 let Ok((frame, bytes)) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
                     return Some(SIGSEGV);
@@ -163,6 +163,37 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
                 registers.rdx = frame + 8;
                 registers.rax = 0;
             }
+        }
+    }
+}
+
+/// Job control: the process stops until SIGCONT (or SIGKILL); its parent
+/// is told (`WUNTRACED`, SIGCHLD).
+fn stop(process: &Process, signal: u32) {
+    let parent = {
+        let mut state = process.state();
+        state.stopped = true;
+        state.parent
+    };
+    if let Some(parent) = process::find(parent).filter(|parent| parent.pid != process.pid) {
+        {
+            let mut state = parent.state();
+            if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
+                record.stopped = Some((signal << 8) | 0x7f);
+            }
+            state.signals.raise(SIGCHLD);
+        }
+        parent.notify();
+    }
+    let mut state = process.state();
+    while state.stopped && state.signals.pending() & (1 << (super::signals::numbers::SIGKILL - 1)) == 0 && process.group_exit().is_none() {
+        state = process.wait_for(state, |state| !state.stopped);
+        if state.stopped {
+            // Woken by another signal: it waits, pending, until SIGCONT.
+            drop(state);
+            let deadline = machine::timer::uptime_nanoseconds() + 50_000_000;
+            sched::sleep_until(deadline, || !process.state().stopped || process.group_exit().is_some());
+            state = process.state();
         }
     }
 }

@@ -112,8 +112,8 @@ pub enum Disposition {
     Handle(u32, SigAction),
     /// End the process with this wait status.
     Terminate(u32),
-    /// Stop the process (job control; not supported yet: ignored).
-    Stop,
+    /// Stop the process (job control) with this signal.
+    Stop(u32),
 }
 
 impl SignalState {
@@ -200,7 +200,7 @@ impl SignalState {
                 SIG_IGN if signal != SIGKILL => continue,
                 SIG_DFL => match default_action(signal) {
                     DefaultAction::Ignore | DefaultAction::Continue => continue,
-                    DefaultAction::Stop => return Some(Disposition::Stop),
+                    DefaultAction::Stop => return Some(Disposition::Stop(signal)),
                     DefaultAction::Terminate => return Some(Disposition::Terminate(signal)),
                     DefaultAction::Core => return Some(Disposition::Terminate(signal | 0x80)),
                 },

@@ -126,6 +126,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             arguments: state.arguments.clone(),
             executable: state.executable.clone(),
             exit_status: None,
+            stopped: false,
         }
     };
     let pgid = state.pgid;
@@ -144,7 +145,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             process::remove(child.pid);
             return Err(Errno::EAGAIN);
         }
-        state.children.push(Child { pid: child.pid, pgid, status: None });
+        state.children.push(Child { pid: child.pid, pgid, status: None, stopped: None });
     }
     context.registers.rax = 0;
     let pid = child.pid;
@@ -254,17 +255,15 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     Ok(Outcome::Registers)
 }
 
-/// `path` made absolute from the working directory.
+/// The canonical absolute path of the program `path` names (symbolic
+/// links resolved), as `/proc/self/exe` shows it.
 fn absolute_path(call: &Call<'_>, path: &[u8]) -> Result<Vec<u8>, Errno> {
-    if path.first() == Some(&b'/') {
-        return Ok(path.to_vec());
-    }
-    let cwd = call.process.state().cwd;
-    let mut absolute = fs::with(|tree| tree.path_of(cwd))?;
+    let resolved = super::paths::resolve_at(call, AT_FDCWD as u64, path, true)?;
+    let mut absolute = fs::with(|tree| tree.path_of(resolved.parent))?;
     if absolute != b"/" {
         absolute.push(b'/');
     }
-    absolute.extend_from_slice(path.strip_prefix(b"./").unwrap_or(path));
+    absolute.extend_from_slice(&resolved.name);
     Ok(absolute)
 }
 
@@ -305,8 +304,9 @@ fn group_of(pid: Pid) -> Option<Pid> {
 
 /// Waits for one of `chosen` to exit; returns its pid and wait status
 /// (`None` with `WNOHANG` when none has).
-fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool) -> Result<Option<(Pid, u32)>, Errno> {
-    let ready = |state: &ProcessState| state.children.iter().any(|child| chosen.contains(&child.pid) && child.status.is_some());
+fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bool) -> Result<Option<(Pid, u32)>, Errno> {
+    let reportable = |child: &Child| chosen.contains(&child.pid) && (child.status.is_some() || (untraced && child.stopped.is_some()));
+    let ready = |state: &ProcessState| state.children.iter().any(reportable);
     let mut state = call.process.state();
     if !ready(&state) {
         if no_hang {
@@ -317,8 +317,15 @@ fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool) -> Result<Op
             return Err(Errno::EINTR);
         }
     }
-    let index = state.children.iter().position(|child| chosen.contains(&child.pid) && child.status.is_some()).ok_or(Errno::ECHILD)?;
+    let index = state.children.iter().position(reportable).ok_or(Errno::ECHILD)?;
     let child = state.children[index];
+    if child.status.is_none() {
+        // A stop, reported once.
+        if !keep {
+            state.children[index].stopped = None;
+        }
+        return Ok(child.stopped.map(|status| (child.pid, status)));
+    }
     if !keep {
         state.children.remove(index);
     }
@@ -336,7 +343,8 @@ pub fn wait4(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let chosen = selected(call, selector)?;
-    match reap(call, &chosen, options & WNOHANG != 0, false)? {
+    const WUNTRACED: u64 = 2;
+    match reap(call, &chosen, options & WNOHANG != 0, false, options & WUNTRACED != 0)? {
         None => value(0),
         Some((pid, status)) => {
             if status_address != 0 {
@@ -364,7 +372,8 @@ pub fn waitid(call: &mut Call<'_>) -> CallResult {
         _ => return Err(Errno::EINVAL),
     };
     let chosen = selected(call, selector)?;
-    let reaped = reap(call, &chosen, options & WNOHANG != 0, options & WNOWAIT != 0)?;
+    const WSTOPPED: u64 = 2;
+    let reaped = reap(call, &chosen, options & WNOHANG != 0, options & WNOWAIT != 0, options & WSTOPPED != 0)?;
     let mut record = [0u8; 128];
     if let Some((pid, status)) = reaped {
         let (code, value_field) = if status & 0x7f == 0 { (1u32, (status >> 8) & 0xff) } else { (2, status & 0x7f) };
@@ -391,7 +400,13 @@ fn send(target: &Process, signal: u32) {
     if signal == 0 {
         return;
     }
-    let raised = target.state().signals.raise(signal);
+    let raised = {
+        let mut state = target.state();
+        if signal == crate::userland::signals::numbers::SIGCONT {
+            state.stopped = false;
+        }
+        state.signals.raise(signal) || signal == crate::userland::signals::numbers::SIGCONT
+    };
     if raised {
         target.notify();
     }
