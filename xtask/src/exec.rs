@@ -83,10 +83,10 @@ pub fn run_program(request: &ExecRequest, input: Input, time_limit: Option<std::
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init))?;
     let name = match request.kernel {
-        GuestKernel::Lamina => "exec-lamina.cpio",
-        GuestKernel::Linux => "exec-linux.cpio",
+        GuestKernel::Lamina => format!("exec-lamina-{}.cpio", std::process::id()),
+        GuestKernel::Linux => format!("exec-linux-{}.cpio", std::process::id()),
     };
-    let initramfs = write_image(name, &archive)?;
+    let initramfs = write_image(&name, &archive)?;
     let (kernel, command_line) = match request.kernel {
         GuestKernel::Lamina => (build_kernel(ImageKind::Normal)?, "quiet"),
         GuestKernel::Linux => (crate::linux_kernel::vmlinux()?, "console=ttyS0 quiet"),
