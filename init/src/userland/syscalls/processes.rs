@@ -587,11 +587,6 @@ pub fn futex(call: &mut Call<'_>) -> CallResult {
     let space = call.process.native.space().to_bits();
     match operation {
         FUTEX_WAIT | FUTEX_WAIT_BITSET => {
-            let mut word = [0u8; 4];
-            call.read_in(address, &mut word)?;
-            if u32::from_le_bytes(word) != expected {
-                return Err(Errno::EAGAIN);
-            }
             let deadline = if timeout == 0 {
                 u64::MAX
             } else {
@@ -600,11 +595,24 @@ pub fn futex(call: &mut Call<'_>) -> CallResult {
                 let span = seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds);
                 if operation == FUTEX_WAIT { machine::timer::uptime_nanoseconds().saturating_add(span) } else { span.saturating_sub(crate::userland::clock::realtime_nanoseconds()) + machine::timer::uptime_nanoseconds() }
             };
+            // Join the waiters before reading the word: a waker that changes
+            // it afterwards finds this thread; one that changed it before is
+            // seen in the value (no lost wake-up).
             let me = sched::current();
             {
                 let mut waiters = FUTEX_WAITERS.lock();
                 waiters.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
                 waiters.push((space, address, me.clone()));
+            }
+            let forget = || FUTEX_WAITERS.lock().retain(|(_, _, thread)| !Arc::ptr_eq(thread, &me));
+            let mut word = [0u8; 4];
+            if let Err(errno) = call.read_in(address, &mut word) {
+                forget();
+                return Err(errno);
+            }
+            if u32::from_le_bytes(word) != expected {
+                forget();
+                return Err(Errno::EAGAIN);
             }
             let still_waiting = || FUTEX_WAITERS.lock().iter().any(|(s, a, thread)| *s == space && *a == address && Arc::ptr_eq(thread, &me));
             let woken = sched::sleep_until(deadline, || !still_waiting() || call.interrupted());
