@@ -43,6 +43,10 @@ const GROUPS: &[Group] = &[
         name: "caps",
         run: run_caps_group,
     },
+    Group {
+        name: "syscalls",
+        run: crate::linux_bench::run_syscalls_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -56,6 +60,12 @@ pub fn bench_command(mut arguments: Arguments) -> Outcome {
     }
     print_table(&records);
     println!("results written to {}", save_records(&records)?.display());
+    if records.iter().any(|record| crate::linux_bench::ratio(record).is_some()) {
+        let chart = crate::bench_results::results_path().with_file_name("ratios.svg");
+        std::fs::write(&chart, crate::linux_bench::chart(&records))
+            .map_err(|error| Failure::failed(format!("writing {}: {error}", chart.display())))?;
+        println!("chart written to {}", chart.display());
+    }
     Ok(())
 }
 
@@ -123,17 +133,20 @@ fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
 fn print_table(records: &[BenchmarkRecord]) {
     let shown = |value: Option<f64>| value.map_or("-".to_string(), |value| format!("{value:.4e}"));
     println!(
-        "{:<8} {:<28} {:<12} {:>12} {:>12} {:>7}",
-        "group", "name", "unit", "lamina", "linux", "spread"
+        "{:<8} {:<38} {:<12} {:>12} {:>12} {:>12} {:>7} {:>7}",
+        "group", "name", "unit", "lamina", "linux", "linux-nomit", "ratio", "spread"
     );
     for record in records {
+        let ratio = crate::linux_bench::ratio(record).map_or("-".to_string(), |ratio| format!("{ratio:.2}"));
         println!(
-            "{:<8} {:<28} {:<12} {:>12} {:>12} {:>7.3}",
+            "{:<8} {:<38} {:<12} {:>12} {:>12} {:>12} {:>7} {:>7.3}",
             record.group,
             record.name,
             record.unit,
             shown(record.lamina),
             shown(record.linux),
+            shown(record.linux_no_mitigations),
+            ratio,
             record.spread
         );
     }
@@ -153,7 +166,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

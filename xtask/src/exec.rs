@@ -24,6 +24,8 @@ pub enum GuestKernel {
     Lamina,
     /// Debian's Linux kernel in the same QEMU configuration (`--linux`).
     Linux,
+    /// Debian's Linux booted with `mitigations=off` (benchmarks).
+    LinuxWithoutMitigations,
 }
 
 /// A host file copied into the guest's initramfs (`--file HOST[:GUEST]`).
@@ -82,15 +84,14 @@ pub fn run_program(request: &ExecRequest, input: Input, time_limit: Option<std::
     let mut init = vec![program_guest];
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init))?;
-    let name = match request.kernel {
-        GuestKernel::Lamina => format!("exec-lamina-{}.cpio", std::process::id()),
-        GuestKernel::Linux => format!("exec-linux-{}.cpio", std::process::id()),
-    };
+    let name = format!("exec-{}.cpio", std::process::id());
     let initramfs = write_image(&name, &archive)?;
     let (kernel, command_line) = match request.kernel {
         GuestKernel::Lamina => (build_kernel(ImageKind::Normal)?, "quiet"),
         GuestKernel::Linux => (crate::linux_kernel::vmlinux()?, "console=ttyS0 quiet"),
+        GuestKernel::LinuxWithoutMitigations => (crate::linux_kernel::vmlinux()?, "console=ttyS0 quiet mitigations=off"),
     };
+    let medium_initramfs = initramfs.clone();
     let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: command_line.to_string() };
     let mut command = qemu_command(&request.machine, &medium, Console::Piped);
     command.stdout(Stdio::piped());
@@ -116,6 +117,7 @@ pub fn run_program(request: &ExecRequest, input: Input, time_limit: Option<std::
     let _ = child.kill();
     let _ = child.wait();
     let _ = reader.join();
+    let _ = std::fs::remove_file(&medium_initramfs);
     let Some((output, exit_code)) = finished else {
         return Err(Failure::failed(format!("the guest did not finish within {time_limit:?}")));
     };

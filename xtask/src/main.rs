@@ -20,6 +20,7 @@ mod json;
 mod json_parser;
 mod kernel_bench;
 mod kernel_build;
+mod linux_bench;
 mod linux_kernel;
 mod machine_options;
 mod qemu_command;

@@ -1,0 +1,148 @@
+//! Benchmarks side by side with Linux (Biscuit's method): the same static
+//! programs (`user/bench/*.c`) on Lamina, on Debian's Linux and on Linux
+//! with `mitigations=off`, in the same QEMU configuration, in one run.
+//!
+//! Every record is taken twice: in guest instructions per operation under
+//! `-icount shift=0,sleep=off` (deterministic; one CPU on every kernel,
+//! because Linux's secondary-CPU bring-up does not finish under icount in
+//! this QEMU) and in wall-clock nanoseconds under multi-threaded TCG with
+//! two CPUs (median of several boots; name suffix `_wall`).
+
+use crate::bench_results::BenchmarkRecord;
+use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input};
+use crate::failure::{Failure, Outcome};
+use crate::guest_programs::compile_c;
+use crate::machine_options::{InstructionCounting, MachineOptions};
+use crate::statistics::summarize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const KERNELS: [GuestKernel; 3] = [GuestKernel::Lamina, GuestKernel::Linux, GuestKernel::LinuxWithoutMitigations];
+/// Boots per kernel for the wall-clock figures.
+const WALL_RUNS: usize = 3;
+const TIME_LIMIT: Duration = Duration::from_secs(900);
+
+/// One program's figures: name -> value, per kernel.
+type Figures = BTreeMap<String, f64>;
+
+/// The `syscalls` group.
+pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
+    let program = compile_c("user/bench/syscalls.c", "bench-syscalls")?;
+    let request = |kernel, machine| ExecRequest {
+        machine,
+        kernel,
+        files: vec![FileCopy { host: program.clone(), guest: Some("/bench/syscalls".to_string()) }],
+        program: program.clone(),
+        program_arguments: vec!["all".to_string()],
+    };
+    measure("syscalls", &|kernel, machine| request(kernel, machine))
+}
+
+/// Runs the group's program on every kernel, with instruction counting
+/// (once; deterministic) and with wall time (`WALL_RUNS` boots).
+fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecRequest) -> Outcome<Vec<BenchmarkRecord>> {
+    let mut counted = MachineOptions::with(1, 512);
+    counted.counting = InstructionCounting::On;
+    let wall = MachineOptions::with(2, 512);
+    let mut records = Vec::new();
+    let mut instructions: Vec<Figures> = Vec::new();
+    for kernel in KERNELS {
+        eprintln!("xtask: {group}: {kernel:?}, instruction counts");
+        instructions.push(figures(&request(kernel, counted.clone()))?);
+    }
+    for name in instructions[0].keys() {
+        let value = |index: usize| instructions[index].get(name).copied();
+        records.push(BenchmarkRecord {
+            group: group.to_string(),
+            name: name.clone(),
+            unit: "instructions".to_string(),
+            lamina: value(0),
+            linux: value(1),
+            linux_no_mitigations: value(2),
+            cpu_count: 1,
+            accelerator: "tcg-icount".to_string(),
+            runs: 1,
+            spread: 0.0,
+        });
+    }
+    let mut samples: Vec<BTreeMap<String, Vec<f64>>> = vec![BTreeMap::new(); KERNELS.len()];
+    for run in 0..WALL_RUNS {
+        for (index, kernel) in KERNELS.into_iter().enumerate() {
+            eprintln!("xtask: {group}: {kernel:?}, wall time, run {}", run + 1);
+            for (name, value) in figures(&request(kernel, wall.clone()))? {
+                samples[index].entry(name).or_default().push(value);
+            }
+        }
+    }
+    for name in samples[0].keys() {
+        let summary = |index: usize| samples[index].get(name).and_then(|values| summarize(values));
+        let spread = (0..KERNELS.len()).filter_map(summary).map(|summary| summary.spread).fold(0.0, f64::max);
+        records.push(BenchmarkRecord {
+            group: group.to_string(),
+            name: format!("{name}_wall"),
+            unit: "ns".to_string(),
+            lamina: summary(0).map(|summary| summary.median),
+            linux: summary(1).map(|summary| summary.median),
+            linux_no_mitigations: summary(2).map(|summary| summary.median),
+            cpu_count: 2,
+            accelerator: "tcg".to_string(),
+            runs: WALL_RUNS,
+            spread,
+        });
+    }
+    Ok(records)
+}
+
+/// Boots `request` and reads its `bench NAME VALUE` lines.
+fn figures(request: &ExecRequest) -> Outcome<Figures> {
+    let run = run_program(request, Input::Bytes(Vec::new()), Some(TIME_LIMIT))?;
+    let output = String::from_utf8_lossy(&run.output);
+    let figures: Figures = output
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.strip_prefix("bench ")?.split_whitespace();
+            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
+        })
+        .collect();
+    if run.exit_code != 0 || figures.is_empty() {
+        return Err(Failure::failed(format!("the benchmark program failed on {:?} (exit {}):\n{output}", request.kernel, run.exit_code)));
+    }
+    Ok(figures)
+}
+
+/// Linux (mitigations off, else default) divided by Lamina: above 1 means
+/// Lamina is faster.
+pub fn ratio(record: &BenchmarkRecord) -> Option<f64> {
+    let linux = record.linux_no_mitigations.or(record.linux)?;
+    Some(linux / record.lamina?)
+}
+
+/// A bar chart of the ratios as SVG.
+pub fn chart(records: &[BenchmarkRecord]) -> String {
+    let rows: Vec<(&BenchmarkRecord, f64)> = records.iter().filter_map(|record| ratio(record).map(|ratio| (record, ratio))).collect();
+    let (width, row_height, label_width) = (900.0, 22.0, 330.0);
+    let height = 40.0 + row_height * rows.len() as f64;
+    let maximum = rows.iter().map(|(_, ratio)| *ratio).fold(2.0, f64::max);
+    let scale = (width - label_width - 60.0) / maximum;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n<text x=\"10\" y=\"18\" font-size=\"14\">Linux (mitigations=off) / Lamina: above 1 means Lamina is faster</text>\n"
+    );
+    let one = label_width + scale;
+    svg.push_str(&format!("<line x1=\"{one}\" y1=\"25\" x2=\"{one}\" y2=\"{height}\" stroke=\"black\" stroke-dasharray=\"4\"/>\n"));
+    for (index, (record, ratio)) in rows.iter().enumerate() {
+        let y = 30.0 + row_height * index as f64;
+        let color = if *ratio >= 1.0 { "#4a8" } else { "#d64" };
+        svg.push_str(&format!(
+            "<text x=\"10\" y=\"{}\">{} ({})</text><rect x=\"{label_width}\" y=\"{y}\" width=\"{:.1}\" height=\"{}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{}\">{ratio:.2}</text>\n",
+            y + 14.0,
+            record.name,
+            record.unit,
+            ratio * scale,
+            row_height - 6.0,
+            label_width + ratio * scale + 4.0,
+            y + 14.0
+        ));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
