@@ -110,6 +110,16 @@ fn file_contents_grow_cut_and_read_back() {
     assert_eq!(fs.write(file, u64::MAX, b"x", NOW), Err(Errno::EFBIG));
     let listing: Vec<Vec<u8>> = fs.list(tmp).unwrap().into_iter().map(|entry| entry.name).collect();
     assert_eq!(listing, [b".".to_vec(), b"..".to_vec(), b"f".to_vec()]);
+    for start in 0..=3 {
+        let mut visited = Vec::new();
+        let end = fs.visit_entries(tmp, start, |name, _, _| {
+            visited.push(name.to_vec());
+            true
+        });
+        assert_eq!((end, visited.as_slice()), (Ok(3), &listing[start..]), "from {start}");
+    }
+    let mut taken = 0;
+    assert_eq!(fs.visit_entries(tmp, 0, |_, _, _| { taken += 1; taken <= 2 }), Ok(2), "stops where declined");
 }
 
 #[test]

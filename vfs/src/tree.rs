@@ -371,6 +371,29 @@ impl Tmpfs {
         Ok(listing)
     }
 
+    /// Visits the entries of `directory` from position `start` (`.` is 0,
+    /// `..` is 1, then by name) until `visit` declines one; returns the
+    /// position of the first entry not taken. Nothing is copied.
+    pub fn visit_entries(&self, directory: InodeId, start: usize, mut visit: impl FnMut(&[u8], InodeId, FileKind) -> bool) -> Result<usize, Errno> {
+        let inode = self.inode(directory)?;
+        let Contents::Directory { entries, parent } = &inode.contents else { return Err(Errno::ENOTDIR) };
+        let mut position = start;
+        let dots: [(&[u8], InodeId); 2] = [(b".", directory), (b"..", *parent)];
+        for (name, id) in dots.iter().skip(start) {
+            if !visit(name, *id, FileKind::Directory) {
+                return Ok(position);
+            }
+            position += 1;
+        }
+        for (name, &id) in entries.iter().skip(start.saturating_sub(2)) {
+            if !visit(name, id, self.kind(id)?) {
+                return Ok(position);
+            }
+            position += 1;
+        }
+        Ok(position)
+    }
+
     /// Sets the permission bits (`chmod`).
     pub fn set_permissions(&mut self, id: InodeId, permissions: u32, now: Timestamp) -> Result<(), Errno> {
         let inode = self.inode_mut(id)?;

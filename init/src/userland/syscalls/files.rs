@@ -118,6 +118,10 @@ pub fn read(call: &mut Call<'_>) -> CallResult {
 
 pub fn write(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
+    if matches!(file.backing, Backing::Device(Device::Null | Device::Zero | Device::Random, _)) && file.writable() {
+        // Written bytes vanish: nothing to copy (Linux does not read them either).
+        return value(call.argument(2).min(isize::MAX as u64));
+    }
     let length = (call.argument(2) as usize).min(CHUNK);
     let mut data = vec![0u8; length];
     call.read_in(call.argument(1), &mut data)?;
@@ -553,29 +557,42 @@ pub fn getdents64(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let (buffer, size) = (call.argument(1), call.argument(2) as usize);
     let Backing::Inode(inode) = file.backing else { return Err(Errno::ENOTDIR) };
-    let listing = fs::with(|tree| tree.list(inode))?;
-    let mut out = Vec::new();
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve(size.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
     file.with_offset(|position| -> Result<(), Errno> {
-        let mut index = *position as usize;
-        while let Some(entry) = listing.get(index) {
-            let length = (19usize + entry.name.len() + 1).next_multiple_of(8);
-            if out.len() + length > size {
-                break;
+        let start = *position as usize;
+        let mut index = start;
+        let end = fs::with(|tree| {
+            tree.visit_entries(inode, start, |name, id, kind| {
+                let length = (19usize + name.len() + 1).next_multiple_of(8);
+                if out.len() + length > size {
+                    return false;
+                }
+                index += 1;
+                let at = out.len();
+                out.resize(at + length, 0);
+                out[at..at + 8].copy_from_slice(&(u64::from(id.0) + 1).to_le_bytes());
+                out[at + 8..at + 16].copy_from_slice(&(index as u64).to_le_bytes());
+                out[at + 16..at + 18].copy_from_slice(&(length as u16).to_le_bytes());
+                out[at + 18] = kind.dirent_type();
+                out[at + 19..at + 19 + name.len()].copy_from_slice(name);
+                true
+            })
+        })?;
+        if out.is_empty() {
+            // Nothing fit: an error if an entry was there (buffer too small).
+            let mut remaining = false;
+            fs::with(|tree| {
+                tree.visit_entries(inode, end, |_, _, _| {
+                    remaining = true;
+                    false
+                })
+            })?;
+            if remaining {
+                return Err(Errno::EINVAL);
             }
-            let start = out.len();
-            out.try_reserve(length).map_err(|_| Errno::ENOMEM)?;
-            out.resize(start + length, 0);
-            out[start..start + 8].copy_from_slice(&(u64::from(entry.inode.0) + 1).to_le_bytes());
-            out[start + 8..start + 16].copy_from_slice(&((index + 1) as u64).to_le_bytes());
-            out[start + 16..start + 18].copy_from_slice(&(length as u16).to_le_bytes());
-            out[start + 18] = entry.kind.dirent_type();
-            out[start + 19..start + 19 + entry.name.len()].copy_from_slice(&entry.name);
-            index += 1;
         }
-        if out.is_empty() && index < listing.len() {
-            return Err(Errno::EINVAL);
-        }
-        *position = index as u64;
+        *position = end as u64;
         Ok(())
     })?;
     call.write_out(buffer, &out)?;
