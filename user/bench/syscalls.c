@@ -241,9 +241,35 @@ static const struct benchmark benchmarks[] = {
     {"fork_64m", fork_64m, 5, 1},
 };
 
+/* `timed NAME ROUNDS PROGRAM ARGS...`: runs the program ROUNDS times, one
+ * after another, and prints the time per run. */
+static int timed(int argc, char **argv) {
+    if (argc < 5)
+        return 2;
+    long rounds = atol(argv[3]);
+    uint64_t start = now();
+    for (long i = 0; i < rounds; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            execv(argv[4], argv + 4);
+            _exit(127);
+        }
+        int status;
+        waitpid(child, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("%s failed: status %x\n", argv[2], status);
+            return 1;
+        }
+    }
+    printf("bench %s %.1f\n", argv[2], (double)(now() - start) / (double)rounds);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "nothing") == 0)
         return 0;
+    if (strcmp(argv[1], "timed") == 0)
+        return timed(argc, argv);
     for (size_t i = 0; i < sizeof benchmarks / sizeof benchmarks[0]; i++) {
         const struct benchmark *benchmark = &benchmarks[i];
         if (strcmp(argv[1], benchmark->name) != 0 && strcmp(argv[1], "all") != 0)

@@ -47,6 +47,10 @@ const GROUPS: &[Group] = &[
         name: "syscalls",
         run: crate::linux_bench::run_syscalls_group,
     },
+    Group {
+        name: "apps",
+        run: crate::linux_bench::run_apps_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -166,7 +170,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls", "apps"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

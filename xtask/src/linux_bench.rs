@@ -38,12 +38,32 @@ pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
     measure("syscalls", &|kernel, machine| request(kernel, machine))
 }
 
+/// The `apps` group: `user/bench/apps.sh` (shell loop, tar + gzip of a
+/// 16 MiB tree, sha256 of 64 MiB, a fan-out of processes over the CPUs),
+/// timed per workload by the `syscalls` program's `timed` mode.
+pub fn run_apps_group() -> Outcome<Vec<BenchmarkRecord>> {
+    let program = compile_c("user/bench/syscalls.c", "bench-syscalls")?;
+    let script = crate::workspace::root().join("user/bench/apps.sh");
+    let request = |kernel, machine| ExecRequest {
+        machine,
+        kernel,
+        files: vec![
+            FileCopy { host: program.clone(), guest: Some("/bench/syscalls".to_string()) },
+            FileCopy { host: script.clone(), guest: Some("/bench/apps.sh".to_string()) },
+        ],
+        program: "/bin/busybox".into(),
+        program_arguments: vec!["sh".to_string(), "/bench/apps.sh".to_string()],
+    };
+    measure("apps", &|kernel, machine| request(kernel, machine))
+}
+
 /// Runs the group's program on every kernel, with instruction counting
 /// (once; deterministic) and with wall time (`WALL_RUNS` boots).
 fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecRequest) -> Outcome<Vec<BenchmarkRecord>> {
-    let mut counted = MachineOptions::with(1, 512);
+    // 1 GiB: Lamina's tmpfs keeps file data on the kernel heap (1/16 of memory).
+    let mut counted = MachineOptions::with(1, 1024);
     counted.counting = InstructionCounting::On;
-    let wall = MachineOptions::with(2, 512);
+    let wall = MachineOptions::with(2, 1024);
     let mut records = Vec::new();
     let mut instructions: Vec<Figures> = Vec::new();
     for kernel in KERNELS {
