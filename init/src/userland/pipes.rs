@@ -6,6 +6,7 @@
 //! Waits end early when the waiting process gets a signal (`EINTR`).
 
 use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
@@ -51,21 +52,24 @@ impl Pipe {
         self.changed.broadcast();
     }
 
-    /// Reads up to `buffer.len()` bytes; 0 at end of file. `interrupted`
-    /// is asked while waiting.
-    pub fn read(&self, buffer: &mut [u8], nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+    /// Reads up to `limit` bytes, appended to `buffer`; none at end of
+    /// file. `interrupted` is asked while waiting.
+    pub fn read(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
         let mut state = self.state.lock();
         loop {
             if !state.bytes.is_empty() {
-                let count = buffer.len().min(state.bytes.len());
-                for (slot, byte) in buffer.iter_mut().zip(state.bytes.drain(..count)) {
-                    *slot = byte;
-                }
+                let count = limit.min(state.bytes.len());
+                buffer.try_reserve(count).map_err(|_| Errno::ENOMEM)?;
+                let (front, back) = state.bytes.as_slices();
+                let from_front = count.min(front.len());
+                buffer.extend_from_slice(&front[..from_front]);
+                buffer.extend_from_slice(&back[..count - from_front]);
+                state.bytes.drain(..count);
                 drop(state);
                 self.changed.broadcast();
                 return Ok(count);
             }
-            if state.writers == 0 || buffer.is_empty() {
+            if state.writers == 0 || limit == 0 {
                 return Ok(0);
             }
             if nonblocking {

@@ -39,6 +39,11 @@ fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -
     let nonblocking = file.status() & flags::O_NONBLOCK != 0;
     let interrupted = || call.interrupted();
     let mut buffer = Vec::new();
+    if let Backing::PipeReader(pipe) = &file.backing {
+        // Straight from the pipe's buffer: no zero-filled staging buffer.
+        pipe.read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
+        return Ok(buffer);
+    }
     buffer.try_reserve_exact(length.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
     buffer.resize(length.min(CHUNK), 0);
     let count = match &file.backing {
@@ -60,7 +65,7 @@ fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -
             buffer.len()
         }
         Backing::Device(Device::Console, _) => console::read(&mut buffer, nonblocking, &interrupted)?,
-        Backing::PipeReader(pipe) => pipe.read(&mut buffer, nonblocking, &interrupted)?,
+        Backing::PipeReader(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
     };
     buffer.truncate(count);
