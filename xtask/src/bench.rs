@@ -142,6 +142,7 @@ fn print_table(records: &[BenchmarkRecord]) {
     );
     for record in records {
         let ratio = crate::linux_bench::ratio(record).map_or("-".to_string(), |ratio| format!("{ratio:.2}"));
+        let noisy = if record.spread > 0.10 { " noisy" } else { "" };
         println!(
             "{:<8} {:<38} {:<12} {:>12} {:>12} {:>12} {:>7} {:>7.3}",
             record.group,
@@ -153,6 +154,9 @@ fn print_table(records: &[BenchmarkRecord]) {
             ratio,
             record.spread
         );
+        if !noisy.is_empty() {
+            println!("{:>8} (spread above 10%: take this record as indicative only)", "");
+        }
     }
 }
 
