@@ -22,7 +22,7 @@ mod random;
 mod run;
 mod signals;
 mod syscalls;
-mod user_memory;
+pub(crate) mod user_memory;
 
 use alloc::vec::Vec;
 
