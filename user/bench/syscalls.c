@@ -69,16 +69,18 @@ static void pipe_pingpong(long rounds) {
     waitpid(child, NULL, 0);
 }
 
-static void yield_two(long rounds) {
-    pid_t child = fork();
-    if (child == 0) {
-        for (long i = 0; i < rounds; i++)
-            sched_yield();
-        _exit(0);
-    }
-    for (long i = 0; i < rounds; i++)
+static void *yielder(void *argument) {
+    for (long i = 0; i < (long)argument; i++)
         sched_yield();
-    waitpid(child, NULL, 0);
+    return NULL;
+}
+
+/* Two threads of one process yielding to each other. */
+static void yield_two(long rounds) {
+    pthread_t partner;
+    pthread_create(&partner, NULL, yielder, (void *)rounds);
+    yielder((void *)rounds);
+    pthread_join(partner, NULL);
 }
 
 static volatile uint32_t turn;
