@@ -21,10 +21,10 @@
 //! Must never return to user mode with a kernel address in RIP or RSP, or
 //! with flags the user may not hold (IOPL, NT, VM, interrupts off).
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::gdt::{KERNEL_CODE_SELECTOR, USER_CODE_SELECTOR, USER_DATA_SELECTOR};
-use super::percpu::{TSS_RING0_STACK_OFFSET, USER_CONTEXT_OFFSET, USER_KERNEL_STACK_OFFSET, USER_SCRATCH_OFFSET};
+use super::percpu::{MAX_CPUS, TSS_RING0_STACK_OFFSET, USER_CONTEXT_OFFSET, USER_KERNEL_STACK_OFFSET, USER_SCRATCH_OFFSET};
 use super::trap_entry::TrapFrame;
 use super::{cpu, trap};
 
@@ -74,7 +74,19 @@ pub struct UserContext {
     exit_error_code: u64,
     exit_address: u64,
     fpu: FpuArea,
+    /// When this context's FPU state was last saved (0: never): with the
+    /// per-CPU record below it tells whether the CPU's registers still
+    /// hold exactly that state.
+    fpu_epoch: u64,
 }
+
+/// Per CPU: the context whose FPU state the registers hold (its address)
+/// and the epoch of that save; and the FS base last written to the MSR.
+/// Only the CPU itself touches its entries, with interrupts off.
+static FPU_HELD_BY: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+static FPU_HELD_EPOCH: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+static FS_BASE_LOADED: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(u64::MAX) }; MAX_CPUS];
+static NEXT_FPU_EPOCH: AtomicU64 = AtomicU64::new(1);
 
 /// `exit_kind` values (below 256: the trap vector).
 const EXIT_SYSCALL: u64 = 0x100;
@@ -120,6 +132,7 @@ impl UserContext {
             exit_error_code: 0,
             exit_address: 0,
             fpu,
+            fpu_epoch: 0,
         }
     }
 }
@@ -229,8 +242,21 @@ fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
         }
     }
     context.registers.rflags = (context.registers.rflags & USER_FLAGS) | FORCED_FLAGS;
-    restore_fpu(&context.fpu);
-    cpu::write_msr(MSR_FS_BASE, context.registers.fs_base);
+    // The registers still hold this context's FPU state if its last exit
+    // was on this CPU and no other context ran here since (the kernel uses
+    // no FPU state): then the restore is skipped. Likewise the FS base.
+    let me = super::percpu::current_index().min(MAX_CPUS - 1);
+    let address = context as *const UserContext as usize;
+    let held = context.fpu_epoch != 0
+        && FPU_HELD_BY[me].load(Ordering::Relaxed) == address
+        && FPU_HELD_EPOCH[me].load(Ordering::Relaxed) == context.fpu_epoch;
+    if !held {
+        restore_fpu(&context.fpu);
+    }
+    if FS_BASE_LOADED[me].load(Ordering::Relaxed) != context.registers.fs_base {
+        cpu::write_msr(MSR_FS_BASE, context.registers.fs_base);
+        FS_BASE_LOADED[me].store(context.registers.fs_base, Ordering::Relaxed);
+    }
     // SAFETY: `context` is exclusively borrowed for the whole call and the
     // assembly writes only its register and exit fields; RIP and RSP were
     // checked to lie in the user half and the flags were masked, so `iretq`
@@ -240,6 +266,9 @@ fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
     // saved in per-CPU data and the TSS).
     unsafe { enter_user(context as *mut UserContext) };
     save_fpu(&mut context.fpu);
+    context.fpu_epoch = NEXT_FPU_EPOCH.fetch_add(1, Ordering::Relaxed);
+    FPU_HELD_BY[me].store(address, Ordering::Relaxed);
+    FPU_HELD_EPOCH[me].store(context.fpu_epoch, Ordering::Relaxed);
     let kind = context.exit_kind;
     let exit = if kind == EXIT_SYSCALL {
         UserExit::Syscall
