@@ -45,9 +45,7 @@ impl Tmpfs {
             changed: now,
             contents: Contents::Directory { entries: BTreeMap::new(), parent: InodeId(0) },
         };
-        let mut inodes = Vec::new();
-        inodes.push(Some(root));
-        Self { inodes, free: Vec::new(), root: InodeId(0), bytes: 0 }
+        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeId(0), bytes: 0 }
     }
 
     /// The root directory.
