@@ -12,7 +12,7 @@
 #![cfg_attr(not(any(feature = "ktest", feature = "kbench")), allow(unused_imports))]
 
 mod effects;
-mod errors;
+pub(crate) mod errors;
 mod memory_objects;
 mod native_calls;
 mod processes;

@@ -150,7 +150,7 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
                         return Some(SIGSEGV);
                     }
                     let mut mask = old_mask | action.mask;
-                    if action.flags & 0x4000_0000 == 0 {
+                    if action.flags & super::signals::SA_NODEFER == 0 {
                         mask |= 1 << (signal - 1);
                     }
                     state.signals.set_blocked(mask);

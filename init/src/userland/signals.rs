@@ -54,6 +54,8 @@ pub const SIG_IGN: u64 = 1;
 const SA_SIGINFO: u64 = 4;
 const SA_ONSTACK: u64 = 0x0800_0000;
 const SA_RESTORER: u64 = 0x0400_0000;
+/// The handler's own signal stays unblocked while it runs.
+pub const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 
 /// `struct sigaction` as the kernel sees it (`rt_sigaction`).

@@ -69,16 +69,25 @@ fn frame_for(memory: &mut KernelSpace, at: u64, access: Access, flush: &mut Pend
     usable(memory).map(|page| page.frame).ok_or(Errno::EFAULT)
 }
 
-/// Copies `bytes` to `address`.
-pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &mut PendingFlush) -> Result<(), Errno> {
-    check_range(address, bytes.len())?;
+/// Calls `copy(frame, offset in the frame, range of the caller's buffer)`
+/// for each page `[address, address + length)` touches, the frame made
+/// ready for `access` first.
+fn for_each_page(
+    memory: &mut KernelSpace,
+    address: u64,
+    length: usize,
+    access: Access,
+    flush: &mut PendingFlush,
+    mut copy: impl FnMut(u64, usize, core::ops::Range<usize>) -> bool,
+) -> Result<(), Errno> {
+    check_range(address, length)?;
     let mut done = 0;
-    while done < bytes.len() {
+    while done < length {
         let at = address + done as u64;
         let offset = (at % PAGE_SIZE) as usize;
-        let chunk = min(bytes.len() - done, PAGE_SIZE as usize - offset);
-        let frame = frame_for(memory, at, Access::Write, flush)?;
-        if !frame_access::write_bytes(frame, offset, &bytes[done..done + chunk]) {
+        let chunk = min(length - done, PAGE_SIZE as usize - offset);
+        let frame = frame_for(memory, at, access, flush)?;
+        if !copy(frame, offset, done..done + chunk) {
             return Err(Errno::EFAULT);
         }
         done += chunk;
@@ -86,21 +95,18 @@ pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &
     Ok(())
 }
 
+/// Copies `bytes` to `address`.
+pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &mut PendingFlush) -> Result<(), Errno> {
+    for_each_page(memory, address, bytes.len(), Access::Write, flush, |frame, offset, range| {
+        frame_access::write_bytes(frame, offset, &bytes[range])
+    })
+}
+
 /// Copies `buffer.len()` bytes from `address`.
 pub fn read_user(memory: &mut KernelSpace, address: u64, buffer: &mut [u8], flush: &mut PendingFlush) -> Result<(), Errno> {
-    check_range(address, buffer.len())?;
-    let mut done = 0;
-    while done < buffer.len() {
-        let at = address + done as u64;
-        let offset = (at % PAGE_SIZE) as usize;
-        let chunk = min(buffer.len() - done, PAGE_SIZE as usize - offset);
-        let frame = frame_for(memory, at, Access::Read, flush)?;
-        if !frame_access::read_bytes(frame, offset, &mut buffer[done..done + chunk]) {
-            return Err(Errno::EFAULT);
-        }
-        done += chunk;
-    }
-    Ok(())
+    for_each_page(memory, address, buffer.len(), Access::Read, flush, |frame, offset, range| {
+        frame_access::read_bytes(frame, offset, &mut buffer[range])
+    })
 }
 
 /// The NUL-terminated string at `address`, without its NUL; at most

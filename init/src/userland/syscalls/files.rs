@@ -770,12 +770,7 @@ fn timespec_deadline(call: &Call<'_>, address: u64) -> Result<Option<u64>, Errno
     if address == 0 {
         return Ok(None);
     }
-    let seconds = call.word_in(address)?;
-    let nanoseconds = call.word_in(address + 8)?;
-    if seconds as i64 <= -1 || nanoseconds >= 1_000_000_000 {
-        return Err(Errno::EINVAL);
-    }
-    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(seconds.saturating_mul(1_000_000_000)).saturating_add(nanoseconds)))
+    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(super::time::duration(call, address)?)))
 }
 
 pub fn select(call: &mut Call<'_>, pselect: bool) -> CallResult {

@@ -8,6 +8,7 @@ use vmem::{Rights, VmError, PAGE_SIZE};
 
 use super::{value, Call, CallResult};
 use crate::address_spaces::carry_out;
+use crate::capabilities::errors::vm_errno;
 use crate::errno::Errno;
 use crate::userland::fs;
 use crate::userland::open_files::{self, Backing};
@@ -31,14 +32,6 @@ fn rights(protection: u64) -> Result<Rights, Errno> {
         return Ok(Rights::NONE);
     }
     Rights::new(true, protection & PROT_WRITE != 0, protection & PROT_EXEC != 0).map_err(|_| Errno::EACCES)
-}
-
-fn vm_errno(error: VmError) -> Errno {
-    match error {
-        VmError::OutOfMemory => Errno::ENOMEM,
-        VmError::AlreadyMapped => Errno::EEXIST,
-        _ => Errno::EINVAL,
-    }
 }
 
 pub fn brk(call: &mut Call<'_>) -> CallResult {

@@ -199,12 +199,18 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         if depth >= 4 {
             return Err(Errno::ELOOP);
         }
+        // `#!interpreter [one optional argument]`, up to the end of the line.
         let line = header[2..].split(|byte| *byte == b'\n').next().unwrap_or_default();
-        let mut words = line.split(|byte| *byte == b' ' || *byte == b'\t').filter(|word| !word.is_empty());
-        let interpreter = words.next().ok_or(Errno::ENOEXEC)?.to_vec();
-        let rest: Vec<u8> = line.iter().copied().skip_while(|byte| *byte == b' ' || *byte == b'\t').skip(interpreter.len()).collect();
-        let optional = rest.iter().copied().skip_while(|byte| *byte == b' ' || *byte == b'\t').collect::<Vec<u8>>();
-        let optional: Vec<u8> = optional.iter().rev().skip_while(|byte| **byte == b' ' || **byte == b'\t' || **byte == b'\r').copied().collect::<Vec<u8>>().into_iter().rev().collect();
+        let blank = |byte: &u8| *byte == b' ' || *byte == b'\t';
+        let line = &line[line.iter().position(|byte| !blank(byte)).unwrap_or(line.len())..];
+        let end = line.iter().position(blank).unwrap_or(line.len());
+        let (interpreter, rest) = (line[..end].to_vec(), &line[end..]);
+        if interpreter.is_empty() {
+            return Err(Errno::ENOEXEC);
+        }
+        let start = rest.iter().position(|byte| !blank(byte)).unwrap_or(rest.len());
+        let stop = rest.iter().rposition(|byte| !blank(byte) && *byte != b'\r').map_or(start, |last| last + 1).max(start);
+        let optional = rest[start..stop].to_vec();
         let mut new_arguments = Vec::new();
         new_arguments.push(interpreter.clone());
         if !optional.is_empty() {

@@ -64,8 +64,8 @@ pub fn time(call: &mut Call<'_>) -> CallResult {
     value(seconds)
 }
 
-/// Reads a `timespec` duration.
-fn duration(call: &Call<'_>, address: u64) -> Result<u64, Errno> {
+/// Reads a `timespec` duration (EINVAL for a negative or unnormalized one).
+pub fn duration(call: &Call<'_>, address: u64) -> Result<u64, Errno> {
     let seconds = call.word_in(address)?;
     let nanoseconds = call.word_in(address + 8)?;
     if seconds as i64 <= -1 || nanoseconds >= 1_000_000_000 {
