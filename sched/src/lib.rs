@@ -16,6 +16,7 @@
 extern crate alloc;
 
 pub mod queues;
+pub mod sleep_list;
 pub mod spec;
 
 #[cfg(target_os = "none")]
@@ -30,4 +31,6 @@ pub use kernel::sleepers::{sleep_until, Woken};
 #[cfg(target_os = "none")]
 pub use kernel::stacks::{release_spare_stacks, StackSource, SPARE_STACKS, THREAD_PAGES};
 #[cfg(target_os = "none")]
-pub use kernel::thread::Thread;
+pub use kernel::report::{report, CpuReport, QueueContents, ThreadSummary};
+#[cfg(target_os = "none")]
+pub use kernel::thread::{ParkState, Thread};

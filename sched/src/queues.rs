@@ -66,6 +66,16 @@ impl<T> CpuQueues<T> {
         self.pending.len()
     }
 
+    /// The ReadyQ, oldest first (for reports).
+    pub fn ready_iter(&self) -> impl Iterator<Item = &T> {
+        self.ready.iter()
+    }
+
+    /// The PendQ, oldest first (for reports).
+    pub fn pending_iter(&self) -> impl Iterator<Item = &T> {
+        self.pending.iter()
+    }
+
     /// True when neither queue holds a thread.
     pub fn is_empty(&self) -> bool {
         self.ready.is_empty() && self.pending.is_empty()

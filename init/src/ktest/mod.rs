@@ -11,8 +11,11 @@ mod locks;
 mod memory;
 mod runner;
 pub mod smp;
+mod stall_report;
+mod stress_plan;
 mod sync_objects;
 mod threads;
 mod user_mode;
+mod watchdog;
 
 pub use runner::run_all;

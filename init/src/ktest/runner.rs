@@ -1,15 +1,21 @@
 //! The in-kernel test runner.
 //!
-//! Runs every test in [`TESTS`] in order on the bootstrap processor,
-//! prints `ktest: <name> ... ok` or `... FAILED: <why>`, then
+//! Runs the tests in [`TESTS`] in order on one thread, prints
+//! `ktest: <name> ... ok (<ms> ms)` or `... FAILED: <why> (<ms> ms)`, then
 //! `ktest: N passed, M failed`, and ends QEMU through the exit device with
-//! success only when nothing failed.
+//! success only when nothing failed. The kernel command line can select
+//! tests and ask for many rounds in one boot (see [`StressPlan`]); a failure
+//! ends the run with a stall report of every CPU.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use machine::stop::{self, ExitCode};
+use machine::timer;
 
 use super::{boot_checks, capabilities, containers, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
+use super::stress_plan::StressPlan;
+use super::{stall_report, watchdog};
 use crate::system::SystemFacts;
 
 /// A test's verdict: `Err` says what was expected and what was seen.
@@ -61,21 +67,64 @@ static TESTS: &[Test] = &[
     Test { name: "sync::channels_carry_every_size_across_cpus", body: sync_objects::channels_carry_every_size_across_cpus },
 ];
 
-/// Runs all tests and ends the run.
+/// Runs the tests the command line selects, as many rounds as it asks
+/// for, and ends the run: at the first failing round, after a stall report.
 pub fn run_all(facts: &'static SystemFacts) -> ! {
-    machine::println!("ktest: running {} tests on {} CPUs", TESTS.len(), machine::percpu::online_count());
-    let mut failed = 0;
-    for test in TESTS {
-        match (test.body)(facts) {
-            Ok(()) => machine::println!("ktest: {} ... ok", test.name),
-            Err(why) => {
-                failed += 1;
-                machine::println!("ktest: {} ... FAILED: {}", test.name, why);
+    let plan = match StressPlan::parse(&facts.command_line) {
+        Ok(plan) => plan,
+        Err(why) => {
+            machine::println!("ktest: bad command line: {why}");
+            stop::halt_machine(ExitCode::Failure)
+        }
+    };
+    let selected: Vec<&Test> = TESTS.iter().filter(|test| plan.selects(test.name)).collect();
+    machine::println!(
+        "ktest: running {} tests on {} CPUs, {} round(s)",
+        selected.len(),
+        machine::percpu::online_count(),
+        plan.rounds
+    );
+    watchdog::start();
+    let (mut passed, mut failed) = (0, 0);
+    for round in 1..=plan.rounds {
+        if plan.rounds > 1 {
+            machine::println!("ktest: round {round} of {}", plan.rounds);
+        }
+        for test in &selected {
+            match run_one(test, facts) {
+                Ok(()) => passed += 1,
+                Err(_) if plan.rounds > 1 => {
+                    // Report while the failure is fresh, and stop here.
+                    failed += 1;
+                    stall_report::print(test.name);
+                    break;
+                }
+                Err(_) => failed += 1,
             }
         }
+        if failed > 0 {
+            if plan.rounds == 1 {
+                stall_report::print("after a failed round");
+            }
+            break;
+        }
     }
-    machine::println!("ktest: {} passed, {} failed", TESTS.len() - failed, failed);
+    machine::println!("ktest: {passed} passed, {failed} failed");
     stop::halt_machine(if failed == 0 { ExitCode::Success } else { ExitCode::Failure })
+}
+
+/// Runs one test under the watchdog and prints its verdict and duration.
+fn run_one(test: &Test, facts: &SystemFacts) -> Outcome {
+    let started = timer::uptime_nanoseconds();
+    watchdog::watch(test.name, started);
+    let outcome = (test.body)(facts);
+    watchdog::watch("", 0);
+    let milliseconds = (timer::uptime_nanoseconds() - started) / 1_000_000;
+    match &outcome {
+        Ok(()) => machine::println!("ktest: {} ... ok ({milliseconds} ms)", test.name),
+        Err(why) => machine::println!("ktest: {} ... FAILED: {why} ({milliseconds} ms)", test.name),
+    }
+    outcome
 }
 
 /// `Ok` when `condition` holds, else `Err(message())`.

@@ -15,13 +15,13 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use machine::irq_lock::IrqLock;
 use machine::percpu;
-use sched::{Pinning, Thread};
+use sched::{Pinning, Thread, ThreadSummary};
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 use sync::{BoundedQueue, Channel, Condvar, IpcError, KernelBlocking, MessageBuffer, WaitQueue, MAX_MESSAGE_LENGTH};
 
 use super::runner::{check, Outcome};
-use super::threads::wait_until;
+use super::threads::{wait_for_progress, wait_until};
 use crate::system::SystemFacts;
 
 /// The level of the locks these tests hand to [`Condvar::wait`]: above the
@@ -34,12 +34,30 @@ fn spawn_pinned(index: usize, name: &'static str, body: impl FnOnce() + Send + '
     sched::spawn_on(cpu, Pinning::Pinned, name, body).map_err(|error| format!("spawn on CPU {cpu} failed: {error:?}"))
 }
 
-/// Waits for every thread in `threads` to exit.
+/// Waits for every thread in `threads` to exit; a failure names each one
+/// left and where it stands (parked, notified, …).
 fn join_all(threads: &[Arc<Thread>], milliseconds: u64, what: &str) -> Outcome {
-    check(wait_until(milliseconds, || threads.iter().all(|thread| thread.has_exited())), || {
-        let left = threads.iter().filter(|thread| !thread.has_exited()).count();
-        format!("{left} of {} {what} threads did not finish", threads.len())
+    let all_exited = || threads.iter().all(|thread| thread.has_exited());
+    check(wait_until(milliseconds, all_exited), || unfinished(threads, what))
+}
+
+/// Waits for every thread in `threads` to exit while `progress` keeps
+/// moving; fails only after [`STALL_MILLISECONDS`] without a move.
+fn join_while_moving(threads: &[Arc<Thread>], progress: impl Fn() -> u64, what: &str) -> Outcome {
+    let all_exited = || threads.iter().all(|thread| thread.has_exited());
+    check(wait_for_progress(STALL_MILLISECONDS, progress, all_exited), || {
+        format!("{} (nothing moved for {} s)", unfinished(threads, what), STALL_MILLISECONDS / 1000)
     })
+}
+
+/// How long work spread over every CPU may stand still before a test
+/// calls it hung (a healthy step takes well under a millisecond).
+const STALL_MILLISECONDS: u64 = 10_000;
+
+fn unfinished(threads: &[Arc<Thread>], what: &str) -> String {
+    let left: Vec<String> =
+        threads.iter().filter(|thread| !thread.has_exited()).map(|thread| format!("\n    {}", ThreadSummary::traced(thread))).collect();
+    format!("{} of {} {what} threads did not finish: {}", left.len(), threads.len(), left.join(","))
 }
 
 /// One sleeper per CPU (twice round) joins the queue in a known order;
@@ -125,7 +143,9 @@ pub fn condvar_broadcast_loses_no_wakeup(_facts: &SystemFacts) -> Outcome {
             }
         })?);
     }
-    join_all(&threads, 30_000, "ring")?;
+    join_while_moving(&threads, || *ring.turn.lock() as u64, "ring").map_err(|why| {
+        format!("{why}; the token is at {}, {} threads wait on the condition variable", *ring.turn.lock(), ring.changed.waiters())
+    })?;
     let turns = *ring.turn.lock();
     check(turns == ROUNDS * members, || format!("the token moved {turns} times, expected {}", ROUNDS * members))
 }
@@ -160,7 +180,7 @@ fn bounded_queue_moves_every_item_once<const CAPACITY: usize>() -> Outcome {
             received.lock().push(mine);
         })?);
     }
-    join_all(&threads, 30_000, "producer and consumer")?;
+    join_while_moving(&threads, || taken.load(Ordering::SeqCst) as u64, "producer and consumer")?;
     check(queue.is_empty(), || format!("{} items left in the queue", queue.len()))?;
     let received = received.lock().clone();
     let mut seen = alloc::vec![0usize; total];
@@ -221,6 +241,7 @@ pub fn channels_carry_every_size_across_cpus(_facts: &SystemFacts) -> Outcome {
     let online = percpu::online_count();
     let calls = ROUNDS * MESSAGE_SIZES.len();
     let failures: Arc<IrqLock<Vec<String>>> = Arc::new(IrqLock::new(Vec::new()));
+    let answered = Arc::new(AtomicUsize::new(0));
     let mut threads = Vec::new();
     for client in 0..online.max(2) {
         let pair = Arc::new(Pair { requests: Channel::new(), replies: Channel::new() });
@@ -238,7 +259,7 @@ pub fn channels_carry_every_size_across_cpus(_facts: &SystemFacts) -> Outcome {
                 }
             }
         })?);
-        let client_failures = failures.clone();
+        let (client_failures, client_answered) = (failures.clone(), answered.clone());
         threads.push(spawn_pinned(client, "echo-client", move || {
             let mut reply = MessageBuffer::new();
             for round in 0..ROUNDS {
@@ -253,6 +274,7 @@ pub fn channels_carry_every_size_across_cpus(_facts: &SystemFacts) -> Outcome {
                         client_failures.lock().push(why);
                         return;
                     }
+                    client_answered.fetch_add(1, Ordering::Relaxed);
                 }
             }
             let too_long = alloc::vec![0u8; MAX_MESSAGE_LENGTH + 1];
@@ -264,7 +286,7 @@ pub fn channels_carry_every_size_across_cpus(_facts: &SystemFacts) -> Outcome {
             }
         })?);
     }
-    join_all(&threads, 30_000, "echo")?;
+    join_while_moving(&threads, || answered.load(Ordering::Relaxed) as u64, "echo")?;
     let failures = failures.lock().clone();
     check(failures.is_empty(), || failures.join("; "))
 }

@@ -26,6 +26,28 @@ pub(super) fn wait_until(milliseconds: u64, done: impl Fn() -> bool) -> bool {
     true
 }
 
+/// Waits (yielding) until `done` holds, failing only when `progress` —
+/// a count that grows while the work moves — stays the same for
+/// `stall_milliseconds`. For work spread over many CPUs: under TCG with
+/// more vCPUs than host cores, how much time the host gives each vCPU is
+/// not ours to promise, so a fixed deadline would fail slow runs that are
+/// still moving; a stall of seconds is a real hang.
+pub(super) fn wait_for_progress(stall_milliseconds: u64, progress: impl Fn() -> u64, done: impl Fn() -> bool) -> bool {
+    let mut last = progress();
+    let mut last_change = timer::uptime_nanoseconds();
+    while !done() {
+        let now = timer::uptime_nanoseconds();
+        let seen = progress();
+        if seen != last {
+            (last, last_change) = (seen, now);
+        } else if now - last_change > stall_milliseconds * 1_000_000 {
+            return false;
+        }
+        sched::yield_now();
+    }
+    true
+}
+
 static ORDER: IrqLock<Vec<u32>> = IrqLock::new(Vec::new());
 
 pub fn yield_alternates_threads_on_one_cpu(_facts: &SystemFacts) -> Outcome {
@@ -83,9 +105,15 @@ pub fn park_and_unpark_across_cpus(_facts: &SystemFacts) -> Outcome {
     check(wait_until(2_000, || sleeper.has_exited()), || "the woken thread did not finish".into())
 }
 
+/// Two threads that never yield share one CPU: the timer must take it from
+/// one to give it to the other. Measured in that CPU's own timer ticks, not
+/// in time: how much host time a vCPU gets under TCG is the host's choice.
 pub fn preemption_shares_a_cpu_between_spinners(_facts: &SystemFacts) -> Outcome {
+    /// Ticks of the spinners' CPU by which both must have run.
+    const TICKS: u64 = 20;
     let online = percpu::online_count();
     let cpu = online - 1;
+    let ticks = || percpu::cpu(cpu).map_or(0, |per_cpu| per_cpu.ticks.load(Ordering::Relaxed));
     let stop = Arc::new(AtomicBool::new(false));
     let counters: Vec<Arc<AtomicU64>> = (0..2).map(|_| Arc::new(AtomicU64::new(0))).collect();
     let mut threads = Vec::new();
@@ -100,15 +128,21 @@ pub fn preemption_shares_a_cpu_between_spinners(_facts: &SystemFacts) -> Outcome
         .map_err(|error| format!("spawn failed: {error:?}"))?;
         threads.push(thread);
     }
-    // 10 timer periods.
-    let start = timer::uptime_nanoseconds();
-    while timer::uptime_nanoseconds() - start < 100_000_000 {
+    // Count from the moment one spinner holds the CPU.
+    while counters.iter().all(|counter| counter.load(Ordering::Relaxed) == 0) {
         sched::yield_now();
     }
+    let start = ticks();
+    let both_ran = || counters.iter().all(|counter| counter.load(Ordering::Relaxed) > 0);
+    while !both_ran() && ticks() - start < TICKS {
+        sched::yield_now();
+    }
+    let (counts, elapsed): (Vec<u64>, u64) = (counters.iter().map(|counter| counter.load(Ordering::Relaxed)).collect(), ticks() - start);
     stop.store(true, Ordering::Relaxed);
     check(wait_until(2_000, || threads.iter().all(|thread| thread.has_exited())), || "spinners did not stop".into())?;
-    let counts: Vec<u64> = counters.iter().map(|counter| counter.load(Ordering::Relaxed)).collect();
-    check(counts.iter().all(|count| *count > 0), || format!("a spinner on CPU {cpu} never ran: counts {counts:?}"))
+    check(counts.iter().all(|count| *count > 0), || {
+        format!("after {elapsed} timer ticks of CPU {cpu} a spinner had never run: counts {counts:?}")
+    })
 }
 
 pub fn a_thread_migrates_to_every_cpu(_facts: &SystemFacts) -> Outcome {
@@ -136,8 +170,10 @@ pub fn no_lost_wakeups_under_stress(_facts: &SystemFacts) -> Outcome {
     let online = percpu::online_count();
     let pairs = online.max(2);
     let finished = Arc::new(AtomicUsize::new(0));
+    let mut turns = Vec::new();
     for pair in 0..pairs {
         let turn = Arc::new(AtomicU64::new(0));
+        turns.push(turn.clone());
         let slots: Arc<IrqLock<[Option<Arc<sched::Thread>>; 2]>> = Arc::new(IrqLock::new([None, None]));
         for side in 0..2u64 {
             let (turn, partners, finished) = (turn.clone(), slots.clone(), finished.clone());
@@ -161,7 +197,8 @@ pub fn no_lost_wakeups_under_stress(_facts: &SystemFacts) -> Outcome {
         }
     }
     let all = pairs * 2;
-    check(wait_until(30_000, || finished.load(Ordering::SeqCst) == all), || {
-        format!("only {} of {all} ping-pong threads finished {ROUNDS} rounds", finished.load(Ordering::SeqCst))
+    let moves = || turns.iter().map(|turn| turn.load(Ordering::Acquire)).sum::<u64>();
+    check(wait_for_progress(10_000, moves, || finished.load(Ordering::SeqCst) == all), || {
+        format!("only {} of {all} ping-pong threads finished {ROUNDS} rounds; nothing moved for 10 s", finished.load(Ordering::SeqCst))
     })
 }

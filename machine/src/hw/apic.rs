@@ -6,6 +6,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::cpu;
 use super::trap::VECTOR_SPURIOUS;
 
 const ID: u64 = 0x20;
@@ -78,12 +79,19 @@ pub(crate) fn end_of_interrupt() {
     write(END_OF_INTERRUPT, 0);
 }
 
+/// Writes the interrupt command register: destination first, then the
+/// command, which sends. Interrupts stay off from the first write until
+/// delivery: an interrupt handler that sends an IPI of its own between
+/// the two writes would leave its destination in the high half, and the
+/// interrupted send would go to the wrong CPU (a lost wake-up IPI).
 fn send(destination: u32, command: u32) {
-    write(COMMAND_HIGH, destination << 24);
-    write(COMMAND_LOW, command);
-    while read(COMMAND_LOW) & DELIVERY_PENDING != 0 {
-        core::hint::spin_loop();
-    }
+    cpu::without_interrupts(|| {
+        write(COMMAND_HIGH, destination << 24);
+        write(COMMAND_LOW, command);
+        while read(COMMAND_LOW) & DELIVERY_PENDING != 0 {
+            core::hint::spin_loop();
+        }
+    });
 }
 
 /// Sends interrupt `vector` to the CPU with APIC id `destination`.

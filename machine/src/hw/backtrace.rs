@@ -15,14 +15,9 @@ pub fn print_from(instruction: u64, frame_pointer: u64) {
     let symbols = SymbolTable::parse(layout::kernel_symbols());
     crate::emergency_println!("  backtrace:");
     print_frame(0, instruction, symbols.as_ref());
-    let mut frame_pointer = frame_pointer;
     let mut previous = instruction;
     let mut repeats = 0;
-    for depth in 1..MAX_FRAMES {
-        let Some((caller_frame, return_address)) = read_frame(frame_pointer) else { break };
-        if return_address == 0 {
-            break;
-        }
+    for (depth, return_address) in (1..MAX_FRAMES).zip(ReturnAddresses::from(frame_pointer)) {
         // The call instruction is just before the return address.
         let call_site = return_address - 1;
         if call_site == previous {
@@ -33,12 +28,53 @@ pub fn print_from(instruction: u64, frame_pointer: u64) {
             print_frame(depth, call_site, symbols.as_ref());
         }
         previous = call_site;
-        if caller_frame <= frame_pointer {
-            break;
-        }
-        frame_pointer = caller_frame;
     }
     report_repeats(repeats);
+}
+
+/// Fills `callers` with the return addresses of the chain that starts at
+/// `frame_pointer`, innermost first, and zeroes the rest. Takes no lock and
+/// allocates nothing (the NMI snapshot uses it).
+pub fn return_addresses(frame_pointer: u64, callers: &mut [u64]) {
+    callers.fill(0);
+    for (slot, address) in callers.iter_mut().zip(ReturnAddresses::from(frame_pointer)) {
+        *slot = address;
+    }
+}
+
+/// The byte at kernel address `address`, if it is mapped.
+pub fn byte_at(address: u64) -> Option<u8> {
+    if !is_readable(address) {
+        return None;
+    }
+    // SAFETY: the address was just checked to be mapped kernel memory.
+    Some(unsafe { (address as *const u8).read_volatile() })
+}
+
+/// Walks a frame-pointer chain outwards; ends at a zero return address, an
+/// unreadable frame or a frame that does not grow.
+struct ReturnAddresses {
+    frame_pointer: u64,
+}
+
+impl ReturnAddresses {
+    fn from(frame_pointer: u64) -> Self {
+        Self { frame_pointer }
+    }
+}
+
+impl Iterator for ReturnAddresses {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        let (caller_frame, return_address) = read_frame(self.frame_pointer)?;
+        if return_address == 0 {
+            return None;
+        }
+        // A frame that does not grow ends the walk after this address.
+        self.frame_pointer = if caller_frame > self.frame_pointer { caller_frame } else { 0 };
+        Some(return_address)
+    }
 }
 
 fn report_repeats(repeats: usize) {

@@ -5,6 +5,7 @@ pub mod backtrace;
 pub mod boot_frames;
 pub mod context;
 pub mod cpu;
+pub mod cpu_snapshot;
 pub mod frame_access;
 mod entry;
 pub mod gdt;

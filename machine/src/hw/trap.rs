@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::gdt::{IST_DOUBLE_FAULT, IST_MACHINE_CHECK, IST_NMI, KERNEL_CODE_SELECTOR};
 use super::trap_entry::{stub_address, TrapFrame};
-use super::{apic, backtrace, cpu, stacks, stop};
+use super::{apic, backtrace, cpu, cpu_snapshot, stacks, stop};
 
 /// First vector of device interrupts (ISA IRQ n arrives at `IRQ_BASE + n`).
 pub const IRQ_BASE: u8 = 0x20;
@@ -110,6 +110,7 @@ pub(crate) extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             crate::println!("lamina: breakpoint at {:#x} on CPU {}", frame.rip, super::percpu::current_index());
         }
         2 if stop::is_stopping() => stop::stopped_by_other_cpu(),
+        2 if cpu_snapshot::is_requested() => cpu_snapshot::answer(frame),
         VECTOR_STOP => stop::stopped_by_other_cpu(),
         VECTOR_SPURIOUS => {}
         0..EXCEPTION_COUNT => fatal_exception(frame),
@@ -125,6 +126,7 @@ pub(crate) fn dispatch_interrupt_from_user(vector: u8) {
     let mut frame = TrapFrame { vector: u64::from(vector), cs: u64::from(super::gdt::USER_CODE_SELECTOR), ..TrapFrame::default() };
     match vector {
         2 if stop::is_stopping() => stop::stopped_by_other_cpu(),
+        2 if cpu_snapshot::is_requested() => cpu_snapshot::answer(&frame),
         2 | VECTOR_SPURIOUS => {}
         VECTOR_STOP => stop::stopped_by_other_cpu(),
         8 | 18 => fatal_exception(&frame),

@@ -1,7 +1,9 @@
 //! The kernel half of the threads layer (built for the kernel target only).
 
 mod lock;
+pub mod report;
 pub mod scheduler;
 pub mod sleepers;
 pub mod stacks;
 pub mod thread;
+pub mod trace;

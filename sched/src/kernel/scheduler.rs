@@ -19,16 +19,22 @@ use containers::ContainerId;
 use super::lock::{queue_lock, QueueLock};
 use super::stacks::{self, set_source, StackSource, THREAD_PAGES};
 use super::thread::Thread;
+use super::trace::TraceKind;
 use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
 
 /// One CPU's scheduling state.
-struct CpuScheduler {
-    queues: QueueLock<CpuQueues<Arc<Thread>>>,
-    current: QueueLock<Option<Arc<Thread>>>,
+pub(super) struct CpuScheduler {
+    pub(super) queues: QueueLock<CpuQueues<Arc<Thread>>>,
+    pub(super) current: QueueLock<Option<Arc<Thread>>>,
     idle_thread: QueueLock<Option<Arc<Thread>>>,
     /// True while the CPU halts in its idle loop (wakers send an IPI then).
-    idle: AtomicBool,
-    switches: AtomicU64,
+    pub(super) idle: AtomicBool,
+    pub(super) switches: AtomicU64,
+    /// Uptime (ns) of this CPU's last timer tick, for stall reports.
+    pub(super) last_tick: AtomicU64,
+    /// Wake IPIs other CPUs sent here, and those this CPU took.
+    pub(super) wake_ipis_sent: AtomicU64,
+    pub(super) wake_ipis_taken: AtomicU64,
 }
 
 impl CpuScheduler {
@@ -39,11 +45,14 @@ impl CpuScheduler {
             idle_thread: queue_lock(None),
             idle: AtomicBool::new(false),
             switches: AtomicU64::new(0),
+            last_tick: AtomicU64::new(0),
+            wake_ipis_sent: AtomicU64::new(0),
+            wake_ipis_taken: AtomicU64::new(0),
         }
     }
 }
 
-static CPUS: [CpuScheduler; MAX_CPUS] = [const { CpuScheduler::new() }; MAX_CPUS];
+pub(super) static CPUS: [CpuScheduler; MAX_CPUS] = [const { CpuScheduler::new() }; MAX_CPUS];
 static PREEMPTION: AtomicBool = AtomicBool::new(false);
 
 /// Why spawning failed.
@@ -76,7 +85,7 @@ pub fn init_cpu(stacks: &'static StackSource, root: ContainerId) {
 /// Turns on timer preemption and the wake-IPI handler (once, at boot).
 pub fn enable_preemption() {
     trap::set_handler(trap::VECTOR_TIMER, timer_tick);
-    trap::set_handler(trap::VECTOR_WAKE, |_| {});
+    trap::set_handler(trap::VECTOR_WAKE, wake_interrupt);
     PREEMPTION.store(true, Ordering::Release);
 }
 
@@ -181,14 +190,20 @@ pub fn yield_now() {
 pub fn park() {
     let thread = current();
     if thread.take_permit() {
+        thread.trace.record(TraceKind::TookPermit, percpu::current_index(), 0);
         return;
     }
     let enabled = cpu::interrupts_enabled();
     cpu::disable_interrupts();
     if thread.begin_park() {
+        thread.trace.record(TraceKind::Parked, percpu::current_index(), 0);
         drop(thread);
         schedule(Requeue::No);
-        current().finish_park();
+        let thread = current();
+        thread.finish_park();
+        thread.trace.record(TraceKind::Unparked, percpu::current_index(), 0);
+    } else {
+        thread.trace.record(TraceKind::TookPermit, percpu::current_index(), 1);
     }
     if enabled {
         cpu::enable_interrupts();
@@ -197,7 +212,9 @@ pub fn park() {
 
 /// Gives `thread` a permit, waking it if it is parked.
 pub fn unpark(thread: &Arc<Thread>) {
-    if thread.give_permit() {
+    let was_parked = thread.give_permit();
+    thread.trace.record(TraceKind::GivenPermit, percpu::current_index(), u8::from(was_parked));
+    if was_parked {
         make_ready(thread.clone());
     }
 }
@@ -218,13 +235,21 @@ fn make_ready(thread: Arc<Thread>) {
     let (index, this) = this_cpu();
     let home = thread.home_cpu();
     match route_wakeup(index, home) {
-        WakeDelivery::Local => this.queues.lock().push_ready(thread),
+        WakeDelivery::Local => {
+            thread.trace.record(TraceKind::QueuedLocal, index, 0);
+            this.queues.lock().push_ready(thread)
+        }
         WakeDelivery::Remote { cpu } => {
+            let trace_entry = thread.clone();
             CPUS[cpu].queues.lock().push_pending(thread);
             // SeqCst: pairs with the idle loop's store of `idle`; either it
             // sees our push or we see it idle (no lost wake-up).
-            if CPUS[cpu].idle.load(Ordering::SeqCst) {
+            let idle = CPUS[cpu].idle.load(Ordering::SeqCst);
+            trace_entry.trace.record(TraceKind::QueuedRemote, cpu, u8::from(idle));
+            if idle {
                 if let Some(target) = percpu::cpu(cpu) {
+                    // Relaxed: a statistic for stall reports.
+                    CPUS[cpu].wake_ipis_sent.fetch_add(1, Ordering::Relaxed);
                     apic::send_ipi(target.apic_id, trap::VECTOR_WAKE);
                 }
             }
@@ -238,6 +263,13 @@ fn make_ready(thread: Arc<Thread>) {
 fn schedule(requeue: Requeue) {
     let (_, this) = this_cpu();
     let current = this.current.lock().clone().expect("init_cpu ran on this CPU");
+    debug_assert!(
+        Arc::ptr_eq(&context::current(), &current.context),
+        "CPU {}: the scheduler's current thread {}#{} is not the context this CPU runs",
+        percpu::current_index(),
+        current.name(),
+        current.id()
+    );
     if requeue == Requeue::Yes && !current.idle {
         make_ready(current.clone());
     }
@@ -251,27 +283,59 @@ fn schedule(requeue: Requeue) {
         None => this.idle_thread.lock().clone().expect("init_cpu ran on this CPU"),
     };
     if Arc::ptr_eq(&next, &current) {
+        next.trace.record(TraceKind::KeptRunning, percpu::current_index(), 0);
         return;
     }
+    next.trace.record(TraceKind::Chosen, percpu::current_index(), 0);
+    debug_assert!(!next.has_exited(), "CPU {}: chose {}#{}, which has exited", percpu::current_index(), next.name(), next.id());
     let next_context = next.context.clone();
     *this.current.lock() = Some(next);
     this.switches.fetch_add(1, Ordering::Relaxed);
     drop(current);
     context::switch_to(next_context);
+    debug_check_current();
+}
+
+/// Debug builds: the thread this CPU's scheduler calls current is the one
+/// whose context the CPU runs.
+fn debug_check_current() {
+    #[cfg(debug_assertions)]
+    {
+        let (index, this) = this_cpu();
+        let current = this.current.lock().clone().expect("init_cpu ran on this CPU");
+        assert!(
+            Arc::ptr_eq(&context::current(), &current.context),
+            "CPU {index}: resumed, but the scheduler's current thread {}#{} is not the context this CPU runs",
+            current.name(),
+            current.id()
+        );
+    }
+}
+
+/// The wake IPI: its work is done by arriving (it ends a `hlt`).
+fn wake_interrupt(_frame: &mut machine::TrapFrame) {
+    let (_, this) = this_cpu();
+    // Relaxed: a statistic for stall reports.
+    this.wake_ipis_taken.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Timer interrupt: preempt the running thread when others wait.
-fn timer_tick(_frame: &mut machine::TrapFrame) {
+fn timer_tick(frame: &mut machine::TrapFrame) {
     if let Some(per_cpu) = percpu::current() {
         per_cpu.ticks.fetch_add(1, Ordering::Relaxed);
     }
     if !PREEMPTION.load(Ordering::Acquire) {
         return;
     }
-    super::sleepers::wake_expired();
     let (_, this) = this_cpu();
+    // Relaxed: a statistic for stall reports.
+    this.last_tick.store(machine::timer::uptime_nanoseconds(), Ordering::Relaxed);
+    super::sleepers::wake_expired();
     let waiting = !this.queues.lock().is_empty();
     if waiting {
+        if let Some(current) = this.current.lock().as_ref() {
+            current.trace.record_preemption(frame.rip);
+        }
         schedule(Requeue::Yes);
     }
 }

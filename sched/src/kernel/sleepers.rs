@@ -1,21 +1,49 @@
 //! Timed sleep: a thread sleeps until a deadline on the uptime clock (or
-//! until something it waits for happens). Sleepers sit in one list; every
-//! CPU's timer tick wakes the expired ones, so a sleep ends within one
-//! tick (10 ms) after its deadline.
+//! until something it waits for happens). Each CPU keeps the sleepers
+//! homed on it in its own [`SleepList`]; its timer tick wakes the expired
+//! ones, so a sleep ends within one tick (10 ms) after its deadline, and a
+//! tick takes no lock at all while nothing on its CPU is due.
 //!
 //! Must never lose a wake-up: a sleeper joins the list before it checks
-//! its condition, and `park` keeps a permit given before it parks.
+//! its condition, and `park` keeps a permit given before it parks. The
+//! list's lock is the machine layer's `IrqLock`, the lowest in the lock
+//! order: nothing is woken while it is held.
 
 use alloc::sync::Arc;
-use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use machine::irq_lock::IrqLock;
+use machine::percpu::{self, MAX_CPUS};
 use machine::timer;
 
 use super::scheduler::{current, park, unpark};
 use super::thread::Thread;
+use crate::sleep_list::SleepList;
 
-static SLEEPERS: IrqLock<Vec<(u64, Arc<Thread>)>> = IrqLock::new(Vec::new());
+/// One CPU's sleepers and, readable without the lock, their earliest
+/// deadline.
+struct CpuSleepers {
+    list: IrqLock<SleepList<Arc<Thread>>>,
+    earliest: AtomicU64,
+}
+
+impl CpuSleepers {
+    const fn new() -> Self {
+        Self { list: IrqLock::new(SleepList::new()), earliest: AtomicU64::new(u64::MAX) }
+    }
+
+    /// Runs `change` on the list and republishes the earliest deadline.
+    fn change<R>(&self, change: impl FnOnce(&mut SleepList<Arc<Thread>>) -> R) -> R {
+        let mut list = self.list.lock();
+        let result = change(&mut list);
+        // Release, under the lock: a tick that reads the new value sees the
+        // list it describes once it takes the lock.
+        self.earliest.store(list.earliest(), Ordering::Release);
+        result
+    }
+}
+
+static SLEEPERS: [CpuSleepers; MAX_CPUS] = [const { CpuSleepers::new() }; MAX_CPUS];
 
 /// Why a sleep ended.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -31,14 +59,9 @@ pub enum Woken {
 /// Without room to queue (out of heap) it yields until then instead.
 pub fn sleep_until(deadline: u64, done: impl Fn() -> bool) -> Woken {
     let me = current();
-    let queued = {
-        let mut sleepers = SLEEPERS.lock();
-        let room = sleepers.try_reserve(1).is_ok();
-        if room {
-            sleepers.push((deadline, me.clone()));
-        }
-        room
-    };
+    // The list of the CPU the thread runs on: its home, whose tick wakes it.
+    let sleepers = &SLEEPERS[percpu::current_index()];
+    let queued = sleepers.change(|list| list.add(deadline, me.clone()).is_ok());
     let woken = loop {
         if done() {
             break Woken::Done;
@@ -53,19 +76,20 @@ pub fn sleep_until(deadline: u64, done: impl Fn() -> bool) -> Woken {
         }
     };
     if queued {
-        SLEEPERS.lock().retain(|(_, thread)| !Arc::ptr_eq(thread, &me));
+        sleepers.change(|list| list.remove(|thread| Arc::ptr_eq(thread, &me)));
     }
     woken
 }
 
-/// Wakes the sleepers whose deadline passed (from the timer tick).
+/// Wakes this CPU's sleepers whose deadline passed (from its timer tick).
 pub(crate) fn wake_expired() {
+    let sleepers = &SLEEPERS[percpu::current_index()];
     let now = timer::uptime_nanoseconds();
-    let mut sleepers = SLEEPERS.lock();
-    for (deadline, thread) in sleepers.iter() {
-        if *deadline <= now {
-            unpark(thread);
-        }
+    // Acquire: pairs with the Release in `change`.
+    if sleepers.earliest.load(Ordering::Acquire) > now {
+        return;
     }
-    sleepers.retain(|(deadline, _)| *deadline > now);
+    while let Some(thread) = sleepers.change(|list| list.take_expired(now)) {
+        unpark(&thread);
+    }
 }

@@ -24,11 +24,22 @@ use containers::ContainerId;
 use machine::context::ThreadContext;
 
 use super::lock::{queue_lock, QueueLock};
+use super::trace::Trace;
 
 const EMPTY: u8 = 0;
 const NOTIFIED: u8 = 1;
 const PARKED: u8 = 2;
 
+/// Where a thread stands in the park/unpark handshake (for reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParkState {
+    /// No permit waiting, not parked.
+    Empty,
+    /// A permit waits for the next `park`.
+    Notified,
+    /// Parked: only an `unpark` makes it ready again.
+    Parked,
+}
 
 /// A kernel thread.
 pub struct Thread {
@@ -47,6 +58,8 @@ pub struct Thread {
     pub(crate) idle: bool,
     /// The container the thread is charged to (and its children inherit).
     container: ContainerId,
+    /// The last scheduling events (debug builds), for stall reports.
+    pub(crate) trace: Trace,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -72,6 +85,7 @@ impl Thread {
             start: queue_lock(start),
             idle,
             container,
+            trace: Trace::new(),
         }
     }
 
@@ -108,6 +122,15 @@ impl Thread {
     pub(crate) fn set_home(&self, cpu: usize, pinned: bool) {
         self.home_cpu.store(cpu, Ordering::Release);
         self.pinned.store(pinned, Ordering::Release);
+    }
+
+    /// The thread's park state now (a snapshot, for reports).
+    pub fn park_state(&self) -> ParkState {
+        match self.park_state.load(Ordering::Relaxed) {
+            EMPTY => ParkState::Empty,
+            NOTIFIED => ParkState::Notified,
+            _ => ParkState::Parked,
+        }
     }
 
     /// Consumes a waiting permit; true when there was one.

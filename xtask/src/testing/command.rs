@@ -1,10 +1,13 @@
-//! `cargo xtask test [--only host|loom|ktest|boot|iso|user[,...]]`: runs the tiers,
-//! prints `N passed, M failed` last and fails if anything failed.
+//! `cargo xtask test [--only host|loom|ktest|boot|iso|user[,...]]
+//! [--repeat N] [--smp N[,N…]] [--tests PATTERN[,PATTERN…]]`: runs the tiers,
+//! prints `N passed, M failed` last and fails if anything failed. The last
+//! three shape the in-kernel tier (see `kernel_tests`): e.g.
+//! `--only ktest --repeat 200 --smp 8` is its stress mode.
 
 use super::boot::run_boot_tests;
 use super::host::{run_host_tests, run_loom_checks};
 use super::iso_boot::run_iso_tests;
-use super::kernel_tests::run_kernel_tests;
+use super::kernel_tests::{run_kernel_tests, KernelTestPlan};
 use super::user_space::run_user_tests;
 use super::tally::Tally;
 use crate::arguments::{unexpected, Argument, Arguments};
@@ -39,7 +42,7 @@ const ALL_TIERS: [Tier; 6] = [
 
 /// `cargo xtask test`.
 pub fn test_command(mut arguments: Arguments) -> Outcome {
-    let tiers = parse_test_arguments(&mut arguments)?;
+    let (tiers, kernel_plan) = parse_test_arguments(&mut arguments)?;
     if tiers
         .iter()
         .any(|tier| !matches!(tier, Tier::Host | Tier::Loom))
@@ -48,7 +51,7 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
     }
     let mut tally = Tally::default();
     for tier in tiers {
-        run_tier(tier, &mut tally);
+        run_tier(tier, &kernel_plan, &mut tally);
     }
     println!("{}", tally.summary());
     match tally.failed() {
@@ -57,28 +60,30 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
     }
 }
 
-fn run_tier(tier: Tier, tally: &mut Tally) {
+fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
     match tier {
         Tier::Host => run_host_tests(tally),
         Tier::Loom => run_loom_checks(tally),
-        Tier::KernelTests => run_kernel_tests(tally),
+        Tier::KernelTests => run_kernel_tests(tally, kernel_plan),
         Tier::Boot => run_boot_tests(tally),
         Tier::Iso => run_iso_tests(tally),
         Tier::User => run_user_tests(tally),
     }
 }
 
-fn parse_test_arguments(arguments: &mut Arguments) -> Outcome<Vec<Tier>> {
+fn parse_test_arguments(arguments: &mut Arguments) -> Outcome<(Vec<Tier>, KernelTestPlan)> {
     let mut tiers = ALL_TIERS.to_vec();
+    let mut kernel_plan = KernelTestPlan::default();
     while let Some(argument) = arguments.next_argument()? {
         match argument {
             Argument::Flag(flag) if flag == "--only" => {
                 tiers = parse_tiers(&arguments.value(&flag)?)?
             }
+            Argument::Flag(flag) if kernel_plan.take_flag(&flag, arguments)? => {}
             other => return Err(unexpected("test", other)),
         }
     }
-    Ok(tiers)
+    Ok((tiers, kernel_plan))
 }
 
 /// `host,boot` and the like, in the order given.
@@ -108,6 +113,7 @@ mod tests {
         parse_test_arguments(&mut Arguments::new(
             list.iter().map(|text| text.to_string()),
         ))
+        .map(|(tiers, _)| tiers)
     }
 
     #[test]
@@ -118,6 +124,16 @@ mod tests {
             parse(&["--only=ktest,host"]),
             Ok(vec![Tier::KernelTests, Tier::Host])
         );
+    }
+
+    #[test]
+    fn kernel_test_flags_shape_the_kernel_tier() {
+        let (tiers, plan) = parse_test_arguments(&mut Arguments::new(
+            ["--only", "ktest", "--repeat", "5", "--smp", "8"].map(String::from),
+        ))
+        .unwrap();
+        assert_eq!(tiers, vec![Tier::KernelTests]);
+        assert_eq!((plan.rounds, plan.cpu_counts), (5, vec![8]));
     }
 
     #[test]

@@ -1,12 +1,20 @@
-//! Tier 3: the in-kernel test image under TCG with 1, 2, 4 and 8 CPUs. It
-//! passes only on exit status 33 with `ktest: N passed, 0 failed`, N > 0.
+//! Tier 3: the in-kernel test image under TCG, by default once each with 1,
+//! 2, 4 and 8 CPUs. A boot passes only on exit status 33 with
+//! `ktest: N passed, 0 failed`, N > 0.
+//!
+//! Stress mode (`--repeat N`, with `--smp` and `--tests` to narrow it) runs
+//! the selected tests N rounds in one boot and stops at the first failing
+//! round; the kernel then prints a stall report of every CPU.
 
 use super::tally::{with_log, CheckResult, Tally};
+use crate::arguments::Arguments;
+use crate::failure::{Failure, Outcome};
 use crate::kernel_build::{build_kernel, ImageKind};
 use crate::machine_options::MachineOptions;
 use crate::qemu_command::{describe_exit_status, BootMedium, EXIT_PASSED};
 use crate::qemu_session::QemuSession;
 use crate::serial_protocol::ktest_counts;
+use crate::workspace;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,43 +23,178 @@ pub const CPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
 /// Guest memory: 1 GiB gives a 64 MiB kernel heap, room for the
 /// capability tests' 100,000-node chains and trees.
 const KTEST_MEMORY_MIB: u32 = 1024;
-/// Longest one run of the test image may take under TCG.
-const TIME_LIMIT: Duration = Duration::from_secs(120);
+/// Longest one round of the test image may take under TCG.
+const TIME_LIMIT_PER_ROUND: Duration = Duration::from_secs(120);
 
-pub fn run_kernel_tests(tally: &mut Tally) {
+/// Which boots of the test image to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelTestPlan {
+    pub cpu_counts: Vec<u32>,
+    /// Rounds of the selected tests in each boot.
+    pub rounds: u32,
+    /// Run only tests whose name contains one of these (empty: all).
+    pub patterns: Vec<String>,
+}
+
+impl Default for KernelTestPlan {
+    fn default() -> Self {
+        KernelTestPlan { cpu_counts: CPU_COUNTS.to_vec(), rounds: 1, patterns: Vec::new() }
+    }
+}
+
+impl KernelTestPlan {
+    /// Reads `--repeat N`, `--smp N[,N…]` or `--tests P[,P…]`; false when
+    /// `flag` is none of them.
+    pub fn take_flag(&mut self, flag: &str, arguments: &mut Arguments) -> Outcome<bool> {
+        match flag {
+            "--repeat" => self.rounds = positive(arguments.number(flag)?, flag)?,
+            "--smp" => {
+                let list = arguments.value(flag)?;
+                self.cpu_counts = list
+                    .split(',')
+                    .map(|count| count.trim().parse().ok().filter(|count| (1..=255).contains(count)))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| Failure::usage(format!("--smp takes CPU counts 1..255, not `{list}`")))?;
+            }
+            "--tests" => self.patterns = arguments.value(flag)?.split(',').filter(|p| !p.is_empty()).map(String::from).collect(),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The kernel command line that asks the test image for this plan.
+    pub fn command_line(&self) -> String {
+        let mut words = Vec::new();
+        if self.rounds > 1 {
+            words.push(format!("ktest.rounds={}", self.rounds));
+        }
+        if !self.patterns.is_empty() {
+            words.push(format!("ktest.only={}", self.patterns.join(",")));
+        }
+        words.join(" ")
+    }
+
+    fn check_name(&self, cpu_count: u32) -> String {
+        match self.rounds {
+            1 => format!("ktest: smp={cpu_count}"),
+            rounds => format!("ktest: smp={cpu_count}, {rounds} rounds"),
+        }
+    }
+}
+
+fn positive(number: u32, flag: &str) -> Outcome<u32> {
+    if number == 0 {
+        return Err(Failure::usage(format!("{flag} wants a number above 0")));
+    }
+    Ok(number)
+}
+
+pub fn run_kernel_tests(tally: &mut Tally, plan: &KernelTestPlan) {
     let image = match build_kernel(ImageKind::Test) {
         Ok(image) => image,
         Err(failure) => {
             return tally.record("ktest: build the test image", Err(failure.to_string()))
         }
     };
-    for cpu_count in CPU_COUNTS {
-        tally.record(
-            &format!("ktest: smp={cpu_count}"),
-            run_test_image(&image, cpu_count),
-        );
+    for &cpu_count in &plan.cpu_counts {
+        tally.record(&plan.check_name(cpu_count), run_test_image(&image, cpu_count, plan));
     }
 }
 
-fn run_test_image(image: &Path, cpu_count: u32) -> CheckResult {
+fn run_test_image(image: &Path, cpu_count: u32, plan: &KernelTestPlan) -> CheckResult {
     let machine = MachineOptions::with(cpu_count, KTEST_MEMORY_MIB);
-    let medium = BootMedium::Kernel(image.to_path_buf());
-    let mut session =
-        QemuSession::start(&machine, &medium, TIME_LIMIT).map_err(|failure| failure.to_string())?;
-    let code = session
-        .wait_for_exit()
-        .map_err(|why| with_log(why, &session))?;
+    let command_line = plan.command_line();
+    let medium = match command_line.is_empty() {
+        true => BootMedium::Kernel(image.to_path_buf()),
+        false => BootMedium::KernelWithCommandLine(image.to_path_buf(), command_line),
+    };
+    let time_limit = TIME_LIMIT_PER_ROUND * plan.rounds;
+    let mut session = QemuSession::start(&machine, &medium, time_limit).map_err(|failure| failure.to_string())?;
+    show_rounds(&mut session, cpu_count, plan.rounds);
+    let code = session.wait_for_exit().map_err(|why| with_log(why, &session));
     let log = session.log();
+    let log_path = workspace::target_directory().join(format!("ktest-smp{cpu_count}.log"));
+    if std::fs::write(&log_path, &log).is_ok() && plan.rounds > 1 {
+        eprintln!("xtask: the serial log is in {}", log_path.display());
+    }
+    let code = code?;
+    let rounds_done = log.lines().filter(|line| line.starts_with("ktest: round ")).count();
     match (code, ktest_counts(&log)) {
         (Some(EXIT_PASSED), Some((passed, 0))) if passed > 0 => Ok(()),
         (_, None) => Err(with_log(
             format!("no `ktest: N passed, M failed` line; QEMU exited with {}", describe_exit_status(code)),
             &session,
         )),
-        (_, Some((passed, failed))) => Err(with_log(
-            format!("expected exit 33 and N>0 passed, 0 failed; saw {passed} passed, {failed} failed, exit {}",
-                describe_exit_status(code)),
-            &session,
+        (_, Some((passed, failed))) => Err(format!(
+            "expected exit 33 and N>0 passed, 0 failed; saw {passed} passed, {failed} failed in round {} of {}, exit {}\n\
+             ----- serial log of the last round -----\n{}\n----- end of serial log -----",
+            rounds_done.max(1),
+            plan.rounds,
+            describe_exit_status(code),
+            last_round(&log)
         )),
+    }
+}
+
+/// In a stress run, says on stderr as each round starts (a run of
+/// hundreds of rounds takes a while); returns once the last round began
+/// or QEMU ended.
+fn show_rounds(session: &mut QemuSession, cpu_count: u32, rounds: u32) {
+    for round in 1..=rounds {
+        if rounds == 1 || session.wait_for_text(&format!("ktest: round {round} of"), 1).is_err() {
+            return;
+        }
+        let seconds = session.started().elapsed().as_secs();
+        eprintln!("xtask: ktest smp={cpu_count}: round {round} of {rounds} started at {seconds} s");
+    }
+}
+
+/// The log from the start of its last round on (all of it for one round).
+fn last_round(log: &str) -> &str {
+    log.rfind("ktest: round ").map_or(log, |start| &log[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(list: &[&str]) -> Outcome<KernelTestPlan> {
+        let mut arguments = Arguments::new(list.iter().map(|text| text.to_string()));
+        let mut plan = KernelTestPlan::default();
+        while let Some(crate::arguments::Argument::Flag(flag)) = arguments.next_argument()? {
+            if !plan.take_flag(&flag, &mut arguments)? {
+                return Err(Failure::usage(format!("unexpected {flag}")));
+            }
+        }
+        Ok(plan)
+    }
+
+    #[test]
+    fn a_plain_run_boots_every_cpu_count_once_with_no_command_line() {
+        let plain = plan(&[]).unwrap();
+        assert_eq!(plain.cpu_counts, vec![1, 2, 4, 8]);
+        assert_eq!(plain.command_line(), "");
+    }
+
+    #[test]
+    fn stress_flags_become_the_kernel_command_line() {
+        let stress = plan(&["--repeat", "200", "--smp=8", "--tests", "sync::,threads::"]).unwrap();
+        assert_eq!(stress.cpu_counts, vec![8]);
+        assert_eq!(stress.command_line(), "ktest.rounds=200 ktest.only=sync::,threads::");
+        assert_eq!(stress.check_name(8), "ktest: smp=8, 200 rounds");
+    }
+
+    #[test]
+    fn bad_counts_are_usage_errors() {
+        for bad in [&["--repeat", "0"][..], &["--smp", "0"], &["--smp", "2,x"], &["--repeat", "many"]] {
+            assert!(matches!(plan(bad), Err(Failure::Usage(_))), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_failure_report_shows_only_the_last_round() {
+        let log = "ktest: round 1 of 3\nktest: a ... ok\nktest: round 2 of 3\nktest: a ... FAILED: x\n";
+        assert_eq!(last_round(log), "ktest: round 2 of 3\nktest: a ... FAILED: x\n");
+        assert_eq!(last_round("ktest: a ... ok\n"), "ktest: a ... ok\n");
     }
 }
