@@ -15,8 +15,15 @@
 
 extern crate alloc;
 
+#[macro_use]
+mod atomics;
+pub mod idle_flag;
+pub mod park_permit;
 pub mod queues;
 pub mod sleep_list;
+
+#[cfg(test)]
+mod tests;
 pub mod spec;
 
 #[cfg(target_os = "none")]
@@ -33,4 +40,5 @@ pub use kernel::stacks::{release_spare_stacks, StackSource, SPARE_STACKS, THREAD
 #[cfg(target_os = "none")]
 pub use kernel::report::{report, CpuReport, QueueContents, ThreadSummary};
 #[cfg(target_os = "none")]
-pub use kernel::thread::{ParkState, Thread};
+pub use kernel::thread::Thread;
+pub use park_permit::ParkState;

@@ -1,16 +1,98 @@
 //! One CPU's timed sleepers as plain data: who sleeps until when, and the
 //! earliest deadline, so that a timer tick with nothing due need not look.
 //!
-//! The kernel keeps one list per CPU, touched by the threads homed there
-//! and by that CPU's timer tick. A single list for the whole machine made
+//! The kernel keeps one [`CpuSleepers`] per CPU, touched only by the
+//! threads running there and by that CPU's timer tick — which cannot
+//! interrupt a holder, since the lock keeps interrupts off — so a tick
+//! never waits for another CPU. A single list for the whole machine made
 //! every tick of every CPU (800 a second at 8 CPUs) queue on one lock,
 //! and with more vCPUs than host cores one descheduled holder stalled all
-//! ticks behind it (see `docs/verification.md`, "the tick convoy").
-//! Nothing here knows about locks or hardware; `tests/` checks it.
+//! ticks behind it (see `docs/verification.md`, "the tick convoy"). loom
+//! checks both in `tests/loom_sleepers.rs`.
 
 extern crate alloc;
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
+
+use spinlock::{GuardPolicy, HeldLevels, Level, SpinLock, TicketLock};
+
+use crate::atomics::{AtomicU64, Ordering};
+
+/// One CPU's sleepers under their lock, and their earliest deadline
+/// readable without it. `G` and `H` are the lock's guard policy and
+/// lock-order record (the kernel's: interrupts off, per-CPU levels).
+pub struct CpuSleepers<T, G: GuardPolicy, H: HeldLevels> {
+    list: SpinLock<SleepList<T>, TicketLock, G, H>,
+    earliest: AtomicU64,
+    /// Ticks that found the lock held (by another CPU): should stay 0.
+    contended_ticks: AtomicU64,
+}
+
+/// How a tick went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tick {
+    /// Nothing was due: the lock was not taken.
+    NothingDue,
+    /// Took the lock at once and woke the sleepers that were due.
+    Woke,
+    /// Had to wait for the lock first (someone on another CPU held it).
+    WokeAfterWaiting,
+}
+
+impl<T, G: GuardPolicy, H: HeldLevels> CpuSleepers<T, G, H> {
+    loom_const_fn! {
+        pub fn new(level: Level) -> Self {
+            Self {
+                list: SpinLock::new(level, SleepList::new()),
+                earliest: AtomicU64::new(u64::MAX),
+                contended_ticks: AtomicU64::new(0),
+            }
+        }
+    }
+
+    /// Runs `change` on the list and republishes the earliest deadline.
+    pub fn change<R>(&self, change: impl FnOnce(&mut SleepList<T>) -> R) -> R {
+        let mut list = self.list.lock();
+        let result = change(&mut list);
+        // Release, under the lock: a tick that reads the new value sees
+        // the list it describes once it takes the lock.
+        self.earliest.store(list.earliest(), Ordering::Release);
+        result
+    }
+
+    /// The timer tick at `now`: wakes (through `wake`, with the lock
+    /// released) every sleeper that is due.
+    pub fn tick(&self, now: u64, mut wake: impl FnMut(T)) -> Tick {
+        // Acquire: pairs with the Release in `change`.
+        if self.earliest.load(Ordering::Acquire) > now {
+            return Tick::NothingDue;
+        }
+        let mut outcome = Tick::Woke;
+        loop {
+            let mut list = match self.list.try_lock() {
+                Some(list) => list,
+                None => {
+                    outcome = Tick::WokeAfterWaiting;
+                    // Relaxed: a statistic.
+                    self.contended_ticks.fetch_add(1, Ordering::Relaxed);
+                    self.list.lock()
+                }
+            };
+            let due = list.take_expired(now);
+            self.earliest.store(list.earliest(), Ordering::Release);
+            drop(list);
+            match due {
+                Some(sleeper) => wake(sleeper),
+                None => return outcome,
+            }
+        }
+    }
+
+    /// Ticks so far that had to wait for the lock.
+    pub fn contended_ticks(&self) -> u64 {
+        self.contended_ticks.load(Ordering::Relaxed)
+    }
+}
 
 /// Sleepers with their deadlines (nanoseconds of uptime).
 #[derive(Debug)]

@@ -16,7 +16,8 @@ use machine::percpu;
 use machine::symbols::SymbolTable;
 
 use super::scheduler::CPUS;
-use super::thread::{ParkState, Thread};
+use super::thread::Thread;
+use crate::park_permit::ParkState;
 use super::trace::TraceEvent;
 
 /// Attempts at a queue lock before it is reported as held.
@@ -105,6 +106,8 @@ pub struct CpuReport {
     pub last_tick: u64,
     pub wake_ipis_sent: u64,
     pub wake_ipis_taken: u64,
+    /// Ticks that waited for this CPU's sleeper list (should stay 0).
+    pub contended_ticks: u64,
 }
 
 /// Reads every online CPU's scheduler.
@@ -129,7 +132,7 @@ fn report_cpu(cpu: usize) -> CpuReport {
     CpuReport {
         cpu,
         current,
-        idle: scheduler.idle.load(Ordering::Relaxed),
+        idle: scheduler.idle.is_set(),
         ready,
         pending,
         switches: scheduler.switches.load(Ordering::Relaxed),
@@ -137,6 +140,7 @@ fn report_cpu(cpu: usize) -> CpuReport {
         last_tick: scheduler.last_tick.load(Ordering::Relaxed),
         wake_ipis_sent: scheduler.wake_ipis_sent.load(Ordering::Relaxed),
         wake_ipis_taken: scheduler.wake_ipis_taken.load(Ordering::Relaxed),
+        contended_ticks: super::sleepers::contended_ticks(cpu),
     }
 }
 
@@ -176,9 +180,10 @@ impl fmt::Display for CpuReport {
         write_queue(formatter, "pending", &self.pending)?;
         write!(
             formatter,
-            "; {} switches, {} ticks, last tick at {} ms, wake IPIs {} sent / {} taken",
+            "; {} switches, {} ticks ({} waited for the sleeper list), last tick at {} ms, wake IPIs {} sent / {} taken",
             self.switches,
             self.ticks,
+            self.contended_ticks,
             self.last_tick / 1_000_000,
             self.wake_ipis_sent,
             self.wake_ipis_taken

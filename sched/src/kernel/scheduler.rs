@@ -20,6 +20,7 @@ use super::lock::{queue_lock, QueueLock};
 use super::stacks::{self, set_source, StackSource, THREAD_PAGES};
 use super::thread::Thread;
 use super::trace::TraceKind;
+use crate::idle_flag::IdleFlag;
 use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
 
 /// One CPU's scheduling state.
@@ -27,8 +28,8 @@ pub(super) struct CpuScheduler {
     pub(super) queues: QueueLock<CpuQueues<Arc<Thread>>>,
     pub(super) current: QueueLock<Option<Arc<Thread>>>,
     idle_thread: QueueLock<Option<Arc<Thread>>>,
-    /// True while the CPU halts in its idle loop (wakers send an IPI then).
-    pub(super) idle: AtomicBool,
+    /// Set while the CPU sits in its idle loop (wakers send an IPI then).
+    pub(super) idle: IdleFlag,
     pub(super) switches: AtomicU64,
     /// Uptime (ns) of this CPU's last timer tick, for stall reports.
     pub(super) last_tick: AtomicU64,
@@ -43,7 +44,7 @@ impl CpuScheduler {
             queues: queue_lock(CpuQueues::new()),
             current: queue_lock(None),
             idle_thread: queue_lock(None),
-            idle: AtomicBool::new(false),
+            idle: IdleFlag::new(),
             switches: AtomicU64::new(0),
             last_tick: AtomicU64::new(0),
             wake_ipis_sent: AtomicU64::new(0),
@@ -189,18 +190,18 @@ pub fn yield_now() {
 /// Blocks until [`unpark`] gives a permit (returns at once if one waits).
 pub fn park() {
     let thread = current();
-    if thread.take_permit() {
+    if thread.permit.take_permit() {
         thread.trace.record(TraceKind::TookPermit, percpu::current_index(), 0);
         return;
     }
     let enabled = cpu::interrupts_enabled();
     cpu::disable_interrupts();
-    if thread.begin_park() {
+    if thread.permit.begin_park() {
         thread.trace.record(TraceKind::Parked, percpu::current_index(), 0);
         drop(thread);
         schedule(Requeue::No);
         let thread = current();
-        thread.finish_park();
+        thread.permit.finish_park();
         thread.trace.record(TraceKind::Unparked, percpu::current_index(), 0);
     } else {
         thread.trace.record(TraceKind::TookPermit, percpu::current_index(), 1);
@@ -212,7 +213,7 @@ pub fn park() {
 
 /// Gives `thread` a permit, waking it if it is parked.
 pub fn unpark(thread: &Arc<Thread>) {
-    let was_parked = thread.give_permit();
+    let was_parked = thread.permit.give_permit();
     thread.trace.record(TraceKind::GivenPermit, percpu::current_index(), u8::from(was_parked));
     if was_parked {
         make_ready(thread.clone());
@@ -242,9 +243,9 @@ fn make_ready(thread: Arc<Thread>) {
         WakeDelivery::Remote { cpu } => {
             let trace_entry = thread.clone();
             CPUS[cpu].queues.lock().push_pending(thread);
-            // SeqCst: pairs with the idle loop's store of `idle`; either it
-            // sees our push or we see it idle (no lost wake-up).
-            let idle = CPUS[cpu].idle.load(Ordering::SeqCst);
+            // After the push: either the idle loop sees it, or we see the
+            // flag (`IdleFlag`'s Dekker pair).
+            let idle = CPUS[cpu].idle.must_notify();
             trace_entry.trace.record(TraceKind::QueuedRemote, cpu, u8::from(idle));
             if idle {
                 if let Some(target) = percpu::cpu(cpu) {
@@ -345,15 +346,14 @@ pub fn idle_loop() -> ! {
     let (_, this) = this_cpu();
     loop {
         cpu::disable_interrupts();
-        // SeqCst: see `make_ready`.
-        this.idle.store(true, Ordering::SeqCst);
+        this.idle.announce();
         let empty = this.queues.lock().is_empty();
         if empty {
             cpu::enable_interrupts_and_halt();
-            this.idle.store(false, Ordering::SeqCst);
+            this.idle.withdraw();
             continue;
         }
-        this.idle.store(false, Ordering::SeqCst);
+        this.idle.withdraw();
         schedule(Requeue::Yes);
         cpu::enable_interrupts();
     }

@@ -5,45 +5,24 @@
 //! tick takes no lock at all while nothing on its CPU is due.
 //!
 //! Must never lose a wake-up: a sleeper joins the list before it checks
-//! its condition, and `park` keeps a permit given before it parks. The
-//! list's lock is the machine layer's `IrqLock`, the lowest in the lock
-//! order: nothing is woken while it is held.
+//! its condition, and `park` keeps a permit given before it parks. Nothing
+//! is woken while a list's lock is held.
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64, Ordering};
 
-use machine::irq_lock::IrqLock;
 use machine::percpu::{self, MAX_CPUS};
 use machine::timer;
+use spinlock::kernel::{IrqOff, PerCpuLevels};
 
+use super::lock::THREADS_LEVEL;
 use super::scheduler::{current, park, unpark};
 use super::thread::Thread;
-use crate::sleep_list::SleepList;
+use crate::sleep_list::CpuSleepers;
 
-/// One CPU's sleepers and, readable without the lock, their earliest
-/// deadline.
-struct CpuSleepers {
-    list: IrqLock<SleepList<Arc<Thread>>>,
-    earliest: AtomicU64,
-}
-
-impl CpuSleepers {
-    const fn new() -> Self {
-        Self { list: IrqLock::new(SleepList::new()), earliest: AtomicU64::new(u64::MAX) }
-    }
-
-    /// Runs `change` on the list and republishes the earliest deadline.
-    fn change<R>(&self, change: impl FnOnce(&mut SleepList<Arc<Thread>>) -> R) -> R {
-        let mut list = self.list.lock();
-        let result = change(&mut list);
-        // Release, under the lock: a tick that reads the new value sees the
-        // list it describes once it takes the lock.
-        self.earliest.store(list.earliest(), Ordering::Release);
-        result
-    }
-}
-
-static SLEEPERS: [CpuSleepers; MAX_CPUS] = [const { CpuSleepers::new() }; MAX_CPUS];
+/// Each CPU's sleepers (the lock keeps interrupts off, so that CPU's tick
+/// never finds it held by the code it interrupted).
+static SLEEPERS: [CpuSleepers<Arc<Thread>, IrqOff, PerCpuLevels>; MAX_CPUS] =
+    [const { CpuSleepers::new(THREADS_LEVEL) }; MAX_CPUS];
 
 /// Why a sleep ended.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -83,13 +62,11 @@ pub fn sleep_until(deadline: u64, done: impl Fn() -> bool) -> Woken {
 
 /// Wakes this CPU's sleepers whose deadline passed (from its timer tick).
 pub(crate) fn wake_expired() {
-    let sleepers = &SLEEPERS[percpu::current_index()];
-    let now = timer::uptime_nanoseconds();
-    // Acquire: pairs with the Release in `change`.
-    if sleepers.earliest.load(Ordering::Acquire) > now {
-        return;
-    }
-    while let Some(thread) = sleepers.change(|list| list.take_expired(now)) {
-        unpark(&thread);
-    }
+    SLEEPERS[percpu::current_index()].tick(timer::uptime_nanoseconds(), |thread| unpark(&thread));
+}
+
+/// Ticks of CPU `cpu` that had to wait for its sleeper list (another CPU
+/// held it); for stall reports, should stay 0.
+pub fn contended_ticks(cpu: usize) -> u64 {
+    SLEEPERS.get(cpu).map_or(0, CpuSleepers::contended_ticks)
 }

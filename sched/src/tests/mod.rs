@@ -1,0 +1,11 @@
+//! Model checks of the threads layer's handshakes (`--cfg loom`): the very
+//! code the kernel runs, with loom's threads as CPUs.
+
+#[cfg(loom)]
+mod loom_idle;
+#[cfg(loom)]
+mod loom_park;
+#[cfg(loom)]
+mod loom_sleepers;
+#[cfg(loom)]
+mod loom_support;
