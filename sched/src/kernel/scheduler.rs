@@ -241,12 +241,16 @@ fn make_ready(thread: Arc<Thread>) {
             this.queues.lock().push_ready(thread)
         }
         WakeDelivery::Remote { cpu } => {
-            let trace_entry = thread.clone();
+            // Debug builds trace the push with the IPI decision (an extra
+            // reference, which release builds do not pay for).
+            #[cfg(debug_assertions)]
+            let traced = thread.clone();
             CPUS[cpu].queues.lock().push_pending(thread);
             // After the push: either the idle loop sees it, or we see the
             // flag (`IdleFlag`'s Dekker pair).
             let idle = CPUS[cpu].idle.must_notify();
-            trace_entry.trace.record(TraceKind::QueuedRemote, cpu, u8::from(idle));
+            #[cfg(debug_assertions)]
+            traced.trace.record(TraceKind::QueuedRemote, cpu, u8::from(idle));
             if idle {
                 if let Some(target) = percpu::cpu(cpu) {
                     // Relaxed: a statistic for stall reports.
@@ -321,7 +325,7 @@ fn wake_interrupt(_frame: &mut machine::TrapFrame) {
 }
 
 /// Timer interrupt: preempt the running thread when others wait.
-fn timer_tick(frame: &mut machine::TrapFrame) {
+fn timer_tick(#[cfg_attr(not(debug_assertions), allow(unused_variables))] frame: &mut machine::TrapFrame) {
     if let Some(per_cpu) = percpu::current() {
         per_cpu.ticks.fetch_add(1, Ordering::Relaxed);
     }
@@ -334,6 +338,7 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
     super::sleepers::wake_expired();
     let waiting = !this.queues.lock().is_empty();
     if waiting {
+        #[cfg(debug_assertions)]
         if let Some(current) = this.current.lock().as_ref() {
             current.trace.record_preemption(frame.rip);
         }

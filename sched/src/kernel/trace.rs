@@ -7,6 +7,9 @@
 //! of the park/unpark hand-off it passed last. Only atomics: events are
 //! recorded with interrupts off, from any CPU, without a lock.
 
+// Release builds record nothing, so the decoding half goes unused there.
+#![cfg_attr(not(debug_assertions), allow(dead_code))]
+
 use alloc::vec::Vec;
 use core::fmt;
 #[cfg(debug_assertions)]
