@@ -121,7 +121,10 @@ fn run_one(test: &Test, facts: &SystemFacts) -> Outcome {
     watchdog::watch("", 0);
     let milliseconds = (timer::uptime_nanoseconds() - started) / 1_000_000;
     match &outcome {
-        Ok(()) => machine::println!("ktest: {} ... ok ({milliseconds} ms)", test.name),
+        Ok(()) => {
+            watchdog::count_pass();
+            machine::println!("ktest: {} ... ok ({milliseconds} ms)", test.name)
+        }
         Err(why) => machine::println!("ktest: {} ... FAILED: {why} ({milliseconds} ms)", test.name),
     }
     outcome

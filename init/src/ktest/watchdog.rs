@@ -21,7 +21,15 @@ const SECOND: u64 = 1_000_000_000;
 
 /// Uptime (ns) at which the running test started; 0 between tests.
 static STARTED: AtomicU64 = AtomicU64::new(0);
+/// Tests passed so far in this run (for the summary line of a hang).
+static PASSED: AtomicU64 = AtomicU64::new(0);
 static NAME: IrqLock<&'static str> = IrqLock::new("");
+
+/// Records that one more test passed.
+pub fn count_pass() {
+    // Relaxed: read only by the watchdog for its summary line.
+    PASSED.fetch_add(1, Ordering::Relaxed);
+}
 
 /// Records that test `name` started at `started` (0: no test runs).
 pub fn watch(name: &'static str, started: u64) {
@@ -47,7 +55,7 @@ fn watch_forever() {
             let name = *NAME.lock();
             machine::println!("ktest: {name} ... FAILED: still running after {TEST_TIME_LIMIT_SECONDS} s");
             stall_report::print("a test hangs");
-            machine::println!("ktest: 0 passed, 1 failed");
+            machine::println!("ktest: {} passed, 1 failed", PASSED.load(Ordering::Relaxed));
             stop::fatal_stop(ExitCode::Failure);
         }
     }
