@@ -128,3 +128,33 @@ fn broadcast_wakes_all() {
 fn condvar_broadcast_wakes_every_waiter() {
     check("condvar broadcast, 3 threads", Preemptions::AtMost(1), broadcast_wakes_all);
 }
+
+/// The in-kernel ring test in small: three members pass a token round once
+/// through a counter under the user's lock; each waits with `wait_while`
+/// until it is its turn, moves the token and broadcasts. A lost wake-up
+/// leaves a member waiting forever, which loom reports as a deadlock.
+fn broadcast_ring_of_three() {
+    const MEMBERS: usize = 3;
+    let shared = Arc::new((UserLock::new(USER_LEVEL, 0usize), Condvar::<LoomBlocking>::new()));
+    let member = |me: usize, shared: Arc<(UserLock<usize>, Condvar<LoomBlocking>)>| {
+        let (lock, condvar) = &*shared;
+        let mut turn = condvar.wait_while(lock.lock(), lock, |turn| *turn != me);
+        *turn += 1;
+        drop(turn);
+        condvar.broadcast();
+    };
+    let others: Vec<_> = (1..MEMBERS)
+        .map(|me| {
+            let shared = shared.clone();
+            thread::spawn(move || member(me, shared))
+        })
+        .collect();
+    member(0, shared.clone());
+    others.into_iter().for_each(|other| other.join().unwrap());
+    assert_eq!(*shared.0.lock(), MEMBERS);
+}
+
+#[test]
+fn a_broadcast_ring_of_three_never_stalls() {
+    check("condvar broadcast ring of three", Preemptions::AtMost(1), broadcast_ring_of_three);
+}
