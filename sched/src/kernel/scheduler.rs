@@ -334,8 +334,9 @@ fn timer_tick(#[cfg_attr(not(debug_assertions), allow(unused_variables))] frame:
     }
     let (_, this) = this_cpu();
     // Relaxed: a statistic for stall reports.
-    this.last_tick.store(machine::timer::uptime_nanoseconds(), Ordering::Relaxed);
-    super::sleepers::wake_expired();
+    let now = machine::timer::uptime_nanoseconds();
+    this.last_tick.store(now, Ordering::Relaxed);
+    super::sleepers::wake_expired(now);
     let waiting = !this.queues.lock().is_empty();
     if waiting {
         #[cfg(debug_assertions)]

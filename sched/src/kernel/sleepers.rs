@@ -60,9 +60,10 @@ pub fn sleep_until(deadline: u64, done: impl Fn() -> bool) -> Woken {
     woken
 }
 
-/// Wakes this CPU's sleepers whose deadline passed (from its timer tick).
-pub(crate) fn wake_expired() {
-    SLEEPERS[percpu::current_index()].tick(timer::uptime_nanoseconds(), |thread| unpark(&thread));
+/// Wakes this CPU's sleepers whose deadline is at or before `now` (from
+/// its timer tick).
+pub(crate) fn wake_expired(now: u64) {
+    SLEEPERS[percpu::current_index()].tick(now, |thread| unpark(&thread));
 }
 
 /// Ticks of CPU `cpu` that had to wait for its sleeper list (another CPU
