@@ -41,4 +41,6 @@ pub use kernel::stacks::{release_spare_stacks, StackSource, SPARE_STACKS, THREAD
 pub use kernel::report::{report, CpuReport, QueueContents, ThreadSummary};
 #[cfg(target_os = "none")]
 pub use kernel::thread::Thread;
+#[cfg(target_os = "none")]
+pub use kernel::cpu_work::run_everywhere;
 pub use park_permit::ParkState;

@@ -27,7 +27,7 @@ mod populate;
 mod tree;
 
 pub use inode::{FileKind, InodeId, Stat, Timestamp};
-pub use linux::Errno;
+pub use linux_abi::Errno;
 pub use paths::{Resolved, MAX_PATH, MAX_SYMLINK_DEPTH};
 pub use populate::UnpackError;
 pub use tree::{DirectoryEntry, Tmpfs};

@@ -1,5 +1,6 @@
 //! The kernel half of the threads layer (built for the kernel target only).
 
+pub mod cpu_work;
 mod lock;
 pub mod report;
 pub mod scheduler;

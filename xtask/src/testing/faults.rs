@@ -21,7 +21,7 @@ const FAULTS: &[(&str, &[&str])] = &[
             "kernel stack overflow",
             "rsp ",
             "backtrace:",
-            "init::faults::overflow_the_stack",
+            "lamina::faults::overflow_the_stack",
         ],
     ),
     (
@@ -30,7 +30,7 @@ const FAULTS: &[(&str, &[&str])] = &[
             "PANIC on CPU 0",
             "deliberate panic",
             "backtrace:",
-            "init::faults::deliberate_panic",
+            "lamina::faults::deliberate_panic",
         ],
     ),
     (
@@ -39,7 +39,7 @@ const FAULTS: &[(&str, &[&str])] = &[
             "FATAL: invalid opcode",
             "rax ",
             "cr3 ",
-            "init::faults::inject_if_asked",
+            "lamina::faults::inject_if_asked",
         ],
     ),
 ];

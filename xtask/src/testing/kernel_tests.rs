@@ -24,7 +24,7 @@ pub const CPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
 /// capability tests' 100,000-node chains and trees.
 const KTEST_MEMORY_MIB: u32 = 1024;
 /// Longest one round of the test image may take under TCG.
-const TIME_LIMIT_PER_ROUND: Duration = Duration::from_secs(120);
+const TIME_LIMIT_PER_ROUND: Duration = Duration::from_secs(300);
 
 /// Which boots of the test image to make.
 #[derive(Debug, Clone, PartialEq, Eq)]

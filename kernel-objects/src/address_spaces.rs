@@ -1,0 +1,99 @@
+//! User address spaces in the kernel: the `vmem` layer over the machine
+//! layer's frame access, with every frame charged to a container, one
+//! owner table for the machine, and TLB flushes carried out by shootdown.
+//!
+//! Must never hand a `vmem` space a frame that is not charged to its
+//! container, nor destroy a space while a CPU still has its root loaded
+//! (callers switch to the kernel tables first).
+
+
+use alloc::boxed::Box;
+
+use containers::ContainerId;
+use frames::{FrameNumber, PhysicalAddress};
+use machine::frame_access;
+use machine::set_once::SetOnce;
+use machine::tlb::{self, CpuSet, Flush};
+use vmem::{AddressSpace, FrameMemory, FrameSource, OwnerTable, TlbFlush, VmError};
+
+use crate::kernel_containers::{allocate_charged_frame, free_charged_frame};
+
+/// Frames reached through the direct map.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirectMapFrames;
+
+impl FrameMemory for DirectMapFrames {
+    fn read_word(&self, frame: u64, index: usize) -> u64 {
+        // The space only passes its own frames and indexes below 512; a
+        // refusal would be a vmem bug and reads as an empty entry.
+        frame_access::read_word(frame, index).unwrap_or(0)
+    }
+
+    fn write_word(&self, frame: u64, index: usize, value: u64) {
+        frame_access::write_word(frame, index, value);
+    }
+
+    fn zero(&self, frame: u64) {
+        frame_access::zero(frame);
+    }
+
+    fn copy(&self, from: u64, to: u64) {
+        frame_access::copy(from, to);
+    }
+}
+
+/// Frames charged to one container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContainerFrames(pub ContainerId);
+
+impl FrameSource for ContainerFrames {
+    fn allocate(&self) -> Option<u64> {
+        allocate_charged_frame(self.0).ok().map(|frame| frame.start_address().0)
+    }
+
+    fn free(&self, frame: u64) {
+        if let Err(error) = free_charged_frame(self.0, FrameNumber::containing(PhysicalAddress(frame))) {
+            machine::println!("lamina: warning: freeing user frame {frame:#x} refused: {error}");
+        }
+    }
+}
+
+/// A user address space as the kernel keeps it.
+pub type KernelSpace = AddressSpace<'static, DirectMapFrames, ContainerFrames>;
+
+static OWNERS: SetOnce<OwnerTable> = SetOnce::new();
+
+/// Builds the owner table for frames below `memory_end` (once, at boot).
+pub fn init(memory_end: u64) -> bool {
+    let Some(table) = OwnerTable::new(0, (memory_end / vmem::PAGE_SIZE) as usize) else { return false };
+    OWNERS.set(Box::leak(Box::new(table))).is_ok()
+}
+
+/// The machine's frame owner table (set at boot).
+pub fn owners() -> Option<&'static OwnerTable> {
+    OWNERS.get()
+}
+
+/// An empty user address space whose frames are charged to `container`.
+pub fn new_space(container: ContainerId) -> Result<KernelSpace, VmError> {
+    let owners = OWNERS.get().ok_or(VmError::OutOfMemory)?;
+    AddressSpace::new(DirectMapFrames, ContainerFrames(container), owners, &machine::paging::kernel_root_entries())
+}
+
+/// Destroys `space`: first every CPU that ran it and may still have its
+/// root in CR3 switches to the kernel's tables, then its tables and frames
+/// are freed (no spinlock may be held).
+pub fn destroy_space(space: KernelSpace) {
+    let cpus = CpuSet::from_words(space.ran_on().0);
+    tlb::shootdown(&cpus, Flush::LeaveRoot(space.root()));
+    carry_out(space.destroy());
+}
+
+/// Carries out `flush` on the CPUs it names (no spinlock may be held).
+pub fn carry_out(flush: TlbFlush) {
+    if flush.is_empty() || flush.cpus.is_empty() {
+        return;
+    }
+    let what = if flush.everything { Flush::Everything } else { Flush::Pages { start: flush.start, count: flush.pages } };
+    tlb::shootdown(&CpuSet::from_words(flush.cpus.0), what);
+}

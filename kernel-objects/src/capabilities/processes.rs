@@ -1,0 +1,126 @@
+//! Processes as the capability layer sees them: a capability space, a user
+//! address space and the container their memory is charged to. A registry
+//! finds a process by its space id, which is what a process capability's
+//! handle and a mapping's use site name.
+//!
+//! This is the minimum the native calls need; the user-space layer grows
+//! it into full processes (threads, files, signals). Must never destroy a
+//! process's address space while a CPU may still run it (the caller
+//! switches every CPU that ran it to the kernel tables first).
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use caps::{ObjectKind, Placement, Rights, Slot, SpaceId};
+use containers::ContainerId;
+use spinlock::kernel::KernelTicketLock;
+use vmem::VmError;
+
+use super::{caps, effects, ADDRESS_SPACE_LEVEL, PROCESS_TABLE_LEVEL};
+use crate::address_spaces::{carry_out, destroy_space, new_space, KernelSpace};
+use linux_abi::Errno;
+
+/// Slots in a process's capability space. Slots are also file-descriptor
+/// numbers (a file descriptor is a file or pipe capability).
+pub const SLOT_LIMIT: Slot = 4096;
+/// The slot of a process's capability to itself: the last one, so that
+/// file descriptors start at 0 as Linux programs expect.
+pub const SELF_SLOT: Slot = SLOT_LIMIT - 1;
+
+/// A process: its capability space, address space and container.
+pub struct NativeProcess {
+    space: SpaceId,
+    container: ContainerId,
+    /// `None` once the process is destroyed.
+    memory: KernelTicketLock<Option<KernelSpace>>,
+}
+
+static REGISTRY: KernelTicketLock<Vec<Arc<NativeProcess>>> = KernelTicketLock::new(PROCESS_TABLE_LEVEL, Vec::new());
+
+impl NativeProcess {
+    /// A new process charged to `container`, holding a capability to itself
+    /// (all rights) in slot [`SELF_SLOT`].
+    pub fn create(container: ContainerId) -> Result<Arc<Self>, Errno> {
+        let memory = new_space(container).map_err(|error: VmError| super::errors::vm_errno(error))?;
+        Self::create_with(container, memory)
+    }
+
+    /// A new process around an address space already built (a fork's copy).
+    pub fn create_with(container: ContainerId, memory: KernelSpace) -> Result<Arc<Self>, Errno> {
+        let space = caps().with(|database| -> Result<SpaceId, caps::CapError> {
+            let space = database.create_space(SLOT_LIMIT)?;
+            let made = database.create_object(space, ObjectKind::Process, space.to_bits(), 0, Rights::ALL, Placement::At(SELF_SLOT));
+            if let Err(error) = made {
+                let _ = database.destroy_space_step(space, &mut caps::RemovedBatch::new());
+                return Err(error);
+            }
+            Ok(space)
+        });
+        let space = match space {
+            Ok(space) => space,
+            Err(error) => {
+                carry_out(memory.destroy());
+                return Err(super::errors::cap_errno(error));
+            }
+        };
+        let process = Arc::new(Self { space, container, memory: KernelTicketLock::new(ADDRESS_SPACE_LEVEL, Some(memory)) });
+        let mut registry = REGISTRY.lock();
+        if registry.try_reserve(1).is_err() {
+            drop(registry);
+            process.destroy();
+            return Err(Errno::ENOMEM);
+        }
+        registry.push(process.clone());
+        Ok(process)
+    }
+
+    /// The process's capability space.
+    pub fn space(&self) -> SpaceId {
+        self.space
+    }
+
+    /// The container its memory is charged to.
+    pub fn container(&self) -> ContainerId {
+        self.container
+    }
+
+    /// Runs `operation` on the process's address space under its lock
+    /// (ESRCH once the process is destroyed).
+    pub fn with_memory<R>(&self, operation: impl FnOnce(&mut KernelSpace) -> R) -> Result<R, Errno> {
+        self.memory.lock().as_mut().map(operation).ok_or(Errno::ESRCH)
+    }
+
+    /// Puts `memory` in place of the process's address space (exec) and
+    /// returns the old one, for the caller to destroy once no CPU runs it.
+    pub fn replace_memory(&self, memory: KernelSpace) -> Option<KernelSpace> {
+        self.memory.lock().replace(memory)
+    }
+
+    /// Gives `holder` a capability with `rights` to this process, derived
+    /// from the process's own (as a parent introduces two processes it
+    /// made). Returns the slot in `holder`.
+    pub fn introduce_to(&self, holder: &NativeProcess, rights: Rights) -> Result<Slot, Errno> {
+        let placement = Placement::LowestFrom(0);
+        caps()
+            .with(|database| database.grant(self.space, SELF_SLOT, holder.space, rights, placement))
+            .map_err(super::errors::cap_errno)
+    }
+
+    /// Ends the process: drops every capability it holds (undoing their
+    /// effects) and frees its address space. No CPU may be running it.
+    pub fn destroy(&self) {
+        REGISTRY.lock().retain(|process| process.space != self.space);
+        if let Err(error) = caps().destroy_space(self.space, effects::undo) {
+            machine::println!("lamina: warning: destroying capability space {:?}: {error:?}", self.space);
+        }
+        let memory = self.memory.lock().take();
+        if let Some(memory) = memory {
+            destroy_space(memory);
+        }
+    }
+}
+
+/// The process whose capability space is `space`, if it still exists.
+pub fn find(space: SpaceId) -> Option<Arc<NativeProcess>> {
+    REGISTRY.lock().iter().find(|process| process.space == space).cloned()
+}

@@ -1,0 +1,99 @@
+//! The kernel's physical frame allocator, built from the machine layer's
+//! hand-off, and the frame source the machine layer maps stacks with.
+//!
+//! One [`CachedFrameAllocator`] for the whole machine: a cache of free
+//! frames per online CPU in front of the bitmap. It is published once in a
+//! [`SetOnce`], so allocating takes no lock beyond the CPU's own cache lock.
+
+use alloc::boxed::Box;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::AtomicU64;
+
+use frames::{BitmapFrameAllocator, CachedFrameAllocator, FrameError, FrameNumber, FrameRange, PhysicalAddress};
+use machine::layout::Range;
+use machine::paging::TableFrameSource;
+use machine::percpu;
+use machine::set_once::SetOnce;
+use spinlock::kernel::{IrqOff, KernelCpu, PerCpuLevels};
+
+/// The kernel's frame allocator type: CPUs by index, interrupts off while
+/// a cache or the bitmap is locked, lock order checked per CPU.
+pub type KernelFrames = CachedFrameAllocator<'static, KernelCpu, IrqOff, PerCpuLevels>;
+
+/// The allocator (layer 2); empty until [`init`] ran.
+static FRAMES: SetOnce<KernelFrames> = SetOnce::new();
+
+/// Builds the allocator over the free ranges the machine layer left, with a
+/// cache for each online CPU. Returns the number of free frames.
+pub fn init(free_memory: &[Range]) -> u64 {
+    let end = free_memory.iter().map(|range| range.end).max().unwrap_or(0);
+    let words = (end >> frames::FRAME_SHIFT).div_ceil(64) as usize;
+    let storage: &'static mut [u64] = Box::leak(vec![0u64; words].into_boxed_slice());
+    let table: &'static [AtomicU64] = Box::leak((0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>().into_boxed_slice());
+    let mut bitmap = BitmapFrameAllocator::new(storage, FrameNumber(0));
+    for range in free_memory {
+        let frames = FrameRange::within_addresses(PhysicalAddress(range.start), PhysicalAddress(range.end));
+        // The machine layer hands over disjoint ranges; an overlap would be
+        // a machine-layer bug, so it is reported rather than ignored.
+        if let Err(error) = bitmap.add_free(frames) {
+            machine::println!("lamina: warning: free range {:#x}..{:#x} refused: {error}", range.start, range.end);
+        }
+    }
+    let allocator = match CachedFrameAllocator::new(bitmap, table, percpu::online_count()) {
+        Ok(allocator) => allocator,
+        Err(error) => {
+            machine::println!("lamina: frame allocator cannot be built: {error}");
+            return 0;
+        }
+    };
+    let free = allocator.free_count();
+    if FRAMES.set(Box::leak(Box::new(allocator))).is_err() {
+        machine::println!("lamina: warning: the frame allocator was built twice; keeping the first");
+    }
+    free
+}
+
+/// The allocator; `None` only before [`init`] (or if it could not be built).
+pub fn frames() -> Option<&'static KernelFrames> {
+    FRAMES.get()
+}
+
+/// One free frame, charged to no container: for the kernel's own
+/// structures and for `kernel_containers`, which charges before it calls.
+pub fn allocate_frame() -> Result<FrameNumber, FrameError> {
+    frames().ok_or(FrameError::OutOfMemory)?.allocate()
+}
+
+/// Gives `frame` back.
+pub fn free_frame(frame: FrameNumber) -> Result<(), FrameError> {
+    frames().ok_or(FrameError::OutOfRange)?.free(frame)
+}
+
+/// Free frames right now, in the bitmap and every CPU cache.
+pub fn free_frames() -> u64 {
+    frames().map_or(0, |frames| frames.free_count())
+}
+
+/// How the threads layer gets stacks and charges them to containers.
+pub static STACK_SOURCE: sched::StackSource = sched::StackSource {
+    allocate: || machine::stacks::allocate_kernel_stack(&mut KernelFrameSource).ok(),
+    free: |stack| machine::stacks::free_kernel_stack(stack, &mut KernelFrameSource),
+    charge: crate::kernel_containers::charge,
+    release: crate::kernel_containers::release,
+};
+
+/// Gives the machine layer frames for page tables and kernel stacks.
+pub struct KernelFrameSource;
+
+impl TableFrameSource for KernelFrameSource {
+    fn allocate_table(&mut self) -> Option<u64> {
+        allocate_frame().ok().map(|frame| frame.start_address().0)
+    }
+
+    fn free_table(&mut self, frame: u64) {
+        if let Err(error) = free_frame(FrameNumber::containing(PhysicalAddress(frame))) {
+            machine::println!("lamina: warning: freeing table frame {frame:#x} refused: {error}");
+        }
+    }
+}

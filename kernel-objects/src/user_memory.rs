@@ -1,0 +1,141 @@
+//! Copying between the kernel and a process's memory. Every user address
+//! is checked against the process's own page tables (and its user half):
+//! a bad pointer is EFAULT, never a kernel fault. Pages the program could
+//! touch (demand-zero, copy-on-write) are resolved first, as its own
+//! access would resolve them.
+//!
+//! Must never write through a translation without write rights, nor read
+//! one without read rights.
+
+use alloc::vec::Vec;
+use core::cmp::min;
+
+use machine::frame_access;
+use vmem::{Access, FaultOutcome, TlbFlush, PAGE_SIZE};
+
+use crate::address_spaces::KernelSpace;
+use linux_abi::Errno;
+
+/// Flushes that copy-on-write resolution left to carry out (with no lock held).
+#[derive(Default)]
+pub struct PendingFlush(Option<TlbFlush>);
+
+impl PendingFlush {
+    fn add(&mut self, flush: TlbFlush) {
+        match &mut self.0 {
+            Some(pending) => {
+                pending.everything = true;
+                for (word, more) in pending.cpus.0.iter_mut().zip(flush.cpus.0) {
+                    *word |= more;
+                }
+            }
+            None => self.0 = Some(flush),
+        }
+    }
+
+    /// Carries the flush out (call with no spinlock held).
+    pub fn carry_out(self) {
+        if let Some(flush) = self.0 {
+            crate::address_spaces::carry_out(flush);
+        }
+    }
+}
+
+fn check_range(address: u64, length: usize) -> Result<(), Errno> {
+    let end = address.checked_add(length as u64).ok_or(Errno::EFAULT)?;
+    if end > vmem::USER_END {
+        return Err(Errno::EFAULT);
+    }
+    Ok(())
+}
+
+/// The frame behind `at` for `access`, resolving faults as the program's
+/// own access would.
+fn frame_for(memory: &mut KernelSpace, at: u64, access: Access, flush: &mut PendingFlush) -> Result<u64, Errno> {
+    let usable = |memory: &KernelSpace| {
+        memory.translate(at).filter(|page| match access {
+            Access::Write => page.rights.write() && !page.copy_on_write,
+            _ => true,
+        })
+    };
+    if let Some(page) = usable(memory) {
+        return Ok(page.frame);
+    }
+    match memory.handle_fault(at, access) {
+        Ok(FaultOutcome::Copied { flush: copied }) => flush.add(copied),
+        Ok(_) => {}
+        Err(_) => return Err(Errno::EFAULT),
+    }
+    usable(memory).map(|page| page.frame).ok_or(Errno::EFAULT)
+}
+
+/// Calls `copy(frame, offset in the frame, range of the caller's buffer)`
+/// for each page `[address, address + length)` touches, the frame made
+/// ready for `access` first.
+fn for_each_page(
+    memory: &mut KernelSpace,
+    address: u64,
+    length: usize,
+    access: Access,
+    flush: &mut PendingFlush,
+    mut copy: impl FnMut(u64, usize, core::ops::Range<usize>) -> bool,
+) -> Result<(), Errno> {
+    check_range(address, length)?;
+    let mut done = 0;
+    while done < length {
+        let at = address + done as u64;
+        let offset = (at % PAGE_SIZE) as usize;
+        let chunk = min(length - done, PAGE_SIZE as usize - offset);
+        let frame = frame_for(memory, at, access, flush)?;
+        if !copy(frame, offset, done..done + chunk) {
+            return Err(Errno::EFAULT);
+        }
+        done += chunk;
+    }
+    Ok(())
+}
+
+/// Copies `bytes` to `address`.
+pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &mut PendingFlush) -> Result<(), Errno> {
+    for_each_page(memory, address, bytes.len(), Access::Write, flush, |frame, offset, range| {
+        frame_access::write_bytes(frame, offset, &bytes[range])
+    })
+}
+
+/// Copies `buffer.len()` bytes from `address`.
+pub fn read_user(memory: &mut KernelSpace, address: u64, buffer: &mut [u8], flush: &mut PendingFlush) -> Result<(), Errno> {
+    for_each_page(memory, address, buffer.len(), Access::Read, flush, |frame, offset, range| {
+        frame_access::read_bytes(frame, offset, &mut buffer[range])
+    })
+}
+
+/// The NUL-terminated string at `address`, without its NUL; at most
+/// `limit` bytes (longer: `too_long`).
+pub fn read_c_string(memory: &mut KernelSpace, address: u64, limit: usize, too_long: Errno, flush: &mut PendingFlush) -> Result<Vec<u8>, Errno> {
+    let mut text = Vec::new();
+    let mut at = address;
+    loop {
+        check_range(at, 1)?;
+        let offset = (at % PAGE_SIZE) as usize;
+        let frame = frame_for(memory, at, Access::Read, flush)?;
+        let mut page = [0u8; 256];
+        let chunk = min(page.len(), PAGE_SIZE as usize - offset);
+        if !frame_access::read_bytes(frame, offset, &mut page[..chunk]) {
+            return Err(Errno::EFAULT);
+        }
+        if let Some(end) = page[..chunk].iter().position(|byte| *byte == 0) {
+            if text.len() + end > limit {
+                return Err(too_long);
+            }
+            text.try_reserve(end).map_err(|_| Errno::ENOMEM)?;
+            text.extend_from_slice(&page[..end]);
+            return Ok(text);
+        }
+        if text.len() + chunk > limit {
+            return Err(too_long);
+        }
+        text.try_reserve(chunk).map_err(|_| Errno::ENOMEM)?;
+        text.extend_from_slice(&page[..chunk]);
+        at += chunk as u64;
+    }
+}

@@ -1,0 +1,30 @@
+//! The Linux ABI as Lamina implements it, as plain logic and data that
+//! need no hardware, so that they are tested on the host (the running
+//! personality that uses them is the `linux-personality` crate).
+//!
+//! **Provides** [`load_plan`]: what to map for a static or static-PIE
+//! x86-64 ELF executable (refusing dynamically linked and malformed ones
+//! with an error), and [`InitialStack`]: the bytes and pointer of the
+//! stack Linux gives a new program (argc, argv, envp, auxv and the strings
+//! and random bytes they point to).
+//!
+//! **Must never** panic on any input: a malformed executable or an
+//! oversized argument list is an error value.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+mod elf_plan;
+mod errno;
+mod initial_stack;
+
+pub use errno::Errno;
+pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
+pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
+
+#[cfg(test)]
+mod tests;

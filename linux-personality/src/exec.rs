@@ -1,0 +1,135 @@
+//! Building a program's address space: the ELF load plan's segments in
+//! fresh frames (file bytes copied, the rest zero), a demand-zero stack
+//! below [`STACK_TOP`](linux_abi::STACK_TOP) with the initial stack Linux
+//! gives (argc, argv, envp, auxv) at its top.
+//!
+//! Must never leave a half-built space behind: every refusal destroys
+//! what was built.
+
+use alloc::vec::Vec;
+
+use containers::ContainerId;
+use linux_abi::{auxv, load_plan, ElfError, InitialStack, LoadPlan, STACK_TOP};
+use machine::frame_access;
+use vmem::{Rights, PAGE_SIZE};
+
+use kernel_objects::user_memory::{write_user, PendingFlush};
+use kernel_objects::address_spaces::{destroy_space, new_space, KernelSpace};
+use linux_abi::Errno;
+use kernel_objects::kernel_containers::allocate_charged_frame;
+
+/// The main thread's stack: 8 MiB, as Linux's default rlimit.
+pub const STACK_BYTES: u64 = 8 << 20;
+
+/// A program ready to run.
+pub struct Image {
+    pub memory: KernelSpace,
+    pub entry: u64,
+    pub stack_pointer: u64,
+    /// Where `brk` starts.
+    pub break_start: u64,
+}
+
+/// Why a file could not be run.
+#[derive(Debug)]
+pub enum ExecError {
+    /// Not a program we can load (`ENOEXEC`), with why.
+    Format(ElfError),
+    /// Anything else.
+    Errno(Errno),
+}
+
+impl From<Errno> for ExecError {
+    fn from(errno: Errno) -> Self {
+        ExecError::Errno(errno)
+    }
+}
+
+impl ExecError {
+    /// The errno `execve` returns.
+    pub fn errno(&self) -> Errno {
+        match self {
+            ExecError::Format(_) => Errno::ENOEXEC,
+            ExecError::Errno(errno) => *errno,
+        }
+    }
+}
+
+/// Builds the address space for `file`, charged to `container`.
+pub fn build(container: ContainerId, file: &[u8], arguments: &[&[u8]], environment: &[&[u8]], random: [u8; 16]) -> Result<Image, ExecError> {
+    let plan = load_plan(file).map_err(ExecError::Format)?;
+    let mut memory = new_space(container).map_err(|_| Errno::ENOMEM)?;
+    match fill(&mut memory, container, &plan, file, arguments, environment, random) {
+        Ok(stack_pointer) => Ok(Image { memory, entry: plan.entry, stack_pointer, break_start: plan.end }),
+        Err(error) => {
+            destroy_space(memory);
+            Err(error)
+        }
+    }
+}
+
+fn fill(
+    memory: &mut KernelSpace,
+    container: ContainerId,
+    plan: &LoadPlan,
+    file: &[u8],
+    arguments: &[&[u8]],
+    environment: &[&[u8]],
+    random: [u8; 16],
+) -> Result<u64, ExecError> {
+    for segment in &plan.segments {
+        let rights = Rights::new(segment.read || segment.execute, segment.write, segment.execute).map_err(|_| ExecError::Format(ElfError::BadSegment))?;
+        let first_page = segment.address & !(PAGE_SIZE - 1);
+        let end = (segment.address + segment.memory_length).next_multiple_of(PAGE_SIZE);
+        let file_bytes = file
+            .get(segment.file_offset as usize..(segment.file_offset + segment.file_length) as usize)
+            .ok_or(ExecError::Format(ElfError::BadSegment))?;
+        for page in (first_page..end).step_by(PAGE_SIZE as usize) {
+            let frame = allocate_charged_frame(container).map_err(|_| Errno::ENOMEM)?.start_address().0;
+            frame_access::zero(frame);
+            // The part of the file's bytes that lands in this page.
+            let start = page.max(segment.address);
+            let stop = (page + PAGE_SIZE).min(segment.address + segment.file_length);
+            if start < stop {
+                let from = (start - segment.address) as usize;
+                let to = (stop - segment.address) as usize;
+                frame_access::write_bytes(frame, (start - page) as usize, &file_bytes[from..to]);
+            }
+            if let Err(error) = memory.map(page, frame, rights, false) {
+                let _ = kernel_objects::kernel_containers::free_charged_frame(container, frames::FrameNumber::containing(frames::PhysicalAddress(frame)));
+                return Err(ExecError::Errno(match error {
+                    vmem::VmError::OutOfMemory => Errno::ENOMEM,
+                    _ => Errno::ENOEXEC,
+                }));
+            }
+        }
+    }
+    memory.add_demand_zero(STACK_TOP - STACK_BYTES, STACK_BYTES, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
+    let hardware_capabilities = u64::from(machine::cpu::cpuid(1, 0).edx);
+    let auxiliary: Vec<(u64, u64)> = [
+        (auxv::AT_PHDR, plan.program_headers),
+        (auxv::AT_PHENT, plan.program_header_size),
+        (auxv::AT_PHNUM, plan.program_header_count),
+        (auxv::AT_PAGESZ, PAGE_SIZE),
+        (auxv::AT_BASE, 0),
+        (auxv::AT_FLAGS, 0),
+        (auxv::AT_ENTRY, plan.entry),
+        (auxv::AT_UID, 0),
+        (auxv::AT_EUID, 0),
+        (auxv::AT_GID, 0),
+        (auxv::AT_EGID, 0),
+        (auxv::AT_HWCAP, hardware_capabilities),
+        (auxv::AT_CLKTCK, 100),
+        (auxv::AT_SECURE, 0),
+    ]
+    .into_iter()
+    .collect();
+    let stack = InitialStack::build(STACK_TOP, arguments, environment, &auxiliary, random).map_err(|error| match error {
+        linux_abi::StackError::TooBig => Errno::E2BIG,
+        linux_abi::StackError::OutOfMemory => Errno::ENOMEM,
+    })?;
+    let mut flush = PendingFlush::default();
+    write_user(memory, stack.pointer, &stack.bytes, &mut flush)?;
+    flush.carry_out(); // the space never ran: nothing to flush in practice
+    Ok(stack.pointer)
+}

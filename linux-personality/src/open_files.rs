@@ -1,0 +1,238 @@
+//! Open file descriptions and file descriptors. A descriptor is a slot
+//! of the process's capability space holding a file or pipe capability;
+//! the capability's object is an open file description in this table
+//! (what `open` made: the file, the offset, the status flags). `dup`
+//! derives a capability (same description, shared offset), `close`
+//! drops one, `fork` grants every descriptor to the child; when the last
+//! capability of a description goes, the description is released.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use caps::{ObjectKind, Placement, Rights, Slot, SpaceId};
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+use vfs::InodeId;
+
+use super::fs;
+use super::pipes::Pipe;
+use kernel_objects::capabilities::caps;
+use linux_abi::Errno;
+
+/// Level of the description table and of each description's offset lock.
+const TABLE_LEVEL: Level = Level::new(5);
+const OFFSET_LEVEL: Level = Level::new(9);
+
+/// `O_*` flags (x86-64 Linux values).
+pub mod flags {
+    /// Read only.
+    pub const O_RDONLY: u32 = 0;
+    /// Write only.
+    pub const O_WRONLY: u32 = 1;
+    /// Read and write.
+    pub const O_RDWR: u32 = 2;
+    /// Access-mode bits.
+    pub const O_ACCMODE: u32 = 3;
+    /// Create if missing.
+    pub const O_CREAT: u32 = 0o100;
+    /// With `O_CREAT`: fail if it exists.
+    pub const O_EXCL: u32 = 0o200;
+    /// Truncate to 0 on open.
+    pub const O_TRUNC: u32 = 0o1000;
+    /// Every write appends.
+    pub const O_APPEND: u32 = 0o2000;
+    /// Never wait.
+    pub const O_NONBLOCK: u32 = 0o4000;
+    /// Must be a directory.
+    pub const O_DIRECTORY: u32 = 0o200000;
+    /// Do not follow a final symbolic link.
+    pub const O_NOFOLLOW: u32 = 0o400000;
+    /// Close on exec.
+    pub const O_CLOEXEC: u32 = 0o2000000;
+    /// Only a path (no reading or writing).
+    pub const O_PATH: u32 = 0o10000000;
+    /// Flags `F_SETFL` may change.
+    pub const SETTABLE: u32 = O_APPEND | O_NONBLOCK;
+}
+
+/// A character device.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Device {
+    /// Reads end at once, writes vanish.
+    Null,
+    /// Reads give zeros.
+    Zero,
+    /// Reads give random bytes.
+    Random,
+    /// The console terminal.
+    Console,
+}
+
+/// What a description reads and writes.
+pub enum Backing {
+    /// A regular file or directory of the tree.
+    Inode(InodeId),
+    /// A device node.
+    Device(Device, InodeId),
+    /// The reading end of a pipe.
+    PipeReader(Arc<Pipe>),
+    /// The writing end of a pipe.
+    PipeWriter(Arc<Pipe>),
+}
+
+/// An open file description.
+pub struct OpenFile {
+    /// What it is open on.
+    pub backing: Backing,
+    status: AtomicU32,
+    offset: KernelTicketLock<u64>,
+}
+
+impl OpenFile {
+    /// A description on `backing` with `O_*` status flags `status`.
+    pub fn new(backing: Backing, status: u32) -> Self {
+        Self { backing, status: AtomicU32::new(status & !flags::O_CLOEXEC), offset: KernelTicketLock::new(OFFSET_LEVEL, 0) }
+    }
+
+    /// The status flags (access mode included).
+    pub fn status(&self) -> u32 {
+        self.status.load(Ordering::Relaxed)
+    }
+
+    /// Changes the settable status flags (`F_SETFL`).
+    pub fn set_status(&self, status: u32) {
+        let kept = self.status() & !flags::SETTABLE;
+        self.status.store(kept | (status & flags::SETTABLE), Ordering::Relaxed);
+    }
+
+    /// Whether it was opened for reading.
+    pub fn readable(&self) -> bool {
+        self.status() & flags::O_ACCMODE != flags::O_WRONLY && self.status() & flags::O_PATH == 0
+    }
+
+    /// Whether it was opened for writing.
+    pub fn writable(&self) -> bool {
+        matches!(self.status() & flags::O_ACCMODE, flags::O_WRONLY | flags::O_RDWR) && self.status() & flags::O_PATH == 0
+    }
+
+    /// Runs `operation` on the offset under its lock.
+    pub fn with_offset<R>(&self, operation: impl FnOnce(&mut u64) -> R) -> R {
+        operation(&mut self.offset.lock())
+    }
+
+    /// The inode behind it, if it has one.
+    pub fn inode(&self) -> Option<InodeId> {
+        match self.backing {
+            Backing::Inode(inode) | Backing::Device(_, inode) => Some(inode),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        match &self.backing {
+            Backing::Inode(inode) | Backing::Device(_, inode) => {
+                let _ = fs::with(|tree| {
+                    tree.closed(*inode);
+                    Ok(())
+                });
+            }
+            Backing::PipeReader(pipe) => pipe.end_closed(true),
+            Backing::PipeWriter(pipe) => pipe.end_closed(false),
+        }
+    }
+}
+
+struct Entry {
+    generation: u32,
+    file: Option<Arc<OpenFile>>,
+}
+
+static TABLE: KernelTicketLock<Vec<Entry>> = KernelTicketLock::new(TABLE_LEVEL, Vec::new());
+
+fn register(file: Arc<OpenFile>) -> Result<u64, Errno> {
+    let mut table = TABLE.lock();
+    let index = match table.iter().position(|entry| entry.file.is_none()) {
+        Some(index) => index,
+        None => {
+            table.try_reserve(1).map_err(|_| Errno::ENFILE)?;
+            table.push(Entry { generation: 0, file: None });
+            table.len() - 1
+        }
+    };
+    let entry = &mut table[index];
+    entry.generation = entry.generation.wrapping_add(1);
+    entry.file = Some(file);
+    Ok(u64::from(entry.generation) << 32 | index as u64)
+}
+
+fn get(handle: u64) -> Option<Arc<OpenFile>> {
+    let table = TABLE.lock();
+    let entry = table.get((handle & 0xFFFF_FFFF) as usize)?;
+    if entry.generation != (handle >> 32) as u32 {
+        return None;
+    }
+    entry.file.clone()
+}
+
+/// The description's last capability is gone: forget it (the `Arc`'s
+/// drop closes the file or pipe end once no call still uses it).
+pub fn release(handle: u64) {
+    let released = {
+        let mut table = TABLE.lock();
+        match table.get_mut((handle & 0xFFFF_FFFF) as usize) {
+            Some(entry) if entry.generation == (handle >> 32) as u32 => entry.file.take(),
+            _ => None,
+        }
+    };
+    drop(released);
+}
+
+/// Installs `file` as a new descriptor of the process with capability
+/// space `space`, at `placement`; returns the descriptor.
+pub fn install(space: SpaceId, file: OpenFile, placement: Placement) -> Result<u32, Errno> {
+    let (kind, rights) = kind_and_rights(&file);
+    let handle = register(Arc::new(file))?;
+    let made = caps().with(|database| database.create_object(space, kind, handle, 0, rights, placement));
+    made.map_err(|error| {
+        release(handle);
+        match error {
+            caps::CapError::SpaceFull => Errno::EMFILE,
+            caps::CapError::SlotOutOfRange => Errno::EBADF,
+            caps::CapError::OutOfMemory => Errno::ENOMEM,
+            _ => Errno::EBADF,
+        }
+    })
+}
+
+fn kind_and_rights(file: &OpenFile) -> (ObjectKind, Rights) {
+    let kind = match file.backing {
+        Backing::PipeReader(_) | Backing::PipeWriter(_) => ObjectKind::Pipe,
+        _ => ObjectKind::File,
+    };
+    let mut rights = Rights::GRANT.union(Rights::REVOKE);
+    if file.readable() {
+        rights = rights.union(Rights::READ);
+    }
+    if file.writable() {
+        rights = rights.union(Rights::WRITE);
+    }
+    (kind, rights)
+}
+
+/// The description behind descriptor `fd`.
+pub fn file(space: SpaceId, fd: u64) -> Result<Arc<OpenFile>, Errno> {
+    let slot = Slot::try_from(fd).map_err(|_| Errno::EBADF)?;
+    let capability = caps().with(|database| database.capability(space, slot)).map_err(|_| Errno::EBADF)?;
+    if !matches!(capability.object.kind(), ObjectKind::File | ObjectKind::Pipe) {
+        return Err(Errno::EBADF);
+    }
+    get(capability.object.handle).ok_or(Errno::EBADF)
+}
+
+/// Whether `object` kinds are descriptors.
+pub fn is_descriptor(kind: ObjectKind) -> bool {
+    matches!(kind, ObjectKind::File | ObjectKind::Pipe)
+}

@@ -1,0 +1,229 @@
+//! Linux processes on top of the capability layer's processes: a process
+//! id, the parent and its children's exit statuses, process group and
+//! session, working directory, umask, program break, close-on-exec
+//! descriptors and signal state; its threads (a `clone` with
+//! `CLONE_THREAD` adds one; they share everything here).
+//!
+//! **Lock order**: a process's state lock ([`STATE_LEVEL`]) may be held
+//! while taking the process table (5) but never another process's state
+//! lock; the parent is told of an exit after the child's own lock is
+//! released.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use spinlock::kernel::{KernelTicketLock, IrqOff, PerCpuLevels};
+use spinlock::{Level, SpinLockGuard, TicketLock};
+use sync::{Condvar, KernelBlocking};
+use vfs::InodeId;
+
+use super::signals::SignalState;
+use kernel_objects::capabilities::NativeProcess;
+use linux_abi::Errno;
+
+/// A process id.
+pub type Pid = u32;
+
+/// Level of each process's state lock (outermost of this layer).
+pub const STATE_LEVEL: Level = Level::new(10);
+const TABLE_LEVEL: Level = Level::new(5);
+
+/// Where anonymous `mmap` regions are placed, growing down.
+pub const MMAP_TOP: u64 = 0x7F00_0000_0000;
+
+/// What the parent knows of a child.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Child {
+    /// Its pid.
+    pub pid: Pid,
+    /// Its process group (for `waitpid(-pgid)`).
+    pub pgid: Pid,
+    /// Its wait status once it has exited, not yet collected.
+    pub status: Option<u32>,
+    /// A stop not yet reported (`WUNTRACED`): its wait status.
+    pub stopped: Option<u32>,
+}
+
+/// The mutable part of a process.
+pub struct ProcessState {
+    pub parent: Pid,
+    pub pgid: Pid,
+    pub sid: Pid,
+    pub cwd: InodeId,
+    pub umask: u32,
+    pub break_start: u64,
+    pub program_break: u64,
+    pub mmap_next: u64,
+    pub children: Vec<Child>,
+    /// Descriptors closed by `execve` (bit per descriptor).
+    pub close_on_exec: Vec<u64>,
+    pub signals: SignalState,
+    /// The program's name (`comm`, 15 bytes) and its arguments, NUL-separated.
+    pub command: Vec<u8>,
+    pub arguments: Vec<u8>,
+    /// The absolute path of the running program (`/proc/self/exe`).
+    pub executable: Vec<u8>,
+    /// Set once it has exited: its wait status.
+    pub exit_status: Option<u32>,
+    /// Stopped by SIGSTOP/SIGTSTP/SIGTTIN/SIGTTOU until SIGCONT.
+    pub stopped: bool,
+}
+
+impl ProcessState {
+    /// Marks descriptor `fd` close-on-exec or not.
+    pub fn set_close_on_exec(&mut self, fd: u32, on: bool) -> Result<(), Errno> {
+        let word = fd as usize / 64;
+        if word >= self.close_on_exec.len() {
+            if !on {
+                return Ok(());
+            }
+            self.close_on_exec.try_reserve(word + 1 - self.close_on_exec.len()).map_err(|_| Errno::ENOMEM)?;
+            self.close_on_exec.resize(word + 1, 0);
+        }
+        let bit = 1u64 << (fd % 64);
+        if on { self.close_on_exec[word] |= bit } else { self.close_on_exec[word] &= !bit }
+        Ok(())
+    }
+
+    /// Whether descriptor `fd` is close-on-exec.
+    pub fn close_on_exec(&self, fd: u32) -> bool {
+        self.close_on_exec.get(fd as usize / 64).is_some_and(|word| word & (1 << (fd % 64)) != 0)
+    }
+}
+
+type StateGuard<'a> = SpinLockGuard<'a, ProcessState, TicketLock, IrqOff, PerCpuLevels>;
+
+/// A process.
+pub struct Process {
+    pub pid: Pid,
+    pub native: Arc<NativeProcess>,
+    state: KernelTicketLock<ProcessState>,
+    /// Signalled when a child changes state or a signal arrives.
+    events: Condvar<KernelBlocking>,
+    /// The kernel threads running its user threads, by thread id, to wake
+    /// on signals and to count: the last one out ends the process.
+    threads: KernelTicketLock<Vec<(Pid, Arc<sched::Thread>)>>,
+    /// Set by `exit_group` (or a fatal signal): the wait status every
+    /// thread leaves with.
+    group_exit: KernelTicketLock<Option<u32>>,
+}
+
+static TABLE: KernelTicketLock<Vec<Arc<Process>>> = KernelTicketLock::new(TABLE_LEVEL, Vec::new());
+static NEXT_PID: AtomicU32 = AtomicU32::new(1);
+
+impl Process {
+    /// A new process with the next pid, entered in the process table.
+    pub fn create(native: Arc<NativeProcess>, state: ProcessState) -> Result<Arc<Self>, Errno> {
+        let mut table = TABLE.lock();
+        table.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
+        let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
+        let process = Arc::new(Self {
+            pid,
+            native,
+            state: KernelTicketLock::new(STATE_LEVEL, state),
+            events: Condvar::new(),
+            threads: KernelTicketLock::new(TABLE_LEVEL, Vec::new()),
+            group_exit: KernelTicketLock::new(TABLE_LEVEL, None),
+        });
+        table.push(process.clone());
+        Ok(process)
+    }
+
+    /// Locks the process's state.
+    pub fn state(&self) -> StateGuard<'_> {
+        self.state.lock()
+    }
+
+    /// Waits on the process's event condition until `ready` holds or a
+    /// signal is pending; returns the guard.
+    pub fn wait_for<'a>(&'a self, mut guard: StateGuard<'a>, ready: impl Fn(&ProcessState) -> bool) -> StateGuard<'a> {
+        while !ready(&guard) && !guard.signals.deliverable() && self.group_exit().is_none() {
+            guard = self.events.wait(guard, &self.state);
+        }
+        guard
+    }
+
+    /// Wakes the process's threads if they wait for an event.
+    pub fn notify(&self) {
+        self.events.broadcast();
+        let threads = self.threads.lock().clone();
+        for (_, thread) in &threads {
+            sched::unpark(thread);
+        }
+    }
+
+    /// Records a user thread `tid` run by kernel thread `thread`.
+    pub fn add_thread(&self, tid: Pid, thread: Arc<sched::Thread>) -> Result<(), Errno> {
+        let mut threads = self.threads.lock();
+        threads.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
+        threads.push((tid, thread));
+        Ok(())
+    }
+
+    /// Forgets user thread `tid`; returns how many remain.
+    pub fn remove_thread(&self, tid: Pid) -> usize {
+        let mut threads = self.threads.lock();
+        threads.retain(|(id, _)| *id != tid);
+        threads.len()
+    }
+
+    /// Whether user thread `tid` is recorded.
+    pub fn has_thread(&self, tid: Pid) -> bool {
+        self.threads.lock().iter().any(|(id, _)| *id == tid)
+    }
+
+
+    /// Starts a group exit with `status` (the first one counts).
+    pub fn begin_group_exit(&self, status: u32) {
+        self.group_exit.lock().get_or_insert(status);
+        self.notify();
+    }
+
+    /// The status of a group exit under way.
+    pub fn group_exit(&self) -> Option<u32> {
+        *self.group_exit.lock()
+    }
+}
+
+/// The process with `pid`, if it exists (zombies included).
+pub fn find(pid: Pid) -> Option<Arc<Process>> {
+    TABLE.lock().iter().find(|process| process.pid == pid).cloned()
+}
+
+/// Every process (for `kill(-1)`, process groups and `/proc`).
+pub fn all() -> Vec<Arc<Process>> {
+    TABLE.lock().clone()
+}
+
+/// Forgets a reaped zombie.
+pub fn remove(pid: Pid) {
+    TABLE.lock().retain(|process| process.pid != pid);
+}
+
+/// A new thread or process id (one number space, as on Linux).
+pub fn new_id() -> Pid {
+    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A fresh state for a process whose working directory is `cwd`.
+pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
+    ProcessState {
+        parent,
+        pgid: 0,
+        sid: 0,
+        cwd,
+        umask: 0o022,
+        break_start: 0,
+        program_break: 0,
+        mmap_next: MMAP_TOP,
+        children: Vec::new(),
+        close_on_exec: Vec::new(),
+        signals: SignalState::new(),
+        command: Vec::new(),
+        arguments: Vec::new(),
+        executable: Vec::new(),
+        exit_status: None,
+        stopped: false,
+    }
+}

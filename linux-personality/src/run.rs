@@ -1,0 +1,249 @@
+//! Running a process: its thread enters user mode, and every exit comes
+//! back here — a system call to dispatch, a page fault to resolve (or a
+//! SIGSEGV), another exception as its signal, an interrupt — and pending
+//! signals are delivered before it goes back. Also the end of a process:
+//! its capabilities and memory go, its children go to init, its parent
+//! is told.
+
+use alloc::sync::Arc;
+
+use machine::percpu;
+use machine::user::{run_user_in, vectors, UserContext, UserExit};
+use vmem::{Access, FaultOutcome};
+
+use super::process::{self, Pid, Process};
+use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+use super::signals::{build_frame, Disposition};
+use crate::syscall::{self, Flow};
+use kernel_objects::user_memory::{write_user, PendingFlush};
+use kernel_objects::address_spaces::carry_out;
+use linux_abi::Errno;
+
+/// Starts the main thread of `process` (thread id = pid) from `context`.
+pub fn start(process: Arc<Process>, context: UserContext) -> Result<(), Errno> {
+    let tid = process.pid;
+    start_thread(process, context, tid, 0)
+}
+
+/// Starts user thread `tid` of `process` from `context`; `clear_tid`: the
+/// address zeroed and futex-woken when it ends (`CLONE_CHILD_CLEARTID`).
+pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear_tid: u64) -> Result<(), Errno> {
+    let runner = process.clone();
+    let thread = sched::spawn("user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
+    if let Err(errno) = process.add_thread(tid, thread) {
+        process.begin_group_exit(exited(127));
+        return Err(errno);
+    }
+    Ok(())
+}
+
+/// The wait status of a normal exit with `code`.
+pub fn exited(code: u32) -> u32 {
+    (code & 0xff) << 8
+}
+
+/// What a user thread knows of itself.
+pub struct ThreadSelf {
+    pub tid: Pid,
+    /// Zeroed and futex-woken when the thread ends.
+    pub clear_tid: u64,
+}
+
+fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
+    let mut me = ThreadSelf { tid, clear_tid };
+    // Wait until the creator has recorded this thread.
+    while !process.has_thread(tid) {
+        sched::yield_now();
+    }
+    loop {
+        if let Some(status) = process.group_exit() {
+            return leave(&process, &me, status);
+        }
+        if let Some(status) = deliver_signals(&process, &mut context) {
+            process.begin_group_exit(status);
+            continue;
+        }
+        let root = process.native.with_memory(|memory| {
+            memory.activate_on(percpu::current_index());
+            memory.root()
+        });
+        let Ok(root) = root else { return };
+        match run_user_in(root, &mut context) {
+            UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
+                Flow::Continue => {}
+                Flow::ExitThread(status) => return leave(&process, &me, status),
+                Flow::Exit(status) => process.begin_group_exit(status),
+            },
+            UserExit::Exception { vector: vectors::PAGE_FAULT, error_code, address } => {
+                let access = if error_code & 2 != 0 {
+                    Access::Write
+                } else if error_code & 16 != 0 {
+                    Access::Execute
+                } else {
+                    Access::Read
+                };
+                match process.native.with_memory(|memory| memory.handle_fault(address, access)) {
+                    Ok(Ok(FaultOutcome::Copied { flush })) => carry_out(flush),
+                    Ok(Ok(_)) => {}
+                    _ => force_signal(&process, SIGSEGV),
+                }
+            }
+            UserExit::Exception { vector, .. } => {
+                let signal = match vector {
+                    vectors::INVALID_OPCODE => SIGILL,
+                    vectors::DIVIDE_ERROR | vectors::FLOATING_POINT | vectors::SIMD_FLOATING_POINT => SIGFPE,
+                    vectors::BREAKPOINT | vectors::DEBUG => SIGTRAP,
+                    17 => SIGBUS,
+                    _ => SIGSEGV,
+                };
+                force_signal(&process, signal);
+            }
+            UserExit::Interrupt { .. } => {}
+        }
+    }
+}
+
+/// A signal the program caused: if it cannot be handled (blocked or
+/// ignored), it takes its default action anyway, as on Linux.
+fn force_signal(process: &Process, signal: u32) {
+    let mut state = process.state();
+    let bit = 1u64 << (signal - 1);
+    let action = state.signals.action(signal).unwrap_or_default();
+    if state.signals.blocked & bit != 0 || action.handler == super::signals::SIG_IGN {
+        state.signals.blocked &= !bit;
+        let _ = state.signals.set_action(signal, Default::default());
+    }
+    state.signals.raise(signal);
+}
+
+/// Delivers deliverable signals: runs a handler (builds its frame) or
+/// takes the default action. Returns a wait status if the process ends.
+fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> {
+    loop {
+        let (disposition, old_mask, alternate) = {
+            let mut state = process.state();
+            let suspended = state.signals.suspended_mask.take();
+            let old_mask = suspended.unwrap_or(state.signals.blocked);
+            let alternate = state.signals.alternate_stack;
+            let taken = state.signals.take();
+            if let Some(previous) = suspended.filter(|_| !matches!(taken, Some(Disposition::Handle(..)))) {
+                state.signals.set_blocked(previous);
+            }
+            (taken?, old_mask, alternate)
+        };
+        match disposition {
+            Disposition::Terminate(status) => return Some(status),
+            Disposition::Stop(signal) => stop(process, signal),
+            Disposition::Handle(signal, action) => {
+                let Ok((frame, bytes)) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
+                    return Some(SIGSEGV);
+                };
+                let mut flush = PendingFlush::default();
+                let written = process.native.with_memory(|memory| write_user(memory, frame, &bytes, &mut flush));
+                flush.carry_out();
+                if !matches!(written, Ok(Ok(()))) {
+                    return Some(SIGSEGV);
+                }
+                {
+                    let mut state = process.state();
+                    if state.signals.push_saved(context).is_err() {
+                        return Some(SIGSEGV);
+                    }
+                    let mut mask = old_mask | action.mask;
+                    if action.flags & super::signals::SA_NODEFER == 0 {
+                        mask |= 1 << (signal - 1);
+                    }
+                    state.signals.set_blocked(mask);
+                }
+                let registers = &mut context.registers;
+                registers.rsp = frame;
+                registers.rip = action.handler;
+                registers.rdi = u64::from(signal);
+                registers.rsi = frame + 8 + super::signals::UCONTEXT_BYTES as u64;
+                registers.rdx = frame + 8;
+                registers.rax = 0;
+            }
+        }
+    }
+}
+
+/// Job control: the process stops until SIGCONT (or SIGKILL); its parent
+/// is told (`WUNTRACED`, SIGCHLD).
+fn stop(process: &Process, signal: u32) {
+    let parent = {
+        let mut state = process.state();
+        state.stopped = true;
+        state.parent
+    };
+    if let Some(parent) = process::find(parent).filter(|parent| parent.pid != process.pid) {
+        {
+            let mut state = parent.state();
+            if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
+                record.stopped = Some((signal << 8) | 0x7f);
+            }
+            state.signals.raise(SIGCHLD);
+        }
+        parent.notify();
+    }
+    let mut state = process.state();
+    while state.stopped && state.signals.pending() & (1 << (super::signals::numbers::SIGKILL - 1)) == 0 && process.group_exit().is_none() {
+        state = process.wait_for(state, |state| !state.stopped);
+        if state.stopped {
+            // Woken by another signal: it waits, pending, until SIGCONT.
+            drop(state);
+            let deadline = machine::timer::uptime_nanoseconds() + 50_000_000;
+            sched::sleep_until(deadline, || !process.state().stopped || process.group_exit().is_some());
+            state = process.state();
+        }
+    }
+}
+
+/// User thread `me` ends: its `clear_tid` word is zeroed and woken; the
+/// last thread out ends the process with `status` (the group exit's, if
+/// one is under way).
+fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
+    if me.clear_tid != 0 {
+        let mut flush = PendingFlush::default();
+        let _ = process.native.with_memory(|memory| write_user(memory, me.clear_tid, &0u32.to_le_bytes(), &mut flush));
+        flush.carry_out();
+        syscall::futex_wake(process, me.clear_tid, 1);
+    }
+    if process.remove_thread(me.tid) == 0 {
+        exit(process, process.group_exit().unwrap_or(status));
+    }
+}
+
+/// Ends `process` with wait status `status`.
+pub fn exit(process: &Arc<Process>, status: u32) {
+    process.native.destroy();
+    let (parent, children) = {
+        let mut state = process.state();
+        state.exit_status = Some(status);
+        (state.parent, core::mem::take(&mut state.children))
+    };
+    // Orphans go to init (pid 1), zombies with them so it can reap them.
+    if let Some(init) = process::find(1).filter(|init| init.pid != process.pid) {
+        for child in &children {
+            if let Some(orphan) = process::find(child.pid) {
+                orphan.state().parent = 1;
+            }
+        }
+        let mut state = init.state();
+        if state.children.try_reserve(children.len()).is_ok() {
+            state.children.extend(children.iter().copied());
+        }
+    }
+    if let Some(parent) = process::find(parent).filter(|parent| parent.pid != process.pid) {
+        {
+            let mut state = parent.state();
+            if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
+                record.status = Some(status);
+            }
+            state.signals.raise(SIGCHLD);
+        }
+        parent.notify();
+    }
+    if process.pid == 1 {
+        super::init_exited(status);
+    }
+}

@@ -1,0 +1,850 @@
+//! System calls on file descriptors: reading and writing (files, devices,
+//! pipes, the console), opening, closing, duplicating, seeking, status
+//! records, directory listings, descriptor flags, terminal ioctls and
+//! waiting for readiness (`poll`, `select`).
+
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use caps::{Narrowing, Placement, Rights, Slot};
+use vfs::{FileKind, Stat};
+
+use super::paths::{path_in, resolve_at, AT_EMPTY_PATH, AT_FDCWD};
+use super::{value, Call, CallResult};
+use kernel_objects::capabilities::{caps, undo};
+use linux_abi::Errno;
+use crate::clock::now;
+use crate::tty::{self as console, Termios};
+use crate::fs::{self, devices};
+use crate::open_files::{self, flags, Backing, Device, OpenFile};
+use crate::pipes::Pipe;
+use crate::signals::numbers::SIGPIPE;
+
+/// The most bytes one read or write moves (a larger request is partial).
+const CHUNK: usize = 1 << 20;
+const SEEK_SET: u64 = 0;
+const SEEK_CUR: u64 = 1;
+const SEEK_END: u64 = 2;
+
+fn descriptor(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
+    open_files::file(call.process.native.space(), fd)
+}
+
+/// Reads up to `length` bytes from `file` (at `at`, or its offset).
+fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -> Result<Vec<u8>, Errno> {
+    if !file.readable() {
+        return Err(Errno::EBADF);
+    }
+    let nonblocking = file.status() & flags::O_NONBLOCK != 0;
+    let interrupted = || call.interrupted();
+    let mut buffer = Vec::new();
+    if let Backing::PipeReader(pipe) = &file.backing {
+        // Straight from the pipe's buffer: no zero-filled staging buffer.
+        pipe.read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
+        return Ok(buffer);
+    }
+    buffer.try_reserve_exact(length.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
+    buffer.resize(length.min(CHUNK), 0);
+    let count = match &file.backing {
+        Backing::Inode(inode) => {
+            let inode = *inode;
+            file.with_offset(|offset| -> Result<usize, Errno> {
+                let position = at.unwrap_or(*offset);
+                let count = fs::with(|tree| tree.read(inode, position, &mut buffer))?;
+                if at.is_none() {
+                    *offset += count as u64;
+                }
+                Ok(count)
+            })?
+        }
+        Backing::Device(Device::Null, _) => 0,
+        Backing::Device(Device::Zero, _) => buffer.len(),
+        Backing::Device(Device::Random, _) => {
+            crate::random::fill(&mut buffer);
+            buffer.len()
+        }
+        Backing::Device(Device::Console, _) => console::read(&mut buffer, nonblocking, &interrupted)?,
+        Backing::PipeReader(_) => 0, // handled above
+        Backing::PipeWriter(_) => return Err(Errno::EBADF),
+    };
+    buffer.truncate(count);
+    Ok(buffer)
+}
+
+/// Writes `data` to `file` (at `at`, or its offset / the end with `O_APPEND`).
+fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option<u64>) -> Result<usize, Errno> {
+    if !file.writable() {
+        return Err(Errno::EBADF);
+    }
+    let nonblocking = file.status() & flags::O_NONBLOCK != 0;
+    let interrupted = || call.interrupted();
+    match &file.backing {
+        Backing::Inode(inode) => {
+            let inode = *inode;
+            let append = file.status() & flags::O_APPEND != 0;
+            file.with_offset(|offset| {
+                fs::with(|tree| {
+                    let position = match (at, append) {
+                        (Some(position), _) => position,
+                        (None, true) => tree.stat(inode)?.size,
+                        (None, false) => *offset,
+                    };
+                    let count = tree.write(inode, position, data, now())?;
+                    if at.is_none() {
+                        *offset = position + count as u64;
+                    }
+                    Ok(count)
+                })
+            })
+        }
+        Backing::Device(Device::Console, _) => {
+            console::write(data);
+            Ok(data.len())
+        }
+        Backing::Device(..) => Ok(data.len()),
+        Backing::PipeWriter(pipe) => match pipe.write(data, nonblocking, &interrupted) {
+            Err(Errno::EPIPE) => {
+                call.process.state().signals.raise(SIGPIPE);
+                Err(Errno::EPIPE)
+            }
+            other => other,
+        },
+        Backing::PipeReader(_) => Err(Errno::EBADF),
+    }
+}
+
+pub fn read(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let data = read_from(call, &file, call.argument(2) as usize, None)?;
+    call.write_out(call.argument(1), &data)?;
+    value(data.len() as u64)
+}
+
+pub fn write(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    if matches!(file.backing, Backing::Device(Device::Null | Device::Zero | Device::Random, _)) && file.writable() {
+        // Written bytes vanish: nothing to copy (Linux does not read them either).
+        return value(call.argument(2).min(isize::MAX as u64));
+    }
+    let length = (call.argument(2) as usize).min(CHUNK);
+    let mut data = vec![0u8; length];
+    call.read_in(call.argument(1), &mut data)?;
+    value(write_to(call, &file, &data, None)? as u64)
+}
+
+pub fn pread(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    positioned(&file)?;
+    let offset = call.argument(3) as i64;
+    if offset < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let data = read_from(call, &file, call.argument(2) as usize, Some(offset as u64))?;
+    call.write_out(call.argument(1), &data)?;
+    value(data.len() as u64)
+}
+
+pub fn pwrite(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    positioned(&file)?;
+    let offset = call.argument(3) as i64;
+    if offset < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let mut data = vec![0u8; (call.argument(2) as usize).min(CHUNK)];
+    call.read_in(call.argument(1), &mut data)?;
+    value(write_to(call, &file, &data, Some(offset as u64))? as u64)
+}
+
+/// Positioned reads and writes need a seekable file.
+fn positioned(file: &OpenFile) -> Result<(), Errno> {
+    match file.backing {
+        Backing::Inode(_) => Ok(()),
+        _ => Err(Errno::ESPIPE),
+    }
+}
+
+/// The `(base, length)` pairs of an iovec array.
+fn io_vectors(call: &Call<'_>, address: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
+    if count > 1024 {
+        return Err(Errno::EINVAL);
+    }
+    let mut vectors = Vec::new();
+    for index in 0..count {
+        let base = call.word_in(address + index * 16)?;
+        let length = call.word_in(address + index * 16 + 8)?;
+        if length as i64 <= -1 {
+            return Err(Errno::EINVAL);
+        }
+        vectors.push((base, length));
+    }
+    Ok(vectors)
+}
+
+pub fn readv(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let vectors = io_vectors(call, call.argument(1), call.argument(2))?;
+    let mut total = 0u64;
+    for (base, length) in vectors {
+        if length == 0 {
+            continue;
+        }
+        let data = read_from(call, &file, length as usize, None)?;
+        call.write_out(base, &data)?;
+        total += data.len() as u64;
+        if (data.len() as u64) < length {
+            break;
+        }
+    }
+    value(total)
+}
+
+pub fn writev(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let vectors = io_vectors(call, call.argument(1), call.argument(2))?;
+    // Gathered into one write so that a pipe or the console sees it whole.
+    let mut data = Vec::new();
+    for (base, length) in vectors {
+        let start = data.len();
+        let length = (length as usize).min(CHUNK.saturating_sub(start));
+        data.try_reserve(length).map_err(|_| Errno::ENOMEM)?;
+        data.resize(start + length, 0);
+        call.read_in(base, &mut data[start..])?;
+    }
+    if data.is_empty() {
+        return value(0);
+    }
+    value(write_to(call, &file, &data, None)? as u64)
+}
+
+pub fn open(call: &mut Call<'_>) -> CallResult {
+    open_at(call, AT_FDCWD as u64, call.argument(0), call.argument(1) as u32, call.argument(2) as u32)
+}
+
+pub fn openat(call: &mut Call<'_>) -> CallResult {
+    open_at(call, call.argument(0), call.argument(1), call.argument(2) as u32, call.argument(3) as u32)
+}
+
+fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode: u32) -> CallResult {
+    let path = path_in(call, path_address)?;
+    let follow = open_flags & flags::O_NOFOLLOW == 0;
+    let resolved = resolve_at(call, dirfd, &path, follow)?;
+    let umask = call.process.state().umask;
+    let accmode = open_flags & flags::O_ACCMODE;
+    if accmode == 3 {
+        return Err(Errno::EINVAL);
+    }
+    let inode = match resolved.inode {
+        Some(_) if open_flags & flags::O_CREAT != 0 && open_flags & flags::O_EXCL != 0 => return Err(Errno::EEXIST),
+        Some(inode) => inode,
+        None if open_flags & flags::O_CREAT != 0 => {
+            if resolved.trailing_slash {
+                return Err(Errno::EISDIR);
+            }
+            fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Regular, mode & 0o7777 & !umask, now()))?
+        }
+        None => return Err(Errno::ENOENT),
+    };
+    let kind = fs::with(|tree| tree.kind(inode))?;
+    if kind == FileKind::Symlink {
+        return Err(Errno::ELOOP); // O_NOFOLLOW on a symbolic link
+    }
+    if open_flags & flags::O_DIRECTORY != 0 && kind != FileKind::Directory {
+        return Err(Errno::ENOTDIR);
+    }
+    if kind == FileKind::Directory && accmode != flags::O_RDONLY {
+        return Err(Errno::EISDIR);
+    }
+    let backing = match kind {
+        FileKind::CharDevice(major, minor) => Backing::Device(device((major, minor))?, inode),
+        FileKind::Fifo => return Err(Errno::ENXIO),
+        _ => Backing::Inode(inode),
+    };
+    if kind == FileKind::Regular && open_flags & flags::O_TRUNC != 0 && accmode != flags::O_RDONLY {
+        fs::with(|tree| tree.truncate(inode, 0, now()))?;
+    }
+    fs::with(|tree| tree.opened(inode))?;
+    install(call, OpenFile::new(backing, open_flags), Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0)
+}
+
+fn device(numbers: (u32, u32)) -> Result<Device, Errno> {
+    match numbers {
+        devices::NULL => Ok(Device::Null),
+        devices::ZERO => Ok(Device::Zero),
+        devices::RANDOM | devices::URANDOM => Ok(Device::Random),
+        devices::TTY | devices::CONSOLE | devices::SERIAL => Ok(Device::Console),
+        _ => Err(Errno::ENXIO),
+    }
+}
+
+/// Installs `file` as a descriptor and sets its close-on-exec flag.
+pub fn install(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_exec: bool) -> CallResult {
+    value(u64::from(install_descriptor(call, file, placement, close_on_exec)?))
+}
+
+fn install_descriptor(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_exec: bool) -> Result<u32, Errno> {
+    let fd = open_files::install(call.process.native.space(), file, placement)?;
+    call.process.state().set_close_on_exec(fd, close_on_exec)?;
+    Ok(fd)
+}
+
+pub fn close(call: &mut Call<'_>) -> CallResult {
+    let slot = Slot::try_from(call.argument(0)).map_err(|_| Errno::EBADF)?;
+    let removed = caps().with(|database| database.drop_capability(call.process.native.space(), slot)).map_err(|_| Errno::EBADF)?;
+    undo(&removed);
+    call.process.state().set_close_on_exec(slot, false)?;
+    value(0)
+}
+
+/// A copy of descriptor `fd` at `placement` (same open file description).
+fn duplicate(call: &Call<'_>, fd: u64, placement: Placement, close_on_exec: bool) -> CallResult {
+    let slot = Slot::try_from(fd).map_err(|_| Errno::EBADF)?;
+    descriptor(call, fd)?;
+    let space = call.process.native.space();
+    let copy = caps().with(|database| database.derive(space, slot, Rights::ALL, Narrowing::Whole, placement)).map_err(|error| match error {
+        caps::CapError::SpaceFull => Errno::EMFILE,
+        caps::CapError::OutOfMemory => Errno::ENOMEM,
+        _ => Errno::EBADF,
+    })?;
+    call.process.state().set_close_on_exec(copy, close_on_exec)?;
+    value(u64::from(copy))
+}
+
+pub fn dup(call: &mut Call<'_>) -> CallResult {
+    duplicate(call, call.argument(0), Placement::LowestFrom(0), false)
+}
+
+pub fn dup2(call: &mut Call<'_>) -> CallResult {
+    let (old, new) = (call.argument(0), call.argument(1));
+    if old == new {
+        descriptor(call, old)?;
+        return value(new);
+    }
+    replace_descriptor(call, old, new, false)
+}
+
+pub fn dup3(call: &mut Call<'_>) -> CallResult {
+    let (old, new, flags_value) = (call.argument(0), call.argument(1), call.argument(2) as u32);
+    if old == new || flags_value & !flags::O_CLOEXEC != 0 {
+        return Err(Errno::EINVAL);
+    }
+    replace_descriptor(call, old, new, flags_value & flags::O_CLOEXEC != 0)
+}
+
+fn replace_descriptor(call: &Call<'_>, old: u64, new: u64, close_on_exec: bool) -> CallResult {
+    descriptor(call, old)?;
+    let new_slot = Slot::try_from(new).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT).ok_or(Errno::EBADF)?;
+    if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), new_slot)) {
+        undo(&removed);
+    }
+    duplicate(call, old, Placement::At(new_slot), close_on_exec)
+}
+
+pub fn fcntl(call: &mut Call<'_>) -> CallResult {
+    const F_DUPFD: u64 = 0;
+    const F_GETFD: u64 = 1;
+    const F_SETFD: u64 = 2;
+    const F_GETFL: u64 = 3;
+    const F_SETFL: u64 = 4;
+    const F_GETLK: u64 = 5;
+    const F_SETLK: u64 = 6;
+    const F_SETLKW: u64 = 7;
+    const F_DUPFD_CLOEXEC: u64 = 1030;
+    let (fd, command, argument) = (call.argument(0), call.argument(1), call.argument(2));
+    let file = descriptor(call, fd)?;
+    match command {
+        F_DUPFD | F_DUPFD_CLOEXEC => {
+            let from = Slot::try_from(argument).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT).ok_or(Errno::EINVAL)?;
+            duplicate(call, fd, Placement::LowestFrom(from), command == F_DUPFD_CLOEXEC)
+        }
+        F_GETFD => value(u64::from(call.process.state().close_on_exec(fd as u32))),
+        F_SETFD => {
+            call.process.state().set_close_on_exec(fd as u32, argument & 1 != 0)?;
+            value(0)
+        }
+        F_GETFL => value(u64::from(file.status())),
+        F_SETFL => {
+            file.set_status(argument as u32);
+            value(0)
+        }
+        F_GETLK => {
+            // No locks are ever held by others: report the range unlocked.
+            let mut lock = [0u8; 32];
+            call.read_in(argument, &mut lock)?;
+            lock[0..2].copy_from_slice(&2u16.to_le_bytes()); // F_UNLCK
+            call.write_out(argument, &lock)?;
+            value(0)
+        }
+        F_SETLK | F_SETLKW => value(0),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+pub fn lseek(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let (offset, whence) = (call.argument(1) as i64, call.argument(2));
+    let Backing::Inode(inode) = file.backing else { return Err(Errno::ESPIPE) };
+    let size = fs::with(|tree| tree.stat(inode))?.size as i64;
+    file.with_offset(|position| {
+        let base = match whence {
+            SEEK_SET => 0,
+            SEEK_CUR => *position as i64,
+            SEEK_END => size,
+            _ => return Err(Errno::EINVAL),
+        };
+        let target = base.checked_add(offset).filter(|target| *target >= 0).ok_or(Errno::EINVAL)?;
+        *position = target as u64;
+        value(target as u64)
+    })
+}
+
+pub fn fsync(call: &mut Call<'_>) -> CallResult {
+    descriptor(call, call.argument(0))?;
+    value(0) // tmpfs: nothing to write back
+}
+
+pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let length = call.argument(1) as i64;
+    if length < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let Backing::Inode(inode) = file.backing else { return Err(Errno::EINVAL) };
+    if !file.writable() {
+        return Err(Errno::EINVAL);
+    }
+    fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
+    value(0)
+}
+
+pub fn fchmod(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let inode = file.inode().ok_or(Errno::EINVAL)?;
+    fs::with(|tree| tree.set_permissions(inode, call.argument(1) as u32, now()))?;
+    value(0)
+}
+
+pub fn pipe(call: &mut Call<'_>, with_flags: bool) -> CallResult {
+    let pipe_flags = if with_flags { call.argument(1) as u32 } else { 0 };
+    if pipe_flags & !(flags::O_CLOEXEC | flags::O_NONBLOCK) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let pipe = Arc::new(Pipe::new());
+    let close_on_exec = pipe_flags & flags::O_CLOEXEC != 0;
+    let nonblocking = pipe_flags & flags::O_NONBLOCK;
+    let reader = OpenFile::new(Backing::PipeReader(pipe.clone()), flags::O_RDONLY | nonblocking);
+    let writer = OpenFile::new(Backing::PipeWriter(pipe), flags::O_WRONLY | nonblocking);
+    let read_end = install_descriptor(call, reader, Placement::LowestFrom(0), close_on_exec)?;
+    let write_end = match install_descriptor(call, writer, Placement::LowestFrom(0), close_on_exec) {
+        Ok(fd) => fd,
+        Err(errno) => {
+            if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), read_end)) {
+                undo(&removed);
+            }
+            return Err(errno);
+        }
+    };
+    let mut pair = [0u8; 8];
+    pair[..4].copy_from_slice(&read_end.to_le_bytes());
+    pair[4..].copy_from_slice(&write_end.to_le_bytes());
+    call.write_out(call.argument(0), &pair)?;
+    value(0)
+}
+
+
+/// The 144-byte `struct stat`.
+pub fn stat_bytes(stat: &Stat) -> [u8; 144] {
+    let mut bytes = [0u8; 144];
+    let mut put = |at: usize, value: u64, width: usize| bytes[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+    put(0, 1, 8); // st_dev: the tmpfs
+    put(8, stat.inode, 8);
+    put(16, u64::from(stat.links), 8);
+    put(24, u64::from(stat.mode), 4);
+    put(28, u64::from(stat.uid), 4);
+    put(32, u64::from(stat.gid), 4);
+    put(40, device_number(stat.device), 8);
+    put(48, stat.size, 8);
+    put(56, 4096, 8);
+    put(64, stat.blocks, 8);
+    put(72, stat.accessed.seconds, 8);
+    put(80, u64::from(stat.accessed.nanoseconds), 8);
+    put(88, stat.modified.seconds, 8);
+    put(96, u64::from(stat.modified.nanoseconds), 8);
+    put(104, stat.changed.seconds, 8);
+    put(112, u64::from(stat.changed.nanoseconds), 8);
+    bytes
+}
+
+/// Linux's `makedev`.
+fn device_number((major, minor): (u32, u32)) -> u64 {
+    let (major, minor) = (u64::from(major), u64::from(minor));
+    ((major & 0xfff) << 8) | (minor & 0xff) | ((minor & !0xff) << 12) | ((major & !0xfff) << 32)
+}
+
+/// The status of what a descriptor is open on.
+fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
+    match &file.backing {
+        Backing::Inode(inode) | Backing::Device(_, inode) => fs::with(|tree| tree.stat(*inode)),
+        Backing::PipeReader(_) | Backing::PipeWriter(_) => {
+            let now = now();
+            Ok(Stat { inode: 0x1000 + fd, mode: 0o010600, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now })
+        }
+    }
+}
+
+pub fn fstat(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let stat = descriptor_stat(&file, call.argument(0))?;
+    call.write_out(call.argument(1), &stat_bytes(&stat))?;
+    value(0)
+}
+
+pub fn stat(call: &mut Call<'_>, no_follow: bool) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    let inode = super::paths::lookup_at(call, AT_FDCWD as u64, &path, !no_follow)?;
+    let stat = fs::with(|tree| tree.stat(inode))?;
+    call.write_out(call.argument(1), &stat_bytes(&stat))?;
+    value(0)
+}
+
+/// What `*at` status calls look at: a path from `dirfd`, or `dirfd`
+/// itself with `AT_EMPTY_PATH` and an empty path.
+fn stat_at(call: &Call<'_>, dirfd: u64, path_address: u64, at_flags: u64) -> Result<Stat, Errno> {
+    const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+    let path = call.string_in(path_address, vfs::MAX_PATH - 1)?;
+    if path.is_empty() {
+        if at_flags & AT_EMPTY_PATH == 0 {
+            return Err(Errno::ENOENT);
+        }
+        if dirfd as i64 as i32 == AT_FDCWD as i32 {
+            let cwd = call.process.state().cwd;
+            return fs::with(|tree| tree.stat(cwd));
+        }
+        let file = descriptor(call, dirfd)?;
+        return descriptor_stat(&file, dirfd);
+    }
+    let inode = super::paths::lookup_at(call, dirfd, &path, at_flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    fs::with(|tree| tree.stat(inode))
+}
+
+pub fn newfstatat(call: &mut Call<'_>) -> CallResult {
+    let stat = stat_at(call, call.argument(0), call.argument(1), call.argument(3))?;
+    call.write_out(call.argument(2), &stat_bytes(&stat))?;
+    value(0)
+}
+
+pub fn statx(call: &mut Call<'_>) -> CallResult {
+    let stat = stat_at(call, call.argument(0), call.argument(1), call.argument(2))?;
+    let mut bytes = [0u8; 256];
+    let mut put = |at: usize, value: u64, width: usize| bytes[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+    put(0, 0x7ff, 4); // STATX_BASIC_STATS
+    put(4, 4096, 4);
+    put(16, u64::from(stat.links), 4);
+    put(20, u64::from(stat.uid), 4);
+    put(24, u64::from(stat.gid), 4);
+    put(28, u64::from(stat.mode), 2);
+    put(32, stat.inode, 8);
+    put(40, stat.size, 8);
+    put(48, stat.blocks, 8);
+    for (at, time) in [(64, stat.accessed), (96, stat.changed), (112, stat.modified)] {
+        put(at, time.seconds, 8);
+        put(at + 8, u64::from(time.nanoseconds), 4);
+    }
+    put(128, u64::from(stat.device.0), 4);
+    put(132, u64::from(stat.device.1), 4);
+    put(140, 1, 4); // dev minor: the tmpfs
+    call.write_out(call.argument(4), &bytes)?;
+    value(0)
+}
+
+pub fn getdents64(call: &mut Call<'_>) -> CallResult {
+    let file = descriptor(call, call.argument(0))?;
+    let (buffer, size) = (call.argument(1), call.argument(2) as usize);
+    let Backing::Inode(inode) = file.backing else { return Err(Errno::ENOTDIR) };
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve(size.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
+    file.with_offset(|position| -> Result<(), Errno> {
+        let start = *position as usize;
+        let mut index = start;
+        let end = fs::with(|tree| {
+            tree.visit_entries(inode, start, |name, id, kind| {
+                let length = (19usize + name.len() + 1).next_multiple_of(8);
+                if out.len() + length > size {
+                    return false;
+                }
+                index += 1;
+                let at = out.len();
+                out.resize(at + length, 0);
+                out[at..at + 8].copy_from_slice(&(u64::from(id.0) + 1).to_le_bytes());
+                out[at + 8..at + 16].copy_from_slice(&(index as u64).to_le_bytes());
+                out[at + 16..at + 18].copy_from_slice(&(length as u16).to_le_bytes());
+                out[at + 18] = kind.dirent_type();
+                out[at + 19..at + 19 + name.len()].copy_from_slice(name);
+                true
+            })
+        })?;
+        if out.is_empty() {
+            // Nothing fit: an error if an entry was there (buffer too small).
+            let mut remaining = false;
+            fs::with(|tree| {
+                tree.visit_entries(inode, end, |_, _, _| {
+                    remaining = true;
+                    false
+                })
+            })?;
+            if remaining {
+                return Err(Errno::EINVAL);
+            }
+        }
+        *position = end as u64;
+        Ok(())
+    })?;
+    call.write_out(buffer, &out)?;
+    value(out.len() as u64)
+}
+
+pub fn ioctl(call: &mut Call<'_>) -> CallResult {
+    const TCGETS: u64 = 0x5401;
+    const TCSETS: u64 = 0x5402;
+    const TCSETSW: u64 = 0x5403;
+    const TCSETSF: u64 = 0x5404;
+    const TIOCSCTTY: u64 = 0x540E;
+    const TIOCGPGRP: u64 = 0x540F;
+    const TIOCSPGRP: u64 = 0x5410;
+    const TIOCGWINSZ: u64 = 0x5413;
+    const TIOCSWINSZ: u64 = 0x5414;
+    const FIONREAD: u64 = 0x541B;
+    const TIOCNOTTY: u64 = 0x5422;
+    const FIONBIO: u64 = 0x5421;
+    const TIOCGSID: u64 = 0x5429;
+    let (request, argument) = (call.argument(1), call.argument(2));
+    let file = descriptor(call, call.argument(0))?;
+    if request == FIONBIO {
+        let mut word = [0u8; 4];
+        call.read_in(argument, &mut word)?;
+        let status = file.status();
+        let nonblocking = if u32::from_le_bytes(word) != 0 { flags::O_NONBLOCK } else { 0 };
+        file.set_status((status & !flags::O_NONBLOCK) | nonblocking);
+        return value(0);
+    }
+    if !matches!(file.backing, Backing::Device(Device::Console, _)) {
+        return Err(Errno::ENOTTY);
+    }
+    match request {
+        TCGETS => {
+            call.write_out(argument, &console::termios().to_bytes())?;
+            value(0)
+        }
+        TCSETS | TCSETSW | TCSETSF => {
+            let mut bytes = [0u8; 36];
+            call.read_in(argument, &mut bytes)?;
+            console::set_termios(Termios::from_bytes(&bytes), request == TCSETSF);
+            value(0)
+        }
+        TIOCGPGRP => {
+            call.write_out(argument, &console::foreground().to_le_bytes())?;
+            value(0)
+        }
+        TIOCSPGRP => {
+            let mut group = [0u8; 4];
+            call.read_in(argument, &mut group)?;
+            console::set_foreground(u32::from_le_bytes(group));
+            value(0)
+        }
+        TIOCGSID => {
+            call.write_out(argument, &console::session().to_le_bytes())?;
+            value(0)
+        }
+        TIOCGWINSZ => {
+            let (rows, columns) = console::window();
+            let mut size = [0u8; 8];
+            size[0..2].copy_from_slice(&rows.to_le_bytes());
+            size[2..4].copy_from_slice(&columns.to_le_bytes());
+            call.write_out(argument, &size)?;
+            value(0)
+        }
+        TIOCSWINSZ => {
+            let mut size = [0u8; 8];
+            call.read_in(argument, &mut size)?;
+            console::set_window(u16::from_le_bytes([size[0], size[1]]), u16::from_le_bytes([size[2], size[3]]));
+            value(0)
+        }
+        FIONREAD => {
+            call.write_out(argument, &u32::from(console::readable()).to_le_bytes())?;
+            value(0)
+        }
+        TIOCSCTTY | TIOCNOTTY => value(0),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// Readiness of descriptor `fd`: (readable, writable, hung up), or `None`
+/// for a descriptor that does not exist.
+fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
+    let file = descriptor(call, fd).ok()?;
+    Some(match &file.backing {
+        Backing::Device(Device::Console, _) => (console::readable(), true, false),
+        Backing::PipeReader(pipe) => {
+            let (readable, _) = pipe.readiness();
+            (readable, false, false)
+        }
+        Backing::PipeWriter(pipe) => {
+            let (_, writable) = pipe.readiness();
+            (false, writable, false)
+        }
+        _ => (true, true, false),
+    })
+}
+
+/// Waits until `check` finds something ready, the deadline passes
+/// (nanoseconds of uptime; `None`: forever) or a signal comes.
+fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
+    loop {
+        let ready = check()?;
+        let now = machine::timer::uptime_nanoseconds();
+        if ready > 0 || deadline.is_some_and(|deadline| now >= deadline) {
+            return Ok(ready);
+        }
+        if call.interrupted() {
+            return Err(Errno::EINTR);
+        }
+        let next = (now + 10_000_000).min(deadline.unwrap_or(u64::MAX));
+        sched::sleep_until(next, || call.interrupted());
+    }
+}
+
+fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>) -> CallResult {
+    if count > 4096 {
+        return Err(Errno::EINVAL);
+    }
+    let mut entries = vec![0u8; count as usize * 8];
+    call.read_in(address, &mut entries)?;
+    let ready = wait_ready(call, deadline, || {
+        let mut ready = 0;
+        for entry in entries.chunks_mut(8) {
+            let fd = i32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
+            let events = u16::from_le_bytes([entry[4], entry[5]]);
+            let revents: u16 = if fd < 0 {
+                0
+            } else {
+                match readiness(call, fd as u64) {
+                    None => 0x20, // POLLNVAL
+                    Some((readable, writable, hung_up)) => {
+                        let mut bits = 0;
+                        if readable && events & 0x41 != 0 {
+                            bits |= events & 0x41; // POLLIN | POLLRDNORM
+                        }
+                        if writable && events & 0x104 != 0 {
+                            bits |= events & 0x104; // POLLOUT | POLLWRNORM
+                        }
+                        if hung_up {
+                            bits |= 0x10;
+                        }
+                        bits
+                    }
+                }
+            };
+            entry[6..8].copy_from_slice(&revents.to_le_bytes());
+            ready += usize::from(revents != 0);
+        }
+        Ok(ready)
+    })?;
+    call.write_out(address, &entries)?;
+    value(ready as u64)
+}
+
+pub fn poll(call: &mut Call<'_>) -> CallResult {
+    let timeout = call.argument(2) as i32;
+    let deadline = (timeout >= 0).then(|| machine::timer::uptime_nanoseconds() + timeout as u64 * 1_000_000);
+    poll_entries(call, call.argument(0), call.argument(1), deadline)
+}
+
+pub fn ppoll(call: &mut Call<'_>) -> CallResult {
+    let deadline = timespec_deadline(call, call.argument(2))?;
+    poll_entries(call, call.argument(0), call.argument(1), deadline)
+}
+
+/// The deadline a `timespec` timeout at `address` sets (`None` for NULL).
+fn timespec_deadline(call: &Call<'_>, address: u64) -> Result<Option<u64>, Errno> {
+    if address == 0 {
+        return Ok(None);
+    }
+    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(super::time::duration(call, address)?)))
+}
+
+pub fn select(call: &mut Call<'_>, pselect: bool) -> CallResult {
+    let count = call.argument(0);
+    if count > 1024 {
+        return Err(Errno::EINVAL);
+    }
+    let deadline = if pselect {
+        timespec_deadline(call, call.argument(4))?
+    } else if call.argument(4) == 0 {
+        None
+    } else {
+        let seconds = call.word_in(call.argument(4))?;
+        let microseconds = call.word_in(call.argument(4) + 8)?;
+        if seconds as i64 <= -1 || microseconds >= 1_000_000 {
+            return Err(Errno::EINVAL);
+        }
+        Some(machine::timer::uptime_nanoseconds() + seconds * 1_000_000_000 + microseconds * 1000)
+    };
+    let words = count.div_ceil(64) as usize;
+    let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+    for (set, address) in sets.iter_mut().zip([call.argument(1), call.argument(2), call.argument(3)]) {
+        if address != 0 {
+            for (index, word) in set.iter_mut().enumerate() {
+                *word = call.word_in(address + index as u64 * 8)?;
+            }
+        }
+    }
+    let mut results = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+    let ready = wait_ready(call, deadline, || {
+        let mut ready = 0;
+        for set in results.iter_mut() {
+            set.fill(0);
+        }
+        for fd in 0..count {
+            let (word, bit) = ((fd / 64) as usize, 1u64 << (fd % 64));
+            let wanted = [sets[0][word] & bit != 0, sets[1][word] & bit != 0];
+            if !wanted[0] && !wanted[1] {
+                continue;
+            }
+            let (readable, writable, _) = readiness(call, fd).ok_or(Errno::EBADF)?;
+            for (kind, is_ready) in [(0, readable), (1, writable)] {
+                if wanted[kind] && is_ready {
+                    results[kind][word] |= bit;
+                    ready += 1;
+                }
+            }
+        }
+        Ok(ready)
+    })?;
+    for (set, address) in results.iter().zip([call.argument(1), call.argument(2), call.argument(3)]) {
+        if address != 0 {
+            let bytes: Vec<u8> = set.iter().flat_map(|word| word.to_le_bytes()).collect();
+            call.write_out(address, &bytes)?;
+        }
+    }
+    value(ready as u64)
+}
+
+pub fn sendfile(call: &mut Call<'_>) -> CallResult {
+    let (out_fd, in_fd, offset_address, count) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3) as usize);
+    let output = descriptor(call, out_fd)?;
+    let input = descriptor(call, in_fd)?;
+    if !matches!(input.backing, Backing::Inode(_)) {
+        return Err(Errno::EINVAL);
+    }
+    let at = if offset_address != 0 { Some(call.word_in(offset_address)?) } else { None };
+    let data = read_from(call, &input, count, at)?;
+    let written = if data.is_empty() { 0 } else { write_to(call, &output, &data, None)? };
+    if let Some(start) = at {
+        call.write_out(offset_address, &(start + written as u64).to_le_bytes())?;
+    } else if written < data.len() {
+        // Give back what was read but not written.
+        input.with_offset(|offset| *offset -= (data.len() - written) as u64);
+    }
+    value(written as u64)
+}

@@ -1,0 +1,216 @@
+//! System information calls: uname, resource limits and usage, sysinfo,
+//! times, ids, statfs, CPU affinity, getrandom; and the names of system
+//! calls for the ENOSYS log.
+
+use alloc::vec;
+
+use super::{value, Call, CallResult};
+use linux_abi::Errno;
+use crate::clock::monotonic_nanoseconds;
+
+pub fn uname(call: &mut Call<'_>) -> CallResult {
+    let mut record = [0u8; 65 * 6];
+    let fields: [&[u8]; 6] = [b"Linux", b"lamina", b"6.1.0-lamina", b"#1 SMP Lamina 0.1.0", b"x86_64", b"(none)"];
+    for (index, text) in fields.iter().enumerate() {
+        record[index * 65..index * 65 + text.len()].copy_from_slice(text);
+    }
+    call.write_out(call.argument(0), &record)?;
+    value(0)
+}
+
+/// (soft, hard) limits by resource number.
+fn limit(resource: u64) -> Result<(u64, u64), Errno> {
+    const INFINITY: u64 = u64::MAX;
+    match resource {
+        3 => Ok((8 << 20, INFINITY)),                // RLIMIT_STACK
+        7 => Ok((1024, 4095)),                       // RLIMIT_NOFILE
+        0..=15 => Ok((INFINITY, INFINITY)),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn limit_bytes((soft, hard): (u64, u64)) -> [u8; 16] {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&soft.to_le_bytes());
+    bytes[8..].copy_from_slice(&hard.to_le_bytes());
+    bytes
+}
+
+pub fn getrlimit(call: &mut Call<'_>) -> CallResult {
+    let limits = limit(call.argument(0))?;
+    call.write_out(call.argument(1), &limit_bytes(limits))?;
+    value(0)
+}
+
+pub fn prlimit64(call: &mut Call<'_>) -> CallResult {
+    let (pid, resource, old) = (call.argument(0), call.argument(1), call.argument(3));
+    if pid != 0 && pid != u64::from(call.pid()) && crate::process::find(pid as u32).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    let limits = limit(resource)?;
+    if old != 0 {
+        call.write_out(old, &limit_bytes(limits))?;
+    }
+    value(0) // new limits are accepted and not enforced yet
+}
+
+pub fn getrusage(call: &mut Call<'_>) -> CallResult {
+    if call.argument(0) as i64 > 1 || (call.argument(0) as i64) < -1 {
+        return Err(Errno::EINVAL);
+    }
+    call.write_out(call.argument(1), &[0u8; 144])?;
+    value(0)
+}
+
+pub fn times(call: &mut Call<'_>) -> CallResult {
+    if call.argument(0) != 0 {
+        call.write_out(call.argument(0), &[0u8; 32])?;
+    }
+    value(monotonic_nanoseconds() / 10_000_000)
+}
+
+pub fn sysinfo(call: &mut Call<'_>) -> CallResult {
+    let free = kernel_objects::physical_memory::free_frames() * 4096;
+    let total = machine::heap::usage().0 as u64 + free;
+    let mut record = [0u8; 112];
+    let mut put = |at: usize, value: u64, width: usize| record[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+    put(0, monotonic_nanoseconds() / 1_000_000_000, 8); // uptime
+    put(32, total, 8); // totalram
+    put(40, free, 8); // freeram
+    put(80, crate::process::all().len() as u64, 2); // procs
+    put(104, 1, 4); // mem_unit
+    call.write_out(call.argument(0), &record)?;
+    value(0)
+}
+
+pub fn getresid(call: &mut Call<'_>) -> CallResult {
+    for index in 0..3 {
+        call.write_out(call.argument(index), &0u32.to_le_bytes())?;
+    }
+    value(0)
+}
+
+pub fn statfs(call: &mut Call<'_>) -> CallResult {
+    let mut record = [0u8; 120];
+    let free = kernel_objects::physical_memory::free_frames();
+    let mut put = |at: usize, value: u64| record[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    put(0, 0x0102_1994); // TMPFS_MAGIC
+    put(8, 4096); // bsize
+    put(16, free * 2); // blocks
+    put(24, free); // bfree
+    put(32, free); // bavail
+    put(40, 1 << 20); // files
+    put(48, 1 << 19); // ffree
+    put(64, 255); // namelen
+    put(72, 4096); // frsize
+    let buffer = if call.arguments[0] != 0 { call.argument(1) } else { 0 };
+    call.write_out(buffer, &record)?;
+    value(0)
+}
+
+pub fn sched_getaffinity(call: &mut Call<'_>) -> CallResult {
+    let size = call.argument(1) as usize;
+    let cpus = machine::percpu::online_count();
+    let bytes_needed = cpus.div_ceil(64) * 8;
+    if size < bytes_needed || size % 8 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let mut mask = vec![0u8; bytes_needed];
+    for cpu in 0..cpus {
+        mask[cpu / 8] |= 1 << (cpu % 8);
+    }
+    call.write_out(call.argument(2), &mask)?;
+    value(bytes_needed as u64)
+}
+
+pub fn getrandom(call: &mut Call<'_>) -> CallResult {
+    let (buffer, length, flags) = (call.argument(0), call.argument(1) as usize, call.argument(2));
+    if flags & !7 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = vec![0u8; length.min(1 << 20)];
+    crate::random::fill(&mut bytes);
+    call.write_out(buffer, &bytes)?;
+    value(bytes.len() as u64)
+}
+
+/// The name of system call `number` (for the ENOSYS log).
+pub fn syscall_name(number: u64) -> &'static str {
+    const NAMES: &[(u64, &str)] = &[
+        (25, "mremap"), (26, "msync"), (27, "mincore"), (29, "shmget"), (30, "shmat"), (31, "shmctl"), (34, "pause"),
+        (36, "getitimer"), (37, "alarm"), (38, "setitimer"), (40, "sendfile"), (41, "socket"), (42, "connect"),
+        (43, "accept"), (44, "sendto"), (45, "recvfrom"), (46, "sendmsg"), (47, "recvmsg"), (48, "shutdown"),
+        (49, "bind"), (50, "listen"), (51, "getsockname"), (52, "getpeername"), (53, "socketpair"),
+        (54, "setsockopt"), (55, "getsockopt"), (64, "semget"), (73, "flock"), (85, "creat"), (101, "ptrace"),
+        (103, "syslog"), (122, "setfsuid"), (123, "setfsgid"), (125, "capget"), (126, "capset"),
+        (132, "utime"), (133, "mknod"), (135, "personality"), (139, "sysfs"), (140, "getpriority"),
+        (141, "setpriority"), (149, "mlock"), (161, "chroot"), (162, "sync"), (165, "mount"), (166, "umount2"),
+        (169, "reboot"), (170, "sethostname"), (213, "epoll_create"), (221, "fadvise64"), (222, "timer_create"),
+        (232, "epoll_wait"), (233, "epoll_ctl"), (235, "utimes"), (253, "inotify_init"), (259, "mknodat"),
+        (261, "futimesat"), (275, "splice"), (276, "tee"), (277, "sync_file_range"), (281, "epoll_pwait"),
+        (282, "signalfd"), (283, "timerfd_create"), (284, "eventfd"), (285, "fallocate"), (288, "accept4"),
+        (289, "signalfd4"), (290, "eventfd2"), (291, "epoll_create1"), (294, "inotify_init1"), (295, "preadv"),
+        (296, "pwritev"), (306, "syncfs"), (309, "getcpu"), (319, "memfd_create"), (322, "execveat"),
+        (324, "membarrier"), (326, "copy_file_range"), (327, "preadv2"), (328, "pwritev2"), (424, "pidfd_send_signal"),
+        (434, "pidfd_open"), (435, "clone3"), (436, "close_range"), (441, "epoll_pwait2"),
+    ];
+    NAMES.iter().find(|(known, _)| *known == number).map_or("unknown", |(_, name)| name)
+}
+
+/// `mount`: /proc and /dev exist in Lamina's one tree from boot, so
+/// mounting `proc`, `devtmpfs`, `tmpfs` or `sysfs` on an existing directory
+/// is accepted and changes nothing; other file systems are `ENODEV`.
+pub fn mount(call: &mut Call<'_>) -> CallResult {
+    let target = super::paths::path_in(call, call.argument(1))?;
+    let kind = if call.argument(2) != 0 { call.string_in(call.argument(2), 64)? } else { alloc::vec::Vec::new() };
+    let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &target, true)?;
+    if crate::fs::with(|tree| tree.kind(inode))? != vfs::FileKind::Directory {
+        return Err(Errno::ENOTDIR);
+    }
+    match kind.as_slice() {
+        b"proc" | b"devtmpfs" | b"tmpfs" | b"sysfs" => value(0),
+        _ => Err(Errno::ENODEV),
+    }
+}
+
+/// `reboot`: powering off and restarting both power the machine off.
+pub fn reboot(call: &mut Call<'_>) -> CallResult {
+    const MAGIC: u64 = 0xfee1_dead;
+    const MAGIC_TWO: [u64; 4] = [672_274_793, 85_072_278, 369_367_448, 537_993_216];
+    const RB_AUTOBOOT: u64 = 0x0123_4567;
+    const RB_POWER_OFF: u64 = 0x4321_fedc;
+    const RB_HALT: u64 = 0xcdef_0123;
+    if call.argument(0) as u32 as u64 != MAGIC || !MAGIC_TWO.contains(&(call.argument(1) as u32 as u64)) {
+        return Err(Errno::EINVAL);
+    }
+    match call.argument(2) as u32 as u64 {
+        RB_POWER_OFF | RB_AUTOBOOT | RB_HALT => machine::stop::power_off(),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// `syslog` (`klogctl`): reading the kernel log (what `dmesg` shows).
+pub fn syslog(call: &mut Call<'_>) -> CallResult {
+    const READ_ALL: u64 = 3;
+    const CLEAR: u64 = 5;
+    const CONSOLE_OFF: u64 = 6;
+    const CONSOLE_ON: u64 = 7;
+    const CONSOLE_LEVEL: u64 = 8;
+    const SIZE_UNREAD: u64 = 9;
+    const SIZE_BUFFER: u64 = 10;
+    let (action, buffer, length) = (call.argument(0), call.argument(1), call.argument(2) as i64);
+    match action {
+        READ_ALL => {
+            if length < 0 {
+                return Err(Errno::EINVAL);
+            }
+            let log = crate::kernel_log::read_all(length as usize);
+            call.write_out(buffer, &log)?;
+            value(log.len() as u64)
+        }
+        CLEAR | CONSOLE_OFF | CONSOLE_ON | CONSOLE_LEVEL => value(0),
+        SIZE_UNREAD => value(crate::kernel_log::size() as u64),
+        SIZE_BUFFER => value(64 * 1024),
+        _ => Err(Errno::EINVAL),
+    }
+}

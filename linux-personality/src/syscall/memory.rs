@@ -1,0 +1,150 @@
+//! Memory system calls: the program break, anonymous and private file
+//! mappings (placed top-down below `MMAP_TOP`), unmapping, protection.
+//! Private file mappings are filled when made (no page cache yet).
+
+use alloc::vec;
+
+use vmem::{Rights, VmError, PAGE_SIZE};
+
+use super::{value, Call, CallResult};
+use kernel_objects::address_spaces::carry_out;
+use kernel_objects::capabilities::errors::vm_errno;
+use linux_abi::Errno;
+use crate::fs;
+use crate::open_files::{self, Backing};
+
+const PROT_READ: u64 = 1;
+const PROT_WRITE: u64 = 2;
+const PROT_EXEC: u64 = 4;
+const MAP_SHARED: u64 = 1;
+const MAP_PRIVATE: u64 = 2;
+const MAP_FIXED: u64 = 0x10;
+const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+/// The lowest address `mmap` hands out.
+const MMAP_FLOOR: u64 = 0x1000_0000;
+
+fn rights(protection: u64) -> Result<Rights, Errno> {
+    if protection & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if protection == 0 {
+        return Ok(Rights::NONE);
+    }
+    Rights::new(true, protection & PROT_WRITE != 0, protection & PROT_EXEC != 0).map_err(|_| Errno::EACCES)
+}
+
+pub fn brk(call: &mut Call<'_>) -> CallResult {
+    let wanted = call.argument(0);
+    let (start, current) = {
+        let state = call.process.state();
+        (state.break_start, state.program_break)
+    };
+    if wanted < start || wanted > start + (1 << 36) {
+        return value(current);
+    }
+    let (old_end, new_end) = (current.next_multiple_of(PAGE_SIZE), wanted.next_multiple_of(PAGE_SIZE));
+    let changed = call.process.native.with_memory(|memory| -> Result<Option<vmem::TlbFlush>, VmError> {
+        if new_end > old_end {
+            memory.add_demand_zero(old_end, new_end - old_end, Rights::READ_WRITE).map(|()| None)
+        } else if new_end < old_end {
+            memory.unmap(new_end, old_end - new_end).map(Some)
+        } else {
+            Ok(None)
+        }
+    });
+    match changed {
+        Ok(Ok(flush)) => {
+            if let Some(flush) = flush {
+                carry_out(flush);
+            }
+            call.process.state().program_break = wanted;
+            value(wanted)
+        }
+        _ => value(current),
+    }
+}
+
+pub fn mmap(call: &mut Call<'_>) -> CallResult {
+    let (hint, length, protection, flags, fd, offset) =
+        (call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4), call.argument(5));
+    if length == 0 || length > (1 << 46) || offset % PAGE_SIZE != 0 || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let final_rights = rights(protection)?;
+    let length = length.next_multiple_of(PAGE_SIZE);
+    let fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0;
+    if fixed && hint % PAGE_SIZE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let file = if flags & MAP_ANONYMOUS == 0 {
+        let file = open_files::file(call.process.native.space(), fd)?;
+        let Backing::Inode(inode) = file.backing else { return Err(Errno::ENODEV) };
+        if !file.readable() {
+            return Err(Errno::EACCES);
+        }
+        Some(inode)
+    } else {
+        None
+    };
+    let address = if fixed {
+        hint
+    } else {
+        let mut state = call.process.state();
+        let address = state.mmap_next.checked_sub(length).filter(|address| *address >= MMAP_FLOOR).ok_or(Errno::ENOMEM)?;
+        state.mmap_next = address;
+        address
+    };
+    let first_rights = if file.is_some() { Rights::READ_WRITE } else { final_rights };
+    let made = call.process.native.with_memory(|memory| -> Result<Option<vmem::TlbFlush>, VmError> {
+        let flush = if flags & MAP_FIXED != 0 { Some(memory.unmap(address, length)?) } else { None };
+        memory.add_demand_zero(address, length, first_rights)?;
+        Ok(flush)
+    })?;
+    if let Some(flush) = made.map_err(vm_errno)? {
+        carry_out(flush);
+    }
+    if let Some(inode) = file {
+        let size = fs::with(|tree| tree.stat(inode))?.size;
+        let available = size.saturating_sub(offset).min(length) as usize;
+        let mut bytes = vec![0u8; available];
+        fs::with(|tree| tree.read(inode, offset, &mut bytes))?;
+        call.write_out(address, &bytes)?;
+        if final_rights != Rights::READ_WRITE {
+            let protected = call.process.native.with_memory(|memory| memory.protect(address, length, final_rights))?;
+            carry_out(protected.map_err(vm_errno)?);
+        }
+    }
+    value(address)
+}
+
+pub fn munmap(call: &mut Call<'_>) -> CallResult {
+    let (address, length) = (call.argument(0), call.argument(1));
+    if address % PAGE_SIZE != 0 || length == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let flush = call.process.native.with_memory(|memory| memory.unmap(address, length.next_multiple_of(PAGE_SIZE)))?.map_err(vm_errno)?;
+    carry_out(flush);
+    value(0)
+}
+
+pub fn mprotect(call: &mut Call<'_>) -> CallResult {
+    let (address, length, protection) = (call.argument(0), call.argument(1), call.argument(2));
+    if address % PAGE_SIZE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if length == 0 {
+        return value(0);
+    }
+    let rights = rights(protection)?;
+    let flush = call.process.native.with_memory(|memory| memory.protect(address, length.next_multiple_of(PAGE_SIZE), rights))?.map_err(vm_errno)?;
+    carry_out(flush);
+    value(0)
+}
+
+pub fn madvise(call: &mut Call<'_>) -> CallResult {
+    if call.argument(0) % PAGE_SIZE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    value(0) // advice only: nothing is dropped early
+}

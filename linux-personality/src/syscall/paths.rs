@@ -1,0 +1,310 @@
+//! System calls that name files by path: resolution relative to the
+//! working directory or a directory descriptor (`AT_FDCWD` = -100), and
+//! the calls that make, remove, rename and inspect names.
+
+use alloc::vec::Vec;
+
+use vfs::{FileKind, InodeId, Resolved, Timestamp, MAX_PATH};
+
+use super::{value, Call, CallResult};
+use linux_abi::Errno;
+use crate::clock::now;
+use crate::fs;
+use crate::open_files;
+use crate::procfs;
+
+/// `AT_FDCWD`.
+pub const AT_FDCWD: i64 = -100;
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+const AT_REMOVEDIR: u64 = 0x200;
+const AT_SYMLINK_FOLLOW: u64 = 0x400;
+pub const AT_EMPTY_PATH: u64 = 0x1000;
+
+/// The path argument at `address`.
+pub fn path_in(call: &Call<'_>, address: u64) -> Result<Vec<u8>, Errno> {
+    let path = call.string_in(address, MAX_PATH - 1)?;
+    if path.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    Ok(path)
+}
+
+/// The directory relative paths start from: the working directory or `dirfd`'s.
+pub fn start_directory(call: &Call<'_>, dirfd: u64) -> Result<InodeId, Errno> {
+    if dirfd as i64 as i32 == AT_FDCWD as i32 {
+        return Ok(call.process.state().cwd);
+    }
+    let file = open_files::file(call.process.native.space(), dirfd)?;
+    let inode = file.inode().ok_or(Errno::ENOTDIR)?;
+    if fs::with(|tree| tree.kind(inode))? != FileKind::Directory {
+        return Err(Errno::ENOTDIR);
+    }
+    Ok(inode)
+}
+
+/// Resolves `path` from `dirfd` (see [`vfs::Tmpfs::resolve`]), bringing
+/// `/proc` up to date first when the path leads there.
+pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Result<Resolved, Errno> {
+    let start = if path.first() == Some(&b'/') { fs::with(|tree| Ok(tree.root()))? } else { start_directory(call, dirfd)? };
+    if procfs::concerns(path) {
+        let facts = procfs::snapshot();
+        let caller = call.pid();
+        return fs::with(|tree| {
+            procfs::refresh(tree, &facts, caller)?;
+            tree.resolve(start, path, follow)
+        });
+    }
+    fs::with(|tree| tree.resolve(start, path, follow))
+}
+
+/// The inode `path` names from `dirfd`.
+pub fn lookup_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Result<InodeId, Errno> {
+    resolve_at(call, dirfd, path, follow)?.inode.ok_or(Errno::ENOENT)
+}
+
+pub fn access(call: &mut Call<'_>, plain: bool) -> CallResult {
+    let (dirfd, path_address, mode) = if plain { (AT_FDCWD as u64, call.argument(0), call.argument(1)) } else { (call.argument(0), call.argument(1), call.argument(2)) };
+    if mode & !7 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let path = path_in(call, path_address)?;
+    let inode = lookup_at(call, dirfd, &path, true)?;
+    let stat = fs::with(|tree| tree.stat(inode))?;
+    // Root may read and write anything; execute needs some execute bit.
+    if mode & 1 != 0 && stat.mode & 0o111 == 0 && stat.mode & 0o170000 != 0o040000 {
+        return Err(Errno::EACCES);
+    }
+    value(0)
+}
+
+pub fn getcwd(call: &mut Call<'_>) -> CallResult {
+    let (buffer, size) = (call.argument(0), call.argument(1) as usize);
+    let cwd = call.process.state().cwd;
+    let mut path = fs::with(|tree| tree.path_of(cwd))?;
+    path.push(0);
+    if path.len() > size {
+        return Err(Errno::ERANGE);
+    }
+    call.write_out(buffer, &path)?;
+    value(path.len() as u64)
+}
+
+pub fn chdir(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
+    set_cwd(call, inode)
+}
+
+pub fn fchdir(call: &mut Call<'_>) -> CallResult {
+    let file = open_files::file(call.process.native.space(), call.argument(0))?;
+    let inode = file.inode().ok_or(Errno::ENOTDIR)?;
+    set_cwd(call, inode)
+}
+
+fn set_cwd(call: &Call<'_>, inode: InodeId) -> CallResult {
+    if fs::with(|tree| tree.kind(inode))? != FileKind::Directory {
+        return Err(Errno::ENOTDIR);
+    }
+    call.process.state().cwd = inode;
+    value(0)
+}
+
+pub fn mkdir(call: &mut Call<'_>) -> CallResult {
+    make_directory(call, AT_FDCWD as u64, call.argument(0), call.argument(1))
+}
+
+pub fn mkdirat(call: &mut Call<'_>) -> CallResult {
+    make_directory(call, call.argument(0), call.argument(1), call.argument(2))
+}
+
+fn make_directory(call: &Call<'_>, dirfd: u64, path_address: u64, mode: u64) -> CallResult {
+    let path = path_in(call, path_address)?;
+    let resolved = resolve_at(call, dirfd, &path, false)?;
+    if resolved.inode.is_some() {
+        return Err(Errno::EEXIST);
+    }
+    let umask = call.process.state().umask;
+    fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Directory, mode as u32 & 0o7777 & !umask, now()))?;
+    value(0)
+}
+
+pub fn rmdir(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    remove(call, AT_FDCWD as u64, &path, true)
+}
+
+pub fn unlink(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    remove(call, AT_FDCWD as u64, &path, false)
+}
+
+pub fn unlinkat(call: &mut Call<'_>) -> CallResult {
+    let flags = call.argument(2);
+    if flags & !AT_REMOVEDIR != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let path = path_in(call, call.argument(1))?;
+    remove(call, call.argument(0), &path, flags & AT_REMOVEDIR != 0)
+}
+
+fn remove(call: &Call<'_>, dirfd: u64, path: &[u8], directory: bool) -> CallResult {
+    let resolved = resolve_at(call, dirfd, path, false)?;
+    if resolved.inode.is_none() {
+        return Err(Errno::ENOENT);
+    }
+    if directory {
+        fs::with(|tree| tree.rmdir(resolved.parent, &resolved.name, now()))?;
+    } else {
+        if resolved.trailing_slash {
+            return Err(Errno::EISDIR);
+        }
+        fs::with(|tree| tree.unlink(resolved.parent, &resolved.name, now()))?;
+    }
+    value(0)
+}
+
+pub fn rename(call: &mut Call<'_>) -> CallResult {
+    rename_paths(call, AT_FDCWD as u64, call.argument(0), AT_FDCWD as u64, call.argument(1), 0)
+}
+
+pub fn renameat(call: &mut Call<'_>, with_flags: bool) -> CallResult {
+    let flags = if with_flags { call.argument(4) } else { 0 };
+    rename_paths(call, call.argument(0), call.argument(1), call.argument(2), call.argument(3), flags)
+}
+
+fn rename_paths(call: &Call<'_>, from_dir: u64, from_address: u64, to_dir: u64, to_address: u64, flags: u64) -> CallResult {
+    const RENAME_NOREPLACE: u64 = 1;
+    if flags & !RENAME_NOREPLACE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let from_path = path_in(call, from_address)?;
+    let to_path = path_in(call, to_address)?;
+    let from = resolve_at(call, from_dir, &from_path, false)?;
+    let to = resolve_at(call, to_dir, &to_path, false)?;
+    if from.inode.is_none() {
+        return Err(Errno::ENOENT);
+    }
+    if flags & RENAME_NOREPLACE != 0 && to.inode.is_some() {
+        return Err(Errno::EEXIST);
+    }
+    fs::with(|tree| tree.rename(from.parent, &from.name, to.parent, &to.name, now()))?;
+    value(0)
+}
+
+pub fn link(call: &mut Call<'_>) -> CallResult {
+    link_paths(call, AT_FDCWD as u64, call.argument(0), AT_FDCWD as u64, call.argument(1), 0)
+}
+
+pub fn linkat(call: &mut Call<'_>) -> CallResult {
+    link_paths(call, call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4))
+}
+
+fn link_paths(call: &Call<'_>, from_dir: u64, from_address: u64, to_dir: u64, to_address: u64, flags: u64) -> CallResult {
+    let from_path = path_in(call, from_address)?;
+    let to_path = path_in(call, to_address)?;
+    let target = lookup_at(call, from_dir, &from_path, flags & AT_SYMLINK_FOLLOW != 0)?;
+    let to = resolve_at(call, to_dir, &to_path, false)?;
+    if to.inode.is_some() {
+        return Err(Errno::EEXIST);
+    }
+    fs::with(|tree| tree.link(to.parent, &to.name, target, now()))?;
+    value(0)
+}
+
+pub fn symlink(call: &mut Call<'_>) -> CallResult {
+    make_symlink(call, call.argument(0), AT_FDCWD as u64, call.argument(1))
+}
+
+pub fn symlinkat(call: &mut Call<'_>) -> CallResult {
+    make_symlink(call, call.argument(0), call.argument(1), call.argument(2))
+}
+
+fn make_symlink(call: &Call<'_>, target_address: u64, dirfd: u64, path_address: u64) -> CallResult {
+    let target = path_in(call, target_address)?;
+    let path = path_in(call, path_address)?;
+    let resolved = resolve_at(call, dirfd, &path, false)?;
+    if resolved.inode.is_some() {
+        return Err(Errno::EEXIST);
+    }
+    fs::with(|tree| tree.symlink(resolved.parent, &resolved.name, &target, now()))?;
+    value(0)
+}
+
+pub fn readlink(call: &mut Call<'_>) -> CallResult {
+    read_link_at(call, AT_FDCWD as u64, call.argument(0), call.argument(1), call.argument(2))
+}
+
+pub fn readlinkat(call: &mut Call<'_>) -> CallResult {
+    read_link_at(call, call.argument(0), call.argument(1), call.argument(2), call.argument(3))
+}
+
+fn read_link_at(call: &Call<'_>, dirfd: u64, path_address: u64, buffer: u64, size: u64) -> CallResult {
+    if size as i64 <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let path = path_in(call, path_address)?;
+    if path == b"/proc/self/exe" || path.strip_prefix(b"/proc/").is_some_and(|rest| rest.ends_with(b"/exe")) {
+        let command = call.process.state().executable.clone();
+        let count = command.len().min(size as usize);
+        call.write_out(buffer, &command[..count])?;
+        return value(count as u64);
+    }
+    let inode = lookup_at(call, dirfd, &path, false)?;
+    let target = fs::with(|tree| tree.read_link(inode).map(<[u8]>::to_vec))?;
+    let count = target.len().min(size as usize);
+    call.write_out(buffer, &target[..count])?;
+    value(count as u64)
+}
+
+pub fn chmod(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
+    fs::with(|tree| tree.set_permissions(inode, call.argument(1) as u32, now()))?;
+    value(0)
+}
+
+pub fn fchmodat(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(1))?;
+    let inode = lookup_at(call, call.argument(0), &path, true)?;
+    fs::with(|tree| tree.set_permissions(inode, call.argument(2) as u32, now()))?;
+    value(0)
+}
+
+pub fn truncate(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    let length = call.argument(1) as i64;
+    if length < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
+    fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
+    value(0)
+}
+
+pub fn utimensat(call: &mut Call<'_>) -> CallResult {
+    const UTIME_NOW: u64 = (1 << 30) - 1;
+    const UTIME_OMIT: u64 = (1 << 30) - 2;
+    let (dirfd, path_address, times, flags) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3));
+    let inode = if path_address == 0 {
+        open_files::file(call.process.native.space(), dirfd)?.inode().ok_or(Errno::EBADF)?
+    } else {
+        let path = path_in(call, path_address)?;
+        lookup_at(call, dirfd, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?
+    };
+    let current = fs::with(|tree| tree.stat(inode))?;
+    let mut chosen = [now(), now()];
+    if times != 0 {
+        for (index, slot) in chosen.iter_mut().enumerate() {
+            let seconds = call.word_in(times + index as u64 * 16)?;
+            let nanoseconds = call.word_in(times + index as u64 * 16 + 8)?;
+            *slot = match nanoseconds {
+                UTIME_NOW => now(),
+                UTIME_OMIT => if index == 0 { current.accessed } else { current.modified },
+                n if n < 1_000_000_000 => Timestamp { seconds, nanoseconds: n as u32 },
+                _ => return Err(Errno::EINVAL),
+            };
+        }
+    }
+    fs::with(|tree| tree.set_times(inode, chosen[0], chosen[1], now()))?;
+    value(0)
+}

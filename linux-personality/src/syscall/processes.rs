@@ -1,0 +1,637 @@
+//! Process system calls: fork and clone (without threads yet), execve
+//! (static and static-PIE ELF, `#!` scripts), exit, wait4/waitid, kill
+//! and process groups and sessions, arch_prctl, set_tid_address, futex.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use caps::{Placement, Rights, Slot};
+use machine::user::UserContext;
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+
+use super::paths::{lookup_at, path_in, AT_FDCWD};
+use super::{value, Call, CallResult, Outcome};
+use kernel_objects::address_spaces::{carry_out, destroy_space, ContainerFrames};
+use kernel_objects::capabilities::{caps, undo, NativeProcess};
+use linux_abi::Errno;
+use crate::exec::{build, ExecError};
+use crate::fs;
+use crate::open_files::is_descriptor;
+use crate::process::{self, Child, Pid, Process, ProcessState, MMAP_TOP};
+use crate::run::{self, exited};
+use crate::signals::MAX_SIGNAL;
+
+pub fn exit(call: &mut Call<'_>) -> CallResult {
+    Ok(Outcome::Exit(exited(call.argument(0) as u32)))
+}
+
+pub fn exit_thread(call: &mut Call<'_>) -> CallResult {
+    Ok(Outcome::ExitThread(exited(call.argument(0) as u32)))
+}
+
+pub fn fork(call: &mut Call<'_>) -> CallResult {
+    let context = call.context.clone();
+    fork_with(call, context, None)
+}
+
+pub fn clone(call: &mut Call<'_>) -> CallResult {
+    const CLONE_VM: u64 = 0x100;
+    const CLONE_THREAD: u64 = 0x10000;
+    const CLONE_SETTLS: u64 = 0x80000;
+    const CLONE_PARENT_SETTID: u64 = 0x100000;
+    const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+    const CLONE_SIGHAND: u64 = 0x800;
+    const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
+    let (flags, stack, parent_tid, child_tid, tls) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4));
+    if flags & CLONE_THREAD != 0 {
+        if flags & CLONE_VM == 0 || flags & CLONE_SIGHAND == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let tid = process::new_id();
+        let mut context = call.context.clone();
+        context.registers.rax = 0;
+        if stack != 0 {
+            context.registers.rsp = stack;
+        }
+        if flags & CLONE_SETTLS != 0 {
+            context.registers.fs_base = tls;
+        }
+        if flags & CLONE_PARENT_SETTID != 0 {
+            call.write_out(parent_tid, &tid.to_le_bytes())?;
+        }
+        if flags & CLONE_CHILD_SETTID != 0 {
+            call.write_out(child_tid, &tid.to_le_bytes())?;
+        }
+        let clear = if flags & CLONE_CHILD_CLEARTID != 0 { child_tid } else { 0 };
+        run::start_thread(call.process.clone(), context, tid, clear)?;
+        return value(u64::from(tid));
+    }
+    // Without threads, a shared-memory child (vfork, posix_spawn) gets a
+    // copy instead: correct for children that only exec or exit.
+    let _ = flags & CLONE_VM;
+    let mut context = call.context.clone();
+    if stack != 0 {
+        context.registers.rsp = stack;
+    }
+    if flags & CLONE_SETTLS != 0 {
+        context.registers.fs_base = tls;
+    }
+    let clear = (flags & CLONE_CHILD_CLEARTID != 0).then_some(child_tid);
+    let outcome = fork_with(call, context, clear)?;
+    if flags & CLONE_PARENT_SETTID != 0 {
+        if let Outcome::Value(pid) = outcome {
+            call.write_out(parent_tid, &(pid as u32).to_le_bytes())?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// A copy of the calling process that resumes from `context` with `rax` 0.
+fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<u64>) -> CallResult {
+    let parent = call.process;
+    let container = parent.native.container();
+    let (memory, flush) = parent.native.with_memory(|memory| memory.fork(ContainerFrames(container)))?.map_err(|_| Errno::ENOMEM)?;
+    carry_out(flush);
+    let native = NativeProcess::create_with(container, memory)?;
+    let (parent_space, child_space) = (parent.native.space(), native.space());
+    let descriptors: Vec<Slot> = caps().with(|database| {
+        database.contents(parent_space).filter(|(_, capability)| is_descriptor(capability.object.kind())).map(|(slot, _)| slot).collect()
+    });
+    for slot in descriptors {
+        let _ = caps().with(|database| database.grant(parent_space, slot, child_space, Rights::ALL, Placement::At(slot)));
+    }
+    let state = {
+        let state = parent.state();
+        let mut close_on_exec = Vec::new();
+        if close_on_exec.try_reserve(state.close_on_exec.len()).is_err() {
+            drop(state);
+            native.destroy();
+            return Err(Errno::ENOMEM);
+        }
+        close_on_exec.extend_from_slice(&state.close_on_exec);
+        ProcessState {
+            parent: parent.pid,
+            pgid: state.pgid,
+            sid: state.sid,
+            cwd: state.cwd,
+            umask: state.umask,
+            break_start: state.break_start,
+            program_break: state.program_break,
+            mmap_next: state.mmap_next,
+            children: Vec::new(),
+            close_on_exec,
+            signals: state.signals.for_child(),
+            command: state.command.clone(),
+            arguments: state.arguments.clone(),
+            executable: state.executable.clone(),
+            exit_status: None,
+            stopped: false,
+        }
+    };
+    let pgid = state.pgid;
+    let child = match Process::create(native.clone(), state) {
+        Ok(child) => child,
+        Err(errno) => {
+            native.destroy();
+            return Err(errno);
+        }
+    };
+    {
+        let mut state = parent.state();
+        if state.children.try_reserve(1).is_err() {
+            drop(state);
+            child.native.destroy();
+            process::remove(child.pid);
+            return Err(Errno::EAGAIN);
+        }
+        state.children.push(Child { pid: child.pid, pgid, status: None, stopped: None });
+    }
+    context.registers.rax = 0;
+    let pid = child.pid;
+    if let Err(errno) = run::start_thread(child.clone(), context, pid, clear_child_tid.unwrap_or(0)) {
+        run::exit(&child, exited(127));
+        return Err(errno);
+    }
+    value(u64::from(pid))
+}
+
+/// Most arguments plus environment strings `execve` takes.
+const MAX_STRINGS: usize = 8192;
+
+fn string_vector(call: &Call<'_>, address: u64) -> Result<Vec<Vec<u8>>, Errno> {
+    let mut strings = Vec::new();
+    if address == 0 {
+        return Ok(strings);
+    }
+    for index in 0..MAX_STRINGS as u64 {
+        let pointer = call.word_in(address + index * 8)?;
+        if pointer == 0 {
+            return Ok(strings);
+        }
+        strings.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+        strings.push(call.string_in(pointer, 128 * 1024).map_err(|errno| if errno == Errno::ENAMETOOLONG { Errno::E2BIG } else { errno })?);
+    }
+    Err(Errno::E2BIG)
+}
+
+pub fn execve(call: &mut Call<'_>) -> CallResult {
+    let path = path_in(call, call.argument(0))?;
+    let arguments = string_vector(call, call.argument(1))?;
+    let environment = string_vector(call, call.argument(2))?;
+    exec(call, path, arguments, environment, 0)
+}
+
+fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environment: Vec<Vec<u8>>, depth: u32) -> CallResult {
+    let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
+    let stat = fs::with(|tree| tree.stat(inode))?;
+    if stat.mode & 0o170000 != 0o100000 {
+        return Err(Errno::EACCES);
+    }
+    if stat.mode & 0o111 == 0 {
+        return Err(Errno::EACCES);
+    }
+    let header = fs::with(|tree| {
+        let contents = tree.contents(inode)?;
+        Ok(contents[..contents.len().min(256)].to_vec())
+    })?;
+    if header.starts_with(b"#!") {
+        if depth >= 4 {
+            return Err(Errno::ELOOP);
+        }
+        // `#!interpreter [one optional argument]`, up to the end of the line.
+        let line = header[2..].split(|byte| *byte == b'\n').next().unwrap_or_default();
+        let blank = |byte: &u8| *byte == b' ' || *byte == b'\t';
+        let line = &line[line.iter().position(|byte| !blank(byte)).unwrap_or(line.len())..];
+        let end = line.iter().position(blank).unwrap_or(line.len());
+        let (interpreter, rest) = (line[..end].to_vec(), &line[end..]);
+        if interpreter.is_empty() {
+            return Err(Errno::ENOEXEC);
+        }
+        let start = rest.iter().position(|byte| !blank(byte)).unwrap_or(rest.len());
+        let stop = rest.iter().rposition(|byte| !blank(byte) && *byte != b'\r').map_or(start, |last| last + 1).max(start);
+        let optional = rest[start..stop].to_vec();
+        let mut new_arguments = Vec::new();
+        new_arguments.push(interpreter.clone());
+        if !optional.is_empty() {
+            new_arguments.push(optional);
+        }
+        new_arguments.push(path);
+        if !arguments.is_empty() {
+            arguments.remove(0);
+        }
+        new_arguments.extend(arguments);
+        return exec(call, interpreter, new_arguments, environment, depth + 1);
+    }
+    let container = call.process.native.container();
+    let argument_slices: Vec<&[u8]> = arguments.iter().map(Vec::as_slice).collect();
+    let environment_slices: Vec<&[u8]> = environment.iter().map(Vec::as_slice).collect();
+    let mut random = [0u8; 16];
+    crate::random::fill(&mut random);
+    let image = fs::with(|tree| {
+        let contents = tree.contents(inode)?;
+        Ok(build(container, contents, &argument_slices, &environment_slices, random))
+    })?;
+    let image = match image {
+        Ok(image) => image,
+        Err(ExecError::Format(linux_abi::ElfError::Dynamic)) => {
+            machine::println!("lamina: {}: dynamically linked programs are not supported yet", core::str::from_utf8(&path).unwrap_or("?"));
+            return Err(Errno::ENOEXEC);
+        }
+        Err(error) => return Err(error.errno()),
+    };
+    let executable = absolute_path(call, &path)?;
+    // The point of no return: the old program is gone from here on.
+    close_on_exec_descriptors(call);
+    {
+        let mut state = call.process.state();
+        state.signals.reset_for_exec();
+        state.break_start = image.break_start;
+        state.program_break = image.break_start;
+        state.mmap_next = MMAP_TOP;
+        let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(&path);
+        state.command = name[..name.len().min(15)].to_vec();
+        state.arguments = arguments.join(&0u8);
+        state.executable = executable;
+    }
+    if let Some(old) = call.process.native.replace_memory(image.memory) {
+        destroy_space(old);
+    }
+    *call.context = UserContext::new(image.entry, image.stack_pointer);
+    Ok(Outcome::Registers)
+}
+
+/// The canonical absolute path of the program `path` names (symbolic
+/// links resolved), as `/proc/self/exe` shows it.
+fn absolute_path(call: &Call<'_>, path: &[u8]) -> Result<Vec<u8>, Errno> {
+    let resolved = super::paths::resolve_at(call, AT_FDCWD as u64, path, true)?;
+    let mut absolute = fs::with(|tree| tree.path_of(resolved.parent))?;
+    if absolute != b"/" {
+        absolute.push(b'/');
+    }
+    absolute.extend_from_slice(&resolved.name);
+    Ok(absolute)
+}
+
+fn close_on_exec_descriptors(call: &Call<'_>) {
+    let marked: Vec<u32> = {
+        let mut state = call.process.state();
+        let marked = state.close_on_exec.iter().enumerate().flat_map(|(word, bits)| (0..64).filter(move |bit| bits & (1 << bit) != 0).map(move |bit| (word * 64 + bit) as u32)).collect();
+        state.close_on_exec.clear();
+        marked
+    };
+    for fd in marked {
+        if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
+            undo(&removed);
+        }
+    }
+}
+
+/// Which children a `wait` selector names.
+fn selected(call: &Call<'_>, selector: i64) -> Result<Vec<Pid>, Errno> {
+    let children: Vec<Pid> = call.process.state().children.iter().map(|child| child.pid).collect();
+    let own_group = call.process.state().pgid;
+    let matches = |pid: Pid| match selector {
+        -1 => true,
+        0 => group_of(pid) == Some(own_group),
+        selector if selector < -1 => group_of(pid) == Some((-selector) as Pid),
+        selector => pid == selector as Pid,
+    };
+    let chosen: Vec<Pid> = children.into_iter().filter(|pid| matches(*pid)).collect();
+    if chosen.is_empty() {
+        return Err(Errno::ECHILD);
+    }
+    Ok(chosen)
+}
+
+fn group_of(pid: Pid) -> Option<Pid> {
+    process::find(pid).map(|found| found.state().pgid)
+}
+
+/// Waits for one of `chosen` to exit; returns its pid and wait status
+/// (`None` with `WNOHANG` when none has).
+fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bool) -> Result<Option<(Pid, u32)>, Errno> {
+    let reportable = |child: &Child| chosen.contains(&child.pid) && (child.status.is_some() || (untraced && child.stopped.is_some()));
+    let ready = |state: &ProcessState| state.children.iter().any(reportable);
+    let mut state = call.process.state();
+    if !ready(&state) {
+        if no_hang {
+            return Ok(None);
+        }
+        state = call.process.wait_for(state, ready);
+        if !ready(&state) {
+            return Err(Errno::EINTR);
+        }
+    }
+    let index = state.children.iter().position(reportable).ok_or(Errno::ECHILD)?;
+    let child = state.children[index];
+    if child.status.is_none() {
+        // A stop, reported once.
+        if !keep {
+            state.children[index].stopped = None;
+        }
+        return Ok(child.stopped.map(|status| (child.pid, status)));
+    }
+    if !keep {
+        state.children.remove(index);
+    }
+    drop(state);
+    if !keep {
+        process::remove(child.pid);
+    }
+    Ok(child.status.map(|status| (child.pid, status)))
+}
+
+pub fn wait4(call: &mut Call<'_>) -> CallResult {
+    const WNOHANG: u64 = 1;
+    let (selector, status_address, options) = (call.argument(0) as i32 as i64, call.argument(1), call.argument(2));
+    if options & !(WNOHANG | 2 | 8 | 0x4000_0000 | 0x8000_0000 | 0x2000_0000) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let chosen = selected(call, selector)?;
+    const WUNTRACED: u64 = 2;
+    match reap(call, &chosen, options & WNOHANG != 0, false, options & WUNTRACED != 0)? {
+        None => value(0),
+        Some((pid, status)) => {
+            if status_address != 0 {
+                call.write_out(status_address, &status.to_le_bytes())?;
+            }
+            if call.argument(3) != 0 {
+                call.write_out(call.argument(3), &[0u8; 144])?;
+            }
+            value(u64::from(pid))
+        }
+    }
+}
+
+pub fn waitid(call: &mut Call<'_>) -> CallResult {
+    const P_ALL: u64 = 0;
+    const P_PID: u64 = 1;
+    const P_PGID: u64 = 2;
+    const WNOHANG: u64 = 1;
+    const WNOWAIT: u64 = 0x0100_0000;
+    let (kind, id, info, options) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3));
+    let selector = match kind {
+        P_ALL => -1,
+        P_PID => id as i64,
+        P_PGID => -(id as i64),
+        _ => return Err(Errno::EINVAL),
+    };
+    let chosen = selected(call, selector)?;
+    const WSTOPPED: u64 = 2;
+    let reaped = reap(call, &chosen, options & WNOHANG != 0, options & WNOWAIT != 0, options & WSTOPPED != 0)?;
+    let mut record = [0u8; 128];
+    if let Some((pid, status)) = reaped {
+        let (code, value_field) = if status & 0x7f == 0 { (1u32, (status >> 8) & 0xff) } else { (2, status & 0x7f) };
+        record[0..4].copy_from_slice(&17u32.to_le_bytes()); // SIGCHLD
+        record[8..12].copy_from_slice(&code.to_le_bytes()); // CLD_EXITED / CLD_KILLED
+        record[16..20].copy_from_slice(&pid.to_le_bytes());
+        record[24..28].copy_from_slice(&value_field.to_le_bytes());
+    }
+    if info != 0 {
+        call.write_out(info, &record)?;
+    }
+    value(0)
+}
+
+fn check_signal(signal: u64) -> Result<u32, Errno> {
+    if signal > u64::from(MAX_SIGNAL) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(signal as u32)
+}
+
+/// Sends `signal` (0: only check) to `target`.
+fn send(target: &Process, signal: u32) {
+    if signal == 0 {
+        return;
+    }
+    let raised = {
+        let mut state = target.state();
+        if signal == crate::signals::numbers::SIGCONT {
+            state.stopped = false;
+        }
+        state.signals.raise(signal) || signal == crate::signals::numbers::SIGCONT
+    };
+    if raised {
+        target.notify();
+    }
+}
+
+/// Sends `signal` to every member of process group `group`.
+pub fn signal_group(group: Pid, signal: u32) -> usize {
+    let members: Vec<Arc<Process>> = process::all().into_iter().filter(|member| member.state().pgid == group && member.state().exit_status.is_none()).collect();
+    for member in &members {
+        send(member, signal);
+    }
+    members.len()
+}
+
+pub fn kill(call: &mut Call<'_>) -> CallResult {
+    let (target, signal) = (call.argument(0) as i32 as i64, check_signal(call.argument(1))?);
+    let sent = match target {
+        pid if pid > 0 => match process::find(pid as Pid).filter(|found| found.state().exit_status.is_none()) {
+            Some(found) => {
+                send(&found, signal);
+                1
+            }
+            None => 0,
+        },
+        0 => signal_group(call.process.state().pgid, signal),
+        -1 => {
+            let everyone: Vec<Arc<Process>> = process::all().into_iter().filter(|other| other.pid != 1 && other.pid != call.pid()).collect();
+            for other in &everyone {
+                send(other, signal);
+            }
+            everyone.len()
+        }
+        group => signal_group((-group) as Pid, signal),
+    };
+    if sent == 0 {
+        return Err(Errno::ESRCH);
+    }
+    value(0)
+}
+
+pub fn tgkill(call: &mut Call<'_>) -> CallResult {
+    let (group, thread, signal) = (call.argument(0) as i32, call.argument(1) as i32, check_signal(call.argument(2))?);
+    if group <= 0 || thread <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let target = process::find(thread as Pid).filter(|found| found.pid == group as Pid && found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
+    send(&target, signal);
+    value(0)
+}
+
+pub fn getppid(call: &mut Call<'_>) -> CallResult {
+    value(u64::from(call.process.state().parent))
+}
+
+pub fn getpgid(call: &mut Call<'_>) -> CallResult {
+    getpgid_of(call, call.argument(0))
+}
+
+pub fn getpgid_of(call: &Call<'_>, pid: u64) -> CallResult {
+    if pid == 0 {
+        return value(u64::from(call.process.state().pgid));
+    }
+    let found = process::find(pid as Pid).ok_or(Errno::ESRCH)?;
+    let pgid = found.state().pgid;
+    value(u64::from(pgid))
+}
+
+pub fn getsid(call: &mut Call<'_>) -> CallResult {
+    let pid = call.argument(0);
+    if pid == 0 {
+        return value(u64::from(call.process.state().sid));
+    }
+    let found = process::find(pid as Pid).ok_or(Errno::ESRCH)?;
+    let sid = found.state().sid;
+    value(u64::from(sid))
+}
+
+pub fn setpgid(call: &mut Call<'_>) -> CallResult {
+    let (pid, pgid) = (call.argument(0) as i32, call.argument(1) as i32);
+    if pgid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let pid = if pid == 0 { call.pid() } else { pid as Pid };
+    let pgid = if pgid == 0 { pid } else { pgid as Pid };
+    let is_child = call.process.state().children.iter().any(|child| child.pid == pid);
+    if pid != call.pid() && !is_child {
+        return Err(Errno::ESRCH);
+    }
+    let target = process::find(pid).ok_or(Errno::ESRCH)?;
+    {
+        let mut state = target.state();
+        if state.sid == pid {
+            return Err(Errno::EPERM); // a session leader keeps its group
+        }
+        state.pgid = pgid;
+    }
+    if is_child {
+        if let Some(record) = call.process.state().children.iter_mut().find(|child| child.pid == pid) {
+            record.pgid = pgid;
+        }
+    }
+    value(0)
+}
+
+pub fn setsid(call: &mut Call<'_>) -> CallResult {
+    let pid = call.pid();
+    let leads_group = process::all().iter().any(|other| other.pid != pid && other.state().pgid == pid);
+    let mut state = call.process.state();
+    if state.pgid == pid || leads_group {
+        return Err(Errno::EPERM);
+    }
+    state.pgid = pid;
+    state.sid = pid;
+    value(u64::from(pid))
+}
+
+pub fn umask(call: &mut Call<'_>) -> CallResult {
+    let mut state = call.process.state();
+    let old = state.umask;
+    state.umask = call.argument(0) as u32 & 0o777;
+    value(u64::from(old))
+}
+
+pub fn arch_prctl(call: &mut Call<'_>) -> CallResult {
+    const ARCH_SET_FS: u64 = 0x1002;
+    const ARCH_GET_FS: u64 = 0x1003;
+    let (code, address) = (call.argument(0), call.argument(1));
+    match code {
+        ARCH_SET_FS => {
+            if address >= vmem::USER_END {
+                return Err(Errno::EPERM);
+            }
+            call.context.registers.fs_base = address;
+            value(0)
+        }
+        ARCH_GET_FS => {
+            call.write_out(address, &call.context.registers.fs_base.to_le_bytes())?;
+            value(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+pub fn set_tid_address(call: &mut Call<'_>) -> CallResult {
+    call.thread.clear_tid = call.argument(0);
+    value(u64::from(call.thread.tid))
+}
+
+/// Wakes up to `limit` threads of `process` waiting on the futex at `address`.
+pub fn futex_wake(process: &Process, address: u64, limit: usize) -> usize {
+    let space = process.native.space().to_bits();
+    let mut woken = Vec::new();
+    {
+        let mut waiters = FUTEX_WAITERS.lock();
+        while woken.len() < limit {
+            let Some(index) = waiters.iter().position(|(s, a, _)| *s == space && *a == address) else { break };
+            woken.push(waiters.remove(index).2);
+        }
+    }
+    for thread in &woken {
+        sched::unpark(thread);
+    }
+    woken.len()
+}
+
+/// Threads waiting in `futex`: (capability space, address, thread).
+static FUTEX_WAITERS: KernelTicketLock<Vec<(u64, u64, Arc<sched::Thread>)>> = KernelTicketLock::new(Level::new(5), Vec::new());
+
+pub fn futex(call: &mut Call<'_>) -> CallResult {
+    const FUTEX_WAIT: u64 = 0;
+    const FUTEX_WAKE: u64 = 1;
+    const FUTEX_WAIT_BITSET: u64 = 9;
+    const FUTEX_WAKE_BITSET: u64 = 10;
+    let (address, operation, expected, timeout) = (call.argument(0), call.argument(1) & 0x7f, call.argument(2) as u32, call.argument(3));
+    if address % 4 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let space = call.process.native.space().to_bits();
+    match operation {
+        FUTEX_WAIT | FUTEX_WAIT_BITSET => {
+            let deadline = if timeout == 0 {
+                u64::MAX
+            } else {
+                let seconds = call.word_in(timeout)?;
+                let nanoseconds = call.word_in(timeout + 8)?;
+                let span = seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds);
+                if operation == FUTEX_WAIT { machine::timer::uptime_nanoseconds().saturating_add(span) } else { span.saturating_sub(crate::clock::realtime_nanoseconds()) + machine::timer::uptime_nanoseconds() }
+            };
+            // Join the waiters before reading the word: a waker that changes
+            // it afterwards finds this thread; one that changed it before is
+            // seen in the value (no lost wake-up).
+            let me = sched::current();
+            {
+                let mut waiters = FUTEX_WAITERS.lock();
+                waiters.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+                waiters.push((space, address, me.clone()));
+            }
+            let forget = || FUTEX_WAITERS.lock().retain(|(_, _, thread)| !Arc::ptr_eq(thread, &me));
+            let mut word = [0u8; 4];
+            if let Err(errno) = call.read_in(address, &mut word) {
+                forget();
+                return Err(errno);
+            }
+            if u32::from_le_bytes(word) != expected {
+                forget();
+                return Err(Errno::EAGAIN);
+            }
+            let still_waiting = || FUTEX_WAITERS.lock().iter().any(|(s, a, thread)| *s == space && *a == address && Arc::ptr_eq(thread, &me));
+            let woken = sched::sleep_until(deadline, || !still_waiting() || call.interrupted());
+            let was_waiting = still_waiting();
+            FUTEX_WAITERS.lock().retain(|(_, _, thread)| !Arc::ptr_eq(thread, &me));
+            match woken {
+                _ if !was_waiting => value(0),
+                sched::Woken::Deadline => Err(Errno::ETIMEDOUT),
+                sched::Woken::Done => Err(Errno::EINTR),
+            }
+        }
+        FUTEX_WAKE | FUTEX_WAKE_BITSET => value(futex_wake(call.process, address, expected as usize) as u64),
+        _ => Err(Errno::ENOSYS),
+    }
+}
+

@@ -1,0 +1,130 @@
+//! Signal system calls: dispositions, the blocked mask, pending signals,
+//! the alternate stack, `rt_sigreturn` and `rt_sigsuspend`.
+
+use super::{value, Call, CallResult, Outcome};
+use linux_abi::Errno;
+use crate::signals::{restore_from, SigAction, UCONTEXT_BYTES};
+
+pub fn rt_sigaction(call: &mut Call<'_>) -> CallResult {
+    let (signal, new, old, size) = (call.argument(0) as u32, call.argument(1), call.argument(2), call.argument(3));
+    if size != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let replacement = if new != 0 {
+        Some(SigAction { handler: call.word_in(new)?, flags: call.word_in(new + 8)?, restorer: call.word_in(new + 16)?, mask: call.word_in(new + 24)? })
+    } else {
+        None
+    };
+    let previous = {
+        let mut state = call.process.state();
+        let previous = state.signals.action(signal)?;
+        if let Some(action) = replacement {
+            state.signals.set_action(signal, action)?;
+        }
+        previous
+    };
+    if old != 0 {
+        let mut bytes = [0u8; 32];
+        for (index, word) in [previous.handler, previous.flags, previous.restorer, previous.mask].into_iter().enumerate() {
+            bytes[index * 8..index * 8 + 8].copy_from_slice(&word.to_le_bytes());
+        }
+        call.write_out(old, &bytes)?;
+    }
+    value(0)
+}
+
+pub fn rt_sigprocmask(call: &mut Call<'_>) -> CallResult {
+    const SIG_BLOCK: u64 = 0;
+    const SIG_UNBLOCK: u64 = 1;
+    const SIG_SETMASK: u64 = 2;
+    let (how, new, old, size) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3));
+    if size != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let mask = if new != 0 { Some(call.word_in(new)?) } else { None };
+    let previous = {
+        let mut state = call.process.state();
+        let previous = state.signals.blocked;
+        if let Some(mask) = mask {
+            let updated = match how {
+                SIG_BLOCK => previous | mask,
+                SIG_UNBLOCK => previous & !mask,
+                SIG_SETMASK => mask,
+                _ => return Err(Errno::EINVAL),
+            };
+            state.signals.set_blocked(updated);
+        }
+        previous
+    };
+    if old != 0 {
+        call.write_out(old, &previous.to_le_bytes())?;
+    }
+    value(0)
+}
+
+pub fn rt_sigreturn(call: &mut Call<'_>) -> CallResult {
+    // The handler returned into the restorer, which popped the return
+    // address: the ucontext starts at the stack pointer.
+    let address = call.context.registers.rsp;
+    let mut ucontext = [0u8; UCONTEXT_BYTES];
+    call.read_in(address, &mut ucontext)?;
+    let saved = call.process.state().signals.pop_saved();
+    if let Some(saved) = saved {
+        let fs_base = call.context.registers.fs_base;
+        *call.context = saved;
+        call.context.registers.fs_base = fs_base;
+    }
+    let mask = restore_from(&ucontext, &mut call.context.registers);
+    call.process.state().signals.set_blocked(mask);
+    Ok(Outcome::Registers)
+}
+
+pub fn rt_sigpending(call: &mut Call<'_>) -> CallResult {
+    let pending = {
+        let state = call.process.state();
+        state.signals.pending() & state.signals.blocked
+    };
+    call.write_out(call.argument(0), &pending.to_le_bytes())?;
+    value(0)
+}
+
+pub fn rt_sigsuspend(call: &mut Call<'_>) -> CallResult {
+    if call.argument(1) != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let mask = call.word_in(call.argument(0))?;
+    let mut state = call.process.state();
+    let previous = state.signals.blocked;
+    state.signals.set_blocked(mask);
+    // Delivery saves `previous` in the handler's frame, so the old mask
+    // comes back with `rt_sigreturn`.
+    state.signals.suspended_mask = Some(previous);
+    drop(call.process.wait_for(state, |_| false));
+    Err(Errno::EINTR)
+}
+
+pub fn sigaltstack(call: &mut Call<'_>) -> CallResult {
+    let (new, old) = (call.argument(0), call.argument(1));
+    let current = call.process.state().signals.alternate_stack;
+    if old != 0 {
+        let mut bytes = [0u8; 24];
+        bytes[0..8].copy_from_slice(&current.0.to_le_bytes());
+        bytes[8..12].copy_from_slice(&current.2.to_le_bytes());
+        bytes[16..24].copy_from_slice(&current.1.to_le_bytes());
+        call.write_out(old, &bytes)?;
+    }
+    if new != 0 {
+        let base = call.word_in(new)?;
+        let flags = call.word_in(new + 8)? as u32;
+        let size = call.word_in(new + 16)?;
+        const SS_DISABLE: u32 = 2;
+        if flags & !SS_DISABLE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & SS_DISABLE == 0 && size < 2048 {
+            return Err(Errno::ENOMEM);
+        }
+        call.process.state().signals.alternate_stack = (base, size, flags);
+    }
+    value(0)
+}
