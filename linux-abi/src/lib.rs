@@ -21,10 +21,12 @@ extern crate std;
 mod elf_plan;
 mod errno;
 mod initial_stack;
+mod sysno;
 
 pub use errno::Errno;
 pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
+pub use sysno::Sysno;
 
 #[cfg(test)]
 mod tests;

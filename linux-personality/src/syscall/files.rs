@@ -425,8 +425,18 @@ pub fn fchmod(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-pub fn pipe(call: &mut Call<'_>, with_flags: bool) -> CallResult {
-    let pipe_flags = if with_flags { call.argument(1) as u32 } else { 0 };
+/// Which of the two pipe calls: `pipe` has no flags argument.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PipeCall {
+    Pipe,
+    Pipe2,
+}
+
+/// `pipe`, `pipe2`. The two descriptors become the caller's only once
+/// their numbers reached user memory: when writing the pair fails
+/// (EFAULT), both are dropped again, as Linux never installs them.
+pub fn pipe(call: &mut Call<'_>, which: PipeCall) -> CallResult {
+    let pipe_flags = if which == PipeCall::Pipe2 { call.argument(1) as u32 } else { 0 };
     if pipe_flags & !(flags::O_CLOEXEC | flags::O_NONBLOCK) != 0 {
         return Err(Errno::EINVAL);
     }
@@ -439,19 +449,28 @@ pub fn pipe(call: &mut Call<'_>, with_flags: bool) -> CallResult {
     let write_end = match install_descriptor(call, writer, Placement::LowestFrom(0), close_on_exec) {
         Ok(fd) => fd,
         Err(errno) => {
-            if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), read_end)) {
-                undo(&removed);
-            }
+            drop_descriptor(call, read_end);
             return Err(errno);
         }
     };
     let mut pair = [0u8; 8];
     pair[..4].copy_from_slice(&read_end.to_le_bytes());
     pair[4..].copy_from_slice(&write_end.to_le_bytes());
-    call.write_out(call.argument(0), &pair)?;
+    if let Err(errno) = call.write_out(call.argument(0), &pair) {
+        drop_descriptor(call, write_end);
+        drop_descriptor(call, read_end);
+        return Err(errno);
+    }
     value(0)
 }
 
+/// Takes back descriptor `fd` this call installed (nobody saw it yet).
+fn drop_descriptor(call: &Call<'_>, fd: u32) {
+    if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
+        undo(&removed);
+    }
+    let _ = call.process.state().set_close_on_exec(fd, false);
+}
 
 /// The 144-byte `struct stat`.
 pub fn stat_bytes(stat: &Stat) -> [u8; 144] {
@@ -500,9 +519,16 @@ pub fn fstat(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-pub fn stat(call: &mut Call<'_>, no_follow: bool) -> CallResult {
+/// `stat` follows a final symbolic link, `lstat` does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum FinalLink {
+    Follow,
+    DoNotFollow,
+}
+
+pub fn stat(call: &mut Call<'_>, final_link: FinalLink) -> CallResult {
     let path = path_in(call, call.argument(0))?;
-    let inode = super::paths::lookup_at(call, AT_FDCWD as u64, &path, !no_follow)?;
+    let inode = super::paths::lookup_at(call, AT_FDCWD as u64, &path, final_link == FinalLink::Follow)?;
     let stat = fs::with(|tree| tree.stat(inode))?;
     call.write_out(call.argument(1), &stat_bytes(&stat))?;
     value(0)
@@ -770,10 +796,18 @@ fn timespec_deadline(call: &Call<'_>, address: u64) -> Result<Option<u64>, Errno
     if address == 0 {
         return Ok(None);
     }
-    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(super::time::duration(call, address)?)))
+    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(super::clocks::duration(call, address)?)))
 }
 
-pub fn select(call: &mut Call<'_>, pselect: bool) -> CallResult {
+/// `select` takes a `timeval`; `pselect6` a `timespec` (and a mask).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum SelectCall {
+    Select,
+    Pselect6,
+}
+
+pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
+    let pselect = which == SelectCall::Pselect6;
     let count = call.argument(0);
     if count > 1024 {
         return Err(Errno::EINVAL);

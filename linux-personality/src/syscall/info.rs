@@ -134,29 +134,6 @@ pub fn getrandom(call: &mut Call<'_>) -> CallResult {
     value(bytes.len() as u64)
 }
 
-/// The name of system call `number` (for the ENOSYS log).
-pub fn syscall_name(number: u64) -> &'static str {
-    const NAMES: &[(u64, &str)] = &[
-        (25, "mremap"), (26, "msync"), (27, "mincore"), (29, "shmget"), (30, "shmat"), (31, "shmctl"), (34, "pause"),
-        (36, "getitimer"), (37, "alarm"), (38, "setitimer"), (40, "sendfile"), (41, "socket"), (42, "connect"),
-        (43, "accept"), (44, "sendto"), (45, "recvfrom"), (46, "sendmsg"), (47, "recvmsg"), (48, "shutdown"),
-        (49, "bind"), (50, "listen"), (51, "getsockname"), (52, "getpeername"), (53, "socketpair"),
-        (54, "setsockopt"), (55, "getsockopt"), (64, "semget"), (73, "flock"), (85, "creat"), (101, "ptrace"),
-        (103, "syslog"), (122, "setfsuid"), (123, "setfsgid"), (125, "capget"), (126, "capset"),
-        (132, "utime"), (133, "mknod"), (135, "personality"), (139, "sysfs"), (140, "getpriority"),
-        (141, "setpriority"), (149, "mlock"), (161, "chroot"), (162, "sync"), (165, "mount"), (166, "umount2"),
-        (169, "reboot"), (170, "sethostname"), (213, "epoll_create"), (221, "fadvise64"), (222, "timer_create"),
-        (232, "epoll_wait"), (233, "epoll_ctl"), (235, "utimes"), (253, "inotify_init"), (259, "mknodat"),
-        (261, "futimesat"), (275, "splice"), (276, "tee"), (277, "sync_file_range"), (281, "epoll_pwait"),
-        (282, "signalfd"), (283, "timerfd_create"), (284, "eventfd"), (285, "fallocate"), (288, "accept4"),
-        (289, "signalfd4"), (290, "eventfd2"), (291, "epoll_create1"), (294, "inotify_init1"), (295, "preadv"),
-        (296, "pwritev"), (306, "syncfs"), (309, "getcpu"), (319, "memfd_create"), (322, "execveat"),
-        (324, "membarrier"), (326, "copy_file_range"), (327, "preadv2"), (328, "pwritev2"), (424, "pidfd_send_signal"),
-        (434, "pidfd_open"), (435, "clone3"), (436, "close_range"), (441, "epoll_pwait2"),
-    ];
-    NAMES.iter().find(|(known, _)| *known == number).map_or("unknown", |(_, name)| name)
-}
-
 /// `mount`: /proc and /dev exist in Lamina's one tree from boot, so
 /// mounting `proc`, `devtmpfs`, `tmpfs` or `sysfs` on an existing directory
 /// is accepted and changes nothing; other file systems are `ENODEV`.

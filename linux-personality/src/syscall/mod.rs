@@ -1,5 +1,6 @@
-//! The Linux x86-64 system-call table: numbers, arguments in `rdi, rsi,
-//! rdx, r10, r8, r9`, the result or `-errno` in `rax`. Lamina's native
+//! The Linux x86-64 system-call table: the number in `rax` decoded into a
+//! [`Sysno`] (the numbers and names are `linux-abi`'s), arguments in `rdi,
+//! rsi, rdx, r10, r8, r9`, the result or `-errno` in `rax`. Lamina's native
 //! capability calls (`0x4c00..`) share the entry. Any other number is
 //! ENOSYS, logged once with its name; a bad argument is its errno, never
 //! a panic.
@@ -10,7 +11,7 @@ mod memory;
 mod paths;
 mod processes;
 mod signals;
-mod time;
+mod clocks;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -21,7 +22,7 @@ use machine::user::UserContext;
 use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use kernel_objects::user_memory::{read_c_string, read_user, write_user, PendingFlush};
-use linux_abi::Errno;
+use linux_abi::{Errno, Sysno};
 
 pub use processes::{futex_wake, signal_group};
 
@@ -127,130 +128,140 @@ fn value(value: u64) -> CallResult {
     Ok(Outcome::Value(value))
 }
 
+/// Runs the call numbered `number`: decoded into a [`Sysno`] first (a
+/// number Linux does not have, or one Lamina does not implement, is ENOSYS).
 fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
-    match number {
-        0 => files::read(call),
-        1 => files::write(call),
-        2 => files::open(call),
-        3 => files::close(call),
-        4 => files::stat(call, false),
-        5 => files::fstat(call),
-        6 => files::stat(call, true),
-        7 => files::poll(call),
-        8 => files::lseek(call),
-        9 => memory::mmap(call),
-        10 => memory::mprotect(call),
-        11 => memory::munmap(call),
-        12 => memory::brk(call),
-        13 => signals::rt_sigaction(call),
-        14 => signals::rt_sigprocmask(call),
-        15 => signals::rt_sigreturn(call),
-        16 => files::ioctl(call),
-        17 => files::pread(call),
-        18 => files::pwrite(call),
-        19 => files::readv(call),
-        20 => files::writev(call),
-        21 => paths::access(call, true),
-        22 => files::pipe(call, false),
-        23 => files::select(call, false),
-        24 => {
+    use files::{FinalLink, PipeCall, SelectCall};
+    use paths::{AccessCall, RenameCall};
+    use Sysno::*;
+    let Some(sysno) = Sysno::from_number(number) else {
+        log_unknown(number, None);
+        return Err(Errno::ENOSYS);
+    };
+    match sysno {
+        read => files::read(call),
+        write => files::write(call),
+        open => files::open(call),
+        close => files::close(call),
+        stat => files::stat(call, FinalLink::Follow),
+        fstat => files::fstat(call),
+        lstat => files::stat(call, FinalLink::DoNotFollow),
+        poll => files::poll(call),
+        lseek => files::lseek(call),
+        mmap => memory::mmap(call),
+        mprotect => memory::mprotect(call),
+        munmap => memory::munmap(call),
+        brk => memory::brk(call),
+        rt_sigaction => signals::rt_sigaction(call),
+        rt_sigprocmask => signals::rt_sigprocmask(call),
+        rt_sigreturn => signals::rt_sigreturn(call),
+        ioctl => files::ioctl(call),
+        pread64 => files::pread(call),
+        pwrite64 => files::pwrite(call),
+        readv => files::readv(call),
+        writev => files::writev(call),
+        access => paths::access(call, AccessCall::Access),
+        pipe => files::pipe(call, PipeCall::Pipe),
+        select => files::select(call, SelectCall::Select),
+        sched_yield => {
             sched::yield_now();
             value(0)
         }
-        28 => memory::madvise(call),
-        32 => files::dup(call),
-        33 => files::dup2(call),
-        35 => time::nanosleep(call),
-        40 => files::sendfile(call),
-        39 => value(u64::from(call.pid())),
-        56 => processes::clone(call),
-        57 | 58 => processes::fork(call),
-        59 => processes::execve(call),
-        60 => processes::exit_thread(call),
-        231 => processes::exit(call),
-        61 => processes::wait4(call),
-        62 => processes::kill(call),
-        63 => info::uname(call),
-        72 => files::fcntl(call),
-        74 | 75 => files::fsync(call),
-        76 => paths::truncate(call),
-        77 => files::ftruncate(call),
-        78 | 217 => files::getdents64(call),
-        79 => paths::getcwd(call),
-        80 => paths::chdir(call),
-        81 => paths::fchdir(call),
-        82 => paths::rename(call),
-        83 => paths::mkdir(call),
-        84 => paths::rmdir(call),
-        86 => paths::link(call),
-        87 => paths::unlink(call),
-        88 => paths::symlink(call),
-        89 => paths::readlink(call),
-        90 => paths::chmod(call),
-        91 => files::fchmod(call),
-        92..=94 | 260 => value(0), // chown family: one user, accepted
-        95 => processes::umask(call),
-        96 => time::gettimeofday(call),
-        97 => info::getrlimit(call),
-        98 => info::getrusage(call),
-        99 => info::sysinfo(call),
-        100 => info::times(call),
-        102 | 104 | 107 | 108 => value(0), // getuid, getgid, geteuid, getegid: root
-        103 => info::syslog(call),
-        105 | 106 | 113 | 114 | 116 | 117 | 119 => value(0), // set*id: accepted for root
-        109 => processes::setpgid(call),
-        110 => processes::getppid(call),
-        111 => processes::getpgid_of(call, 0),
-        112 => processes::setsid(call),
-        115 => value(0), // getgroups: none
-        118 | 120 => info::getresid(call),
-        121 => processes::getpgid(call),
-        124 => processes::getsid(call),
-        127 => signals::rt_sigpending(call),
-        130 => signals::rt_sigsuspend(call),
-        131 => signals::sigaltstack(call),
-        137 | 138 => info::statfs(call),
-        157 => value(0), // prctl: accepted, nothing to do yet
-        162 => value(0), // sync: tmpfs has nothing to write back
-        165 => info::mount(call),
-        166 => value(0), // umount2: the tree stays as it is
-        169 => info::reboot(call),
-        158 => processes::arch_prctl(call),
-        160 => value(0), // setrlimit: accepted
-        186 => value(u64::from(call.thread.tid)),
-        200 => processes::kill(call), // tkill: one thread per process
-        201 => time::time(call),
-        202 => processes::futex(call),
-        203 => value(0), // sched_setaffinity: accepted
-        204 => info::sched_getaffinity(call),
-        218 => processes::set_tid_address(call),
-        228 => time::clock_gettime(call),
-        229 => time::clock_getres(call),
-        230 => time::clock_nanosleep(call),
-        234 => processes::tgkill(call),
-        247 => processes::waitid(call),
-        257 => files::openat(call),
-        258 => paths::mkdirat(call),
-        262 => files::newfstatat(call),
-        263 => paths::unlinkat(call),
-        264 | 316 => paths::renameat(call, number == 316),
-        265 => paths::linkat(call),
-        266 => paths::symlinkat(call),
-        267 => paths::readlinkat(call),
-        268 => paths::fchmodat(call),
-        269 | 439 => paths::access(call, false),
-        270 => files::select(call, true),
-        271 => files::ppoll(call),
-        273 => value(0), // set_robust_list: no robust futexes yet
-        280 => paths::utimensat(call),
-        292 => files::dup3(call),
-        293 => files::pipe(call, true),
-        302 => info::prlimit64(call),
-        318 => info::getrandom(call),
-        332 => files::statx(call),
-        334 => value(0), // rseq: not supported, accepted as if registered
+        madvise => memory::madvise(call),
+        dup => files::dup(call),
+        dup2 => files::dup2(call),
+        nanosleep => clocks::nanosleep(call),
+        sendfile => files::sendfile(call),
+        getpid => value(u64::from(call.pid())),
+        clone => processes::clone(call),
+        fork | vfork => processes::fork(call),
+        execve => processes::execve(call),
+        exit => processes::exit_thread(call),
+        exit_group => processes::exit(call),
+        wait4 => processes::wait4(call),
+        kill => processes::kill(call),
+        uname => info::uname(call),
+        fcntl => files::fcntl(call),
+        fsync | fdatasync => files::fsync(call),
+        truncate => paths::truncate(call),
+        ftruncate => files::ftruncate(call),
+        getdents | getdents64 => files::getdents64(call),
+        getcwd => paths::getcwd(call),
+        chdir => paths::chdir(call),
+        fchdir => paths::fchdir(call),
+        rename => paths::rename(call),
+        mkdir => paths::mkdir(call),
+        rmdir => paths::rmdir(call),
+        link => paths::link(call),
+        unlink => paths::unlink(call),
+        symlink => paths::symlink(call),
+        readlink => paths::readlink(call),
+        chmod => paths::chmod(call),
+        fchmod => files::fchmod(call),
+        chown | fchown | lchown | fchownat => value(0), // one user: accepted
+        umask => processes::umask(call),
+        gettimeofday => clocks::gettimeofday(call),
+        getrlimit => info::getrlimit(call),
+        getrusage => info::getrusage(call),
+        sysinfo => info::sysinfo(call),
+        times => info::times(call),
+        getuid | getgid | geteuid | getegid => value(0), // root
+        syslog => info::syslog(call),
+        setuid | setgid | setreuid | setregid | setgroups | setresuid | setresgid => value(0), // accepted for root
+        setpgid => processes::setpgid(call),
+        getppid => processes::getppid(call),
+        getpgrp => processes::getpgid_of(call, 0),
+        setsid => processes::setsid(call),
+        getgroups => value(0), // none
+        getresuid | getresgid => info::getresid(call),
+        getpgid => processes::getpgid(call),
+        getsid => processes::getsid(call),
+        rt_sigpending => signals::rt_sigpending(call),
+        rt_sigsuspend => signals::rt_sigsuspend(call),
+        sigaltstack => signals::sigaltstack(call),
+        statfs | fstatfs => info::statfs(call),
+        prctl => value(0), // accepted, nothing to do yet
+        sync => value(0),  // tmpfs has nothing to write back
+        mount => info::mount(call),
+        umount2 => value(0), // the tree stays as it is
+        reboot => info::reboot(call),
+        arch_prctl => processes::arch_prctl(call),
+        setrlimit => value(0), // accepted
+        gettid => value(u64::from(call.thread.tid)),
+        tkill => processes::kill(call), // one thread per process
+        time => clocks::time(call),
+        futex => processes::futex(call),
+        sched_setaffinity => value(0), // accepted
+        sched_getaffinity => info::sched_getaffinity(call),
+        set_tid_address => processes::set_tid_address(call),
+        clock_gettime => clocks::clock_gettime(call),
+        clock_getres => clocks::clock_getres(call),
+        clock_nanosleep => clocks::clock_nanosleep(call),
+        tgkill => processes::tgkill(call),
+        waitid => processes::waitid(call),
+        openat => files::openat(call),
+        mkdirat => paths::mkdirat(call),
+        newfstatat => files::newfstatat(call),
+        unlinkat => paths::unlinkat(call),
+        renameat => paths::renameat(call, RenameCall::Renameat),
+        renameat2 => paths::renameat(call, RenameCall::Renameat2),
+        linkat => paths::linkat(call),
+        symlinkat => paths::symlinkat(call),
+        readlinkat => paths::readlinkat(call),
+        fchmodat => paths::fchmodat(call),
+        faccessat | faccessat2 => paths::access(call, AccessCall::Faccessat),
+        pselect6 => files::select(call, SelectCall::Pselect6),
+        ppoll => files::ppoll(call),
+        set_robust_list => value(0), // no robust futexes yet
+        utimensat => paths::utimensat(call),
+        dup3 => files::dup3(call),
+        pipe2 => files::pipe(call, PipeCall::Pipe2),
+        prlimit64 => info::prlimit64(call),
+        getrandom => info::getrandom(call),
+        statx => files::statx(call),
+        rseq => value(0), // not supported, accepted as if registered
         _ => {
-            log_unknown(number);
+            log_unknown(number, Some(sysno));
             Err(Errno::ENOSYS)
         }
     }
@@ -259,10 +270,10 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
 /// Numbers already reported (one bit each below 512).
 static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
 
-fn log_unknown(number: u64) {
+fn log_unknown(number: u64, sysno: Option<Sysno>) {
     let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
     let first_time = REPORTED.get(word).is_none_or(|bits| bits.fetch_or(bit, Ordering::Relaxed) & bit == 0);
     if first_time {
-        crate::kernel_log::note(format_args!("system call {} ({number}) is not supported: ENOSYS", info::syscall_name(number)));
+        crate::kernel_log::note(format_args!("system call {} ({number}) is not supported: ENOSYS", sysno.map_or("unknown", Sysno::name)));
     }
 }

@@ -62,8 +62,16 @@ pub fn lookup_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Resu
     resolve_at(call, dirfd, path, follow)?.inode.ok_or(Errno::ENOENT)
 }
 
-pub fn access(call: &mut Call<'_>, plain: bool) -> CallResult {
-    let (dirfd, path_address, mode) = if plain { (AT_FDCWD as u64, call.argument(0), call.argument(1)) } else { (call.argument(0), call.argument(1), call.argument(2)) };
+/// `access` names a path from the working directory; `faccessat` and
+/// `faccessat2` from a directory descriptor.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AccessCall {
+    Access,
+    Faccessat,
+}
+
+pub fn access(call: &mut Call<'_>, which: AccessCall) -> CallResult {
+    let (dirfd, path_address, mode) = if which == AccessCall::Access { (AT_FDCWD as u64, call.argument(0), call.argument(1)) } else { (call.argument(0), call.argument(1), call.argument(2)) };
     if mode & !7 != 0 {
         return Err(Errno::EINVAL);
     }
@@ -167,8 +175,15 @@ pub fn rename(call: &mut Call<'_>) -> CallResult {
     rename_paths(call, AT_FDCWD as u64, call.argument(0), AT_FDCWD as u64, call.argument(1), 0)
 }
 
-pub fn renameat(call: &mut Call<'_>, with_flags: bool) -> CallResult {
-    let flags = if with_flags { call.argument(4) } else { 0 };
+/// `renameat` has no flags argument; `renameat2` has.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RenameCall {
+    Renameat,
+    Renameat2,
+}
+
+pub fn renameat(call: &mut Call<'_>, which: RenameCall) -> CallResult {
+    let flags = if which == RenameCall::Renameat2 { call.argument(4) } else { 0 };
     rename_paths(call, call.argument(0), call.argument(1), call.argument(2), call.argument(3), flags)
 }
 

@@ -78,7 +78,12 @@ int main(void) {
     CHECK("write without reader", write(ends[1], "x", 1));
     close(ends[1]);
     CHECK("pipe bad flags", pipe2(ends, 0x12345));
+    int lowest_before = dup(0);
+    close(lowest_before);
     CHECK("pipe bad pointer", syscall(SYS_pipe2, (int *)8, 0));
+    int lowest_after = dup(0);
+    close(lowest_after);
+    EXPECT("a refused pipe leaves no descriptor behind", lowest_after == lowest_before);
 
     child = fork();
     if (child == 0) {
