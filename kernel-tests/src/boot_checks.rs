@@ -39,3 +39,11 @@ pub fn timer_is_calibrated(_facts: &SystemFacts) -> Outcome {
     let elapsed = timer::uptime_nanoseconds() - before;
     check((2_000_000..50_000_000).contains(&elapsed), || format!("a 2 ms wait measured {elapsed} ns"))
 }
+
+crate::kernel_tests! {
+    "boot" => [
+        memory_map_is_sane,
+        cpu_count_matches_firmware,
+        timer_is_calibrated,
+    ],
+}

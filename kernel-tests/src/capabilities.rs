@@ -319,3 +319,12 @@ pub fn a_revoke_racing_delegations_on_other_cpus_leaves_no_survivor(_facts: &Sys
     }
     pair.finish()
 }
+
+crate::kernel_tests! {
+    "caps" => [
+        a_process_reaches_only_what_its_capabilities_allow,
+        after_a_revoke_no_cpu_reaches_the_pages,
+        long_chains_and_wide_trees_revoke_in_linear_work,
+        a_revoke_racing_delegations_on_other_cpus_leaves_no_survivor,
+    ],
+}

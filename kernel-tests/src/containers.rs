@@ -169,3 +169,10 @@ pub fn a_finished_tree_of_containers_and_threads_frees_every_frame(_facts: &Syst
     check(root_usage_after == root_usage_before, || format!("root usage {root_usage_before} before, {root_usage_after} after"))?;
     frames_come_back(free_before)
 }
+
+crate::kernel_tests! {
+    "containers" => [
+        full_container_gets_enomem_while_another_keeps_running,
+        a_finished_tree_of_containers_and_threads_frees_every_frame,
+    ],
+}

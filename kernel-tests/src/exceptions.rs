@@ -24,3 +24,10 @@ pub fn symbols_name_kernel_functions(_facts: &SystemFacts) -> Outcome {
         format!("expected symbols_name_kernel_functions+0x4, saw {}+{offset:#x}", symbol.name)
     })
 }
+
+crate::kernel_tests! {
+    "exceptions" => [
+        breakpoint_is_reported_and_resumes,
+        symbols_name_kernel_functions,
+    ],
+}

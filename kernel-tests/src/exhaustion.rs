@@ -117,3 +117,9 @@ pub fn requests_on_every_cpu_exhaust_the_budget_and_fail_cleanly(_facts: &System
     KERNEL_BUDGET.release_kept(2);
     Ok(())
 }
+
+crate::kernel_tests! {
+    "memory" => [
+        requests_on_every_cpu_exhaust_the_budget_and_fail_cleanly,
+    ],
+}

@@ -84,3 +84,13 @@ pub fn context_switch_ping_pongs(_facts: &SystemFacts) -> Outcome {
     }
     check(!partner.is_running(), || "the partner still counts as running after switching away".into())
 }
+
+crate::kernel_tests! {
+    "memory" => [
+        frame_allocator_hands_out_each_frame_once,
+        kernel_stacks_made_after_boot_are_guarded,
+    ],
+    "context" => [
+        context_switch_ping_pongs,
+    ],
+}

@@ -128,3 +128,10 @@ pub fn all_cpus_together_get_every_frame(_facts: &SystemFacts) -> Outcome {
     let after = free_frames();
     check(after == before, || format!("free frames {before} before, {after} after"))
 }
+
+crate::kernel_tests! {
+    "memory" => [
+        every_cpu_allocates_and_frees_at_once,
+        all_cpus_together_get_every_frame,
+    ],
+}

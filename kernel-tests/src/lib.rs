@@ -6,6 +6,7 @@
 //! Never contains `unsafe` code.
 #![no_std]
 #![forbid(unsafe_code)]
+#![deny(dead_code)]
 
 extern crate alloc;
 

@@ -105,3 +105,10 @@ pub fn ticket_lock_excludes_on_every_cpu(_facts: &SystemFacts) -> Outcome {
 pub fn mcs_lock_excludes_on_every_cpu(_facts: &SystemFacts) -> Outcome {
     every_cpu_hammers(Arc::new(KernelMcsLock::new(LEVEL, 0usize)))
 }
+
+crate::kernel_tests! {
+    "locks" => [
+        ticket_lock_excludes_on_every_cpu,
+        mcs_lock_excludes_on_every_cpu,
+    ],
+}

@@ -69,3 +69,11 @@ pub fn stack_has_guard_page(_facts: &SystemFacts) -> Outcome {
     check(paging::translate(paging::active_root(), guard).is_none(), || format!("guard page {guard:#x} is mapped"))?;
     check(stacks::is_guard(guard), || format!("{guard:#x} is not recognised as a guard page"))
 }
+
+crate::kernel_tests! {
+    "memory" => [
+        heap_allocations_are_disjoint_and_returned,
+        kernel_sections_have_their_rights,
+        stack_has_guard_page,
+    ],
+}

@@ -63,3 +63,11 @@ pub fn timer_ticks_on_every_cpu(_facts: &SystemFacts) -> Outcome {
 fn ticks(index: usize) -> u64 {
     percpu::cpu(index).map_or(0, |cpu| cpu.ticks.load(Ordering::Relaxed))
 }
+
+crate::kernel_tests! {
+    "smp" => [
+        every_cpu_runs_work,
+        apic_ids_are_distinct,
+        timer_ticks_on_every_cpu,
+    ],
+}

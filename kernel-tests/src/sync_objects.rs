@@ -290,3 +290,14 @@ pub fn channels_carry_every_size_across_cpus(_facts: &SystemFacts) -> Outcome {
     let failures = failures.lock().clone();
     check(failures.is_empty(), || failures.join("; "))
 }
+
+crate::kernel_tests! {
+    "sync" => [
+        wait_queue_wakes_in_arrival_order,
+        condvar_signals_oldest_waiter_across_cpus,
+        condvar_broadcast_loses_no_wakeup,
+        bounded_queue_of_one_moves_every_item_once,
+        bounded_queue_of_four_moves_every_item_once,
+        channels_carry_every_size_across_cpus,
+    ],
+}

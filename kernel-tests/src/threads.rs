@@ -169,3 +169,13 @@ pub fn no_lost_wakeups_under_stress(_facts: &SystemFacts) -> Outcome {
         format!("only {} of {all} ping-pong threads finished {ROUNDS} rounds; nothing moved for 10 s", finished.load(Ordering::SeqCst))
     })
 }
+
+crate::kernel_tests! {
+    "threads" => [
+        yield_alternates_threads_on_one_cpu,
+        park_and_unpark_across_cpus,
+        preemption_shares_a_cpu_between_spinners,
+        a_thread_migrates_to_every_cpu,
+        no_lost_wakeups_under_stress,
+    ],
+}

@@ -133,3 +133,9 @@ pub fn a_program_runs_in_ring_3_and_fork_copies_on_write(_facts: &SystemFacts) -
     let free_after = free_frames();
     check(free_after == free_before, || format!("free frames {free_before} before, {free_after} after"))
 }
+
+crate::kernel_tests! {
+    "memory" => [
+        a_program_runs_in_ring_3_and_fork_copies_on_write,
+    ],
+}
