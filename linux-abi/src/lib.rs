@@ -21,6 +21,7 @@ extern crate std;
 mod elf_plan;
 mod errno;
 mod initial_stack;
+mod layer_errors;
 mod sysno;
 
 pub use errno::Errno;

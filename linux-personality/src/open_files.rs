@@ -198,12 +198,7 @@ pub fn install(space: SpaceId, file: OpenFile, placement: Placement) -> Result<u
     let made = caps().with(|database| database.create_object(space, kind, handle, 0, rights, placement));
     made.map_err(|error| {
         release(handle);
-        match error {
-            caps::CapError::SpaceFull => Errno::EMFILE,
-            caps::CapError::SlotOutOfRange => Errno::EBADF,
-            caps::CapError::OutOfMemory => Errno::ENOMEM,
-            _ => Errno::EBADF,
-        }
+        Errno::from(error)
     })
 }
 

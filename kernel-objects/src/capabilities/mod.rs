@@ -11,7 +11,6 @@
 
 
 mod effects;
-pub mod errors;
 mod memory_objects;
 mod native_calls;
 mod processes;

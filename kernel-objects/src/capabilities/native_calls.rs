@@ -13,7 +13,6 @@ use caps::{CapError, Narrowing, ObjectKind, Placement, RevokeScope, Rights, Slot
 use machine::user::UserContext;
 use vmem::{TlbFlush, PAGE_SIZE};
 
-use super::errors::{cap_errno, vm_errno};
 use super::processes::NativeProcess;
 use super::user_memory::write_user;
 use super::{caps, effects, memory_objects};
@@ -78,21 +77,21 @@ fn native_call(process: &NativeProcess, number: u64, arguments: [u64; 5]) -> Res
             let narrowing = if third == 0 && fourth == 0 { Narrowing::Whole } else { Narrowing::Bytes { offset: third, length: fourth } };
             let rights = rights(second)?;
             let derived = caps().with(|database| database.derive(process.space(), slot(first)?, rights, narrowing, ANY_SLOT));
-            Ok(u64::from(derived.map_err(cap_errno)?))
+            Ok(u64::from(derived.map_err(Errno::from)?))
         }
         numbers::DELEGATE => {
             let rights = rights(third)?;
             let given = caps().with(|database| database.delegate(process.space(), slot(first)?, slot(second)?, rights, ANY_SLOT));
-            Ok(u64::from(given.map_err(cap_errno)?))
+            Ok(u64::from(given.map_err(Errno::from)?))
         }
         numbers::OFFER => {
-            caps().with(|database| database.offer(process.space(), slot(first)?, slot(second)?)).map_err(cap_errno)?;
+            caps().with(|database| database.offer(process.space(), slot(first)?, slot(second)?)).map_err(Errno::from)?;
             Ok(0)
         }
         numbers::OBTAIN => {
             let rights = rights(third)?;
             let taken = caps().with(|database| database.obtain(process.space(), slot(first)?, slot(second)?, rights, ANY_SLOT));
-            Ok(u64::from(taken.map_err(cap_errno)?))
+            Ok(u64::from(taken.map_err(Errno::from)?))
         }
         numbers::REVOKE => {
             let scope = match second {
@@ -100,16 +99,16 @@ fn native_call(process: &NativeProcess, number: u64, arguments: [u64; 5]) -> Res
                 1 => RevokeScope::Descendants,
                 _ => return Err(Errno::EINVAL),
             };
-            let report = caps().revoke(process.space(), slot(first).map_err(cap_errno)?, scope, effects::undo).map_err(cap_errno)?;
+            let report = caps().revoke(process.space(), slot(first).map_err(Errno::from)?, scope, effects::undo).map_err(Errno::from)?;
             Ok(report.removed)
         }
         numbers::DROP => {
-            let removed = caps().with(|database| database.drop_capability(process.space(), slot(first)?)).map_err(cap_errno)?;
+            let removed = caps().with(|database| database.drop_capability(process.space(), slot(first)?)).map_err(Errno::from)?;
             effects::undo(&removed);
             Ok(0)
         }
         numbers::INFO => {
-            let info = caps().with(|database| info(database, process, first)).map_err(cap_errno)?;
+            let info = caps().with(|database| info(database, process, first)).map_err(Errno::from)?;
             write_user(process, second, &info)?;
             Ok(0)
         }
@@ -133,7 +132,7 @@ fn create_memory(process: &NativeProcess, pages: u64, rights: Rights) -> Result<
     let made = caps().with(|database| database.create_object(process.space(), ObjectKind::Memory, handle, size, rights, ANY_SLOT));
     made.map(u64::from).map_err(|error| {
         memory_objects::release(handle);
-        cap_errno(error)
+        Errno::from(error)
     })
 }
 
@@ -172,11 +171,11 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
     if !page_rights.contains(rights) || !rights.contains(Rights::READ) || !address.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
     }
-    let vm_rights = vmem::Rights::new(true, rights.contains(Rights::WRITE), rights.contains(Rights::EXECUTE)).map_err(vm_errno)?;
+    let vm_rights = vmem::Rights::new(true, rights.contains(Rights::WRITE), rights.contains(Rights::EXECUTE)).map_err(Errno::from)?;
     let mut rollback = None;
     let mapped = caps().with(|database| {
-        let slot = slot(slot_number).map_err(cap_errno)?;
-        let capability = database.access(process.space(), slot, ObjectKind::Memory, rights).map_err(cap_errno)?;
+        let slot = slot(slot_number).map_err(Errno::from)?;
+        let capability = database.access(process.space(), slot, ObjectKind::Memory, rights).map_err(Errno::from)?;
         if capability.use_site.is_some() {
             return Err(Errno::EBUSY);
         }
@@ -187,7 +186,7 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
         let frames = memory_objects::frames(capability.object.handle, view.offset / PAGE_SIZE, view.length / PAGE_SIZE)?;
         process.with_memory(|memory| map_frames(memory, address, &frames, vm_rights, &mut rollback))??;
         let site = UseSite { place: process.space().to_bits(), detail: address };
-        database.set_use_site(process.space(), slot, site).map_err(cap_errno)?;
+        database.set_use_site(process.space(), slot, site).map_err(Errno::from)?;
         Ok(0)
     });
     if let Some(flush) = rollback {
@@ -212,7 +211,7 @@ fn map_frames(
             if index > 0 {
                 *rollback = memory.unmap(address, index as u64 * PAGE_SIZE).ok();
             }
-            return Err(vm_errno(error));
+            return Err(Errno::from(error));
         }
     }
     Ok(())
@@ -221,10 +220,10 @@ fn map_frames(
 /// Unmaps what the memory capability in `slot_number` mapped.
 fn unmap(process: &NativeProcess, slot_number: u64) -> Result<u64, Errno> {
     let flush = caps().with(|database| {
-        let slot = slot(slot_number).map_err(cap_errno)?;
-        let capability = database.access(process.space(), slot, ObjectKind::Memory, Rights::NONE).map_err(cap_errno)?;
-        let site = database.clear_use_site(process.space(), slot).map_err(cap_errno)?;
-        process.with_memory(|memory| memory.unmap(site.detail, capability.view.length)).map(|unmapped| unmapped.map_err(vm_errno))
+        let slot = slot(slot_number).map_err(Errno::from)?;
+        let capability = database.access(process.space(), slot, ObjectKind::Memory, Rights::NONE).map_err(Errno::from)?;
+        let site = database.clear_use_site(process.space(), slot).map_err(Errno::from)?;
+        process.with_memory(|memory| memory.unmap(site.detail, capability.view.length)).map(|unmapped| unmapped.map_err(Errno::from))
     })??;
     carry_out(flush);
     Ok(0)

@@ -41,7 +41,7 @@ impl NativeProcess {
     /// A new process charged to `container`, holding a capability to itself
     /// (all rights) in slot [`SELF_SLOT`].
     pub fn create(container: ContainerId) -> Result<Arc<Self>, Errno> {
-        let memory = new_space(container).map_err(|error: VmError| super::errors::vm_errno(error))?;
+        let memory = new_space(container).map_err(|error: VmError| Errno::from(error))?;
         Self::create_with(container, memory)
     }
 
@@ -60,7 +60,7 @@ impl NativeProcess {
             Ok(space) => space,
             Err(error) => {
                 carry_out(memory.destroy());
-                return Err(super::errors::cap_errno(error));
+                return Err(Errno::from(error));
             }
         };
         let process = Arc::new(Self { space, container, memory: KernelTicketLock::new(ADDRESS_SPACE_LEVEL, Some(memory)) });
@@ -103,7 +103,7 @@ impl NativeProcess {
         let placement = Placement::LowestFrom(0);
         caps()
             .with(|database| database.grant(self.space, SELF_SLOT, holder.space, rights, placement))
-            .map_err(super::errors::cap_errno)
+            .map_err(Errno::from)
     }
 
     /// Ends the process: drops every capability it holds (undoing their

@@ -302,11 +302,7 @@ fn duplicate(call: &Call<'_>, fd: u64, placement: Placement, close_on_exec: bool
     let slot = Slot::try_from(fd).map_err(|_| Errno::EBADF)?;
     descriptor(call, fd)?;
     let space = call.process.native.space();
-    let copy = caps().with(|database| database.derive(space, slot, Rights::ALL, Narrowing::Whole, placement)).map_err(|error| match error {
-        caps::CapError::SpaceFull => Errno::EMFILE,
-        caps::CapError::OutOfMemory => Errno::ENOMEM,
-        _ => Errno::EBADF,
-    })?;
+    let copy = caps().with(|database| database.derive(space, slot, Rights::ALL, Narrowing::Whole, placement)).map_err(Errno::from)?;
     call.process.state().set_close_on_exec(copy, close_on_exec)?;
     value(u64::from(copy))
 }

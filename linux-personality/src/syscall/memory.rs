@@ -8,7 +8,6 @@ use vmem::{Rights, VmError, PAGE_SIZE};
 
 use super::{value, Call, CallResult};
 use kernel_objects::address_spaces::carry_out;
-use kernel_objects::capabilities::errors::vm_errno;
 use linux_abi::Errno;
 use crate::fs;
 use crate::open_files::{self, Backing};
@@ -101,7 +100,7 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         memory.add_demand_zero(address, length, first_rights)?;
         Ok(flush)
     })?;
-    if let Some(flush) = made.map_err(vm_errno)? {
+    if let Some(flush) = made.map_err(Errno::from)? {
         carry_out(flush);
     }
     if let Some(inode) = file {
@@ -112,7 +111,7 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         call.write_out(address, &bytes)?;
         if final_rights != Rights::READ_WRITE {
             let protected = call.process.native.with_memory(|memory| memory.protect(address, length, final_rights))?;
-            carry_out(protected.map_err(vm_errno)?);
+            carry_out(protected.map_err(Errno::from)?);
         }
     }
     value(address)
@@ -123,7 +122,7 @@ pub fn munmap(call: &mut Call<'_>) -> CallResult {
     if address % PAGE_SIZE != 0 || length == 0 {
         return Err(Errno::EINVAL);
     }
-    let flush = call.process.native.with_memory(|memory| memory.unmap(address, length.next_multiple_of(PAGE_SIZE)))?.map_err(vm_errno)?;
+    let flush = call.process.native.with_memory(|memory| memory.unmap(address, length.next_multiple_of(PAGE_SIZE)))?.map_err(Errno::from)?;
     carry_out(flush);
     value(0)
 }
@@ -137,7 +136,7 @@ pub fn mprotect(call: &mut Call<'_>) -> CallResult {
         return value(0);
     }
     let rights = rights(protection)?;
-    let flush = call.process.native.with_memory(|memory| memory.protect(address, length.next_multiple_of(PAGE_SIZE), rights))?.map_err(vm_errno)?;
+    let flush = call.process.native.with_memory(|memory| memory.protect(address, length.next_multiple_of(PAGE_SIZE), rights))?.map_err(Errno::from)?;
     carry_out(flush);
     value(0)
 }
