@@ -22,20 +22,17 @@ impl GuardPolicy for IrqOff {
 
     #[inline(always)]
     fn enter() -> bool {
-        let were_enabled = cpu::interrupts_enabled();
-        cpu::disable_interrupts();
+        let interrupts = cpu::InterruptsOff::new();
         #[cfg(feature = "big-kernel-lock")]
         BIG_KERNEL_LOCK.enter();
-        were_enabled
+        interrupts.into_token()
     }
 
     #[inline(always)]
     fn exit(were_enabled: bool) {
         #[cfg(feature = "big-kernel-lock")]
         BIG_KERNEL_LOCK.exit();
-        if were_enabled {
-            cpu::enable_interrupts();
-        }
+        drop(cpu::InterruptsOff::from_token(were_enabled));
     }
 }
 

@@ -94,11 +94,9 @@ pub fn current() -> Arc<ThreadContext> {
 /// switch and restored afterwards. Switching to the current context is a
 /// no-op.
 pub fn switch_to(next: Arc<ThreadContext>) {
-    let interrupts_were_enabled = cpu::interrupts_enabled();
-    cpu::disable_interrupts();
+    let _off = cpu::InterruptsOff::new();
     let current = percpu::current_context();
     if Arc::ptr_eq(&current, &next) {
-        restore_interrupts(interrupts_were_enabled);
         return;
     }
     // Claim `next`; if its old CPU is still leaving it, wait for that.
@@ -118,13 +116,6 @@ pub fn switch_to(next: Arc<ThreadContext>) {
     // stored in per-CPU data keep both contexts (and their stacks) alive.
     unsafe { switch(save_into, resume_from) };
     finish_switch();
-    restore_interrupts(interrupts_were_enabled);
-}
-
-fn restore_interrupts(enabled: bool) {
-    if enabled {
-        cpu::enable_interrupts();
-    }
 }
 
 /// Runs on the new stack right after every switch: releases the context

@@ -173,15 +173,63 @@ pub fn enable_interrupts_and_halt() {
     unsafe { asm!("sti", "hlt", options(nomem, nostack)) };
 }
 
+/// Interrupts off on this CPU from [`InterruptsOff::new`] until the guard
+/// drops, which turns them back on if they were on before: the one way
+/// kernel code masks interrupts for a stretch (no hand-written save and
+/// restore pairs). A guard may outlive a context switch: it belongs to the
+/// thread, and restores the thread's state on whichever CPU it drops.
+#[must_use = "interrupts come back on when the guard drops"]
+pub struct InterruptsOff {
+    were_enabled: bool,
+}
+
+impl InterruptsOff {
+    /// Saves whether interrupts are on, then masks them.
+    #[inline(always)]
+    pub fn new() -> Self {
+        let were_enabled = interrupts_enabled();
+        disable_interrupts();
+        Self { were_enabled }
+    }
+
+    /// Whether interrupts were on before (what dropping restores).
+    pub fn were_enabled(&self) -> bool {
+        self.were_enabled
+    }
+
+    /// Ends the guard without restoring, returning what it would restore:
+    /// for lock policies that carry the state as a plain token.
+    pub fn into_token(self) -> bool {
+        let were_enabled = self.were_enabled;
+        core::mem::forget(self);
+        were_enabled
+    }
+
+    /// A guard from [`InterruptsOff::into_token`]'s token.
+    pub fn from_token(were_enabled: bool) -> Self {
+        Self { were_enabled }
+    }
+}
+
+impl Default for InterruptsOff {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for InterruptsOff {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.were_enabled {
+            enable_interrupts();
+        }
+    }
+}
+
 /// Runs `body` with interrupts disabled, restoring the previous state.
 pub fn without_interrupts<R>(body: impl FnOnce() -> R) -> R {
-    let were_enabled = interrupts_enabled();
-    disable_interrupts();
-    let result = body();
-    if were_enabled {
-        enable_interrupts();
-    }
-    result
+    let _off = InterruptsOff::new();
+    body()
 }
 
 /// Stops this CPU for good.

@@ -28,7 +28,9 @@ unsafe impl<T: Send> Send for IrqLock<T> {}
 /// Proof of holding an [`IrqLock`]; releases it and restores interrupts on drop.
 pub struct IrqLockGuard<'a, T> {
     lock: &'a IrqLock<T>,
-    interrupts_were_enabled: bool,
+    /// Dropped after `Drop::drop` released the lock: interrupts come back
+    /// on only once the lock is free.
+    _interrupts: cpu::InterruptsOff,
 }
 
 impl<T> IrqLock<T> {
@@ -37,35 +39,32 @@ impl<T> IrqLock<T> {
     }
 
     pub fn lock(&self) -> IrqLockGuard<'_, T> {
-        let interrupts_were_enabled = cpu::interrupts_enabled();
-        cpu::disable_interrupts();
+        let interrupts = cpu::InterruptsOff::new();
         // Relaxed: taking a ticket orders nothing; the Acquire load below does.
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
         // Acquire: see everything the previous holder wrote before its Release.
         while self.now_serving.load(Ordering::Acquire) != ticket {
             cpu::relax();
         }
-        IrqLockGuard { lock: self, interrupts_were_enabled }
+        IrqLockGuard { lock: self, _interrupts: interrupts }
     }
 
     /// Takes the lock only if it is free right now (used by the panic path,
     /// which must not wait for a CPU that may never release).
     pub fn try_lock(&self) -> Option<IrqLockGuard<'_, T>> {
-        let interrupts_were_enabled = cpu::interrupts_enabled();
-        cpu::disable_interrupts();
+        let interrupts = cpu::InterruptsOff::new();
         let serving = self.now_serving.load(Ordering::Acquire);
         // Acquire on success: as in `lock`.
         let taken = self
             .next_ticket
             .compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
             .is_ok();
+        // Not taken: `interrupts` drops here and restores what was.
         if taken {
-            return Some(IrqLockGuard { lock: self, interrupts_were_enabled });
+            Some(IrqLockGuard { lock: self, _interrupts: interrupts })
+        } else {
+            None
         }
-        if interrupts_were_enabled {
-            cpu::enable_interrupts();
-        }
-        None
     }
 }
 
@@ -89,8 +88,5 @@ impl<T> Drop for IrqLockGuard<'_, T> {
     fn drop(&mut self) {
         // Release: publish the critical section's writes to the next holder.
         self.lock.now_serving.fetch_add(1, Ordering::Release);
-        if self.interrupts_were_enabled {
-            cpu::enable_interrupts();
-        }
     }
 }

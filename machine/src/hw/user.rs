@@ -231,13 +231,9 @@ fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
     if registers.rip >= USER_END || registers.rsp > USER_END {
         return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: registers.rip };
     }
-    let interrupts_were_enabled = cpu::interrupts_enabled();
-    cpu::disable_interrupts();
+    let _off = cpu::InterruptsOff::new();
     if let Some(root) = root {
         if !super::paging::switch_address_space(root) {
-            if interrupts_were_enabled {
-                cpu::enable_interrupts();
-            }
             return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip };
         }
     }
@@ -282,9 +278,6 @@ fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
             UserExit::Interrupt { vector }
         }
     };
-    if interrupts_were_enabled {
-        cpu::enable_interrupts();
-    }
     exit
 }
 

@@ -179,12 +179,8 @@ enum Requeue {
 
 /// Gives the CPU to the next ready thread, if any.
 pub fn yield_now() {
-    let enabled = cpu::interrupts_enabled();
-    cpu::disable_interrupts();
+    let _off = cpu::InterruptsOff::new();
     schedule(Requeue::Yes);
-    if enabled {
-        cpu::enable_interrupts();
-    }
 }
 
 /// Blocks until [`unpark`] gives a permit (returns at once if one waits).
@@ -194,8 +190,7 @@ pub fn park() {
         thread.trace.record(TraceKind::TookPermit, percpu::current_index(), 0);
         return;
     }
-    let enabled = cpu::interrupts_enabled();
-    cpu::disable_interrupts();
+    let _off = cpu::InterruptsOff::new();
     if thread.permit.begin_park() {
         thread.trace.record(TraceKind::Parked, percpu::current_index(), 0);
         drop(thread);
@@ -205,9 +200,6 @@ pub fn park() {
         thread.trace.record(TraceKind::Unparked, percpu::current_index(), 0);
     } else {
         thread.trace.record(TraceKind::TookPermit, percpu::current_index(), 1);
-    }
-    if enabled {
-        cpu::enable_interrupts();
     }
 }
 
