@@ -17,8 +17,7 @@ use elf::ElfBytes;
 /// Where a position-independent executable is loaded (as Linux does for
 /// static PIE with randomisation off: 2/3 of the 47-bit space, rounded).
 pub const PIE_BASE: u64 = 0x5555_5555_4000;
-/// The end of user addresses (the lower half of 48-bit paging).
-const USER_END: u64 = 0x0000_8000_0000_0000;
+use vmem::USER_END;
 const PAGE: u64 = 4096;
 
 /// Why an executable was refused.

@@ -18,6 +18,7 @@ pub mod acpi;
 pub mod bootinfo;
 pub mod bytes;
 pub mod symbols;
+pub mod user_half;
 
 #[cfg(target_os = "none")]
 mod hw;

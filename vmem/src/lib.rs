@@ -40,6 +40,7 @@ mod rights;
 mod space;
 pub mod spec;
 mod sync;
+mod table_walk;
 #[cfg(all(test, not(loom)))]
 pub mod fake;
 

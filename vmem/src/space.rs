@@ -6,11 +6,11 @@
 use alloc::vec::Vec;
 
 use crate::cpu_set::RanOn;
+use crate::table_walk::{Step, TableWalk};
 use crate::entry::{self, COPY_ON_WRITE, NO_EXECUTE, WRITABLE};
 use crate::{Access, CpuSet, Fault, FaultOutcome, FrameMemory, FrameSource, LeaveOutcome, OwnerTable, Rights, TlbFlush, VmError, PAGE_SIZE};
 
-/// End of the user half: user addresses are below it.
-pub const USER_END: u64 = 0x0000_8000_0000_0000;
+pub use machine::user_half::USER_END;
 
 /// Bit 10 (free for software): a shared-memory page. Fork shares it as it
 /// is, and writes never copy it.
@@ -363,39 +363,20 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
 
     /// Frees all user pages and tables of the lower half, and the root.
     pub(crate) fn release_everything(&mut self) {
-        let root = self.root;
-        for top in 0..256 {
-            let upper = self.memory.read_word(root, top);
-            if !entry::is_present(upper) {
-                continue;
-            }
-            let upper = entry::frame(upper);
-            for middle_index in 0..512 {
-                let middle = self.memory.read_word(upper, middle_index);
-                if !entry::is_present(middle) {
-                    continue;
-                }
-                let middle = entry::frame(middle);
-                for leaf_index in 0..512 {
-                    let leaf_table = self.memory.read_word(middle, leaf_index);
-                    if !entry::is_present(leaf_table) {
-                        continue;
+        let mut walk = TableWalk::new(self.root);
+        while let Some(step) = walk.next(&self.memory) {
+            match step {
+                Step::Leaf { entry: current, .. } => self.let_go(entry::frame(current)),
+                Step::TableDone { table, level, parent, parent_index } => {
+                    self.frames.free(table);
+                    // The root outlives the walk; tables below die with it.
+                    if level == 2 {
+                        self.memory.write_word(parent, parent_index, 0);
                     }
-                    let leaf_table = entry::frame(leaf_table);
-                    for index in 0..512 {
-                        let current = self.memory.read_word(leaf_table, index);
-                        if entry::holds_frame(current) {
-                            self.let_go(entry::frame(current));
-                        }
-                    }
-                    self.frames.free(leaf_table);
                 }
-                self.frames.free(middle);
             }
-            self.frames.free(upper);
-            self.memory.write_word(root, top, 0);
         }
-        self.frames.free(root);
+        self.frames.free(self.root);
         self.table_frames = 0;
         self.regions.clear();
     }
@@ -403,30 +384,10 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
     /// Every page holding a frame: (address, leaf table, index, entry), in
     /// address order.
     pub(crate) fn for_each_leaf(&self, mut visit: impl FnMut(u64, u64, usize, u64) -> Result<(), VmError>) -> Result<(), VmError> {
-        let root = self.root;
-        for top in 0..256u64 {
-            let upper = self.memory.read_word(root, top as usize);
-            if !entry::is_present(upper) {
-                continue;
-            }
-            for middle_index in 0..512u64 {
-                let middle = self.memory.read_word(entry::frame(upper), middle_index as usize);
-                if !entry::is_present(middle) {
-                    continue;
-                }
-                for leaf_index in 0..512u64 {
-                    let leaf_table = self.memory.read_word(entry::frame(middle), leaf_index as usize);
-                    if !entry::is_present(leaf_table) {
-                        continue;
-                    }
-                    for index in 0..512u64 {
-                        let current = self.memory.read_word(entry::frame(leaf_table), index as usize);
-                        if entry::holds_frame(current) {
-                            let address = top << 39 | middle_index << 30 | leaf_index << 21 | index << 12;
-                            visit(address, entry::frame(leaf_table), index as usize, current)?;
-                        }
-                    }
-                }
+        let mut walk = TableWalk::new(self.root);
+        while let Some(step) = walk.next(&self.memory) {
+            if let Step::Leaf { address, table, index, entry } = step {
+                visit(address, table, index, entry)?;
             }
         }
         Ok(())

@@ -28,8 +28,7 @@ use super::percpu::{MAX_CPUS, TSS_RING0_STACK_OFFSET, USER_CONTEXT_OFFSET, USER_
 use super::trap_entry::TrapFrame;
 use super::{cpu, trap};
 
-/// End of the user half of the address space.
-pub const USER_END: u64 = 0x0000_8000_0000_0000;
+pub use crate::user_half::USER_END;
 
 /// Bytes of the extended-state save area (x87, SSE, AVX fit in 832).
 const FPU_AREA_BYTES: usize = 1024;

@@ -182,3 +182,23 @@ fn a_fault_that_needs_a_frame_fails_cleanly_when_none_is_left() {
     let _ = space.destroy();
     assert!(world.all_free());
 }
+
+#[test]
+fn the_table_walk_visits_every_page_once_in_address_order_and_destroy_frees_every_table() {
+    let world = World::new();
+    let mut space = world.space();
+    // Pages under different root, upper, middle and leaf entries.
+    let addresses = [BASE, BASE + PAGE_SIZE, 0x4000_0000, 0x80_0000_0000, USER_END - PAGE_SIZE];
+    for (order, address) in addresses.iter().enumerate() {
+        space.map(*address, world.frame_holding(order as u64), Rights::READ, false).unwrap();
+    }
+    let mut seen = std::vec::Vec::new();
+    space.for_each_leaf(|address, _, _, _| {
+        seen.push(address);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, addresses);
+    let _ = space.destroy();
+    assert!(world.all_free());
+}

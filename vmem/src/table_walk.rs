@@ -1,0 +1,79 @@
+//! The one walk over every page table of a space's user half: depth first,
+//! in address order, one step at a time. `for_each_leaf` (fork, the
+//! reports) and `release_everything` (destroy) both use it.
+//!
+//! A walk holds no borrow between steps, so its caller may change the
+//! space between them (free frames, clear entries); it must not change a
+//! table the walk has not left yet. Must never read a table after
+//! reporting it done.
+
+use crate::entry;
+use crate::FrameMemory;
+
+/// Root entries of the user half (the upper 256 are the kernel's).
+const USER_ROOT_ENTRIES: usize = 256;
+const ENTRIES: usize = 512;
+/// The root table's level; leaf tables are level 0.
+const ROOT_LEVEL: usize = 3;
+
+/// One step of a [`TableWalk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// A leaf entry that holds a frame: the page at `address` is entry
+    /// `index` of leaf table `table`.
+    Leaf { address: u64, table: u64, index: usize, entry: u64 },
+    /// Every entry of `table` (level 2, 1 or 0 below the root) has been
+    /// visited; entry `parent_index` of `parent` points at it.
+    TableDone { table: u64, level: usize, parent: u64, parent_index: usize },
+}
+
+/// A depth-first walk from a root table.
+pub(crate) struct TableWalk {
+    /// The table being scanned at each level (`tables[3]` is the root).
+    tables: [u64; 4],
+    /// The next entry to read at each level.
+    next: [usize; 4],
+    /// The level being scanned.
+    level: usize,
+}
+
+impl TableWalk {
+    pub(crate) fn new(root: u64) -> Self {
+        Self { tables: [0, 0, 0, root], next: [0; 4], level: ROOT_LEVEL }
+    }
+
+    /// The next step, reading tables through `memory`; `None` at the end.
+    pub(crate) fn next(&mut self, memory: &impl FrameMemory) -> Option<Step> {
+        loop {
+            let level = self.level;
+            let limit = if level == ROOT_LEVEL { USER_ROOT_ENTRIES } else { ENTRIES };
+            if self.next[level] == limit {
+                if level == ROOT_LEVEL {
+                    return None;
+                }
+                self.level += 1;
+                // The parent's cursor is one past the entry that led here.
+                let parent_index = self.next[level + 1] - 1;
+                return Some(Step::TableDone { table: self.tables[level], level, parent: self.tables[level + 1], parent_index });
+            }
+            let index = self.next[level];
+            self.next[level] += 1;
+            let current = memory.read_word(self.tables[level], index);
+            if level == 0 {
+                if entry::holds_frame(current) {
+                    return Some(Step::Leaf { address: self.address_of(index), table: self.tables[0], index, entry: current });
+                }
+            } else if entry::is_present(current) {
+                self.level -= 1;
+                self.tables[self.level] = entry::frame(current);
+                self.next[self.level] = 0;
+            }
+        }
+    }
+
+    /// The address entry `index` of the current leaf table maps.
+    fn address_of(&self, index: usize) -> u64 {
+        let path = [index, self.next[1] - 1, self.next[2] - 1, self.next[3] - 1];
+        path.iter().enumerate().map(|(level, index)| (*index as u64) << (12 + 9 * level)).sum()
+    }
+}
