@@ -2,7 +2,7 @@
 //!
 //! **Provides** [`entries`]: an iterator over an archive's entries, each a
 //! path, a mode (file type and permission bits) and its data, borrowed
-//! from the archive; and, with the `writer` feature, [`Writer`], which
+//! from the archive; and, with the `writer` feature, `Writer`, which
 //! packs entries into an archive.
 //!
 //! Format (per entry): a 110-byte header of the magic `070701` and

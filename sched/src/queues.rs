@@ -11,7 +11,8 @@
 extern crate alloc;
 use alloc::collections::VecDeque;
 
-/// What the waker must do after [`CpuQueues::make_ready`].
+/// What the waker must do after queueing a woken thread: on its own CPU
+/// ([`CpuQueues::push_ready`]) or on another CPU ([`CpuQueues::push_pending`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WakeDelivery {
     /// Queued on the waker's own ReadyQ.

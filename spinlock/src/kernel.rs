@@ -10,7 +10,7 @@ use crate::{CpuSlot, GuardPolicy, HeldLevels, LevelSet, McsLock, SpinLock, Ticke
 /// interrupt handler on this CPU never spins on a lock its CPU holds.
 ///
 /// In the big-kernel-lock build (feature `big-kernel-lock`, for the
-/// server/client benchmark) it also holds [`BIG_KERNEL_LOCK`] from after
+/// server/client benchmark) it also holds `BIG_KERNEL_LOCK` from after
 /// interrupts go off until before they come back: no two CPUs are ever in
 /// a critical section of the kernel at once.
 #[derive(Debug)]

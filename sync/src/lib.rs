@@ -18,8 +18,8 @@
 //! **Relies on** the spinlock layer for its internal locks and, through the
 //! [`Blocking`] trait, on a way to park and unpark threads: the threads
 //! layer in the kernel ([`KernelBlocking`]), std threads on the host
-//! ([`StdBlocking`]), loom's threads under the model checker
-//! ([`LoomBlocking`]). The same code runs in all three.
+//! (`StdBlocking`, host tests), loom's threads under the model checker
+//! (`LoomBlocking`). The same code runs in all three.
 //!
 //! **Must never** block while holding a spinlock (every wait releases the
 //! lock before parking), call a layer above, or panic on anything a caller

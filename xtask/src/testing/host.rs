@@ -13,6 +13,19 @@ pub fn run_host_tests(tally: &mut Tally) {
         "host: cargo test",
         result.map_err(|failure| failure.to_string()),
     );
+    check_doc_links(tally);
+}
+
+/// Every crate's documentation builds with no broken intra-doc link (the
+/// kernel crates for the kernel target, whose hardware modules exist only
+/// there; xtask and testkit for the host).
+fn check_doc_links(tally: &mut Tally) {
+    let kernel_side = ["doc", "--no-deps", "--keep-going", "--target", crate::kernel_build::KERNEL_TARGET, "--workspace", "--exclude", "xtask", "--exclude", "testkit"];
+    let host_side = ["doc", "--no-deps", "--keep-going", "--package", "xtask", "--package", "testkit"];
+    let result = [&kernel_side[..], &host_side[..]].iter().try_for_each(|arguments| {
+        workspace::run_to_completion(workspace::cargo().args(*arguments).env("RUSTDOCFLAGS", "-D rustdoc::broken_intra_doc_links"))
+    });
+    tally.record("host: doc links resolve", result.map_err(|failure| failure.to_string()));
 }
 
 /// Loom runs in its own target directory so that the `--cfg loom` build
