@@ -3,6 +3,7 @@
 use crate::arguments::Arguments;
 use crate::bench::bench_command;
 use crate::boottime::boottime_command;
+use crate::crate_graph::crates_command;
 use crate::dependencies::deps_command;
 use crate::exec::exec_command;
 use crate::failure::{Failure, Outcome};
@@ -26,6 +27,7 @@ commands:
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups (known: boot)
+  crates                   check the crate graph keeps the layer order; write docs/crates.md
   help                     this text
 
 MACHINE: [--smp N] [--mem MiB] [--accel tcg|kvm] [--icount]
@@ -48,6 +50,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "exec" => exec_command(arguments),
         "boottime" => boottime_command(arguments),
         "bench" => bench_command(arguments),
+        "crates" => crates_command(),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())

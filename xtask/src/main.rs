@@ -9,6 +9,7 @@ mod bench;
 mod bench_results;
 mod boottime;
 mod commands;
+mod crate_graph;
 mod dependencies;
 mod exec;
 mod failure;
