@@ -15,7 +15,6 @@ use super::process::{self, Pid, Process};
 use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 use super::signals::{build_frame, Disposition};
 use crate::syscall::{self, Flow};
-use kernel_objects::user_memory::{write_user, PendingFlush};
 use kernel_objects::address_spaces::carry_out;
 use linux_abi::Errno;
 
@@ -138,10 +137,7 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
                 let Ok((frame, bytes)) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
                     return Some(SIGSEGV);
                 };
-                let mut flush = PendingFlush::default();
-                let written = process.native.with_memory(|memory| write_user(memory, frame, &bytes, &mut flush));
-                flush.carry_out();
-                if !matches!(written, Ok(Ok(()))) {
+                if process.native.user_memory().write(frame, &bytes).is_err() {
                     return Some(SIGSEGV);
                 }
                 {
@@ -203,9 +199,7 @@ fn stop(process: &Process, signal: u32) {
 /// one is under way).
 fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
     if me.clear_tid != 0 {
-        let mut flush = PendingFlush::default();
-        let _ = process.native.with_memory(|memory| write_user(memory, me.clear_tid, &0u32.to_le_bytes(), &mut flush));
-        flush.carry_out();
+        let _ = process.native.user_memory().write(me.clear_tid, &0u32.to_le_bytes());
         syscall::futex_wake(process, me.clear_tid, 1);
     }
     if process.remove_thread(me.tid) == 0 {

@@ -25,6 +25,7 @@ pub use memory_objects::count as memory_object_count;
 pub use native_calls::{handle_native_call, numbers};
 pub use native_calls::INFO_BYTES;
 pub use processes::{NativeProcess, SELF_SLOT};
+pub use user_memory::UserMemory;
 
 /// The process registry's lock level.
 pub(crate) const PROCESS_TABLE_LEVEL: Level = Level::new(5);

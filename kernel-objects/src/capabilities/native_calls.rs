@@ -14,7 +14,6 @@ use machine::user::UserContext;
 use vmem::{TlbFlush, PAGE_SIZE};
 
 use super::processes::NativeProcess;
-use super::user_memory::write_user;
 use super::{caps, effects, memory_objects};
 use crate::address_spaces::{carry_out, KernelSpace};
 use linux_abi::Errno;
@@ -109,7 +108,7 @@ fn native_call(process: &NativeProcess, number: u64, arguments: [u64; 5]) -> Res
         }
         numbers::INFO => {
             let info = caps().with(|database| info(database, process, first)).map_err(Errno::from)?;
-            write_user(process, second, &info)?;
+            process.user_memory().write(second, &info)?;
             Ok(0)
         }
         numbers::MAP => map(process, first, second, rights(third)?),

@@ -90,6 +90,11 @@ impl NativeProcess {
         self.memory.lock().as_mut().map(operation).ok_or(Errno::ESRCH)
     }
 
+    /// The process's memory, for copies in and out (see [`super::UserMemory`]).
+    pub fn user_memory(&self) -> super::UserMemory<'_> {
+        super::UserMemory::of(self)
+    }
+
     /// Puts `memory` in place of the process's address space (exec) and
     /// returns the old one, for the caller to destroy once no CPU runs it.
     pub fn replace_memory(&self, memory: KernelSpace) -> Option<KernelSpace> {

@@ -1,16 +1,56 @@
-//! Writing a native call's reply into the caller's memory: through the
-//! user-memory copy of the user-space layer (every address checked against
-//! the process's page tables: EFAULT, never a kernel fault), with the
-//! process's address-space lock held only for the copy.
+//! A process's memory as a system call sees it: [`UserMemory::read`] (the
+//! reading side) and [`UserMemory::write`] (the writing side) copy between
+//! kernel buffers and user addresses through the checked copies of
+//! `crate::user_memory` (every address checked against the process's page
+//! tables: EFAULT, never a kernel fault). Each copy holds the process's
+//! address-space lock only for itself and carries out the TLB flushes its
+//! copy-on-write resolution left after releasing it — the one place that
+//! sequence is written.
+
+use alloc::vec::Vec;
 
 use super::processes::NativeProcess;
+use crate::user_memory::{read_c_string, read_user, write_user, PendingFlush};
 use linux_abi::Errno;
-use crate::user_memory::{write_user as copy_out, PendingFlush};
 
-/// Copies `bytes` to `address` in `process`'s memory.
-pub fn write_user(process: &NativeProcess, address: u64, bytes: &[u8]) -> Result<(), Errno> {
-    let mut flush = PendingFlush::default();
-    let written = process.with_memory(|memory| copy_out(memory, address, bytes, &mut flush));
-    flush.carry_out();
-    written?
+/// The user memory of one process (see the module comment).
+#[derive(Clone, Copy)]
+pub struct UserMemory<'a> {
+    process: &'a NativeProcess,
+}
+
+impl<'a> UserMemory<'a> {
+    pub fn of(process: &'a NativeProcess) -> Self {
+        Self { process }
+    }
+
+    /// Copies `buffer.len()` bytes in from `address`.
+    pub fn read(&self, address: u64, buffer: &mut [u8]) -> Result<(), Errno> {
+        self.copy(|memory, flush| read_user(memory, address, buffer, flush))
+    }
+
+    /// Copies `bytes` out to `address`.
+    pub fn write(&self, address: u64, bytes: &[u8]) -> Result<(), Errno> {
+        self.copy(|memory, flush| write_user(memory, address, bytes, flush))
+    }
+
+    /// The NUL-terminated string at `address`, without its NUL; at most
+    /// `limit` bytes, else `too_long`.
+    pub fn read_c_string(&self, address: u64, limit: usize, too_long: Errno) -> Result<Vec<u8>, Errno> {
+        self.copy(|memory, flush| read_c_string(memory, address, limit, too_long, flush))
+    }
+
+    /// A little-endian `u64` at `address`.
+    pub fn read_u64(&self, address: u64) -> Result<u64, Errno> {
+        let mut bytes = [0u8; 8];
+        self.read(address, &mut bytes)?;
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    fn copy<R>(&self, operation: impl FnOnce(&mut crate::address_spaces::KernelSpace, &mut PendingFlush) -> Result<R, Errno>) -> Result<R, Errno> {
+        let mut flush = PendingFlush::default();
+        let result = self.process.with_memory(|memory| operation(memory, &mut flush));
+        flush.carry_out();
+        result?
+    }
 }

@@ -21,7 +21,6 @@ use machine::user::UserContext;
 
 use super::process::{Pid, Process};
 use super::run::ThreadSelf;
-use kernel_objects::user_memory::{read_c_string, read_user, write_user, PendingFlush};
 use linux_abi::{Errno, Sysno};
 
 pub use processes::{futex_wake, signal_group};
@@ -63,33 +62,22 @@ impl Call<'_> {
 
     /// Copies `buffer.len()` bytes in from user memory.
     pub fn read_in(&self, address: u64, buffer: &mut [u8]) -> Result<(), Errno> {
-        let mut flush = PendingFlush::default();
-        let result = self.process.native.with_memory(|memory| read_user(memory, address, buffer, &mut flush));
-        flush.carry_out();
-        result?
+        self.process.native.user_memory().read(address, buffer)
     }
 
     /// Copies `bytes` out to user memory.
     pub fn write_out(&self, address: u64, bytes: &[u8]) -> Result<(), Errno> {
-        let mut flush = PendingFlush::default();
-        let result = self.process.native.with_memory(|memory| write_user(memory, address, bytes, &mut flush));
-        flush.carry_out();
-        result?
+        self.process.native.user_memory().write(address, bytes)
     }
 
     /// A NUL-terminated string from user memory, at most `limit` bytes.
     pub fn string_in(&self, address: u64, limit: usize) -> Result<Vec<u8>, Errno> {
-        let mut flush = PendingFlush::default();
-        let result = self.process.native.with_memory(|memory| read_c_string(memory, address, limit, Errno::ENAMETOOLONG, &mut flush));
-        flush.carry_out();
-        result?
+        self.process.native.user_memory().read_c_string(address, limit, Errno::ENAMETOOLONG)
     }
 
     /// A `u64` from user memory.
     pub fn word_in(&self, address: u64) -> Result<u64, Errno> {
-        let mut bytes = [0u8; 8];
-        self.read_in(address, &mut bytes)?;
-        Ok(u64::from_le_bytes(bytes))
+        self.process.native.user_memory().read_u64(address)
     }
 
     /// Whether a signal waits to be delivered or the process is ending
