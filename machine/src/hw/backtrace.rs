@@ -101,7 +101,7 @@ fn print_frame(depth: usize, address: u64, symbols: Option<&SymbolTable<'_>>) {
 }
 
 fn is_readable(address: u64) -> bool {
-    address >= layout::DIRECT_MAP_BASE && paging::translate(paging::active_root(), address).is_some()
+    address >= layout::DIRECT_MAP_BASE && paging::translate(address).is_some()
 }
 
 /// (caller's frame pointer, return address) stored at `frame_pointer`.

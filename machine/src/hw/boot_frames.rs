@@ -77,10 +77,6 @@ impl BootFrames {
     pub fn free_ranges(&self) -> impl Iterator<Item = Range> + '_ {
         self.ranges[..self.count].iter().copied().filter(|range| range.start < range.end)
     }
-
-    pub fn free_bytes(&self) -> u64 {
-        self.free_ranges().map(|range| range.end - range.start).sum()
-    }
 }
 
 /// Fills a frame with zeros through the direct map.

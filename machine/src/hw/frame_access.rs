@@ -2,7 +2,7 @@
 //! the virtual-memory layer (crate `vm`, safe code) needs to build user page
 //! tables and fill user pages.
 //!
-//! The contract, as for `paging::map`: the caller passes only frames it
+//! The contract, as for the machine-private `paging::map`: the caller passes only frames it
 //! owns (it took them from the frame allocator and has not freed them), so
 //! no other code reads or writes them meanwhile. Indexes and offsets are
 //! checked here: an access outside the frame is refused, never made.

@@ -97,7 +97,7 @@ fn next_table(table: u64, index: usize, frames: &mut dyn TableFrameSource) -> Re
 }
 
 /// Maps one page in the tables rooted at `root`.
-pub fn map(
+pub(crate) fn map(
     root: u64,
     virtual_address: u64,
     physical_address: u64,
@@ -122,8 +122,16 @@ pub fn map(
     Ok(())
 }
 
-/// The leaf entry mapping `virtual_address`, if any (flags included).
-pub fn translate(root: u64, virtual_address: u64) -> Option<u64> {
+/// The leaf entry mapping `virtual_address` in this CPU's active tables,
+/// if any (flags included).
+pub fn translate(virtual_address: u64) -> Option<u64> {
+    translate_in(active_root(), virtual_address)
+}
+
+/// The leaf entry mapping `virtual_address` in the tables rooted at
+/// `root`, if any. Private to the machine layer: `root` must be a table
+/// the caller owns.
+pub(crate) fn translate_in(root: u64, virtual_address: u64) -> Option<u64> {
     let mut table = root;
     for level in (0..=3).rev() {
         let entry = read_entry(table, table_index(virtual_address, level));
@@ -151,7 +159,7 @@ fn map_image_part(root: u64, part: Range, flags: u64, frames: &mut BootFrames) -
 /// Builds the kernel's final tables: direct map of `[0, memory_end)` and the
 /// kernel image with text read-only+executable, rodata read-only, data
 /// no-execute. Returns the root's physical address.
-pub fn build_kernel_tables(memory_end: u64, frames: &mut BootFrames) -> Result<u64, MapError> {
+pub(crate) fn build_kernel_tables(memory_end: u64, frames: &mut BootFrames) -> Result<u64, MapError> {
     let root = zeroed_frame(frames)?;
     let data_flags = WRITABLE | NO_EXECUTE | GLOBAL;
     let mut physical = 0;
@@ -166,7 +174,7 @@ pub fn build_kernel_tables(memory_end: u64, frames: &mut BootFrames) -> Result<u
 }
 
 /// Maps fresh zeroed frames at `[start, end)`, read-write, no-execute.
-pub fn map_fresh(root: u64, range: Range, frames: &mut dyn TableFrameSource) -> Result<(), MapError> {
+pub(crate) fn map_fresh(root: u64, range: Range, frames: &mut dyn TableFrameSource) -> Result<(), MapError> {
     let mut address = range.start;
     while address < range.end {
         let frame = zeroed_frame(frames)?;
@@ -177,7 +185,7 @@ pub fn map_fresh(root: u64, range: Range, frames: &mut dyn TableFrameSource) -> 
 }
 
 /// Maps device memory `[physical, physical + length)` uncached at `virtual_address`.
-pub fn map_device(root: u64, virtual_address: u64, physical: u64, length: u64, frames: &mut BootFrames) -> Result<(), MapError> {
+pub(crate) fn map_device(root: u64, virtual_address: u64, physical: u64, length: u64, frames: &mut BootFrames) -> Result<(), MapError> {
     let flags = WRITABLE | NO_EXECUTE | GLOBAL | CACHE_DISABLE | WRITE_THROUGH;
     let mut offset = 0;
     while offset < length {
@@ -214,7 +222,7 @@ fn is_empty_table(table: u64) -> bool {
 /// points at directly are kept: their entries are shared with every
 /// address space's root. The caller shoots the TLBs down before it reuses
 /// the frames.
-pub fn unmap_and_free(root: u64, range: Range, freed: &mut dyn FnMut(u64)) {
+pub(crate) fn unmap_and_free(root: u64, range: Range, freed: &mut dyn FnMut(u64)) {
     let mut address = range.start;
     while address < range.end {
         // The path root → third → second → leaf table, where present.
