@@ -20,14 +20,18 @@ extern crate std;
 
 mod elf_plan;
 mod errno;
+mod file_status;
 mod initial_stack;
 mod layer_errors;
 mod sysno;
+mod wait_status;
 
 pub use errno::Errno;
 pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
+pub use file_status::{dirent64_length, makedev, write_dirent64, FileStatus, Timestamp, STATX_BASIC_STATS, STATX_BYTES, STAT_BYTES};
+pub use wait_status::{child_codes, WaitStatus};
 
 #[cfg(test)]
 mod tests;

@@ -138,7 +138,7 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
 
 /// Process 1 exited with wait status `status`: report it and power off.
 pub fn init_exited(status: u32) -> ! {
-    let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
+    let code = linux_abi::WaitStatus::decode(status).map_or(status, linux_abi::WaitStatus::shell_code);
     machine::println!("lamina: process 1 exited with status {code}; powering off");
     machine::stop::power_off()
 }

@@ -15,6 +15,7 @@ use super::process::{self, Pid, Process};
 use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 use super::signals::{build_frame, Disposition};
 use crate::syscall::{self, Flow};
+use linux_abi::WaitStatus;
 use kernel_objects::address_spaces::carry_out;
 use linux_abi::Errno;
 
@@ -38,7 +39,7 @@ pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear
 
 /// The wait status of a normal exit with `code`.
 pub fn exited(code: u32) -> u32 {
-    (code & 0xff) << 8
+    WaitStatus::exited(code).encode()
 }
 
 /// What a user thread knows of itself.
@@ -175,7 +176,7 @@ fn stop(process: &Process, signal: u32) {
         {
             let mut state = parent.state();
             if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
-                record.stopped = Some((signal << 8) | 0x7f);
+                record.stopped = Some(WaitStatus::Stopped(signal as u8).encode());
             }
             state.signals.raise(SIGCHLD);
         }

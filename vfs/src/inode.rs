@@ -7,14 +7,8 @@ use alloc::vec::Vec;
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct InodeId(pub u32);
 
-/// A point in time: seconds and nanoseconds since the epoch.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default)]
-pub struct Timestamp {
-    /// Seconds.
-    pub seconds: u64,
-    /// Nanoseconds (below 10⁹).
-    pub nanoseconds: u32,
-}
+/// A point in time: seconds and nanoseconds since the epoch (the ABI's).
+pub use linux_abi::Timestamp;
 
 /// What kind of file an inode is (the `S_IFMT` part of its mode).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -468,33 +468,29 @@ fn drop_descriptor(call: &Call<'_>, fd: u32) {
     let _ = call.process.state().set_close_on_exec(fd, false);
 }
 
-/// The 144-byte `struct stat`.
-pub fn stat_bytes(stat: &Stat) -> [u8; 144] {
-    let mut bytes = [0u8; 144];
-    let mut put = |at: usize, value: u64, width: usize| bytes[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
-    put(0, 1, 8); // st_dev: the tmpfs
-    put(8, stat.inode, 8);
-    put(16, u64::from(stat.links), 8);
-    put(24, u64::from(stat.mode), 4);
-    put(28, u64::from(stat.uid), 4);
-    put(32, u64::from(stat.gid), 4);
-    put(40, device_number(stat.device), 8);
-    put(48, stat.size, 8);
-    put(56, 4096, 8);
-    put(64, stat.blocks, 8);
-    put(72, stat.accessed.seconds, 8);
-    put(80, u64::from(stat.accessed.nanoseconds), 8);
-    put(88, stat.modified.seconds, 8);
-    put(96, u64::from(stat.modified.nanoseconds), 8);
-    put(104, stat.changed.seconds, 8);
-    put(112, u64::from(stat.changed.nanoseconds), 8);
-    bytes
+/// The `struct stat` bytes of `stat` (the layout is `linux-abi`'s).
+pub fn stat_bytes(stat: &Stat) -> [u8; linux_abi::STAT_BYTES] {
+    file_status(stat).stat_bytes()
 }
 
-/// Linux's `makedev`.
-fn device_number((major, minor): (u32, u32)) -> u64 {
-    let (major, minor) = (u64::from(major), u64::from(minor));
-    ((major & 0xfff) << 8) | (minor & 0xff) | ((minor & !0xff) << 12) | ((major & !0xfff) << 32)
+/// What the tmpfs says of a file, in the ABI's terms: device (0, 1) is the
+/// tmpfs, 4 KiB its block size.
+fn file_status(stat: &Stat) -> linux_abi::FileStatus {
+    linux_abi::FileStatus {
+        device: (0, 1),
+        inode: stat.inode,
+        links: stat.links,
+        mode: stat.mode,
+        uid: stat.uid,
+        gid: stat.gid,
+        represented_device: stat.device,
+        size: stat.size,
+        block_size: 4096,
+        blocks: stat.blocks,
+        accessed: stat.accessed,
+        modified: stat.modified,
+        changed: stat.changed,
+    }
 }
 
 /// The status of what a descriptor is open on.
@@ -558,24 +554,7 @@ pub fn newfstatat(call: &mut Call<'_>) -> CallResult {
 
 pub fn statx(call: &mut Call<'_>) -> CallResult {
     let stat = stat_at(call, call.argument(0), call.argument(1), call.argument(2))?;
-    let mut bytes = [0u8; 256];
-    let mut put = |at: usize, value: u64, width: usize| bytes[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
-    put(0, 0x7ff, 4); // STATX_BASIC_STATS
-    put(4, 4096, 4);
-    put(16, u64::from(stat.links), 4);
-    put(20, u64::from(stat.uid), 4);
-    put(24, u64::from(stat.gid), 4);
-    put(28, u64::from(stat.mode), 2);
-    put(32, stat.inode, 8);
-    put(40, stat.size, 8);
-    put(48, stat.blocks, 8);
-    for (at, time) in [(64, stat.accessed), (96, stat.changed), (112, stat.modified)] {
-        put(at, time.seconds, 8);
-        put(at + 8, u64::from(time.nanoseconds), 4);
-    }
-    put(128, u64::from(stat.device.0), 4);
-    put(132, u64::from(stat.device.1), 4);
-    put(140, 1, 4); // dev minor: the tmpfs
+    let bytes = file_status(&stat).statx_bytes();
     call.write_out(call.argument(4), &bytes)?;
     value(0)
 }
@@ -591,19 +570,14 @@ pub fn getdents64(call: &mut Call<'_>) -> CallResult {
         let mut index = start;
         let end = fs::with(|tree| {
             tree.visit_entries(inode, start, |name, id, kind| {
-                let length = (19usize + name.len() + 1).next_multiple_of(8);
+                let length = linux_abi::dirent64_length(name.len());
                 if out.len() + length > size {
                     return false;
                 }
                 index += 1;
                 let at = out.len();
                 out.resize(at + length, 0);
-                out[at..at + 8].copy_from_slice(&(u64::from(id.0) + 1).to_le_bytes());
-                out[at + 8..at + 16].copy_from_slice(&(index as u64).to_le_bytes());
-                out[at + 16..at + 18].copy_from_slice(&(length as u16).to_le_bytes());
-                out[at + 18] = kind.dirent_type();
-                out[at + 19..at + 19 + name.len()].copy_from_slice(name);
-                true
+                linux_abi::write_dirent64(&mut out[at..], u64::from(id.0) + 1, index as u64, kind.dirent_type(), name).is_some()
             })
         })?;
         if out.is_empty() {

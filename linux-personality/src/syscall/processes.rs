@@ -382,7 +382,7 @@ pub fn waitid(call: &mut Call<'_>) -> CallResult {
     let reaped = reap(call, &chosen, options & WNOHANG != 0, options & WNOWAIT != 0, options & WSTOPPED != 0)?;
     let mut record = [0u8; 128];
     if let Some((pid, status)) = reaped {
-        let (code, value_field) = if status & 0x7f == 0 { (1u32, (status >> 8) & 0xff) } else { (2, status & 0x7f) };
+        let (code, value_field) = linux_abi::WaitStatus::decode(status).map_or((0, 0), linux_abi::WaitStatus::child_code_and_value);
         record[0..4].copy_from_slice(&17u32.to_le_bytes()); // SIGCHLD
         record[8..12].copy_from_slice(&code.to_le_bytes()); // CLD_EXITED / CLD_KILLED
         record[16..20].copy_from_slice(&pid.to_le_bytes());
