@@ -11,34 +11,38 @@ use alloc::boxed::Box;
 
 use containers::ContainerId;
 use frames::{FrameNumber, PhysicalAddress};
-use machine::frame_access;
 use machine::set_once::SetOnce;
 use machine::tlb::{self, CpuSet, Flush};
 use vmem::{AddressSpace, FrameMemory, FrameSource, OwnerTable, TlbFlush, VmError};
 
 use crate::kernel_containers::{allocate_charged_frame, free_charged_frame};
 
-/// Frames reached through the direct map.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DirectMapFrames;
+/// A space's page tables and pages, reached through the direct map with
+/// the key `untyped_memory` keeps. Made only here, for spaces whose every
+/// frame comes from their container's frame source: the space passes only
+/// its own frames, which keeps the key's promise.
+#[derive(Clone, Copy)]
+pub struct DirectMapFrames {
+    key: &'static machine::frame_access::DirectMap,
+}
 
 impl FrameMemory for DirectMapFrames {
     fn read_word(&self, frame: u64, index: usize) -> u64 {
         // The space only passes its own frames and indexes below 512; a
         // refusal would be a vmem bug and reads as an empty entry.
-        frame_access::read_word(frame, index).unwrap_or(0)
+        self.key.read_word(frame, index).unwrap_or(0)
     }
 
     fn write_word(&self, frame: u64, index: usize, value: u64) {
-        frame_access::write_word(frame, index, value);
+        self.key.write_word(frame, index, value);
     }
 
     fn zero(&self, frame: u64) {
-        frame_access::zero(frame);
+        self.key.zero(frame);
     }
 
     fn copy(&self, from: u64, to: u64) {
-        frame_access::copy(from, to);
+        self.key.copy(from, to);
     }
 }
 
@@ -77,7 +81,8 @@ pub fn owners() -> Option<&'static OwnerTable> {
 /// An empty user address space whose frames are charged to `container`.
 pub fn new_space(container: ContainerId) -> Result<KernelSpace, VmError> {
     let owners = OWNERS.get().ok_or(VmError::OutOfMemory)?;
-    AddressSpace::new(DirectMapFrames, ContainerFrames(container), owners, &machine::paging::kernel_root_entries())
+    let key = crate::untyped_memory::key().ok_or(VmError::OutOfMemory)?;
+    AddressSpace::new(DirectMapFrames { key }, ContainerFrames(container), owners, &machine::paging::kernel_root_entries())
 }
 
 /// Destroys `space`: first every CPU that ran it and may still have its

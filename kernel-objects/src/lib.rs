@@ -22,6 +22,8 @@ pub mod kernel_containers;
 pub mod kernel_memory;
 pub mod physical_memory;
 pub mod system;
+pub mod untyped_memory;
 pub mod user_memory;
 
 pub use system::SystemFacts;
+pub use untyped_memory::OwnedFrame;

@@ -10,7 +10,6 @@
 use alloc::vec::Vec;
 use core::cmp::min;
 
-use machine::frame_access;
 use vmem::{Access, FaultOutcome, TlbFlush, PAGE_SIZE};
 
 use crate::address_spaces::KernelSpace;
@@ -98,14 +97,14 @@ fn for_each_page(
 /// Copies `bytes` to `address`.
 pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &mut PendingFlush) -> Result<(), Errno> {
     for_each_page(memory, address, bytes.len(), Access::Write, flush, |frame, offset, range| {
-        frame_access::write_bytes(frame, offset, &bytes[range])
+        crate::untyped_memory::key().is_some_and(|key| key.write_bytes(frame, offset, &bytes[range]))
     })
 }
 
 /// Copies `buffer.len()` bytes from `address`.
 pub fn read_user(memory: &mut KernelSpace, address: u64, buffer: &mut [u8], flush: &mut PendingFlush) -> Result<(), Errno> {
     for_each_page(memory, address, buffer.len(), Access::Read, flush, |frame, offset, range| {
-        frame_access::read_bytes(frame, offset, &mut buffer[range])
+        crate::untyped_memory::key().is_some_and(|key| key.read_bytes(frame, offset, &mut buffer[range]))
     })
 }
 
@@ -120,7 +119,7 @@ pub fn read_c_string(memory: &mut KernelSpace, address: u64, limit: usize, too_l
         let frame = frame_for(memory, at, Access::Read, flush)?;
         let mut page = [0u8; 256];
         let chunk = min(page.len(), PAGE_SIZE as usize - offset);
-        if !frame_access::read_bytes(frame, offset, &mut page[..chunk]) {
+        if !crate::untyped_memory::key().is_some_and(|key| key.read_bytes(frame, offset, &mut page[..chunk])) {
             return Err(Errno::EFAULT);
         }
         if let Some(end) = page[..chunk].iter().position(|byte| *byte == 0) {

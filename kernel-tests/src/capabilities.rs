@@ -84,11 +84,7 @@ fn expect_ok(what: &str, result: u64) -> Result<u64, String> {
 fn info(process: &NativeProcess, slot: u64) -> Result<[u8; INFO_BYTES], String> {
     expect_ok("cap_info", native(process, numbers::INFO, &[slot, DATA]))?;
     let mut record = [0u8; INFO_BYTES];
-    let frame = process
-        .with_memory(|memory| memory.translate(DATA).map(|page| page.frame))
-        .map_err(|_| "process gone")?
-        .ok_or("the info buffer is not mapped")?;
-    check(machine::frame_access::read_bytes(frame, 0, &mut record), || "reading the info back failed".into())?;
+    process.user_memory().read(DATA, &mut record).map_err(|errno| format!("reading the info back: {errno:?}"))?;
     Ok(record)
 }
 

@@ -8,12 +8,14 @@ use alloc::format;
 use alloc::string::String;
 
 use machine::user::{run_user, vectors, UserContext, UserExit};
-use machine::{frame_access, paging, percpu};
+use machine::{paging, percpu};
+use kernel_objects::user_memory::{read_user, PendingFlush};
+use kernel_objects::OwnedFrame;
 use vmem::{Access, Fault, Rights};
 
 use super::runner::{check, Outcome};
 use kernel_objects::address_spaces::{carry_out, new_space, KernelSpace};
-use kernel_objects::kernel_containers::{allocate_charged_frame, containers};
+use kernel_objects::kernel_containers::containers;
 use kernel_objects::physical_memory::free_frames;
 use kernel_objects::SystemFacts;
 
@@ -69,9 +71,10 @@ fn run_program(space: &mut KernelSpace, context: &mut UserContext) -> Result<Run
 
 fn load_program(space: &mut KernelSpace) -> Outcome {
     let container = space.frame_source().0;
-    let frame = allocate_charged_frame(container).map_err(|error| format!("code frame: {error:?}"))?.start_address().0;
-    check(frame_access::zero(frame) && frame_access::write_bytes(frame, 0, &PROGRAM), || "writing the program failed".into())?;
-    space.map(CODE, frame, Rights::READ_EXECUTE, false).map_err(|error| format!("mapping the code: {error:?}"))?;
+    let mut frame = OwnedFrame::allocate(container).map_err(|error| format!("code frame: {error:?}"))?;
+    check(frame.zero() && frame.write_bytes(0, &PROGRAM), || "writing the program failed".into())?;
+    space.map(CODE, frame.address(), Rights::READ_EXECUTE, false).map_err(|error| format!("mapping the code: {error:?}"))?;
+    let _ = frame.into_mapping(); // the space owns it now
     space.add_demand_zero(DATA, vmem::PAGE_SIZE, Rights::READ_WRITE).map_err(|error| format!("data region: {error:?}"))
 }
 
@@ -109,7 +112,11 @@ pub fn a_program_runs_in_ring_3_and_fork_copies_on_write(_facts: &SystemFacts) -
     let parent_frame = parent.translate(DATA).ok_or("parent data unmapped")?.frame;
     let child_frame = child.translate(DATA).ok_or("child data unmapped")?.frame;
     check(parent_frame != child_frame, || "parent and child still share the written page".into())?;
-    check(frame_access::read_word(child_frame, 0) == Some(7), || "the child's page lost its write".into())?;
+    let mut word = [0u8; 8];
+    let mut flush = PendingFlush::default();
+    read_user(&mut child, DATA, &mut word, &mut flush).map_err(|errno| format!("reading the child's page: {errno:?}"))?;
+    flush.carry_out();
+    check(u64::from_le_bytes(word) == 7, || "the child's page lost its write".into())?;
 
     // Bad accesses are exceptions for the program, not kernel faults.
     let mut context = UserContext::new(CODE, DATA + vmem::PAGE_SIZE);

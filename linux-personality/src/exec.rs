@@ -10,13 +10,12 @@ use alloc::vec::Vec;
 
 use containers::ContainerId;
 use linux_abi::{auxv, load_plan, ElfError, InitialStack, LoadPlan, STACK_TOP};
-use machine::frame_access;
+use kernel_objects::OwnedFrame;
 use vmem::{Rights, PAGE_SIZE};
 
 use kernel_objects::user_memory::{write_user, PendingFlush};
 use kernel_objects::address_spaces::{destroy_space, new_space, KernelSpace};
 use linux_abi::Errno;
-use kernel_objects::kernel_containers::allocate_charged_frame;
 
 /// The main thread's stack: 8 MiB, as Linux's default rlimit.
 pub const STACK_BYTES: u64 = 8 << 20;
@@ -85,22 +84,29 @@ fn fill(
             .get(segment.file_offset as usize..(segment.file_offset + segment.file_length) as usize)
             .ok_or(ExecError::Format(ElfError::BadSegment))?;
         for page in (first_page..end).step_by(PAGE_SIZE as usize) {
-            let frame = allocate_charged_frame(container).map_err(|_| Errno::ENOMEM)?.start_address().0;
-            frame_access::zero(frame);
+            let mut frame = OwnedFrame::allocate(container).map_err(|_| Errno::ENOMEM)?;
             // The part of the file's bytes that lands in this page.
             let start = page.max(segment.address);
             let stop = (page + PAGE_SIZE).min(segment.address + segment.file_length);
+            let mut filled = frame.zero();
             if start < stop {
                 let from = (start - segment.address) as usize;
                 let to = (stop - segment.address) as usize;
-                frame_access::write_bytes(frame, (start - page) as usize, &file_bytes[from..to]);
+                filled &= frame.write_bytes((start - page) as usize, &file_bytes[from..to]);
             }
-            if let Err(error) = memory.map(page, frame, rights, false) {
-                let _ = kernel_objects::kernel_containers::free_charged_frame(container, frames::FrameNumber::containing(frames::PhysicalAddress(frame)));
-                return Err(ExecError::Errno(match error {
-                    vmem::VmError::OutOfMemory => Errno::ENOMEM,
-                    _ => Errno::ENOEXEC,
-                }));
+            if !filled {
+                return Err(ExecError::Errno(Errno::ENOMEM));
+            }
+            match memory.map(page, frame.address(), rights, false) {
+                // The space owns the frame now (and frees it with itself).
+                Ok(()) => _ = frame.into_mapping(),
+                // Not mapped: `frame` drops, freed with its charge.
+                Err(error) => {
+                    return Err(ExecError::Errno(match error {
+                        vmem::VmError::OutOfMemory => Errno::ENOMEM,
+                        _ => Errno::ENOEXEC,
+                    }))
+                }
             }
         }
     }

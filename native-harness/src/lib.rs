@@ -11,14 +11,14 @@
 #![forbid(unsafe_code)]
 
 use machine::user::{run_user, vectors, UserContext, UserExit};
-use machine::{frame_access, paging, percpu};
+use machine::{paging, percpu};
+use kernel_objects::OwnedFrame;
 use vmem::{Rights, PAGE_SIZE};
 
 use caps::{CapError, ObjectKind, Placement, Rights as CapRights, SpaceId};
 
 use kernel_objects::capabilities::{caps, handle_native_call, NativeProcess};
 use linux_abi::Errno;
-use kernel_objects::kernel_containers::allocate_charged_frame;
 
 /// Where the stubs are.
 pub const CODE: u64 = 0x40_0000;
@@ -42,13 +42,15 @@ const STUBS: [u8; 19] = [
 
 /// Gives `process` its stub page and a demand-zero data page.
 pub fn load_stubs(process: &NativeProcess) -> Result<(), &'static str> {
-    let frame = allocate_charged_frame(process.container()).map_err(|_| "no frame for the stubs")?.start_address().0;
-    if !(frame_access::zero(frame) && frame_access::write_bytes(frame, 0, &STUBS)) {
+    let mut frame = OwnedFrame::allocate(process.container()).map_err(|_| "no frame for the stubs")?;
+    if !(frame.zero() && frame.write_bytes(0, &STUBS)) {
         return Err("writing the stubs failed");
     }
     process
         .with_memory(|memory| {
-            memory.map(CODE, frame, Rights::READ_EXECUTE, false).map_err(|_| "mapping the stubs failed")?;
+            memory.map(CODE, frame.address(), Rights::READ_EXECUTE, false).map_err(|_| "mapping the stubs failed")?;
+            // The space owns the frame now.
+            let _ = frame.into_mapping();
             memory.add_demand_zero(DATA, PAGE_SIZE, Rights::READ_WRITE).map_err(|_| "data region refused")
         })
         .map_err(|_| "the process is gone")?

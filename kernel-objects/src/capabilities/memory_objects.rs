@@ -12,14 +12,14 @@ use alloc::vec::Vec;
 
 use containers::ContainerId;
 use frames::{FrameNumber, PhysicalAddress};
-use machine::frame_access;
+use crate::untyped_memory::OwnedFrame;
 use spinlock::kernel::KernelTicketLock;
 use vmem::LeaveOutcome;
 
 use super::MEMORY_OBJECTS_LEVEL;
 use crate::address_spaces::owners;
 use linux_abi::Errno;
-use crate::kernel_containers::{allocate_charged_frame, free_charged_frame};
+use crate::kernel_containers::free_charged_frame;
 
 /// The most pages one memory object may have.
 pub const MAX_PAGES: u64 = 4096;
@@ -46,18 +46,16 @@ pub fn create(container: ContainerId, pages: u64) -> Result<u64, Errno> {
     let mut frames = Vec::new();
     frames.try_reserve_exact(pages as usize).map_err(|_| Errno::ENOMEM)?;
     for _ in 0..pages {
-        let Ok(frame) = allocate_charged_frame(container) else {
+        let Ok(mut frame) = OwnedFrame::allocate(container) else {
             give_back(container, &frames);
             return Err(Errno::ENOMEM);
         };
-        let frame = frame.start_address().0;
-        frame_access::zero(frame);
-        if owners.join(frame).is_err() {
+        if !frame.zero() || owners.join(frame.address()).is_err() {
             give_back(container, &frames);
-            let _ = free_charged_frame(container, FrameNumber::containing(PhysicalAddress(frame)));
-            return Err(Errno::ENOMEM);
+            return Err(Errno::ENOMEM); // `frame` drops: freed
         }
-        frames.push(frame);
+        // The object owns it from here; its last owner frees it.
+        frames.push(frame.into_mapping());
     }
     let mut table = TABLE.lock();
     let free = table.iter().position(|entry| entry.object.is_none());

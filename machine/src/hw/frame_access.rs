@@ -1,11 +1,15 @@
-//! Reading and writing whole physical frames through the direct map: what
-//! the virtual-memory layer (crate `vm`, safe code) needs to build user page
-//! tables and fill user pages.
+//! Reading and writing physical frames through the direct map: what the
+//! virtual-memory layer needs to build user page tables and fill user
+//! pages, and the frame allocator's owned-frame handles need to fill frames.
 //!
-//! The contract, as for the machine-private `paging::map`: the caller passes only frames it
-//! owns (it took them from the frame allocator and has not freed them), so
-//! no other code reads or writes them meanwhile. Indexes and offsets are
-//! checked here: an access outside the frame is refused, never made.
+//! Reached only through [`DirectMap`], a key that exists once and is made by
+//! an `unsafe` constructor: whoever makes it promises to pass only frames
+//! it owns (it took them from the frame allocator and has not freed them),
+//! so no other code reads or writes them meanwhile. The kernel image makes
+//! it at boot and gives it to `kernel-objects`, the frame allocator's
+//! crate, which uses it behind owned frame handles and address spaces and
+//! lends it to no one. Indexes and offsets are checked here: an access
+//! outside the frame is refused, never made.
 
 use super::layout::{physical_to_virtual, PAGE_SIZE};
 
@@ -18,7 +22,7 @@ fn is_frame(frame: u64) -> bool {
 }
 
 /// Word `index` of `frame`; `None` for a bad frame or index.
-pub fn read_word(frame: u64, index: usize) -> Option<u64> {
+fn read_word(frame: u64, index: usize) -> Option<u64> {
     if !is_frame(frame) || index >= WORDS_PER_FRAME {
         return None;
     }
@@ -31,7 +35,7 @@ pub fn read_word(frame: u64, index: usize) -> Option<u64> {
 
 /// Writes word `index` of `frame`; `false` (nothing written) for a bad
 /// frame or index.
-pub fn write_word(frame: u64, index: usize, value: u64) -> bool {
+fn write_word(frame: u64, index: usize, value: u64) -> bool {
     if !is_frame(frame) || index >= WORDS_PER_FRAME {
         return false;
     }
@@ -41,7 +45,7 @@ pub fn write_word(frame: u64, index: usize, value: u64) -> bool {
 }
 
 /// Fills `frame` with zeroes.
-pub fn zero(frame: u64) -> bool {
+fn zero(frame: u64) -> bool {
     if !is_frame(frame) {
         return false;
     }
@@ -51,7 +55,7 @@ pub fn zero(frame: u64) -> bool {
 }
 
 /// Copies frame `from` into frame `to` (distinct frames).
-pub fn copy(from: u64, to: u64) -> bool {
+fn copy(from: u64, to: u64) -> bool {
     if !is_frame(from) || !is_frame(to) || from == to {
         return false;
     }
@@ -68,7 +72,7 @@ pub fn copy(from: u64, to: u64) -> bool {
 }
 
 /// Copies `buffer.len()` bytes at `offset` of `frame` into `buffer`.
-pub fn read_bytes(frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
+fn read_bytes(frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
     if !is_frame(frame) || offset.checked_add(buffer.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
         return false;
     }
@@ -82,11 +86,62 @@ pub fn read_bytes(frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
 }
 
 /// Copies `bytes` to `offset` of `frame`.
-pub fn write_bytes(frame: u64, offset: usize, bytes: &[u8]) -> bool {
+fn write_bytes(frame: u64, offset: usize, bytes: &[u8]) -> bool {
     if !is_frame(frame) || offset.checked_add(bytes.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
         return false;
     }
     // SAFETY: as in `read_bytes`.
     unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), (physical_to_virtual(frame) + offset as u64) as *mut u8, bytes.len()) };
     true
+}
+
+/// The key to untyped memory (see the module comment). Not `Clone`: the
+/// one made at boot is shared by reference.
+pub struct DirectMap {
+    _made_by_new: (),
+}
+
+impl DirectMap {
+    /// The key.
+    ///
+    /// # Safety
+    /// The caller makes one, at boot, and every frame it (or whoever it
+    /// lends the key to) passes is a frame of the direct map that it owns
+    /// at that moment: taken from the frame allocator and not freed, or a
+    /// page table or page of an address space it manages. No Rust
+    /// reference may point into such a frame while the key writes it.
+    pub unsafe fn new() -> Self {
+        Self { _made_by_new: () }
+    }
+
+    /// Word `index` of `frame`; `None` for a bad frame or index.
+    pub fn read_word(&self, frame: u64, index: usize) -> Option<u64> {
+        read_word(frame, index)
+    }
+
+    /// Writes word `index` of `frame`; `false` (nothing written) for a bad
+    /// frame or index.
+    pub fn write_word(&self, frame: u64, index: usize, value: u64) -> bool {
+        write_word(frame, index, value)
+    }
+
+    /// Fills `frame` with zeroes.
+    pub fn zero(&self, frame: u64) -> bool {
+        zero(frame)
+    }
+
+    /// Copies frame `from` into frame `to` (distinct frames).
+    pub fn copy(&self, from: u64, to: u64) -> bool {
+        copy(from, to)
+    }
+
+    /// Copies `buffer.len()` bytes at `offset` of `frame` into `buffer`.
+    pub fn read_bytes(&self, frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
+        read_bytes(frame, offset, buffer)
+    }
+
+    /// Copies `bytes` to `offset` of `frame`.
+    pub fn write_bytes(&self, frame: u64, offset: usize, bytes: &[u8]) -> bool {
+        write_bytes(frame, offset, bytes)
+    }
 }
