@@ -102,3 +102,31 @@ pub fn carry_out(flush: TlbFlush) {
     let what = if flush.everything { Flush::Everything } else { Flush::Pages { start: flush.start, count: flush.pages } };
     tlb::shootdown(&CpuSet::from_words(flush.cpus.0), what);
 }
+
+/// The tables of one user address space, ready to be entered on this CPU:
+/// made only from a space (so no one names tables by address), and
+/// recorded in the space's CPU set, so its TLB shootdowns reach this CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserTables {
+    root: u64,
+}
+
+/// Marks `space` as run on this CPU and returns its tables.
+pub fn prepare_to_enter(space: &mut KernelSpace) -> UserTables {
+    space.activate_on(machine::percpu::current_index());
+    UserTables { root: space.root() }
+}
+
+/// Loads `tables` on this CPU (false: refused, the kernel's stay loaded).
+pub fn switch_to(tables: UserTables) -> bool {
+    crate::untyped_memory::key().is_some_and(|key| machine::paging::switch_address_space(tables.root, key))
+}
+
+/// Loads `tables` and runs `context` in them until it leaves user mode
+/// (see `machine::user::run_user_in`).
+pub fn run_user_in(tables: UserTables, context: &mut machine::user::UserContext) -> machine::user::UserExit {
+    match crate::untyped_memory::key() {
+        Some(key) => machine::user::run_user_in(tables.root, key, context),
+        None => machine::user::UserExit::Exception { vector: machine::user::vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip },
+    }
+}

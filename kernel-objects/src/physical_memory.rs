@@ -77,14 +77,29 @@ pub fn free_frames() -> u64 {
 
 /// How the threads layer gets stacks and charges them to containers.
 pub static STACK_SOURCE: sched::StackSource = sched::StackSource {
-    allocate: || machine::stacks::allocate_kernel_stack(&mut KernelFrameSource).ok(),
-    free: |stack| machine::stacks::free_kernel_stack(stack, &mut KernelFrameSource),
+    allocate: || allocate_kernel_stack().ok(),
+    free: free_kernel_stack,
     charge: crate::kernel_containers::charge,
     release: crate::kernel_containers::release,
 };
 
-/// Gives the machine layer frames for page tables and kernel stacks.
-pub struct KernelFrameSource;
+/// A new kernel stack in the kernel's tables, its frames from the allocator.
+pub fn allocate_kernel_stack() -> Result<machine::stacks::KernelStack, machine::paging::MapError> {
+    let key = crate::untyped_memory::key().ok_or(machine::paging::MapError::OutOfFrames)?;
+    machine::stacks::allocate_kernel_stack(&mut KernelFrameSource, key)
+}
+
+/// Unmaps `stack` (made by [`allocate_kernel_stack`]) and frees its frames;
+/// nothing may run on it any more, and no spinlock may be held.
+pub fn free_kernel_stack(stack: machine::stacks::KernelStack) {
+    if let Some(key) = crate::untyped_memory::key() {
+        machine::stacks::free_kernel_stack(stack, &mut KernelFrameSource, key);
+    }
+}
+
+/// Gives the machine layer frames for page tables and kernel stacks
+/// (private: only this file hands the machine layer frames).
+struct KernelFrameSource;
 
 impl TableFrameSource for KernelFrameSource {
     fn allocate_table(&mut self) -> Option<u64> {

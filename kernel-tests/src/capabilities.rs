@@ -187,14 +187,10 @@ pub fn after_a_revoke_no_cpu_reaches_the_pages(_facts: &SystemFacts) -> Outcome 
     let reads_after_revoke = Arc::new(AtomicU64::new(u64::MAX));
     let (b, flag, late, started) = (pair.b.clone(), revoked.clone(), reads_after_revoke.clone(), reading.clone());
     let reader = sched::spawn_on(cpus - 1, Pinning::Pinned, "cap-reader", move || {
-        let root = b.with_memory(|memory| {
-            memory.activate_on(percpu::current_index());
-            memory.root()
-        });
-        let Ok(root) = root else { return };
+        let Ok(tables) = b.prepare_to_enter() else { return };
         let mut context = UserContext::new(READ_LOOP_AT, DATA + vmem::PAGE_SIZE);
         context.registers.rdi = SHARED_AT;
-        paging::switch_address_space(root);
+        kernel_objects::address_spaces::switch_to(tables);
         let mut interrupts_after = 0;
         loop {
             let revoked_before_entry = flag.load(Ordering::Acquire);

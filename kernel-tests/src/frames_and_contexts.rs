@@ -8,10 +8,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use machine::context::{self, ThreadContext};
 use machine::irq_lock::IrqLock;
-use machine::{layout, paging, stacks, tlb};
+use machine::{layout, paging, tlb};
 
 use super::runner::{check, Outcome};
-use kernel_objects::physical_memory::{allocate_frame, free_frame, free_frames, KernelFrameSource};
+use kernel_objects::physical_memory::{allocate_frame, allocate_kernel_stack, free_frame, free_frames, free_kernel_stack};
 use kernel_objects::SystemFacts;
 
 pub fn frame_allocator_hands_out_each_frame_once(_facts: &SystemFacts) -> Outcome {
@@ -41,7 +41,7 @@ pub fn frame_allocator_hands_out_each_frame_once(_facts: &SystemFacts) -> Outcom
 pub fn kernel_stacks_made_after_boot_are_guarded(_facts: &SystemFacts) -> Outcome {
     sched::release_spare_stacks();
     let free_before = free_frames();
-    let stack = stacks::allocate_kernel_stack(&mut KernelFrameSource).map_err(|error| format!("{error:?}"))?;
+    let stack = allocate_kernel_stack().map_err(|error| format!("{error:?}"))?;
     check(paging::translate(stack.bottom).is_some(), || "stack bottom not mapped".into())?;
     check(paging::translate(stack.top - 8).is_some(), || "stack top not mapped".into())?;
     // Touch it from here so this CPU caches the translation.
@@ -51,7 +51,7 @@ pub fn kernel_stacks_made_after_boot_are_guarded(_facts: &SystemFacts) -> Outcom
     let online = machine::percpu::online_count();
     let me = machine::percpu::current_index();
     let served_before: Vec<u64> = (0..online).map(tlb::served).collect();
-    stacks::free_kernel_stack(stack, &mut KernelFrameSource);
+    free_kernel_stack(stack);
     check(paging::translate(stack.bottom).is_none(), || "a freed stack is still mapped".into())?;
     for cpu in (0..online).filter(|&cpu| cpu != me) {
         check(tlb::served(cpu) > served_before[cpu], || format!("CPU {cpu} was not asked to invalidate the freed stack"))?;
@@ -72,7 +72,7 @@ fn ping_pong_partner(_argument: usize) -> ! {
 }
 
 pub fn context_switch_ping_pongs(_facts: &SystemFacts) -> Outcome {
-    let stack = stacks::allocate_kernel_stack(&mut KernelFrameSource).map_err(|error| format!("{error:?}"))?;
+    let stack = allocate_kernel_stack().map_err(|error| format!("{error:?}"))?;
     let partner = ThreadContext::new(stack, ping_pong_partner, 0);
     *MAIN_CONTEXT.lock() = Some(context::current());
     PING_PONGS.store(0, Ordering::SeqCst);

@@ -10,6 +10,7 @@ use alloc::string::String;
 use machine::user::{run_user, vectors, UserContext, UserExit};
 use machine::{paging, percpu};
 use kernel_objects::user_memory::{read_user, PendingFlush};
+use kernel_objects::address_spaces::{prepare_to_enter, switch_to};
 use kernel_objects::OwnedFrame;
 use vmem::{Access, Fault, Rights};
 
@@ -42,8 +43,8 @@ struct Run {
 fn run_program(space: &mut KernelSpace, context: &mut UserContext) -> Result<Run, String> {
     let mut run = Run { syscalls: [0; 2], count: 0, looping: false };
     for _ in 0..100_000 {
-        space.activate_on(percpu::current_index());
-        check(paging::switch_address_space(space.root()), || "the space's root was refused".into())?;
+        let tables = prepare_to_enter(space);
+        check(switch_to(tables), || "the space's root was refused".into())?;
         match run_user(context) {
             UserExit::Syscall => {
                 let slot = run.syscalls.get_mut(run.count).ok_or("more system calls than the program makes")?;
@@ -121,8 +122,7 @@ pub fn a_program_runs_in_ring_3_and_fork_copies_on_write(_facts: &SystemFacts) -
     // Bad accesses are exceptions for the program, not kernel faults.
     let mut context = UserContext::new(CODE, DATA + vmem::PAGE_SIZE);
     context.registers.rdi = 0x10; // mov rax,[rdi] reads address 0x10
-    parent.activate_on(percpu::current_index());
-    paging::switch_address_space(parent.root());
+    switch_to(prepare_to_enter(&mut parent));
     let exit = run_user(&mut context);
     paging::switch_to_kernel_tables();
     let segv = matches!(exit, UserExit::Exception { vector: vectors::PAGE_FAULT, address: 0x10, .. });

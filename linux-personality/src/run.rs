@@ -7,8 +7,8 @@
 
 use alloc::sync::Arc;
 
-use machine::percpu;
-use machine::user::{run_user_in, vectors, UserContext, UserExit};
+use kernel_objects::address_spaces::run_user_in;
+use machine::user::{vectors, UserContext, UserExit};
 use vmem::{Access, FaultOutcome};
 
 use super::process::{self, Pid, Process};
@@ -63,12 +63,8 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             process.begin_group_exit(status);
             continue;
         }
-        let root = process.native.with_memory(|memory| {
-            memory.activate_on(percpu::current_index());
-            memory.root()
-        });
-        let Ok(root) = root else { return };
-        match run_user_in(root, &mut context) {
+        let Ok(tables) = process.native.prepare_to_enter() else { return };
+        match run_user_in(tables, &mut context) {
             UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
                 Flow::Continue => {}
                 Flow::ExitThread(status) => return leave(&process, &me, status),

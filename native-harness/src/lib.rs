@@ -11,7 +11,7 @@
 #![forbid(unsafe_code)]
 
 use machine::user::{run_user, vectors, UserContext, UserExit};
-use machine::{paging, percpu};
+use machine::paging;
 use kernel_objects::OwnedFrame;
 use vmem::{Rights, PAGE_SIZE};
 
@@ -73,13 +73,10 @@ pub enum StubEnd {
 fn run_stub(process: &NativeProcess, rip: u64, set: impl FnOnce(&mut UserContext)) -> StubEnd {
     let mut context = UserContext::new(rip, DATA + PAGE_SIZE);
     set(&mut context);
-    let Ok(root) = process.with_memory(|memory| {
-        memory.activate_on(percpu::current_index());
-        memory.root()
-    }) else {
+    let Ok(tables) = process.prepare_to_enter() else {
         return StubEnd::Exception(0xFF);
     };
-    paging::switch_address_space(root);
+    kernel_objects::address_spaces::switch_to(tables);
     let end = loop {
         match run_user(&mut context) {
             UserExit::Syscall => {

@@ -90,6 +90,12 @@ impl NativeProcess {
         self.memory.lock().as_mut().map(operation).ok_or(Errno::ESRCH)
     }
 
+    /// Marks the process's space as run on this CPU and returns its tables
+    /// (`Err(ESRCH)` once the process is destroyed).
+    pub fn prepare_to_enter(&self) -> Result<crate::address_spaces::UserTables, Errno> {
+        self.with_memory(crate::address_spaces::prepare_to_enter)
+    }
+
     /// The process's memory, for copies in and out (see [`super::UserMemory`]).
     pub fn user_memory(&self) -> super::UserMemory<'_> {
         super::UserMemory::of(self)

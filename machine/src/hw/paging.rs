@@ -263,10 +263,18 @@ pub fn kernel_root_entries() -> [u64; 256] {
     core::array::from_fn(|index| read_entry(root, 256 + index))
 }
 
-/// Loads `root` into CR3 if it is not loaded already. Refused (`false`)
-/// unless `root` is a frame of the direct map whose kernel half equals the
-/// kernel's, so the running kernel stays mapped exactly as before.
-pub fn switch_address_space(root: u64) -> bool {
+/// Loads the user tables at `root` into CR3 if they are not loaded
+/// already. Only the holder of the key to untyped memory names tables (the
+/// key's promise covers them: they are a space's own, built from owned
+/// frames). Refused (`false`) unless `root` is a frame of the direct map
+/// whose kernel half equals the kernel's, so the running kernel stays
+/// mapped exactly as before.
+pub fn switch_address_space(root: u64, _key: &super::frame_access::DirectMap) -> bool {
+    switch_space(root)
+}
+
+/// [`switch_address_space`] for the machine layer's own callers.
+pub(crate) fn switch_space(root: u64) -> bool {
     if root % PAGE_SIZE != 0 || root >= super::start::direct_map_end() {
         return false;
     }
@@ -286,5 +294,5 @@ pub fn switch_address_space(root: u64) -> bool {
 /// Loads the kernel's own tables (before an address space this CPU ran is
 /// destroyed).
 pub fn switch_to_kernel_tables() {
-    switch_address_space(super::start::kernel_root());
+    switch_space(super::start::kernel_root());
 }

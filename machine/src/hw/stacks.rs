@@ -40,8 +40,10 @@ static FREE_SLOTS: IrqLock<Vec<u64>> = IrqLock::new(Vec::new());
 /// Frames per kernel stack.
 pub const STACK_FRAMES: u64 = STACK_SIZE / PAGE_SIZE;
 
-/// Maps a new kernel stack in the kernel's tables, with frames from `frames`.
-pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
+/// Maps a new kernel stack in the kernel's tables, with frames from
+/// `frames`. Only the holder of the key to untyped memory supplies frames:
+/// its promise covers them (each one owned, and given up to the stack).
+pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource, _key: &super::frame_access::DirectMap) -> Result<KernelStack, MapError> {
     let _tables = KERNEL_TABLES.lock();
     let reused = FREE_SLOTS.lock().pop();
     let slot = reused.unwrap_or_else(|| NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
@@ -62,7 +64,7 @@ pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource) -> Result<Kernel
 /// on every CPU and gives its frames (and page tables left empty) to
 /// `frames`. The caller guarantees nothing runs on the stack or refers to
 /// it any more; must be called with no spinlock held (a shootdown).
-pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource) {
+pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource, _key: &super::frame_access::DirectMap) {
     let range = Range { start: stack.bottom, end: stack.top };
     // The stack's frames plus at most a leaf and a second-level table.
     let mut unmapped = [0u64; STACK_FRAMES as usize + 2];
@@ -102,7 +104,7 @@ fn slot_stack(slot: u64) -> KernelStack {
 }
 
 /// Maps a new stack (fresh zeroed frames) in the tables rooted at `root`.
-pub fn allocate(root: u64, frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
+pub(crate) fn allocate(root: u64, frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
     // Relaxed: slot numbers only need to be unique.
     let stack = slot_stack(NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
     paging::map_fresh(root, Range { start: stack.bottom, end: stack.top }, frames)?;

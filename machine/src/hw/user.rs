@@ -220,8 +220,8 @@ pub fn run_user(context: &mut UserContext) -> UserExit {
 /// [`run_user`]. The switch and the entry happen with interrupts off, so a
 /// thread preempted before it enters cannot come back to another space's
 /// tables. A root `switch_address_space` refuses is a general-protection
-/// exit.
-pub fn run_user_in(root: u64, context: &mut UserContext) -> UserExit {
+/// exit. Only the key holder names tables (see `switch_address_space`).
+pub fn run_user_in(root: u64, _key: &super::frame_access::DirectMap, context: &mut UserContext) -> UserExit {
     run_user_with(Some(root), context)
 }
 
@@ -232,7 +232,7 @@ fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
     }
     let _off = cpu::InterruptsOff::new();
     if let Some(root) = root {
-        if !super::paging::switch_address_space(root) {
+        if !super::paging::switch_space(root) {
             return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip };
         }
     }
