@@ -23,6 +23,7 @@ mod errno;
 mod file_status;
 mod initial_stack;
 mod layer_errors;
+pub mod line_discipline;
 mod sysno;
 mod wait_status;
 
