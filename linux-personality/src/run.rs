@@ -131,10 +131,10 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
             Disposition::Terminate(status) => return Some(status),
             Disposition::Stop(signal) => stop(process, signal),
             Disposition::Handle(signal, action) => {
-                let Ok((frame, bytes)) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
+                let Ok(frame) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
                     return Some(SIGSEGV);
                 };
-                if process.native.user_memory().write(frame, &bytes).is_err() {
+                if process.native.user_memory().write(frame.address, &frame.bytes).is_err() {
                     return Some(SIGSEGV);
                 }
                 {
@@ -149,11 +149,11 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
                     state.signals.set_blocked(mask);
                 }
                 let registers = &mut context.registers;
-                registers.rsp = frame;
+                registers.rsp = frame.address;
                 registers.rip = action.handler;
                 registers.rdi = u64::from(signal);
-                registers.rsi = frame + 8 + super::signals::UCONTEXT_BYTES as u64;
-                registers.rdx = frame + 8;
+                registers.rsi = frame.siginfo_address();
+                registers.rdx = frame.ucontext_address();
                 registers.rax = 0;
             }
         }

@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 
 use machine::user::{UserContext, UserRegisters};
 
+use linux_abi::signal_frame::{self, AlternateStack, Delivery, SavedRegisters, SignalFrame};
 use linux_abi::Errno;
 
 /// Signal numbers.
@@ -51,9 +52,6 @@ pub const MAX_SIGNAL: u32 = 64;
 pub const SIG_DFL: u64 = 0;
 /// Ignore the signal.
 pub const SIG_IGN: u64 = 1;
-const SA_SIGINFO: u64 = 4;
-const SA_ONSTACK: u64 = 0x0800_0000;
-const SA_RESTORER: u64 = 0x0400_0000;
 /// The handler's own signal stays unblocked while it runs.
 pub const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
@@ -237,71 +235,34 @@ fn valid(signal: u32) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Bytes of the `ucontext` the kernel writes (flags, link, stack,
-/// sigcontext, mask).
-pub const UCONTEXT_BYTES: usize = 8 + 8 + 24 + 256 + 8;
-/// Bytes of a `siginfo`.
-pub const SIGINFO_BYTES: usize = 128;
-/// The whole frame: return address, ucontext, siginfo.
-pub const FRAME_BYTES: usize = 8 + UCONTEXT_BYTES + SIGINFO_BYTES;
+pub use linux_abi::signal_frame::UCONTEXT_BYTES;
 
-/// Where the frame goes and what it holds, for handler `action` of
-/// `signal` interrupting `registers` with mask `old_mask`. Returns the
-/// frame's address and bytes; the caller writes them and points the
-/// registers at the handler.
-pub fn build_frame(signal: u32, action: &SigAction, registers: &UserRegisters, old_mask: u64, alternate: (u64, u64, u32)) -> Result<(u64, Vec<u8>), Errno> {
-    if action.flags & SA_RESTORER == 0 {
-        return Err(Errno::EFAULT); // no way back from the handler
-    }
-    let (alt_base, alt_size, alt_flags) = alternate;
-    let on_alternate = action.flags & SA_ONSTACK != 0 && alt_flags & 2 == 0 && alt_size > 0
-        && !(registers.rsp > alt_base && registers.rsp <= alt_base + alt_size);
-    let top = if on_alternate { alt_base + alt_size } else { registers.rsp.checked_sub(128).ok_or(Errno::EFAULT)? };
-    let frame = ((top.checked_sub(FRAME_BYTES as u64).ok_or(Errno::EFAULT)?) & !15) - 8;
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(FRAME_BYTES).map_err(|_| Errno::ENOMEM)?;
-    let mut put = |word: u64| bytes.extend_from_slice(&word.to_le_bytes());
-    put(action.restorer);
-    // ucontext: flags, link, stack (sp, flags + pad, size)
-    put(0);
-    put(0);
-    put(alt_base);
-    put(u64::from(alt_flags));
-    put(alt_size);
-    // sigcontext
-    let r = registers;
-    for word in [r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rdi, r.rsi, r.rbp, r.rbx, r.rdx, r.rax, r.rcx, r.rsp, r.rip, r.rflags] {
-        put(word);
-    }
-    put(0x2b << 48 | 0x33); // cs = 0x33, gs = fs = 0, ss = 0x2b
-    for _ in 0..4 {
-        put(0); // err, trapno, oldmask, cr2
-    }
-    put(0); // fpstate: kept by the kernel
-    for _ in 0..8 {
-        put(0);
-    }
-    put(old_mask);
-    // siginfo: signo, errno, code (SI_USER = 0), then zeros
-    put(u64::from(signal));
-    for _ in 1..SIGINFO_BYTES / 8 {
-        put(0);
-    }
-    let _ = SA_SIGINFO;
-    Ok((frame, bytes))
+/// The registers `sigcontext` saves, in its order.
+fn saved_registers(r: &UserRegisters) -> SavedRegisters {
+    [r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rdi, r.rsi, r.rbp, r.rbx, r.rdx, r.rax, r.rcx, r.rsp, r.rip, r.rflags]
+}
+
+/// The frame for handler `action` of `signal` interrupting `registers`
+/// with mask `old_mask` (layout and placement: `linux-abi`'s
+/// `signal_frame`); the caller writes it and points the registers at the
+/// handler.
+pub fn build_frame(signal: u32, action: &SigAction, registers: &UserRegisters, old_mask: u64, alternate: (u64, u64, u32)) -> Result<SignalFrame, Errno> {
+    let (base, size, flags) = alternate;
+    let delivery = Delivery { signal, flags: action.flags, restorer: action.restorer, old_mask };
+    signal_frame::build(&delivery, &saved_registers(registers), AlternateStack { base, size, flags })
 }
 
 /// Reads back the registers and mask a frame's `ucontext` holds
 /// (`rt_sigreturn`, with `ucontext` the bytes at the frame's ucontext).
 pub fn restore_from(ucontext: &[u8; UCONTEXT_BYTES], registers: &mut UserRegisters) -> u64 {
-    let word = |index: usize| u64::from_le_bytes(ucontext[40 + index * 8..48 + index * 8].try_into().unwrap_or([0; 8]));
+    let (saved, mask) = signal_frame::read_ucontext(ucontext);
     let r = registers;
     let fields: [&mut u64; 18] = [
         &mut r.r8, &mut r.r9, &mut r.r10, &mut r.r11, &mut r.r12, &mut r.r13, &mut r.r14, &mut r.r15, &mut r.rdi, &mut r.rsi,
         &mut r.rbp, &mut r.rbx, &mut r.rdx, &mut r.rax, &mut r.rcx, &mut r.rsp, &mut r.rip, &mut r.rflags,
     ];
-    for (index, field) in fields.into_iter().enumerate() {
-        *field = word(index);
+    for (field, value) in fields.into_iter().zip(saved) {
+        *field = value;
     }
-    u64::from_le_bytes(ucontext[UCONTEXT_BYTES - 8..].try_into().unwrap_or([0; 8]))
+    mask
 }
