@@ -1,0 +1,145 @@
+//! The text of `/proc` files as Linux writes them (`proc(5)`): a process's
+//! `stat` and `status`, and the system's `uptime`, `meminfo`, `cpuinfo`,
+//! `loadavg`, `stat`, `mounts` and `version`. Plain formatting of facts the
+//! personality gathers (`procfs.rs` puts the text into the tree), so that
+//! programs like `ps`, `top` and `free` parse what they expect.
+//!
+//! Must never panic on any fact (a command name is any bytes).
+
+use alloc::format;
+use alloc::string::String;
+
+/// What `/proc/<pid>/` shows of one process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcessFacts {
+    /// Process id.
+    pub pid: u32,
+    /// Parent's pid.
+    pub parent: u32,
+    /// Process group.
+    pub pgid: u32,
+    /// Session.
+    pub sid: u32,
+    /// Exited, not yet reaped.
+    pub zombie: bool,
+    /// The program's name (`comm`).
+    pub command: alloc::vec::Vec<u8>,
+}
+
+/// `/proc/<pid>/stat`: the 52 fields of `proc(5)`; times and memory are
+/// not accounted yet (zero).
+pub fn process_stat(facts: &ProcessFacts) -> String {
+    let state = if facts.zombie { 'Z' } else { 'S' };
+    let command = String::from_utf8_lossy(&facts.command);
+    // Fields 1–23: pid (comm) state ppid pgrp session tty_nr tpgid flags
+    // minflt cminflt majflt cmajflt utime stime cutime cstime priority
+    // nice num_threads itrealvalue starttime vsize.
+    let mut text = format!("{} ({}) {} {} {} {} 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0", facts.pid, command, state, facts.parent, facts.pgid, facts.sid);
+    for _ in 24..=52 {
+        text.push_str(" 0");
+    }
+    text.push('\n');
+    text
+}
+
+/// `/proc/<pid>/status`: the lines `ps` and shells read.
+pub fn process_status(facts: &ProcessFacts) -> String {
+    let state = if facts.zombie { "Z (zombie)" } else { "S (sleeping)" };
+    format!(
+        "Name:\t{}\nState:\t{}\nTgid:\t{}\nPid:\t{}\nPPid:\t{}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t1\n",
+        String::from_utf8_lossy(&facts.command),
+        state,
+        facts.pid,
+        facts.pid,
+        facts.parent
+    )
+}
+
+/// `/proc/uptime` after `hundredths` of a second (idle time not counted).
+pub fn uptime(hundredths: u64) -> String {
+    format!("{}.{:02} 0.00\n", hundredths / 100, hundredths % 100)
+}
+
+/// `/proc/meminfo` with `total_kib` and `free_kib`.
+pub fn meminfo(total_kib: u64, free_kib: u64) -> String {
+    format!(
+        "MemTotal:       {total_kib:>8} kB\nMemFree:        {free_kib:>8} kB\nMemAvailable:   {free_kib:>8} kB\nBuffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n"
+    )
+}
+
+/// `/proc/cpuinfo` for `cpus` processors of one kind.
+pub fn cpuinfo(cpus: usize, vendor: &str, model: &str, megahertz: u64) -> String {
+    let mut text = String::new();
+    for cpu in 0..cpus {
+        text.push_str(&format!("processor\t: {cpu}\nvendor_id\t: {vendor}\nmodel name\t: {model}\ncpu MHz\t\t: {megahertz}\n\n"));
+    }
+    text
+}
+
+/// `/proc/loadavg` with `processes` processes, the newest `last_pid`.
+pub fn loadavg(processes: usize, last_pid: u32) -> String {
+    format!("0.00 0.00 0.00 1/{processes} {last_pid}\n")
+}
+
+/// `/proc/stat`: every CPU idle for `idle_ticks`, booted at `boot_seconds`
+/// since the epoch, `processes` processes made.
+pub fn system_stat(cpus: usize, idle_ticks: u64, boot_seconds: u64, processes: usize) -> String {
+    let mut text = format!("cpu  0 0 0 {idle_ticks} 0 0 0 0 0 0\n");
+    for cpu in 0..cpus {
+        text.push_str(&format!("cpu{cpu} 0 0 0 {idle_ticks} 0 0 0 0 0 0\n"));
+    }
+    text.push_str(&format!("btime {boot_seconds}\nprocesses {processes}\nprocs_running 1\nprocs_blocked 0\n"));
+    text
+}
+
+/// `/proc/mounts`: Lamina's one tree, as the three mounts programs expect.
+pub const MOUNTS: &str = "rootfs / rootfs rw 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+
+/// `/proc/version` for Lamina `version`.
+pub fn version(lamina_version: &str) -> String {
+    format!("Linux version 6.1.0-lamina (Lamina {lamina_version}) #1 SMP\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> ProcessFacts {
+        ProcessFacts { pid: 42, parent: 1, pgid: 42, sid: 7, zombie: false, command: b"my prog)".to_vec() }
+    }
+
+    #[test]
+    fn a_process_stat_has_the_52_fields_of_proc5() {
+        let text = process_stat(&facts());
+        assert!(text.ends_with('\n'));
+        // As ps parses it: the command is between the first '(' and the last ')'.
+        let (head, rest) = text.split_once(" (").unwrap();
+        let (command, tail) = rest.rsplit_once(") ").unwrap();
+        assert_eq!((head, command), ("42", "my prog)"));
+        let fields: std::vec::Vec<&str> = tail.split_whitespace().collect();
+        assert_eq!(fields.len(), 52 - 2, "fields 3..=52");
+        assert_eq!(&fields[..4], &["S", "1", "42", "7"], "state, ppid, pgrp, session");
+        assert_eq!(fields[18 - 3], "20", "priority is field 18");
+        assert_eq!(fields[20 - 3], "1", "num_threads is field 20");
+        let zombie = process_stat(&ProcessFacts { zombie: true, ..facts() });
+        assert!(zombie.contains(") Z 1 "));
+    }
+
+    #[test]
+    fn status_and_system_files_read_as_linux_writes_them() {
+        let status = process_status(&facts());
+        assert!(status.starts_with("Name:\tmy prog)\nState:\tS (sleeping)\nTgid:\t42\nPid:\t42\nPPid:\t1\n"));
+        assert_eq!(uptime(12345), "123.45 0.00\n");
+        assert_eq!(uptime(5), "0.05 0.00\n");
+        let meminfo = meminfo(262144, 1024);
+        assert!(meminfo.starts_with("MemTotal:         262144 kB\nMemFree:            1024 kB\n"), "{meminfo}");
+        let cpuinfo = cpuinfo(2, "AuthenticAMD", "QEMU", 2000);
+        assert_eq!(cpuinfo.matches("processor\t: ").count(), 2);
+        assert!(cpuinfo.contains("processor\t: 1\nvendor_id\t: AuthenticAMD\n"));
+        assert_eq!(loadavg(3, 9), "0.00 0.00 0.00 1/3 9\n");
+        let stat = system_stat(2, 500, 1_700_000_000, 3);
+        assert!(stat.starts_with("cpu  0 0 0 500 0 0 0 0 0 0\ncpu0 "));
+        assert!(stat.contains("cpu1 0 0 0 500 0 0 0 0 0 0\nbtime 1700000000\nprocesses 3\n"));
+        assert!(version("0.1.0").starts_with("Linux version "));
+    }
+}
