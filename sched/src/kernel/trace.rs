@@ -7,8 +7,6 @@
 //! of the park/unpark hand-off it passed last. Only atomics: events are
 //! recorded with interrupts off, from any CPU, without a lock.
 
-// Release builds record nothing, so the decoding half goes unused there.
-#![cfg_attr(not(debug_assertions), allow(dead_code))]
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -16,6 +14,7 @@ use core::fmt;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Events kept per thread.
+#[cfg(debug_assertions)]
 pub const TRACE_LENGTH: usize = 12;
 
 /// What happened to a thread.
@@ -40,6 +39,7 @@ pub enum TraceKind {
 }
 
 impl TraceKind {
+    #[cfg(debug_assertions)]
     const ALL: [TraceKind; 8] = [
         TraceKind::TookPermit,
         TraceKind::Parked,
@@ -71,6 +71,7 @@ impl TraceEvent {
         1 << 63 | kind << 56 | (self.cpu as u64 & 0xFF) << 48 | u64::from(self.detail) << 40 | (self.microseconds & ((1 << 40) - 1))
     }
 
+    #[cfg(debug_assertions)]
     fn decode(word: u64) -> Option<Self> {
         if word >> 63 == 0 {
             return None;
@@ -119,12 +120,9 @@ impl Trace {
     }
 
     /// Records that the timer preempted the thread at `instruction`.
-    #[inline(always)]
+    #[cfg(debug_assertions)]
     pub fn record_preemption(&self, instruction: u64) {
-        #[cfg(debug_assertions)]
         self.preempted_at.store(instruction, Ordering::Relaxed);
-        #[cfg(not(debug_assertions))]
-        let _ = instruction;
     }
 
     /// Where the timer last preempted the thread (0: never, or a release build).
