@@ -42,17 +42,17 @@ pub fn kernel_stacks_made_after_boot_are_guarded(_facts: &SystemFacts) -> Outcom
     sched::release_spare_stacks();
     let free_before = free_frames();
     let stack = allocate_kernel_stack().map_err(|error| format!("{error:?}"))?;
-    check(paging::translate(stack.bottom).is_some(), || "stack bottom not mapped".into())?;
-    check(paging::translate(stack.top - 8).is_some(), || "stack top not mapped".into())?;
+    check(paging::translate(stack.bottom()).is_some(), || "stack bottom not mapped".into())?;
+    check(paging::translate(stack.top() - 8).is_some(), || "stack top not mapped".into())?;
     // Touch it from here so this CPU caches the translation.
-    check(paging::translate(stack.bottom).is_some(), || "stack bottom not mapped".into())?;
-    let guard = stack.bottom - layout::PAGE_SIZE;
+    check(paging::translate(stack.bottom()).is_some(), || "stack bottom not mapped".into())?;
+    let guard = stack.bottom() - layout::PAGE_SIZE;
     check(paging::translate(guard).is_none(), || format!("guard page {guard:#x} is mapped"))?;
     let online = machine::percpu::online_count();
     let me = machine::percpu::current_index();
     let served_before: Vec<u64> = (0..online).map(tlb::served).collect();
     free_kernel_stack(stack);
-    check(paging::translate(stack.bottom).is_none(), || "a freed stack is still mapped".into())?;
+    check(paging::translate(stack.bottom()).is_none(), || "a freed stack is still mapped".into())?;
     for cpu in (0..online).filter(|&cpu| cpu != me) {
         check(tlb::served(cpu) > served_before[cpu], || format!("CPU {cpu} was not asked to invalidate the freed stack"))?;
     }

@@ -60,7 +60,7 @@ impl ThreadContext {
         // padding so the trampoline's call sees a 16-byte aligned stack.
         let start = context_thread_start as *const () as u64;
         let frame = [0u64, 0, 0, argument as u64, entry as *const () as u64, 0, start, 0, 0];
-        let stack_pointer = stack.top - (frame.len() as u64) * 8;
+        let stack_pointer = stack.top() - (frame.len() as u64) * 8;
         for (index, word) in frame.iter().enumerate() {
             // SAFETY: the stack is mapped, unused (the context is new) and
             // the eight words lie just below its top.

@@ -67,10 +67,10 @@ pub struct InterruptStacks {
 /// Creates, loads and registers this CPU's data: GDT, TSS, GS base.
 pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: InterruptStacks) -> &'static PerCpu {
     let mut tss = TaskStateSegment::default();
-    tss.interrupt_stacks[usize::from(gdt::IST_DOUBLE_FAULT) - 1] = stacks.double_fault.top;
-    tss.interrupt_stacks[usize::from(gdt::IST_NMI) - 1] = stacks.nmi.top;
-    tss.interrupt_stacks[usize::from(gdt::IST_MACHINE_CHECK) - 1] = stacks.machine_check.top;
-    tss.privilege_stacks[0] = boot_stack.top;
+    tss.interrupt_stacks[usize::from(gdt::IST_DOUBLE_FAULT) - 1] = stacks.double_fault.top();
+    tss.interrupt_stacks[usize::from(gdt::IST_NMI) - 1] = stacks.nmi.top();
+    tss.interrupt_stacks[usize::from(gdt::IST_MACHINE_CHECK) - 1] = stacks.machine_check.top();
+    tss.privilege_stacks[0] = boot_stack.top();
     let per_cpu = Box::leak(Box::new(PerCpu {
         self_address: 0,
         user_kernel_stack: AtomicU64::new(0),

@@ -22,11 +22,29 @@ const MAX_SLOTS: u64 = 1 << 20;
 
 static NEXT_SLOT: AtomicU64 = AtomicU64::new(0);
 
-/// A mapped kernel stack.
+/// A mapped kernel stack. Made only by this layer (its fields are
+/// private), so a stack handed to a context or switched to is one this
+/// layer mapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelStack {
-    pub bottom: u64,
-    pub top: u64,
+    bottom: u64,
+    top: u64,
+}
+
+impl KernelStack {
+    pub(crate) fn new(bottom: u64, top: u64) -> Self {
+        Self { bottom, top }
+    }
+
+    /// Its lowest address (the guard page is just below).
+    pub fn bottom(&self) -> u64 {
+        self.bottom
+    }
+
+    /// One past its highest address.
+    pub fn top(&self) -> u64 {
+        self.top
+    }
 }
 
 /// Serializes changes to the kernel's page tables after boot (stacks of
@@ -48,12 +66,12 @@ pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource, _key: &super::fr
     let reused = FREE_SLOTS.lock().pop();
     let slot = reused.unwrap_or_else(|| NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
     let stack = slot_stack(slot);
-    match paging::map_fresh(super::start::kernel_root(), Range { start: stack.bottom, end: stack.top }, frames) {
+    match paging::map_fresh(super::start::kernel_root(), Range { start: stack.bottom(), end: stack.top() }, frames) {
         Ok(()) => Ok(stack),
         Err(error) => {
             // Give back what was mapped before the frames ran out.
             let mut freed = |frame| frames.free_table(frame);
-            paging::unmap_and_free(super::start::kernel_root(), Range { start: stack.bottom, end: stack.top }, &mut freed);
+            paging::unmap_and_free(super::start::kernel_root(), Range { start: stack.bottom(), end: stack.top() }, &mut freed);
             recycle_slot(slot);
             Err(error)
         }
@@ -65,7 +83,7 @@ pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource, _key: &super::fr
 /// `frames`. The caller guarantees nothing runs on the stack or refers to
 /// it any more; must be called with no spinlock held (a shootdown).
 pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource, _key: &super::frame_access::DirectMap) {
-    let range = Range { start: stack.bottom, end: stack.top };
+    let range = Range { start: stack.bottom(), end: stack.top() };
     // The stack's frames plus at most a leaf and a second-level table.
     let mut unmapped = [0u64; STACK_FRAMES as usize + 2];
     let mut count = 0;
@@ -79,13 +97,13 @@ pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource, 
         };
         paging::unmap_and_free(super::start::kernel_root(), range, &mut freed);
     }
-    tlb::shootdown(&tlb::CpuSet::online(), tlb::Flush::Pages { start: stack.bottom, count: STACK_FRAMES });
+    tlb::shootdown(&tlb::CpuSet::online(), tlb::Flush::Pages { start: stack.bottom(), count: STACK_FRAMES });
     for &frame in &unmapped[..count] {
         frames.free_table(frame);
     }
     {
         let _tables = KERNEL_TABLES.lock();
-        recycle_slot((stack.top - STACKS_BASE) / SLOT_SIZE - 1);
+        recycle_slot((stack.top() - STACKS_BASE) / SLOT_SIZE - 1);
     }
 }
 
@@ -107,7 +125,7 @@ fn slot_stack(slot: u64) -> KernelStack {
 pub(crate) fn allocate(root: u64, frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
     // Relaxed: slot numbers only need to be unique.
     let stack = slot_stack(NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
-    paging::map_fresh(root, Range { start: stack.bottom, end: stack.top }, frames)?;
+    paging::map_fresh(root, Range { start: stack.bottom(), end: stack.top() }, frames)?;
     Ok(stack)
 }
 
@@ -120,7 +138,7 @@ pub fn is_guard(address: u64) -> bool {
 }
 
 /// Switches to `stack` and calls `function(argument)`; never returns.
-pub fn switch_to(stack: KernelStack, function: extern "C" fn(u64) -> !, argument: u64) -> ! {
+pub(crate) fn switch_to(stack: KernelStack, function: extern "C" fn(u64) -> !, argument: u64) -> ! {
     // SAFETY: `stack` is mapped and unused; the old stack is abandoned, and
     // `function` never returns, so nothing refers to the old frames again.
     unsafe {
@@ -129,7 +147,7 @@ pub fn switch_to(stack: KernelStack, function: extern "C" fn(u64) -> !, argument
             "xor ebp, ebp",
             "call {function}",
             "ud2",
-            top = in(reg) stack.top,
+            top = in(reg) stack.top(),
             function = in(reg) function,
             in("rdi") argument,
             options(noreturn)

@@ -108,7 +108,7 @@ pub(crate) extern "C" fn bootstrap_processor_entry(protocol: u32, information_ad
     KERNEL_ROOT.store(kernel_root, Ordering::Relaxed);
     DIRECT_MAP_END.store(memory_end, Ordering::Relaxed);
     *BOOT.lock() = Some(Boot { information, frames, kernel_root });
-    stacks::switch_to(stack, bootstrap_processor_continue, stack.top)
+    stacks::switch_to(stack, bootstrap_processor_continue, stack.top())
 }
 
 /// Highest physical address the direct map must cover.
@@ -147,7 +147,7 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     tlb::init();
     cpu::enable_supervisor_protections();
     user::init_cpu();
-    let boot_stack = KernelStack { bottom: stack_top - stacks::STACK_SIZE, top: stack_top };
+    let boot_stack = KernelStack::new(stack_top - stacks::STACK_SIZE, stack_top);
     let stacks = interrupt_stacks();
     percpu::install(0, 0, boot_stack, stacks);
     let information = with_boot("boot information", |boot| Ok(boot.information.clone()));
@@ -255,7 +255,7 @@ fn start_application_processors(acpi: &AcpiInformation) {
         .collect();
     for slot in 0..others.len() {
         let stack = with_boot("allocating AP stacks", |boot| stacks::allocate(boot.kernel_root, &mut boot.frames));
-        smp::set_start_stack(slot, stack.top);
+        smp::set_start_stack(slot, stack.top());
     }
     let online = smp::start_processors(KERNEL_ROOT.load(Ordering::Relaxed), &others, percpu::online_count);
     if online < others.len() + 1 {
@@ -270,7 +270,7 @@ pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
     user::init_cpu();
     let stacks = interrupt_stacks();
     let top = smp::start_stack(slot as usize);
-    let boot_stack = KernelStack { bottom: top - stacks::STACK_SIZE, top };
+    let boot_stack = KernelStack::new(top - stacks::STACK_SIZE, top);
     apic::enable_local();
     let per_cpu = percpu::install(slot as usize + 1, apic::id(), boot_stack, stacks);
     timer::start_periodic(trap::VECTOR_TIMER, TIMER_HERTZ);
