@@ -27,12 +27,14 @@ pub mod line_discipline;
 pub mod procfs_text;
 pub mod signal_frame;
 mod sysno;
+mod user_values;
 mod wait_status;
 
 pub use errno::Errno;
 pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
+pub use user_values::{Timespec, Timeval, UserValue};
 pub use file_status::{dirent64_length, makedev, write_dirent64, FileStatus, Timestamp, STATX_BASIC_STATS, STATX_BYTES, STAT_BYTES};
 pub use wait_status::{child_codes, WaitStatus};
 

@@ -1,7 +1,8 @@
 //! Time system calls: clocks (realtime, monotonic and their variants),
 //! `gettimeofday`, `time`, and sleeping (ended early by signals).
 
-use super::{value, Call, CallResult};
+use super::{value, Call, CallResult, UserPtr};
+use linux_abi::{Timespec, Timeval};
 use linux_abi::Errno;
 use crate::clock::{monotonic_nanoseconds, realtime_nanoseconds};
 
@@ -24,65 +25,51 @@ fn clock(id: u64) -> Result<u64, Errno> {
     }
 }
 
-fn timespec(nanoseconds: u64) -> [u8; 16] {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&(nanoseconds / 1_000_000_000).to_le_bytes());
-    bytes[8..].copy_from_slice(&(nanoseconds % 1_000_000_000).to_le_bytes());
-    bytes
-}
-
 pub fn clock_gettime(call: &mut Call<'_>) -> CallResult {
     let now = clock(call.argument(0))?;
-    call.write_out(call.argument(1), &timespec(now))?;
+    let out = UserPtr::<Timespec>::argument(call, 1).ok_or(Errno::EFAULT)?;
+    out.write(call, &Timespec::from_nanoseconds(now))?;
     value(0)
 }
 
 pub fn clock_getres(call: &mut Call<'_>) -> CallResult {
     clock(call.argument(0))?;
-    if call.argument(1) != 0 {
-        call.write_out(call.argument(1), &timespec(1))?;
+    if let Some(out) = UserPtr::<Timespec>::argument(call, 1) {
+        out.write(call, &Timespec::from_nanoseconds(1))?;
     }
     value(0)
 }
 
 pub fn gettimeofday(call: &mut Call<'_>) -> CallResult {
-    if call.argument(0) != 0 {
-        let now = realtime_nanoseconds();
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&(now / 1_000_000_000).to_le_bytes());
-        bytes[8..].copy_from_slice(&((now % 1_000_000_000) / 1000).to_le_bytes());
-        call.write_out(call.argument(0), &bytes)?;
+    if let Some(out) = UserPtr::<Timeval>::argument(call, 0) {
+        out.write(call, &Timeval::from_nanoseconds(realtime_nanoseconds()))?;
     }
     value(0)
 }
 
 pub fn time(call: &mut Call<'_>) -> CallResult {
     let seconds = realtime_nanoseconds() / 1_000_000_000;
-    if call.argument(0) != 0 {
-        call.write_out(call.argument(0), &seconds.to_le_bytes())?;
+    if let Some(out) = UserPtr::<u64>::argument(call, 0) {
+        out.write(call, &seconds)?;
     }
     value(seconds)
 }
 
-/// Reads a `timespec` duration (EINVAL for a negative or unnormalized one).
-pub fn duration(call: &Call<'_>, address: u64) -> Result<u64, Errno> {
-    let seconds = call.word_in(address)?;
-    let nanoseconds = call.word_in(address + 8)?;
-    if seconds as i64 <= -1 || nanoseconds >= 1_000_000_000 {
-        return Err(Errno::EINVAL);
-    }
-    Ok(seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds))
+/// Reads a `timespec` duration (EINVAL for a negative or unnormalized one,
+/// EFAULT for NULL).
+pub fn duration(call: &Call<'_>, pointer: Option<UserPtr<Timespec>>) -> Result<u64, Errno> {
+    Ok(pointer.ok_or(Errno::EFAULT)?.read(call)?.as_nanoseconds())
 }
 
 /// Sleeps until uptime `deadline`; on a signal writes what is left to
 /// `remaining` (if not 0) and fails with EINTR.
-fn sleep(call: &Call<'_>, deadline: u64, remaining: u64) -> CallResult {
+fn sleep(call: &Call<'_>, deadline: u64, remaining: Option<UserPtr<Timespec>>) -> CallResult {
     match sched::sleep_until(deadline, || call.interrupted()) {
         sched::Woken::Deadline => value(0),
         sched::Woken::Done => {
-            if remaining != 0 {
+            if let Some(remaining) = remaining {
                 let left = deadline.saturating_sub(monotonic_nanoseconds());
-                call.write_out(remaining, &timespec(left))?;
+                remaining.write(call, &Timespec::from_nanoseconds(left))?;
             }
             Err(Errno::EINTR)
         }
@@ -90,15 +77,16 @@ fn sleep(call: &Call<'_>, deadline: u64, remaining: u64) -> CallResult {
 }
 
 pub fn nanosleep(call: &mut Call<'_>) -> CallResult {
-    let span = duration(call, call.argument(0))?;
-    sleep(call, monotonic_nanoseconds().saturating_add(span), call.argument(1))
+    let span = duration(call, UserPtr::argument(call, 0))?;
+    sleep(call, monotonic_nanoseconds().saturating_add(span), UserPtr::argument(call, 1))
 }
 
 pub fn clock_nanosleep(call: &mut Call<'_>) -> CallResult {
     const TIMER_ABSTIME: u64 = 1;
-    let (id, flags, request, remaining) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3));
+    let (id, flags) = (call.argument(0), call.argument(1));
     let now = clock(id)?;
-    let span = duration(call, request)?;
-    let deadline = if flags & TIMER_ABSTIME != 0 { monotonic_nanoseconds() + span.saturating_sub(now) } else { monotonic_nanoseconds().saturating_add(span) };
-    sleep(call, deadline, if flags & TIMER_ABSTIME != 0 { 0 } else { remaining })
+    let span = duration(call, UserPtr::argument(call, 2))?;
+    let absolute = flags & TIMER_ABSTIME != 0;
+    let deadline = if absolute { monotonic_nanoseconds() + span.saturating_sub(now) } else { monotonic_nanoseconds().saturating_add(span) };
+    sleep(call, deadline, if absolute { None } else { UserPtr::argument(call, 3) })
 }

@@ -11,7 +11,7 @@ use caps::{Narrowing, Placement, Rights, Slot};
 use vfs::{FileKind, Stat};
 
 use super::paths::{path_in, resolve_at, AT_EMPTY_PATH, AT_FDCWD};
-use super::{value, Call, CallResult};
+use super::{value, Call, CallResult, UserPtr};
 use kernel_objects::capabilities::{caps, undo};
 use linux_abi::Errno;
 use crate::clock::now;
@@ -449,10 +449,8 @@ pub fn pipe(call: &mut Call<'_>, which: PipeCall) -> CallResult {
             return Err(errno);
         }
     };
-    let mut pair = [0u8; 8];
-    pair[..4].copy_from_slice(&read_end.to_le_bytes());
-    pair[4..].copy_from_slice(&write_end.to_le_bytes());
-    if let Err(errno) = call.write_out(call.argument(0), &pair) {
+    let written = UserPtr::<[i32; 2]>::argument(call, 0).ok_or(Errno::EFAULT).and_then(|pair| pair.write(call, &[read_end as i32, write_end as i32]));
+    if let Err(errno) = written {
         drop_descriptor(call, write_end);
         drop_descriptor(call, read_end);
         return Err(errno);
@@ -757,16 +755,15 @@ pub fn poll(call: &mut Call<'_>) -> CallResult {
 }
 
 pub fn ppoll(call: &mut Call<'_>) -> CallResult {
-    let deadline = timespec_deadline(call, call.argument(2))?;
+    let deadline = timespec_deadline(call, 2)?;
     poll_entries(call, call.argument(0), call.argument(1), deadline)
 }
 
-/// The deadline a `timespec` timeout at `address` sets (`None` for NULL).
-fn timespec_deadline(call: &Call<'_>, address: u64) -> Result<Option<u64>, Errno> {
-    if address == 0 {
-        return Ok(None);
-    }
-    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(super::clocks::duration(call, address)?)))
+/// The deadline the `timespec` timeout in argument `index` sets (`None`
+/// for NULL: no timeout).
+fn timespec_deadline(call: &Call<'_>, index: usize) -> Result<Option<u64>, Errno> {
+    let Some(timeout) = UserPtr::<linux_abi::Timespec>::argument(call, index) else { return Ok(None) };
+    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(timeout.read(call)?.as_nanoseconds())))
 }
 
 /// `select` takes a `timeval`; `pselect6` a `timespec` (and a mask).
@@ -783,16 +780,10 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let deadline = if pselect {
-        timespec_deadline(call, call.argument(4))?
-    } else if call.argument(4) == 0 {
-        None
+        timespec_deadline(call, 4)?
     } else {
-        let seconds = call.word_in(call.argument(4))?;
-        let microseconds = call.word_in(call.argument(4) + 8)?;
-        if seconds as i64 <= -1 || microseconds >= 1_000_000 {
-            return Err(Errno::EINVAL);
-        }
-        Some(machine::timer::uptime_nanoseconds() + seconds * 1_000_000_000 + microseconds * 1000)
+        let timeout = UserPtr::<linux_abi::Timeval>::argument(call, 4).map(|timeout| timeout.read(call)).transpose()?;
+        timeout.map(|timeout| machine::timer::uptime_nanoseconds().saturating_add(timeout.as_nanoseconds()))
     };
     let words = count.div_ceil(64) as usize;
     let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];

@@ -11,6 +11,7 @@ mod memory;
 mod paths;
 mod processes;
 mod signals;
+mod user_ptr;
 mod clocks;
 
 use alloc::sync::Arc;
@@ -24,6 +25,7 @@ use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
 pub use processes::{futex_wake, signal_group};
+pub use user_ptr::UserPtr;
 
 /// What the thread does after a system call.
 pub enum Flow {

@@ -11,7 +11,7 @@ use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
-use super::{value, Call, CallResult, Outcome};
+use super::{value, Call, CallResult, Outcome, UserPtr};
 use kernel_objects::address_spaces::{carry_out, destroy_space, ContainerFrames};
 use kernel_objects::capabilities::{caps, undo, NativeProcess};
 use linux_abi::Errno;
@@ -344,7 +344,7 @@ fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bo
 
 pub fn wait4(call: &mut Call<'_>) -> CallResult {
     const WNOHANG: u64 = 1;
-    let (selector, status_address, options) = (call.argument(0) as i32 as i64, call.argument(1), call.argument(2));
+    let (selector, status_out, options) = (call.argument(0) as i32 as i64, UserPtr::<u32>::argument(call, 1), call.argument(2));
     if options & !(WNOHANG | 2 | 8 | 0x4000_0000 | 0x8000_0000 | 0x2000_0000) != 0 {
         return Err(Errno::EINVAL);
     }
@@ -353,8 +353,8 @@ pub fn wait4(call: &mut Call<'_>) -> CallResult {
     match reap(call, &chosen, options & WNOHANG != 0, false, options & WUNTRACED != 0)? {
         None => value(0),
         Some((pid, status)) => {
-            if status_address != 0 {
-                call.write_out(status_address, &status.to_le_bytes())?;
+            if let Some(status_out) = status_out {
+                status_out.write(call, &status)?;
             }
             if call.argument(3) != 0 {
                 call.write_out(call.argument(3), &[0u8; 144])?;
