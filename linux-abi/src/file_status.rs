@@ -119,25 +119,48 @@ impl FileStatus {
     }
 }
 
-/// Bytes one `linux_dirent64` record for a name of `name_length` bytes
-/// takes (header, name, NUL, padding to 8).
-pub fn dirent64_length(name_length: usize) -> usize {
-    (19 + name_length + 1).next_multiple_of(8)
+/// The two record layouts of directory reads: `getdents`' `linux_dirent`
+/// (`d_type` in the record's last byte) and `getdents64`'s
+/// `linux_dirent64` (`d_type` before the name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirentFormat {
+    /// `struct linux_dirent`: ino, off, reclen, name, NUL, padding, type.
+    Dirent,
+    /// `struct linux_dirent64`: ino, off, reclen, type, name, NUL, padding.
+    Dirent64,
 }
 
-/// Writes a `linux_dirent64` record at the start of `out`: `inode`, the
-/// offset of the next entry, the `DT_*` kind and `name`. `None` (nothing
-/// written) when `out` is too short.
-pub fn write_dirent64(out: &mut [u8], inode: u64, next_offset: u64, kind: u8, name: &[u8]) -> Option<usize> {
-    let length = dirent64_length(name.len());
-    let record = out.get_mut(..length)?;
-    record.fill(0);
-    record[0..8].copy_from_slice(&inode.to_le_bytes());
-    record[8..16].copy_from_slice(&next_offset.to_le_bytes());
-    record[16..18].copy_from_slice(&u16::try_from(length).ok()?.to_le_bytes());
-    record[18] = kind;
-    record[19..19 + name.len()].copy_from_slice(name);
-    Some(length)
+impl DirentFormat {
+    /// Bytes one record for a name of `name_length` bytes takes (padded to 8).
+    pub fn record_length(self, name_length: usize) -> usize {
+        match self {
+            DirentFormat::Dirent => (18 + name_length + 2).next_multiple_of(8),
+            DirentFormat::Dirent64 => (19 + name_length + 1).next_multiple_of(8),
+        }
+    }
+
+    /// Writes a record at the start of `out`: `inode`, the offset of the
+    /// next entry, the `DT_*` kind and `name`. `None` (nothing written)
+    /// when `out` is too short.
+    pub fn write(self, out: &mut [u8], inode: u64, next_offset: u64, kind: u8, name: &[u8]) -> Option<usize> {
+        let length = self.record_length(name.len());
+        let record = out.get_mut(..length)?;
+        record.fill(0);
+        record[0..8].copy_from_slice(&inode.to_le_bytes());
+        record[8..16].copy_from_slice(&next_offset.to_le_bytes());
+        record[16..18].copy_from_slice(&u16::try_from(length).ok()?.to_le_bytes());
+        match self {
+            DirentFormat::Dirent => {
+                record[18..18 + name.len()].copy_from_slice(name);
+                record[length - 1] = kind;
+            }
+            DirentFormat::Dirent64 => {
+                record[18] = kind;
+                record[19..19 + name.len()].copy_from_slice(name);
+            }
+        }
+        Some(length)
+    }
 }
 
 #[cfg(test)]
@@ -215,16 +238,30 @@ mod tests {
 
     #[test]
     fn dirent_records_are_aligned_and_refused_when_they_do_not_fit() {
-        assert_eq!(dirent64_length(1), 24);
-        assert_eq!(dirent64_length(4), 24);
-        assert_eq!(dirent64_length(5), 32);
+        let dirent64 = DirentFormat::Dirent64;
+        assert_eq!(dirent64.record_length(1), 24);
+        assert_eq!(dirent64.record_length(4), 24);
+        assert_eq!(dirent64.record_length(5), 32);
         let mut out = [0xffu8; 32];
-        assert_eq!(write_dirent64(&mut out, 9, 1, 4, b"abcde"), Some(32));
+        assert_eq!(dirent64.write(&mut out, 9, 1, 4, b"abcde"), Some(32));
         assert_eq!(word(&out, 0, 8), 9);
         assert_eq!(word(&out, 8, 8), 1);
         assert_eq!(word(&out, 16, 2), 32);
         assert_eq!(out[18], 4);
         assert_eq!(&out[19..25], b"abcde\0");
-        assert_eq!(write_dirent64(&mut out[..31], 9, 1, 4, b"abcde"), None);
+        assert_eq!(dirent64.write(&mut out[..31], 9, 1, 4, b"abcde"), None);
+    }
+
+    #[test]
+    fn old_dirent_records_keep_the_type_in_their_last_byte() {
+        // linux_dirent: d_ino 0, d_off 8, d_reclen 16, d_name 18, d_type at reclen - 1.
+        let dirent = DirentFormat::Dirent;
+        assert_eq!(dirent.record_length(4), 24);
+        assert_eq!(dirent.record_length(5), 32);
+        let mut out = [0xffu8; 24];
+        assert_eq!(dirent.write(&mut out, 9, 1, 4, b"abcd"), Some(24));
+        assert_eq!(word(&out, 16, 2), 24);
+        assert_eq!(&out[18..23], b"abcd\0");
+        assert_eq!(out[23], 4);
     }
 }

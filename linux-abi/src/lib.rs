@@ -35,7 +35,7 @@ pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
 pub use user_values::{Timespec, Timeval, UserValue};
-pub use file_status::{dirent64_length, makedev, write_dirent64, FileStatus, Timestamp, STATX_BASIC_STATS, STATX_BYTES, STAT_BYTES};
+pub use file_status::{makedev, DirentFormat, FileStatus, Timestamp, STATX_BASIC_STATS, STATX_BYTES, STAT_BYTES};
 pub use wait_status::{child_codes, WaitStatus};
 
 #[cfg(test)]

@@ -557,7 +557,8 @@ pub fn statx(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-pub fn getdents64(call: &mut Call<'_>) -> CallResult {
+/// `getdents` and `getdents64`: the directory's next entries in `format`.
+pub fn getdents(call: &mut Call<'_>, format: linux_abi::DirentFormat) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let (buffer, size) = (call.argument(1), call.argument(2) as usize);
     let Backing::Inode(inode) = file.backing else { return Err(Errno::ENOTDIR) };
@@ -568,14 +569,14 @@ pub fn getdents64(call: &mut Call<'_>) -> CallResult {
         let mut index = start;
         let end = fs::with(|tree| {
             tree.visit_entries(inode, start, |name, id, kind| {
-                let length = linux_abi::dirent64_length(name.len());
+                let length = format.record_length(name.len());
                 if out.len() + length > size {
                     return false;
                 }
                 index += 1;
                 let at = out.len();
                 out.resize(at + length, 0);
-                linux_abi::write_dirent64(&mut out[at..], u64::from(id.0) + 1, index as u64, kind.dirent_type(), name).is_some()
+                format.write(&mut out[at..], u64::from(id.0) + 1, index as u64, kind.dirent_type(), name).is_some()
             })
         })?;
         if out.is_empty() {

@@ -29,6 +29,37 @@ static void list(const char *path) {
     printf("\n");
 }
 
+/* The same listing through the old getdents(2) and its struct linux_dirent
+ * (d_type in the record's last byte), as old binaries read directories. */
+static void list_old(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        printf("open %s: %s\n", path, errno_name(errno));
+        return;
+    }
+    char records[4096];
+    char names[64][260];
+    int count = 0;
+    long got;
+    while ((got = syscall(SYS_getdents, fd, records, sizeof records)) > 0) {
+        for (long at = 0; at < got && count < 64;) {
+            unsigned short length = *(unsigned short *)(records + at + 16);
+            const char *name = records + at + 18;
+            char type = records[at + length - 1];
+            snprintf(names[count++], 260, "%s%s", name, type == DT_DIR ? "/" : "");
+            at += length;
+        }
+    }
+    if (got < 0)
+        printf("getdents %s: %s\n", path, errno_name(errno));
+    close(fd);
+    qsort(names, count, 260, (int (*)(const void *, const void *))strcmp);
+    printf("old list %s:", path);
+    for (int i = 0; i < count; i++)
+        printf(" %s", names[i]);
+    printf("\n");
+}
+
 int main(void) {
     char buffer[256];
     CHECK("chdir /tmp", chdir("/tmp"));
@@ -114,6 +145,7 @@ int main(void) {
     CHECK("unlinkat removedir", unlinkat(AT_FDCWD, "sub", AT_REMOVEDIR));
     CHECK("unlinkat bad flag", unlinkat(AT_FDCWD, "a.txt", 0x1));
     list(".");
+    list_old(".");
     list("/tmp/t/../t");
     char long_name[300];
     memset(long_name, 'x', 299);

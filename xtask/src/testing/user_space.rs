@@ -27,7 +27,12 @@ pub fn run_user_tests(tally: &mut Tally) {
     for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
         let request = ExecRequest { kernel, ..request.clone() };
         match run_program(&request, Input::Bytes(Vec::new()), Some(TIME_LIMIT)) {
-            Ok(run) => outputs.push(sections(&String::from_utf8_lossy(&run.output))),
+            Ok(run) => {
+                // Kept for a look after a difference: target/user-<kernel>.txt.
+                let kept = crate::workspace::target_directory().join(format!("user-{kernel:?}.txt").to_lowercase());
+                let _ = std::fs::write(&kept, &run.output);
+                outputs.push(sections(&String::from_utf8_lossy(&run.output)))
+            }
             Err(failure) => return tally.record(&format!("user: run the suite on {kernel:?}"), Err(failure.to_string())),
         }
     }
@@ -62,13 +67,22 @@ fn compare(name: &str, lamina: Option<&String>, linux: &str) -> CheckResult {
 }
 
 /// Splits the runner's output into `name -> lines` at `=== name` headers.
+/// A name that comes twice keeps both texts, joined under a line saying so,
+/// so that two tests of one name can never hide one another.
 fn sections(output: &str) -> BTreeMap<String, String> {
-    let mut sections = BTreeMap::new();
+    let mut sections: BTreeMap<String, String> = BTreeMap::new();
     let mut current: Option<(String, String)> = None;
+    let keep = |sections: &mut BTreeMap<String, String>, (name, text): (String, String)| {
+        let kept = sections.entry(name).or_default();
+        if !kept.is_empty() {
+            kept.push_str("=== (a second test of this name)\n");
+        }
+        kept.push_str(&text);
+    };
     for line in output.lines() {
         if let Some(name) = line.strip_prefix("=== ") {
-            if let Some((name, text)) = current.take() {
-                sections.insert(name, text);
+            if let Some(section) = current.take() {
+                keep(&mut sections, section);
             }
             current = Some((name.to_string(), String::new()));
         } else if let Some((_, text)) = current.as_mut() {
@@ -76,8 +90,8 @@ fn sections(output: &str) -> BTreeMap<String, String> {
             text.push('\n');
         }
     }
-    if let Some((name, text)) = current {
-        sections.insert(name, text);
+    if let Some(section) = current {
+        keep(&mut sections, section);
     }
     sections
 }
@@ -104,12 +118,12 @@ fn suite_request() -> Outcome<ExecRequest> {
                 (root.join(directory).join(&name), format!("/tests/sh/{name}"), format!("/bin/sh /tests/sh/{name}"))
             };
             files.push(FileCopy { host, guest: Some(guest) });
-            script.push_str(&format!("echo '=== {stem}'\n{command} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
+            script.push_str(&format!("echo '=== {extension}/{stem}'\n{command} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
         }
     }
     for (name, binary) in crate::guest_programs::rust_tests()? {
         let guest = format!("/tests/rust/{name}");
-        script.push_str(&format!("echo '=== {name}'\n{guest} first second 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
+        script.push_str(&format!("echo '=== rust/{name}'\n{guest} first second 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
         files.push(FileCopy { host: binary, guest: Some(guest) });
     }
     let runner: PathBuf = crate::guest_files::write_image("run-all", script.as_bytes())?;
@@ -121,4 +135,17 @@ fn suite_request() -> Outcome<ExecRequest> {
         program: "/bin/busybox".into(),
         program_arguments: vec!["sh".to_string(), RUNNER.to_string()],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_tests_of_one_name_cannot_hide_each_other() {
+        let output = "=== c/files\none\n--- exit 0\n=== sh/files\ntwo\n=== sh/files\nthree\n";
+        let found = sections(output);
+        assert_eq!(found["c/files"], "one\n--- exit 0\n");
+        assert!(found["sh/files"].contains("two\n") && found["sh/files"].contains("three\n"), "{:?}", found["sh/files"]);
+    }
 }
