@@ -51,8 +51,9 @@ pub fn kernel_stacks_made_after_boot_are_guarded(_facts: &SystemFacts) -> Outcom
     let online = machine::percpu::online_count();
     let me = machine::percpu::current_index();
     let served_before: Vec<u64> = (0..online).map(tlb::served).collect();
+    let bottom = stack.bottom();
     free_kernel_stack(stack);
-    check(paging::translate(stack.bottom()).is_none(), || "a freed stack is still mapped".into())?;
+    check(paging::translate(bottom).is_none(), || "a freed stack is still mapped".into())?;
     for cpu in (0..online).filter(|&cpu| cpu != me) {
         check(tlb::served(cpu) > served_before[cpu], || format!("CPU {cpu} was not asked to invalidate the freed stack"))?;
     }

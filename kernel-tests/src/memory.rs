@@ -63,7 +63,7 @@ pub fn kernel_sections_have_their_rights(_facts: &SystemFacts) -> Outcome {
 
 pub fn stack_has_guard_page(_facts: &SystemFacts) -> Outcome {
     let this = machine::percpu::current().ok_or("no per-CPU data")?;
-    let stack = this.boot_stack;
+    let stack = &this.boot_stack;
     check(paging::translate(stack.top() - 8).is_some(), || "top of the stack is not mapped".into())?;
     let guard = stack.bottom() - layout::PAGE_SIZE;
     check(paging::translate(guard).is_none(), || format!("guard page {guard:#x} is mapped"))?;

@@ -21,6 +21,7 @@ use alloc::sync::Arc;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::irq_lock::IrqLock;
 use super::stacks::KernelStack;
 use super::{cpu, percpu};
 
@@ -28,7 +29,9 @@ use super::{cpu, percpu};
 pub struct ThreadContext {
     saved_stack_pointer: UnsafeCell<u64>,
     running: AtomicBool,
-    stack: Option<KernelStack>,
+    /// Set once its stack was taken back: never run again.
+    retired: AtomicBool,
+    stack: IrqLock<Option<KernelStack>>,
 }
 
 // SAFETY: `saved_stack_pointer` is written only by the CPU that is switching
@@ -45,7 +48,8 @@ impl ThreadContext {
         let context = Arc::new(ThreadContext {
             saved_stack_pointer: UnsafeCell::new(0),
             running: AtomicBool::new(true),
-            stack: None,
+            retired: AtomicBool::new(false),
+            stack: IrqLock::new(None),
         });
         percpu::set_current_context(context.clone());
         context
@@ -69,13 +73,20 @@ impl ThreadContext {
         Arc::new(ThreadContext {
             saved_stack_pointer: UnsafeCell::new(stack_pointer),
             running: AtomicBool::new(false),
-            stack: Some(stack),
+            retired: AtomicBool::new(false),
+            stack: IrqLock::new(Some(stack)),
         })
     }
 
-    /// The stack this context runs on (`None` for an adopted boot context).
-    pub fn stack(&self) -> Option<KernelStack> {
-        self.stack
+    /// Takes the stack back from a context no CPU runs, which retires it:
+    /// it is never run again (`switch_to` refuses it). `None` while it
+    /// runs, for an adopted boot context, or once taken.
+    pub fn take_stack(&self) -> Option<KernelStack> {
+        // Acquire: claim it as a switch would, and keep the claim for good,
+        // so no CPU can switch to it once its stack is gone.
+        self.running.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok()?;
+        self.retired.store(true, Ordering::Release);
+        self.stack.lock().take()
     }
 
     /// True while some CPU runs (or is still leaving) this context.
@@ -101,7 +112,11 @@ pub fn switch_to(next: Arc<ThreadContext>) {
     }
     // Claim `next`; if its old CPU is still leaving it, wait for that.
     // Acquire: see the saved stack pointer that CPU stored before releasing.
+    // A retired context (its stack taken back) is never claimed again.
     while next.running.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        if next.retired.load(Ordering::Acquire) {
+            return;
+        }
         cpu::relax();
     }
     let save_into = current.saved_stack_pointer.get();

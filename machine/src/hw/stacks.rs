@@ -24,8 +24,9 @@ static NEXT_SLOT: AtomicU64 = AtomicU64::new(0);
 
 /// A mapped kernel stack. Made only by this layer (its fields are
 /// private), so a stack handed to a context or switched to is one this
-/// layer mapped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// layer mapped; not `Copy` or `Clone`, so one stack has one owner (a
+/// context, a CPU's boot path, or the code about to free it).
+#[derive(Debug, PartialEq, Eq)]
 pub struct KernelStack {
     bottom: u64,
     top: u64,

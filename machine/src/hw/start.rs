@@ -108,7 +108,8 @@ pub(crate) extern "C" fn bootstrap_processor_entry(protocol: u32, information_ad
     KERNEL_ROOT.store(kernel_root, Ordering::Relaxed);
     DIRECT_MAP_END.store(memory_end, Ordering::Relaxed);
     *BOOT.lock() = Some(Boot { information, frames, kernel_root });
-    stacks::switch_to(stack, bootstrap_processor_continue, stack.top())
+    let top = stack.top();
+    stacks::switch_to(stack, bootstrap_processor_continue, top)
 }
 
 /// Highest physical address the direct map must cover.

@@ -79,7 +79,7 @@ pub(crate) fn take_stack(source: &StackSource) -> Option<KernelStack> {
 /// Takes a stack whose context no longer runs out of the pool.
 fn take_idle(pool: &mut Vec<Arc<ThreadContext>>) -> Option<KernelStack> {
     let position = pool.iter().position(|context| !context.is_running())?;
-    pool.swap_remove(position).stack()
+    pool.swap_remove(position).take_stack()
 }
 
 /// Puts an exited thread's context (and so its stack) in the pool. Called
