@@ -24,6 +24,7 @@ mod file_status;
 mod initial_stack;
 mod layer_errors;
 pub mod line_discipline;
+pub mod poll;
 pub mod procfs_text;
 pub mod signal_frame;
 mod sysno;

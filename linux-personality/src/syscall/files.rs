@@ -710,42 +710,30 @@ fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() ->
 }
 
 fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>) -> CallResult {
+    use linux_abi::poll::{PollFd, Readiness};
+    use linux_abi::UserValue;
     if count > 4096 {
         return Err(Errno::EINVAL);
     }
-    let mut entries = vec![0u8; count as usize * 8];
-    call.read_in(address, &mut entries)?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(count as usize * PollFd::SIZE).map_err(|_| Errno::ENOMEM)?;
+    bytes.resize(count as usize * PollFd::SIZE, 0);
+    call.read_in(address, &mut bytes)?;
     let ready = wait_ready(call, deadline, || {
         let mut ready = 0;
-        for entry in entries.chunks_mut(8) {
-            let fd = i32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
-            let events = u16::from_le_bytes([entry[4], entry[5]]);
-            let revents: u16 = if fd < 0 {
-                0
-            } else {
-                match readiness(call, fd as u64) {
-                    None => 0x20, // POLLNVAL
-                    Some((readable, writable, hung_up)) => {
-                        let mut bits = 0;
-                        if readable && events & 0x41 != 0 {
-                            bits |= events & 0x41; // POLLIN | POLLRDNORM
-                        }
-                        if writable && events & 0x104 != 0 {
-                            bits |= events & 0x104; // POLLOUT | POLLWRNORM
-                        }
-                        if hung_up {
-                            bits |= 0x10;
-                        }
-                        bits
-                    }
-                }
-            };
-            entry[6..8].copy_from_slice(&revents.to_le_bytes());
-            ready += usize::from(revents != 0);
+        for raw in bytes.chunks_mut(PollFd::SIZE) {
+            let mut entry = PollFd::decode(raw)?;
+            let readiness = (entry.fd >= 0)
+                .then(|| readiness(call, entry.fd as u64))
+                .flatten()
+                .map(|(readable, writable, hung_up)| Readiness { readable, writable, hung_up });
+            entry.revents = entry.revents_for(readiness);
+            entry.encode(raw);
+            ready += usize::from(entry.revents != 0);
         }
         Ok(ready)
     })?;
-    call.write_out(address, &entries)?;
+    call.write_out(address, &bytes)?;
     value(ready as u64)
 }
 
