@@ -9,7 +9,7 @@
 
 use alloc::vec::Vec;
 
-use crate::Errno;
+use crate::{Errno, UserValue};
 
 /// `sa_flags`: the handler takes (signal, siginfo, ucontext).
 pub const SA_SIGINFO: u64 = 4;
@@ -35,6 +35,33 @@ pub const FRAME_BYTES: usize = 8 + UCONTEXT_BYTES + SIGINFO_BYTES;
 /// Bytes below the interrupted stack pointer a frame leaves alone (the
 /// System V red zone).
 const RED_ZONE: u64 = 128;
+
+/// `struct sigaction` as the kernel takes it (`rt_sigaction`, 32 bytes:
+/// handler, flags, restorer, mask).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct SigAction {
+    /// `sa_handler` (0: default, 1: ignore).
+    pub handler: u64,
+    /// `sa_flags`.
+    pub flags: u64,
+    /// `sa_restorer`.
+    pub restorer: u64,
+    /// `sa_mask` (64 signals).
+    pub mask: u64,
+}
+
+impl UserValue for SigAction {
+    const SIZE: usize = 32;
+    fn decode(bytes: &[u8]) -> Result<Self, Errno> {
+        let word = |index: usize| u64::decode(&bytes[index * 8..index * 8 + 8]);
+        Ok(Self { handler: word(0)?, flags: word(1)?, restorer: word(2)?, mask: word(3)? })
+    }
+    fn encode(&self, bytes: &mut [u8]) {
+        for (index, word) in [self.handler, self.flags, self.restorer, self.mask].into_iter().enumerate() {
+            word.encode(&mut bytes[index * 8..index * 8 + 8]);
+        }
+    }
+}
 
 /// The general registers `sigcontext` saves, in its order: r8–r15, rdi,
 /// rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags.
@@ -192,6 +219,15 @@ mod tests {
         let disabled = AlternateStack { flags: SS_DISABLE, ..alternate };
         assert!(build(&asked, &registers(0x7fff_0000_0000), disabled).unwrap().address > 0x7ffe_0000_0000);
         assert!(build(&DELIVERY, &registers(0x7fff_0000_0000), alternate).unwrap().address > 0x7ffe_0000_0000);
+    }
+
+    #[test]
+    fn a_sigaction_reads_back_in_the_kernels_order() {
+        let action = SigAction { handler: 1, flags: SA_RESTORER, restorer: 3, mask: 4 };
+        let mut bytes = [0u8; 32];
+        action.encode(&mut bytes);
+        assert_eq!(&bytes[8..16], &SA_RESTORER.to_le_bytes(), "flags second");
+        assert_eq!(SigAction::decode(&bytes), Ok(action));
     }
 
     #[test]

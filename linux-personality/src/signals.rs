@@ -56,14 +56,7 @@ pub const SIG_IGN: u64 = 1;
 pub const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 
-/// `struct sigaction` as the kernel sees it (`rt_sigaction`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct SigAction {
-    pub handler: u64,
-    pub flags: u64,
-    pub restorer: u64,
-    pub mask: u64,
-}
+pub use linux_abi::signal_frame::SigAction;
 
 /// What a signal does when nobody handles it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -1,20 +1,16 @@
 //! Signal system calls: dispositions, the blocked mask, pending signals,
 //! the alternate stack, `rt_sigreturn` and `rt_sigsuspend`.
 
-use super::{value, Call, CallResult, Outcome};
+use super::{value, Call, CallResult, Outcome, UserPtr};
 use linux_abi::Errno;
 use crate::signals::{restore_from, SigAction, UCONTEXT_BYTES};
 
 pub fn rt_sigaction(call: &mut Call<'_>) -> CallResult {
-    let (signal, new, old, size) = (call.argument(0) as u32, call.argument(1), call.argument(2), call.argument(3));
+    let (signal, new, old, size) = (call.argument(0) as u32, UserPtr::<SigAction>::argument(call, 1), UserPtr::<SigAction>::argument(call, 2), call.argument(3));
     if size != 8 {
         return Err(Errno::EINVAL);
     }
-    let replacement = if new != 0 {
-        Some(SigAction { handler: call.word_in(new)?, flags: call.word_in(new + 8)?, restorer: call.word_in(new + 16)?, mask: call.word_in(new + 24)? })
-    } else {
-        None
-    };
+    let replacement = new.map(|new| new.read(call)).transpose()?;
     let previous = {
         let mut state = call.process.state();
         let previous = state.signals.action(signal)?;
@@ -23,12 +19,8 @@ pub fn rt_sigaction(call: &mut Call<'_>) -> CallResult {
         }
         previous
     };
-    if old != 0 {
-        let mut bytes = [0u8; 32];
-        for (index, word) in [previous.handler, previous.flags, previous.restorer, previous.mask].into_iter().enumerate() {
-            bytes[index * 8..index * 8 + 8].copy_from_slice(&word.to_le_bytes());
-        }
-        call.write_out(old, &bytes)?;
+    if let Some(old) = old {
+        old.write(call, &previous)?;
     }
     value(0)
 }
@@ -37,11 +29,11 @@ pub fn rt_sigprocmask(call: &mut Call<'_>) -> CallResult {
     const SIG_BLOCK: u64 = 0;
     const SIG_UNBLOCK: u64 = 1;
     const SIG_SETMASK: u64 = 2;
-    let (how, new, old, size) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3));
+    let (how, new, old, size) = (call.argument(0), UserPtr::<u64>::argument(call, 1), UserPtr::<u64>::argument(call, 2), call.argument(3));
     if size != 8 {
         return Err(Errno::EINVAL);
     }
-    let mask = if new != 0 { Some(call.word_in(new)?) } else { None };
+    let mask = new.map(|new| new.read(call)).transpose()?;
     let previous = {
         let mut state = call.process.state();
         let previous = state.signals.blocked;
@@ -56,8 +48,8 @@ pub fn rt_sigprocmask(call: &mut Call<'_>) -> CallResult {
         }
         previous
     };
-    if old != 0 {
-        call.write_out(old, &previous.to_le_bytes())?;
+    if let Some(old) = old {
+        old.write(call, &previous)?;
     }
     value(0)
 }
