@@ -46,6 +46,18 @@ impl UserValue for [i32; 2] {
     }
 }
 
+/// `u64[2]`, e.g. `struct rlimit` (soft, hard).
+impl UserValue for [u64; 2] {
+    const SIZE: usize = 16;
+    fn decode(bytes: &[u8]) -> Result<Self, Errno> {
+        Ok([u64::decode(&bytes[..8])?, u64::decode(&bytes[8..])?])
+    }
+    fn encode(&self, bytes: &mut [u8]) {
+        self[0].encode(&mut bytes[..8]);
+        self[1].encode(&mut bytes[8..]);
+    }
+}
+
 const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
 
 /// `struct timespec`: a time or duration, never negative here.
@@ -137,6 +149,7 @@ mod tests {
         round_trip(-5i32);
         round_trip(u64::MAX);
         round_trip([3i32, 4]);
+        round_trip([u64::MAX, 7u64]);
         round_trip(Timespec::from_nanoseconds(12_345_678_901));
         round_trip(Timeval::from_nanoseconds(12_345_678_901));
         assert_eq!(Timeval::from_nanoseconds(12_345_678_901), Timeval { seconds: 12, microseconds: 345_678 });

@@ -4,7 +4,7 @@
 
 use alloc::vec;
 
-use super::{value, Call, CallResult};
+use super::{value, Call, CallResult, UserPtr};
 use linux_abi::Errno;
 use crate::clock::monotonic_nanoseconds;
 
@@ -19,37 +19,31 @@ pub fn uname(call: &mut Call<'_>) -> CallResult {
 }
 
 /// (soft, hard) limits by resource number.
-fn limit(resource: u64) -> Result<(u64, u64), Errno> {
+/// `struct rlimit` of `resource`: (soft, hard).
+fn limit(resource: u64) -> Result<[u64; 2], Errno> {
     const INFINITY: u64 = u64::MAX;
     match resource {
-        3 => Ok((8 << 20, INFINITY)),                // RLIMIT_STACK
-        7 => Ok((1024, 4095)),                       // RLIMIT_NOFILE
-        0..=15 => Ok((INFINITY, INFINITY)),
+        3 => Ok([8 << 20, INFINITY]), // RLIMIT_STACK
+        7 => Ok([1024, 4095]),        // RLIMIT_NOFILE
+        0..=15 => Ok([INFINITY, INFINITY]),
         _ => Err(Errno::EINVAL),
     }
 }
 
-fn limit_bytes((soft, hard): (u64, u64)) -> [u8; 16] {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&soft.to_le_bytes());
-    bytes[8..].copy_from_slice(&hard.to_le_bytes());
-    bytes
-}
-
 pub fn getrlimit(call: &mut Call<'_>) -> CallResult {
     let limits = limit(call.argument(0))?;
-    call.write_out(call.argument(1), &limit_bytes(limits))?;
+    UserPtr::<[u64; 2]>::argument(call, 1).ok_or(Errno::EFAULT)?.write(call, &limits)?;
     value(0)
 }
 
 pub fn prlimit64(call: &mut Call<'_>) -> CallResult {
-    let (pid, resource, old) = (call.argument(0), call.argument(1), call.argument(3));
+    let (pid, resource, old) = (call.argument(0), call.argument(1), UserPtr::<[u64; 2]>::argument(call, 3));
     if pid != 0 && pid != u64::from(call.pid()) && crate::process::find(pid as u32).is_none() {
         return Err(Errno::ESRCH);
     }
     let limits = limit(resource)?;
-    if old != 0 {
-        call.write_out(old, &limit_bytes(limits))?;
+    if let Some(old) = old {
+        old.write(call, &limits)?;
     }
     value(0) // new limits are accepted and not enforced yet
 }
@@ -84,8 +78,9 @@ pub fn sysinfo(call: &mut Call<'_>) -> CallResult {
 }
 
 pub fn getresid(call: &mut Call<'_>) -> CallResult {
+    // One user: real, effective and saved ids are all root's.
     for index in 0..3 {
-        call.write_out(call.argument(index), &0u32.to_le_bytes())?;
+        UserPtr::<u32>::argument(call, index).ok_or(Errno::EFAULT)?.write(call, &0)?;
     }
     value(0)
 }
