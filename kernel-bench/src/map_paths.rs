@@ -16,11 +16,12 @@ const SAMPLES: usize = 5;
 const PAGE: u64 = 0x40_0000;
 
 pub fn map_unmap(mode: ClockMode) {
-    let Ok(mut space) = new_space(sched::current().container()) else { return };
+    let container = sched::current().container();
+    let Ok(mut space) = new_space(container) else { return };
     let one_pair = |space: &mut kernel_objects::address_spaces::KernelSpace| -> bool {
-        let Some(frame) = space.frame_source().allocate() else { return false };
-        if space.map(PAGE, frame, Rights::READ_WRITE, false).is_err() {
-            space.frame_source().free(frame);
+        let Ok(frame) = kernel_objects::OwnedFrame::allocate(container) else { return false };
+        // On an error `map` drops the frame, which frees it.
+        if space.map(PAGE, frame, Rights::READ_WRITE).is_err() {
             return false;
         }
         match space.unmap(PAGE, vmem::PAGE_SIZE) {

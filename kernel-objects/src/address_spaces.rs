@@ -46,11 +46,15 @@ impl FrameMemory for DirectMapFrames {
     }
 }
 
-/// Frames charged to one container.
+/// Frames charged to one container: the frame source of the spaces this
+/// file makes. Made only here (its `free` takes a raw frame).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ContainerFrames(pub ContainerId);
+pub struct ContainerFrames(ContainerId);
 
 impl FrameSource for ContainerFrames {
+    type Fresh = crate::untyped_memory::OwnedFrame;
+    type Shared = crate::untyped_memory::SharedFrame;
+
     fn allocate(&self) -> Option<u64> {
         allocate_charged_frame(self.0).ok().map(|frame| frame.start_address().0)
     }
@@ -83,6 +87,13 @@ pub fn new_space(container: ContainerId) -> Result<KernelSpace, VmError> {
     let owners = OWNERS.get().ok_or(VmError::OutOfMemory)?;
     let key = crate::untyped_memory::key().ok_or(VmError::OutOfMemory)?;
     AddressSpace::new(DirectMapFrames { key }, ContainerFrames(container), owners, &machine::paging::kernel_root_entries())
+}
+
+/// A copy of `parent` for a child process whose frames are charged to
+/// `container`: private writable pages become copy-on-write in both (the
+/// flush is for the parent's CPUs).
+pub fn fork_space(parent: &mut KernelSpace, container: ContainerId) -> Result<(KernelSpace, TlbFlush), VmError> {
+    parent.fork(ContainerFrames(container))
 }
 
 /// Destroys `space`: first every CPU that ran it and may still have its

@@ -63,17 +63,17 @@ pub enum ChargedFrameError {
 }
 
 /// One frame charged to `container`.
-pub fn allocate_charged_frame(container: ContainerId) -> Result<FrameNumber, ChargedFrameError> {
+pub(crate) fn allocate_charged_frame(container: ContainerId) -> Result<FrameNumber, ChargedFrameError> {
     let tree = containers().ok_or(ChargedFrameError::Quota(QuotaError::NoSuchContainer))?;
     tree.charge(container, 1).map_err(ChargedFrameError::Quota)?;
-    crate::physical_memory::allocate_frame().map_err(|error| {
+    crate::physical_memory::allocate_frame_number().map_err(|error| {
         release(container, 1);
         ChargedFrameError::Frames(error)
     })
 }
 
 /// Frees a frame from [`allocate_charged_frame`] and its charge.
-pub fn free_charged_frame(container: ContainerId, frame: FrameNumber) -> Result<(), FrameError> {
+pub(crate) fn free_charged_frame(container: ContainerId, frame: FrameNumber) -> Result<(), FrameError> {
     crate::physical_memory::free_frame(frame)?;
     release(container, 1);
     Ok(())

@@ -59,14 +59,42 @@ pub fn frames() -> Option<&'static KernelFrames> {
     FRAMES.get()
 }
 
-/// One free frame, charged to no container: for the kernel's own
-/// structures and for `kernel_containers`, which charges before it calls.
-pub fn allocate_frame() -> Result<FrameNumber, FrameError> {
+/// One free frame, charged to no container, held by the caller alone:
+/// for the kernel's own structures and tests. Dropping it frees it.
+pub fn allocate_frame() -> Result<KernelFrame, FrameError> {
+    allocate_frame_number().map(KernelFrame)
+}
+
+/// A frame from the allocator with one holder (not `Copy`, not `Clone`);
+/// the number says which frame, and only dropping the handle frees it, so
+/// no code outside this crate frees a frame it does not hold.
+#[must_use = "dropping a kernel frame frees it"]
+#[derive(Debug)]
+pub struct KernelFrame(FrameNumber);
+
+impl KernelFrame {
+    /// Which frame it is.
+    pub fn number(&self) -> FrameNumber {
+        self.0
+    }
+}
+
+impl Drop for KernelFrame {
+    fn drop(&mut self) {
+        if let Err(error) = free_frame(self.0) {
+            machine::println!("lamina: warning: freeing kernel frame {:?} refused: {error}", self.0);
+        }
+    }
+}
+
+/// One free frame for this crate's handles (`kernel_containers` charges
+/// before it calls).
+pub(crate) fn allocate_frame_number() -> Result<FrameNumber, FrameError> {
     frames().ok_or(FrameError::OutOfMemory)?.allocate()
 }
 
-/// Gives `frame` back.
-pub fn free_frame(frame: FrameNumber) -> Result<(), FrameError> {
+/// Gives `frame` back (this crate's handles, when they are dropped).
+pub(crate) fn free_frame(frame: FrameNumber) -> Result<(), FrameError> {
     frames().ok_or(FrameError::OutOfRange)?.free(frame)
 }
 
@@ -103,7 +131,7 @@ struct KernelFrameSource;
 
 impl TableFrameSource for KernelFrameSource {
     fn allocate_table(&mut self) -> Option<u64> {
-        allocate_frame().ok().map(|frame| frame.start_address().0)
+        allocate_frame_number().ok().map(|frame| frame.start_address().0)
     }
 
     fn free_table(&mut self, frame: u64) {

@@ -6,7 +6,10 @@
 //! here, private; the rest of the kernel reaches frame contents through:
 //! - [`OwnedFrame`]: a frame the allocator handed out, charged to a
 //!   container, with one holder (not `Copy`, not `Clone`); filled through
-//!   its methods, then given to an address space or dropped (freed);
+//!   its methods, then given to an address space (`map` takes it) or
+//!   dropped (freed);
+//! - [`SharedFrame`]: a shared-memory object's frame, made only here, which
+//!   `map_shared` maps as one more owner;
 //! - the address spaces' page tables and pages (`address_spaces.rs`) and
 //!   the checked copies to and from user memory (`user_memory.rs`), which
 //!   reach only frames their space's tables hold.
@@ -71,9 +74,10 @@ impl OwnedFrame {
         key().is_some_and(|key| key.read_bytes(self.address, offset, buffer))
     }
 
-    /// Gives the frame up to an address space that maps it (its owner
-    /// from now on, charge included); returns its address for the mapping.
-    pub fn into_mapping(self) -> u64 {
+    /// Gives the frame up to whatever owns it from now on (an address
+    /// space's tables, a memory object), charge included; returns its
+    /// address for the new owner's records.
+    pub(crate) fn into_mapping(self) -> u64 {
         let address = self.address;
         core::mem::forget(self);
         address
@@ -85,5 +89,38 @@ impl Drop for OwnedFrame {
         if let Err(error) = free_charged_frame(self.container, FrameNumber::containing(PhysicalAddress(self.address))) {
             machine::println!("lamina: warning: freeing an owned frame {:#x} refused: {error}", self.address);
         }
+    }
+}
+
+/// An address space takes an owned frame over when it maps it.
+impl vmem::FreshFrame for OwnedFrame {
+    fn address(&self) -> u64 {
+        self.address
+    }
+
+    fn give_to_space(self) {
+        let _ = self.into_mapping();
+    }
+}
+
+/// A frame of a shared-memory object (`capabilities::memory_objects`),
+/// lent to a space that maps it as one more owner. Made only in this
+/// crate, from an object's own frames, so a caller outside it cannot name
+/// an arbitrary frame to map.
+pub struct SharedFrame {
+    address: u64,
+}
+
+impl SharedFrame {
+    /// The object's frame at `address` (this crate only: the caller holds
+    /// the object).
+    pub(crate) fn of_object(address: u64) -> Self {
+        Self { address }
+    }
+}
+
+impl vmem::SharedFrame for SharedFrame {
+    fn address(&self) -> u64 {
+        self.address
     }
 }

@@ -10,14 +10,14 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use containers::{ContainerId, QuotaError};
-use frames::FrameNumber;
 use machine::percpu;
 use reservations::{Bound, Reservation, ReservationError};
 use sched::{Pinning, SpawnError, Thread, THREAD_PAGES};
 
 use super::runner::{check, Outcome};
 use super::waiting::wait_until;
-use kernel_objects::kernel_containers::{allocate_charged_frame, containers, free_charged_frame, ChargedFrameError, ContainerAccount, KernelContainers};
+use kernel_objects::kernel_containers::{containers, ChargedFrameError, ContainerAccount, KernelContainers};
+use kernel_objects::OwnedFrame;
 use kernel_objects::kernel_memory::KERNEL_BUDGET;
 use kernel_objects::physical_memory::free_frames;
 use kernel_objects::SystemFacts;
@@ -83,15 +83,17 @@ pub fn full_container_gets_enomem_while_another_keeps_running(_facts: &SystemFac
         });
         threads.push(thread.map_err(|error| format!("spawn {cpu} within quota: {error:?}"))?);
     }
-    let mut frames: Vec<FrameNumber> = Vec::new();
+    let mut frames: Vec<OwnedFrame> = Vec::new();
     for _ in 0..SPARE_FRAMES {
-        frames.push(allocate_charged_frame(full).map_err(|error| format!("frame within quota refused: {error:?}"))?);
+        frames.push(OwnedFrame::allocate(full).map_err(|error| format!("frame within quota refused: {error:?}"))?);
     }
     let quota_before_refusals = tree.usage(full).map_err(|error| format!("{error:?}"))?;
     let spawn = sched::spawn_in(full, 0, Pinning::Free, "one-too-many", || {});
     check(matches!(spawn, Err(SpawnError::OverQuota)), || format!("spawn past the quota gave {:?}", spawn.as_ref().map(|thread| thread.id())))?;
-    let frame = allocate_charged_frame(full);
-    check(matches!(frame, Err(ChargedFrameError::Quota(QuotaError::Exhausted { .. }))), || format!("frame past the quota gave {frame:?}"))?;
+    let frame = OwnedFrame::allocate(full);
+    check(matches!(frame, Err(ChargedFrameError::Quota(QuotaError::Exhausted { .. }))), || {
+        format!("frame past the quota gave {:?}", frame.as_ref().map(OwnedFrame::address))
+    })?;
     let account = ContainerAccount(full);
     let reservation = Reservation::reserve(&KERNEL_BUDGET, &account, Bound::fixed(1), 0);
     check(matches!(reservation, Err(ReservationError::Quota { .. })), || "a reservation past the quota was granted".into())?;
@@ -106,9 +108,7 @@ pub fn full_container_gets_enomem_while_another_keeps_running(_facts: &SystemFac
 
     stop.store(true, Ordering::Release);
     wait_for_exit(&threads)?;
-    for frame in frames {
-        free_charged_frame(full, frame).map_err(|error| format!("freeing a charged frame: {error}"))?;
-    }
+    drop(frames); // each frees itself and its charge
     destroy(full)?;
     destroy(busy)
 }
@@ -119,14 +119,12 @@ pub fn full_container_gets_enomem_while_another_keeps_running(_facts: &SystemFac
 fn spawn_worker(container: ContainerId, cpu: usize, frames: u64, children: u32, all: Arc<machine::irq_lock::IrqLock<Vec<Arc<Thread>>>>) -> Result<(), SpawnError> {
     let list = all.clone();
     let thread = sched::spawn_in(container, cpu, Pinning::Free, "tree-worker", move || {
-        let held: Vec<FrameNumber> = (0..frames).filter_map(|_| allocate_charged_frame(container).ok()).collect();
+        let held: Vec<OwnedFrame> = (0..frames).filter_map(|_| OwnedFrame::allocate(container).ok()).collect();
         for child in 0..children {
             let cpu = (cpu + 1 + child as usize) % percpu::online_count();
             let _ = spawn_worker(container, cpu, frames, 0, list.clone());
         }
-        for frame in held {
-            let _ = free_charged_frame(container, frame);
-        }
+        drop(held); // each frees itself and its charge
     })?;
     all.lock().push(thread);
     Ok(())

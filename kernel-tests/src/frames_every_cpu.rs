@@ -14,11 +14,11 @@ use sched::Pinning;
 
 use super::runner::{check, Outcome};
 use super::waiting::wait_for_progress;
-use kernel_objects::physical_memory::{allocate_frame, free_frame, free_frames};
+use kernel_objects::physical_memory::{allocate_frame, free_frames, KernelFrame};
 use kernel_objects::SystemFacts;
 
 /// What each CPU's thread took, to compare after all are done.
-type Takings = Arc<IrqLock<Vec<Vec<FrameNumber>>>>;
+type Takings = Arc<IrqLock<Vec<Vec<KernelFrame>>>>;
 
 /// Allocations and frees done by the threads of the running test: the
 /// progress the waiting thread watches. When every CPU takes the last
@@ -35,7 +35,7 @@ fn count_operation() {
 /// Runs `work` on a thread pinned to every CPU and collects what each
 /// returns. The threads start together once all exist; the free-frame
 /// count at that moment (their stacks already taken) is the second result.
-fn on_every_cpu(work: fn() -> Vec<FrameNumber>) -> Result<(Vec<Vec<FrameNumber>>, u64), alloc::string::String> {
+fn on_every_cpu(work: fn() -> Vec<KernelFrame>) -> Result<(Vec<Vec<KernelFrame>>, u64), alloc::string::String> {
     let online = percpu::online_count();
     let takings: Takings = Arc::new(IrqLock::new(Vec::new()));
     let go = Arc::new(core::sync::atomic::AtomicBool::new(false));
@@ -63,24 +63,21 @@ fn on_every_cpu(work: fn() -> Vec<FrameNumber>) -> Result<(Vec<Vec<FrameNumber>>
 }
 
 /// Checks that no frame appears twice among `takings`; returns how many.
-fn count_distinct(takings: &[Vec<FrameNumber>]) -> Result<u64, alloc::string::String> {
+fn count_distinct(takings: &[Vec<KernelFrame>]) -> Result<u64, alloc::string::String> {
     let mut seen = BTreeSet::new();
     for frame in takings.iter().flatten() {
-        check(seen.insert(*frame), || format!("frame {frame:?} was handed to two CPUs at once"))?;
+        check(seen.insert(frame.number()), || format!("frame {frame:?} was handed to two CPUs at once"))?;
     }
     Ok(seen.len() as u64)
 }
 
-fn free_all(takings: &[Vec<FrameNumber>]) -> Outcome {
-    takings
-        .iter()
-        .flatten()
-        .try_for_each(|frame| free_frame(*frame))
-        .map_err(|error| format!("freeing a handed-out frame failed: {error}"))
+/// Frees every frame taken (each handle frees its own).
+fn free_all(takings: Vec<Vec<KernelFrame>>) {
+    drop(takings);
 }
 
 /// Each CPU allocates and frees in rounds, keeping what it holds at the end.
-fn churn() -> Vec<FrameNumber> {
+fn churn() -> Vec<KernelFrame> {
     let mut held = Vec::new();
     for round in 0..40 {
         held.extend((0..100).filter_map(|_| {
@@ -91,7 +88,7 @@ fn churn() -> Vec<FrameNumber> {
         let keep = held.len() / 3 + round % 3;
         held.drain(keep.min(held.len())..).for_each(|frame| {
             count_operation();
-            let _ = free_frame(frame);
+            drop(frame);
         });
     }
     held
@@ -99,14 +96,15 @@ fn churn() -> Vec<FrameNumber> {
 
 pub fn every_cpu_allocates_and_frees_at_once(_facts: &SystemFacts) -> Outcome {
     let (takings, before) = on_every_cpu(churn)?;
-    count_distinct(&takings)?;
-    free_all(&takings)?;
+    let distinct = count_distinct(&takings);
+    free_all(takings);
+    distinct?;
     let after = free_frames();
     check(after == before, || format!("free frames {before} before, {after} after"))
 }
 
 /// Each CPU takes frames until there are none.
-fn take_everything() -> Vec<FrameNumber> {
+fn take_everything() -> Vec<KernelFrame> {
     let mut taken = Vec::new();
     while let Ok(frame) = allocate_frame() {
         count_operation();
@@ -120,7 +118,7 @@ pub fn all_cpus_together_get_every_frame(_facts: &SystemFacts) -> Outcome {
     let distinct = count_distinct(&takings);
     let left = free_frames();
     // Give everything back before judging, so a failure leaves memory free.
-    free_all(&takings)?;
+    free_all(takings);
     let distinct = distinct?;
     check(distinct == before && left == 0, || {
         format!("{before} frames were free; the CPUs got {distinct} distinct frames and {left} stayed free")

@@ -15,7 +15,8 @@ use kernel_objects::OwnedFrame;
 use vmem::{Access, Fault, Rights};
 
 use super::runner::{check, Outcome};
-use kernel_objects::address_spaces::{carry_out, new_space, KernelSpace};
+use kernel_objects::address_spaces::{carry_out, fork_space, new_space, KernelSpace};
+use containers::ContainerId;
 use kernel_objects::kernel_containers::containers;
 use kernel_objects::physical_memory::free_frames;
 use kernel_objects::SystemFacts;
@@ -70,12 +71,11 @@ fn run_program(space: &mut KernelSpace, context: &mut UserContext) -> Result<Run
     Ok(run)
 }
 
-fn load_program(space: &mut KernelSpace) -> Outcome {
-    let container = space.frame_source().0;
+fn load_program(space: &mut KernelSpace, container: ContainerId) -> Outcome {
     let mut frame = OwnedFrame::allocate(container).map_err(|error| format!("code frame: {error:?}"))?;
     check(frame.zero() && frame.write_bytes(0, &PROGRAM), || "writing the program failed".into())?;
-    space.map(CODE, frame.address(), Rights::READ_EXECUTE, false).map_err(|error| format!("mapping the code: {error:?}"))?;
-    let _ = frame.into_mapping(); // the space owns it now
+    // The space takes the frame over.
+    space.map(CODE, frame, Rights::READ_EXECUTE).map_err(|error| format!("mapping the code: {error:?}"))?;
     space.add_demand_zero(DATA, vmem::PAGE_SIZE, Rights::READ_WRITE).map_err(|error| format!("data region: {error:?}"))
 }
 
@@ -95,13 +95,13 @@ pub fn a_program_runs_in_ring_3_and_fork_copies_on_write(_facts: &SystemFacts) -
     let container = tree.create_child(root, 64).map_err(|error| format!("{error:?}"))?;
 
     let mut parent = new_space(container).map_err(|error| format!("new space: {error:?}"))?;
-    load_program(&mut parent)?;
+    load_program(&mut parent, container)?;
     let mut context = program_context(42);
     let run = run_program(&mut parent, &mut context)?;
     check(run.count == 2 && run.syscalls == [0, 42] && run.looping, || format!("parent saw {:?} ({} calls, looping {})", run.syscalls, run.count, run.looping))?;
 
     // Fork; the child writes 7, the parent's page must still hold 42.
-    let (mut child, flush) = parent.fork(kernel_objects::address_spaces::ContainerFrames(container)).map_err(|error| format!("fork: {error:?}"))?;
+    let (mut child, flush) = fork_space(&mut parent, container).map_err(|error| format!("fork: {error:?}"))?;
     carry_out(flush);
     let mut child_context = program_context(7);
     let run = run_program(&mut child, &mut child_context)?;

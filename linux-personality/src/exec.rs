@@ -97,10 +97,10 @@ fn fill(
             if !filled {
                 return Err(ExecError::Errno(Errno::ENOMEM));
             }
-            match memory.map(page, frame.address(), rights, false) {
-                // The space owns the frame now (and frees it with itself).
-                Ok(()) => _ = frame.into_mapping(),
-                // Not mapped: `frame` drops, freed with its charge.
+            // The space takes the frame over; on an error `map` drops it,
+            // freed with its charge.
+            match memory.map(page, frame, rights) {
+                Ok(()) => {}
                 Err(error) => {
                     return Err(ExecError::Errno(match error {
                         vmem::VmError::OutOfMemory => Errno::ENOMEM,

@@ -48,9 +48,8 @@ pub fn load_stubs(process: &NativeProcess) -> Result<(), &'static str> {
     }
     process
         .with_memory(|memory| {
-            memory.map(CODE, frame.address(), Rights::READ_EXECUTE, false).map_err(|_| "mapping the stubs failed")?;
-            // The space owns the frame now.
-            let _ = frame.into_mapping();
+            // The space takes the frame over (or frees it on an error).
+            memory.map(CODE, frame, Rights::READ_EXECUTE).map_err(|_| "mapping the stubs failed")?;
             memory.add_demand_zero(DATA, PAGE_SIZE, Rights::READ_WRITE).map_err(|_| "data region refused")
         })
         .map_err(|_| "the process is gone")?

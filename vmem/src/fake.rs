@@ -70,6 +70,9 @@ impl FakeFrames {
 }
 
 impl FrameSource for FakeFrames {
+    type Fresh = u64;
+    type Shared = u64;
+
     fn allocate(&self) -> Option<u64> {
         if self.allowance.get() == 0 {
             return None;

@@ -52,7 +52,7 @@ mod loom_tests;
 pub use cpu_set::{CpuSet, TlbFlush};
 pub use error::{Fault, VmError};
 pub use fault::{Access, FaultOutcome};
-pub use memory::{FrameMemory, FrameSource, PAGE_SIZE};
+pub use memory::{FrameMemory, FrameSource, FreshFrame, SharedFrame, PAGE_SIZE};
 pub use owners::{LeaveOutcome, OwnerTable};
 pub use rights::Rights;
 pub use space::{AddressSpace, Translation, USER_END};

@@ -22,9 +22,50 @@ pub trait FrameMemory {
 /// Where frames come from and go back to. The kernel's source charges the
 /// address space's container, so `allocate` fails when either the quota or
 /// memory is spent.
+///
+/// The frames a caller hands a space to map are typed, not addresses: a
+/// [`FrameSource::Fresh`] is a frame its holder owns alone (the space
+/// takes it over), a [`FrameSource::Shared`] one a shared-memory object
+/// lends. The kernel's types can only be made by the code that owns the
+/// frames, so no caller of [`crate::AddressSpace::map`] can name an
+/// arbitrary physical frame; host tests use bare addresses.
 pub trait FrameSource {
+    /// A frame its holder owns alone, ready to be mapped.
+    type Fresh: FreshFrame;
+    /// A frame of a shared-memory object.
+    type Shared: SharedFrame;
     /// A free, page-aligned frame (contents unspecified), or `None`.
     fn allocate(&self) -> Option<u64>;
     /// Gives back a frame `allocate` returned.
     fn free(&self, frame: u64);
+}
+
+/// A frame owned by one holder, which a space can take over.
+pub trait FreshFrame {
+    /// Its physical address.
+    fn address(&self) -> u64;
+    /// Gives the frame up to the space that mapped it (which frees it when
+    /// its last owner leaves); its holder must not free it any more.
+    fn give_to_space(self);
+}
+
+/// A frame of a shared-memory object, which spaces map as extra owners.
+pub trait SharedFrame {
+    /// Its physical address.
+    fn address(&self) -> u64;
+}
+
+/// Host tests name frames by address.
+impl FreshFrame for u64 {
+    fn address(&self) -> u64 {
+        *self
+    }
+
+    fn give_to_space(self) {}
+}
+
+impl SharedFrame for u64 {
+    fn address(&self) -> u64 {
+        *self
+    }
 }

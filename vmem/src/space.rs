@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use crate::cpu_set::RanOn;
 use crate::table_walk::{Step, TableWalk};
 use crate::entry::{self, COPY_ON_WRITE, NO_EXECUTE, WRITABLE};
-use crate::{Access, CpuSet, Fault, FaultOutcome, FrameMemory, FrameSource, LeaveOutcome, OwnerTable, Rights, TlbFlush, VmError, PAGE_SIZE};
+use crate::{Access, CpuSet, Fault, FaultOutcome, FrameMemory, FrameSource, FreshFrame, LeaveOutcome, SharedFrame, OwnerTable, Rights, TlbFlush, VmError, PAGE_SIZE};
 
 pub use machine::user_half::USER_END;
 
@@ -95,11 +95,6 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         self.table_frames
     }
 
-    /// The frame source (the kernel's is the space's container account).
-    pub fn frame_source(&self) -> &S {
-        &self.frames
-    }
-
     fn flush(&self) -> TlbFlush {
         TlbFlush { cpus: self.ran_on(), ..TlbFlush::default() }
     }
@@ -139,10 +134,25 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         self.memory.read_word(table, entry::index(address, 0))
     }
 
+    /// Maps `frame` at `address` with `rights` as a private page: the space
+    /// takes the frame over (its first owner). On an error the frame stays
+    /// with the caller's handle (the kernel's frees it when dropped).
+    pub fn map(&mut self, address: u64, frame: S::Fresh, rights: Rights) -> Result<(), VmError> {
+        self.map_frame(address, frame.address(), rights, false)?;
+        frame.give_to_space();
+        Ok(())
+    }
+
+    /// Maps a shared-memory object's `frame` at `address` with `rights`, as
+    /// one more owner of it (writes never copy it; fork shares it).
+    pub fn map_shared(&mut self, address: u64, frame: &S::Shared, rights: Rights) -> Result<(), VmError> {
+        self.map_frame(address, frame.address(), rights, true)
+    }
+
     /// Maps the frame at `address` with `rights`, as one more owner of it:
     /// a fresh frame (its first owner: a private page) or, with `shared`, a
     /// shared-memory frame another space owns too.
-    pub fn map(&mut self, address: u64, frame: u64, rights: Rights, shared: bool) -> Result<(), VmError> {
+    pub(crate) fn map_frame(&mut self, address: u64, frame: u64, rights: Rights, shared: bool) -> Result<(), VmError> {
         user_range(address, PAGE_SIZE)?;
         if !rights.read() {
             return Err(VmError::UnsupportedRights);
@@ -310,7 +320,7 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         }
         let frame = self.frames.allocate().ok_or(Fault::OutOfMemory)?;
         self.memory.zero(frame);
-        match self.map(page, frame, region.rights, false) {
+        match self.map_frame(page, frame, region.rights, false) {
             Ok(()) => Ok(FaultOutcome::DemandZero),
             Err(_) => {
                 self.frames.free(frame);

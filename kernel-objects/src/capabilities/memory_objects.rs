@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use containers::ContainerId;
 use frames::{FrameNumber, PhysicalAddress};
-use crate::untyped_memory::OwnedFrame;
+use crate::untyped_memory::{OwnedFrame, SharedFrame};
 use spinlock::kernel::KernelTicketLock;
 use vmem::LeaveOutcome;
 
@@ -79,15 +79,15 @@ pub fn create(container: ContainerId, pages: u64) -> Result<u64, Errno> {
 
 /// The frames of pages `first..first + count` of the object, if it exists
 /// and has them.
-pub fn frames(handle: u64, first: u64, count: u64) -> Result<Vec<u64>, Errno> {
+pub(crate) fn frames(handle: u64, first: u64, count: u64) -> Result<Vec<SharedFrame>, Errno> {
     let table = TABLE.lock();
     let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
     let end = first.checked_add(count).ok_or(Errno::EINVAL)?;
     let run = object.frames.get(first as usize..end as usize).ok_or(Errno::EINVAL)?;
-    let mut copy = Vec::new();
-    copy.try_reserve_exact(run.len()).map_err(|_| Errno::ENOMEM)?;
-    copy.extend_from_slice(run);
-    Ok(copy)
+    let mut lent = Vec::new();
+    lent.try_reserve_exact(run.len()).map_err(|_| Errno::ENOMEM)?;
+    lent.extend(run.iter().map(|&frame| SharedFrame::of_object(frame)));
+    Ok(lent)
 }
 
 /// Frees the object (its last capability is gone and no space maps it).

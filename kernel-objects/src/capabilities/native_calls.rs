@@ -16,6 +16,7 @@ use vmem::{TlbFlush, PAGE_SIZE};
 use super::processes::NativeProcess;
 use super::{caps, effects, memory_objects};
 use crate::address_spaces::{carry_out, KernelSpace};
+use crate::untyped_memory::SharedFrame;
 use linux_abi::Errno;
 
 /// The native call numbers.
@@ -200,13 +201,13 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
 fn map_frames(
     memory: &mut KernelSpace,
     address: u64,
-    frames: &[u64],
+    frames: &[SharedFrame],
     rights: vmem::Rights,
     rollback: &mut Option<TlbFlush>,
 ) -> Result<(), Errno> {
-    for (index, &frame) in frames.iter().enumerate() {
+    for (index, frame) in frames.iter().enumerate() {
         let at = address.checked_add(index as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
-        if let Err(error) = memory.map(at, frame, rights, true) {
+        if let Err(error) = memory.map_shared(at, frame, rights) {
             if index > 0 {
                 *rollback = memory.unmap(address, index as u64 * PAGE_SIZE).ok();
             }

@@ -12,7 +12,7 @@ use spinlock::Level;
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult, Outcome, UserPtr};
-use kernel_objects::address_spaces::{carry_out, destroy_space, ContainerFrames};
+use kernel_objects::address_spaces::{carry_out, destroy_space, fork_space};
 use kernel_objects::capabilities::{caps, undo, NativeProcess};
 use linux_abi::Errno;
 use crate::exec::{build, ExecError};
@@ -91,7 +91,7 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
 fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<u64>) -> CallResult {
     let parent = call.process;
     let container = parent.native.container();
-    let (memory, flush) = parent.native.with_memory(|memory| memory.fork(ContainerFrames(container)))?.map_err(|_| Errno::ENOMEM)?;
+    let (memory, flush) = parent.native.with_memory(|memory| fork_space(memory, container))?.map_err(|_| Errno::ENOMEM)?;
     carry_out(flush);
     let native = NativeProcess::create_with(container, memory)?;
     let (parent_space, child_space) = (parent.native.space(), native.space());

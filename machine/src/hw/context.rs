@@ -8,7 +8,7 @@
 //!
 //! 1. a context runs on at most one CPU: `switch_to` claims the next context
 //!    with an atomic flag, and the flag of the context left behind is cleared
-//!    only after the CPU has left its stack (in [`finish_switch`], on the new
+//!    only after the CPU has left its stack (in `finish_switch`, on the new
 //!    stack); a CPU that wants to resume a context still being left waits;
 //! 2. the saved stack pointer is only read when the context is not running;
 //! 3. switches happen with interrupts off, so an interrupt handler never

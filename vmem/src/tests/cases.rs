@@ -33,16 +33,16 @@ fn bad_addresses_and_lengths_are_errors() {
     let world = World::new();
     let mut space = world.space();
     let frame = world.frame_holding(1);
-    assert_eq!(space.map(BASE + 1, frame, Rights::READ, false), Err(VmError::Misaligned));
-    assert_eq!(space.map(USER_END, frame, Rights::READ, false), Err(VmError::OutOfRange));
-    assert_eq!(space.map(BASE, frame, Rights::NONE, false), Err(VmError::UnsupportedRights));
-    assert_eq!(space.map(BASE, 0x1000, Rights::READ, false), Err(VmError::UnknownFrame));
+    assert_eq!(space.map(BASE + 1, frame, Rights::READ), Err(VmError::Misaligned));
+    assert_eq!(space.map(USER_END, frame, Rights::READ), Err(VmError::OutOfRange));
+    assert_eq!(space.map(BASE, frame, Rights::NONE), Err(VmError::UnsupportedRights));
+    assert_eq!(space.map(BASE, 0x1000, Rights::READ), Err(VmError::UnknownFrame));
     assert_eq!(space.add_demand_zero(BASE, 0, Rights::READ), Err(VmError::OutOfRange));
     assert_eq!(space.add_demand_zero(USER_END - PAGE_SIZE, 2 * PAGE_SIZE, Rights::READ), Err(VmError::OutOfRange));
     assert_eq!(space.unmap(u64::MAX - 4095, PAGE_SIZE).map(|_| ()), Err(VmError::OutOfRange));
     assert_eq!(space.handle_fault(USER_END + 5, Access::Read), Err(Fault::Segmentation));
-    space.map(BASE, frame, Rights::READ, false).unwrap();
-    assert_eq!(space.map(BASE, frame, Rights::READ, false), Err(VmError::AlreadyMapped));
+    space.map(BASE, frame, Rights::READ).unwrap();
+    assert_eq!(space.map(BASE, frame, Rights::READ), Err(VmError::AlreadyMapped));
     let _ = space.destroy();
     assert!(world.all_free());
 }
@@ -99,7 +99,7 @@ fn a_shared_page_is_freed_exactly_when_its_last_owner_goes() {
     let mut second = world.space();
     let mut third = world.space();
     for space in [&mut first, &mut second, &mut third] {
-        space.map(BASE, frame, Rights::READ_WRITE, true).unwrap();
+        space.map_shared(BASE, &frame, Rights::READ_WRITE).unwrap();
     }
     assert_eq!(world.owners.owners(frame), 3);
     user_access(&mut second, BASE, Access::Write, Some(43)).unwrap();
@@ -190,7 +190,7 @@ fn the_table_walk_visits_every_page_once_in_address_order_and_destroy_frees_ever
     // Pages under different root, upper, middle and leaf entries.
     let addresses = [BASE, BASE + PAGE_SIZE, 0x4000_0000, 0x80_0000_0000, USER_END - PAGE_SIZE];
     for (order, address) in addresses.iter().enumerate() {
-        space.map(*address, world.frame_holding(order as u64), Rights::READ, false).unwrap();
+        space.map(*address, world.frame_holding(order as u64), Rights::READ).unwrap();
     }
     let mut seen = std::vec::Vec::new();
     space.for_each_leaf(|address, _, _, _| {

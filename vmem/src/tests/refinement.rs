@@ -52,7 +52,7 @@ fn run(seed: u64, steps: usize) {
                 let (address, word, rights) = (page(&mut rng), rng.next_u64(), rights(&mut rng));
                 let expected = spec.map(address, word, rights);
                 let frame = world.frame_holding(word);
-                let real = space.map(address, frame, rights, false);
+                let real = space.map(address, frame, rights);
                 if real.is_err() {
                     use crate::FrameSource;
                     world.frames.free(frame);
