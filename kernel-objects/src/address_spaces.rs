@@ -78,7 +78,7 @@ pub fn init(memory_end: u64) -> bool {
 }
 
 /// The machine's frame owner table (set at boot).
-pub fn owners() -> Option<&'static OwnerTable> {
+pub(crate) fn owners() -> Option<&'static OwnerTable> {
     OWNERS.get()
 }
 
