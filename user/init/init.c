@@ -5,8 +5,19 @@
  * controlling terminal, runs the program named in /etc/lamina-init (its
  * arguments NUL-separated; /bin/sh when the file is missing) as its child,
  * reports its exit status between the markers xtask reads, and powers off.
+ *
+ * Two ways to run it:
+ * - on the console (no /etc/lamina-stdin): the program's standard streams
+ *   are the console, for people at a terminal and for tests of the tty;
+ * - piped (xtask put /etc/lamina-stdin in the archive): the program reads
+ *   exactly that file and then end of file, and its standard output and
+ *   error are pipes this process reads and copies to the console as
+ *   `lamina-exec: out BASE64` and `lamina-exec: err BASE64` lines, so xtask
+ *   gets every byte of each stream apart, whatever the console's line
+ *   discipline or a kernel message printed between the lines.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -37,6 +48,131 @@ static int read_arguments(char **arguments) {
     return count;
 }
 
+#define STDIN_FILE "/etc/lamina-stdin"
+/* Bytes per console line: a multiple of 3, so only a stream's last line pads. */
+#define CHUNK 768
+
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Writes all of `length` bytes to the console (fd 1), retrying short writes. */
+static void write_console(const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t written = write(1, bytes, length);
+        if (written <= 0)
+            return;
+        bytes += written;
+        length -= (size_t)written;
+    }
+}
+
+/* One `lamina-exec: NAME BASE64` line for `length` (<= CHUNK) bytes. */
+static void report_chunk(const char *name, const unsigned char *bytes, size_t length) {
+    char line[64 + CHUNK / 3 * 4];
+    size_t at = (size_t)snprintf(line, 64, "lamina-exec: %s ", name);
+    for (size_t index = 0; index < length; index += 3) {
+        unsigned value = (unsigned)bytes[index] << 16;
+        if (index + 1 < length)
+            value |= (unsigned)bytes[index + 1] << 8;
+        if (index + 2 < length)
+            value |= bytes[index + 2];
+        line[at++] = alphabet[(value >> 18) & 63];
+        line[at++] = alphabet[(value >> 12) & 63];
+        line[at++] = index + 1 < length ? alphabet[(value >> 6) & 63] : '=';
+        line[at++] = index + 2 < length ? alphabet[value & 63] : '=';
+    }
+    line[at++] = '\n';
+    write_console(line, at);
+}
+
+/*
+ * Copies the child's two output pipes to the console until both reach end
+ * of file, or until the child has exited and nothing more is waiting (a
+ * background process it left may hold a pipe open). Returns the child's
+ * wait status.
+ */
+static int relay_pipes(pid_t child, int output, int errors) {
+    struct pollfd ends[2] = {{.fd = output, .events = POLLIN}, {.fd = errors, .events = POLLIN}};
+    const char *names[2] = {"out", "err"};
+    unsigned char chunk[CHUNK];
+    int status = 0, exited = 0, open_ends = 2;
+    while (open_ends > 0) {
+        if (!exited && waitpid(child, &status, WNOHANG) == child)
+            exited = 1;
+        int ready = poll(ends, 2, exited ? 0 : 100);
+        if (ready < 0)
+            continue;
+        if (ready == 0 && exited)
+            break;
+        for (int which = 0; which < 2; which++) {
+            if (ends[which].fd < 0 || ends[which].revents == 0)
+                continue;
+            ssize_t length = read(ends[which].fd, chunk, sizeof chunk);
+            if (length > 0) {
+                report_chunk(names[which], chunk, (size_t)length);
+            } else {
+                close(ends[which].fd);
+                ends[which].fd = -1;
+                open_ends--;
+            }
+        }
+    }
+    while (!exited && waitpid(child, &status, 0) != child) {
+    }
+    return status;
+}
+
+/* Runs the program with STDIN_FILE as its input and pipes as its output. */
+static int run_piped(char **arguments, char **environment) {
+    int output[2], errors[2];
+    if (pipe(output) < 0 || pipe(errors) < 0) {
+        perror("init: pipe");
+        return 127 << 8;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        int input = open(STDIN_FILE, O_RDONLY);
+        if (input < 0) {
+            perror(STDIN_FILE);
+            _exit(127);
+        }
+        dup2(input, 0);
+        dup2(output[1], 1);
+        dup2(errors[1], 2);
+        for (int fd = 3; fd < 16; fd++)
+            close(fd);
+        setpgid(0, 0);
+        execve(arguments[0], arguments, environment);
+        perror(arguments[0]);
+        _exit(127);
+    }
+    close(output[1]);
+    close(errors[1]);
+    if (child < 0) {
+        perror("init: fork");
+        return 127 << 8;
+    }
+    return relay_pipes(child, output[0], errors[0]);
+}
+
+/* Runs the program on the console, its foreground process group. */
+static int run_on_console(char **arguments, char **environment) {
+    pid_t child = fork();
+    if (child == 0) {
+        setpgid(0, 0);
+        tcsetpgrp(0, getpid());
+        execve(arguments[0], arguments, environment);
+        perror(arguments[0]);
+        _exit(127);
+    }
+    int status = 127 << 8;
+    if (child > 0) {
+        while (waitpid(child, &status, 0) < 0) {
+        }
+    }
+    tcsetpgrp(0, getpgrp());
+    return status;
+}
+
 int main(void) {
     char *arguments[MAX_ARGUMENTS];
     char *environment[] = {"HOME=/root", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "TERM=vt100", "SHELL=/bin/sh", NULL};
@@ -55,22 +191,8 @@ int main(void) {
     read_arguments(arguments);
     printf("lamina-exec: start\n");
     fflush(stdout);
-    pid_t child = fork();
-    if (child == 0) {
-        setpgid(0, 0);
-        tcsetpgrp(0, getpid());
-        execve(arguments[0], arguments, environment);
-        perror(arguments[0]);
-        _exit(127);
-    }
-    int status = 0;
-    int code = 127;
-    if (child > 0) {
-        while (waitpid(child, &status, 0) < 0) {
-        }
-        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    tcsetpgrp(0, getpgrp());
+    int status = access(STDIN_FILE, F_OK) == 0 ? run_piped(arguments, environment) : run_on_console(arguments, environment);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     printf("lamina-exec: exit %d\n", code);
     fflush(stdout);
     sync();

@@ -19,11 +19,17 @@ commands:
   deps                     check host packages; install missing ones when root
   build [--test]           build the kernel (or the in-kernel test image), print its path
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
-  test [--only host|ktest|boot|iso[,...]]
+  test [--only host|loom|ktest|boot|iso|user[,...]] [--repeat N] [--smp N]
                            run the test tiers; last line `N passed, M failed`
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
   exec [MACHINE] [--linux] [--file HOST[:GUEST]]... -- PROGRAM [ARGS...]
-                           run one static Linux program (needs user space: not yet)
+                           run one static Linux program as the guest's first
+                           user process (Debian's Linux with --linux), copying
+                           PROGRAM and each --file into the guest; exit status
+                           is the program's. At a terminal it runs on the guest
+                           console; with stdin piped it reads exactly those
+                           bytes then end of file, and its stdout and stderr
+                           come back apart, byte for byte
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups (known: boot)

@@ -9,7 +9,7 @@
 //! two CPUs (median of several boots; name suffix `_wall`).
 
 use crate::bench_results::BenchmarkRecord;
-use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input};
+use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
 use crate::failure::{Failure, Outcome};
 use crate::guest_programs::compile_c;
 use crate::machine_options::{InstructionCounting, MachineOptions};
@@ -124,7 +124,7 @@ fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecReq
 
 /// Boots `request` and reads its `bench NAME VALUE` lines.
 fn figures(request: &ExecRequest) -> Outcome<Figures> {
-    let run = run_program(request, Input::Bytes(Vec::new()), Some(TIME_LIMIT))?;
+    let run = run_program(request, Input::Console, Output::Capture, Some(TIME_LIMIT))?;
     let output = String::from_utf8_lossy(&run.output);
     let figures: Figures = output
         .lines()

@@ -8,6 +8,7 @@ use super::boot::run_boot_tests;
 use super::host::{run_host_tests, run_loom_checks};
 use super::iso_boot::run_iso_tests;
 use super::kernel_tests::{run_kernel_tests, KernelTestPlan};
+use super::exec_pipes::run_exec_checks;
 use super::user_space::run_user_tests;
 use super::tally::Tally;
 use crate::arguments::{unexpected, Argument, Arguments};
@@ -67,7 +68,10 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
         Tier::KernelTests => run_kernel_tests(tally, kernel_plan),
         Tier::Boot => run_boot_tests(tally),
         Tier::Iso => run_iso_tests(tally),
-        Tier::User => run_user_tests(tally),
+        Tier::User => {
+            run_user_tests(tally);
+            run_exec_checks(tally);
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod boot;
 pub mod command;
+mod exec_pipes;
 mod faults;
 pub mod host;
 pub mod iso_boot;

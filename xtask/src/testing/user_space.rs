@@ -6,7 +6,7 @@
 //! each test passes when its output and exit status are the same on both.
 
 use super::tally::{CheckResult, Tally};
-use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input};
+use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
 use crate::failure::{Failure, Outcome};
 use crate::guest_programs::compile_c;
 use crate::machine_options::MachineOptions;
@@ -26,7 +26,7 @@ pub fn run_user_tests(tally: &mut Tally) {
     let mut outputs = Vec::new();
     for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
         let request = ExecRequest { kernel, ..request.clone() };
-        match run_program(&request, Input::Bytes(Vec::new()), Some(TIME_LIMIT)) {
+        match run_program(&request, Input::Console, Output::Capture, Some(TIME_LIMIT)) {
             Ok(run) => {
                 // Kept for a look after a difference: target/user-<kernel>.txt.
                 let kept = crate::workspace::target_directory().join(format!("user-{kernel:?}.txt").to_lowercase());
