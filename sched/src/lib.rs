@@ -21,6 +21,7 @@ pub mod idle_flag;
 pub mod park_permit;
 pub mod queues;
 pub mod sleep_list;
+pub mod thread_end;
 
 #[cfg(test)]
 mod tests;

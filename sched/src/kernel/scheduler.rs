@@ -160,10 +160,13 @@ pub fn exit() -> ! {
     // into stack memory from `exit`).
     cpu::disable_interrupts();
     let thread = current();
-    thread.mark_exited();
-    if let Some(source) = stacks::source() {
-        (source.release)(thread.container(), THREAD_PAGES);
-    }
+    // The charge goes back before anyone can see the thread exited: a
+    // waiter may destroy the container at once (`thread_end.rs`).
+    thread.finish(|| {
+        if let Some(source) = stacks::source() {
+            (source.release)(thread.container(), THREAD_PAGES);
+        }
+    });
     stacks::retire(thread.context.clone());
     drop(thread);
     schedule(Requeue::No);

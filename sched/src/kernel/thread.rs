@@ -12,6 +12,7 @@ use machine::context::ThreadContext;
 use super::lock::{queue_lock, QueueLock};
 use super::trace::Trace;
 use crate::park_permit::{ParkPermit, ParkState};
+use crate::thread_end::ThreadEnd;
 
 /// A kernel thread.
 pub struct Thread {
@@ -19,7 +20,7 @@ pub struct Thread {
     name: &'static str,
     pub(crate) context: Arc<ThreadContext>,
     pub(crate) permit: ParkPermit,
-    exited: AtomicBool,
+    end: ThreadEnd,
     /// The CPU whose queues the thread joins when it becomes ready.
     home_cpu: AtomicUsize,
     /// A pinned thread is never moved by load balancing.
@@ -51,7 +52,7 @@ impl Thread {
             name,
             context,
             permit: ParkPermit::new(),
-            exited: AtomicBool::new(false),
+            end: ThreadEnd::new(),
             home_cpu: AtomicUsize::new(home_cpu),
             pinned: AtomicBool::new(false),
             start: queue_lock(start),
@@ -82,12 +83,15 @@ impl Thread {
         self.pinned.load(Ordering::Acquire)
     }
 
+    /// Whether the thread has exited; its container charge is back by then.
     pub fn has_exited(&self) -> bool {
-        self.exited.load(Ordering::Acquire)
+        self.end.has_exited()
     }
 
-    pub(crate) fn mark_exited(&self) {
-        self.exited.store(true, Ordering::Release);
+    /// Runs `settle` (the container charge goes back), then marks the
+    /// thread exited (see `thread_end.rs` for why in that order).
+    pub(crate) fn finish(&self, settle: impl FnOnce()) {
+        self.end.finish(settle);
     }
 
     /// Moves the thread's home; takes effect the next time it becomes ready.

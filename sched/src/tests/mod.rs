@@ -9,3 +9,5 @@ mod loom_park;
 mod loom_sleepers;
 #[cfg(loom)]
 mod loom_support;
+#[cfg(loom)]
+mod loom_thread_end;
