@@ -78,7 +78,9 @@ impl Pipe {
             if interrupted() {
                 return Err(Errno::EINTR);
             }
-            state = self.changed.wait(state, &self.state);
+            // Interruptible: a signal's sender unparks the reader, which
+            // then sees `interrupted` (SIGKILL ends a blocked reader).
+            state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
         }
     }
 
@@ -113,7 +115,7 @@ impl Pipe {
             if interrupted() {
                 return if written > 0 { Ok(written) } else { Err(Errno::EINTR) };
             }
-            state = self.changed.wait(state, &self.state);
+            state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
         }
         Ok(written)
     }

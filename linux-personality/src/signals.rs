@@ -195,7 +195,10 @@ impl SignalState {
                     DefaultAction::Ignore | DefaultAction::Continue => continue,
                     DefaultAction::Stop => return Some(Disposition::Stop(signal)),
                     DefaultAction::Terminate => return Some(Disposition::Terminate(signal)),
-                    DefaultAction::Core => return Some(Disposition::Terminate(signal | 0x80)),
+                    // Linux sets the core flag (0x80) of the wait status
+                    // only when it wrote a core file; Lamina writes none,
+                    // as Linux under its default RLIMIT_CORE of 0.
+                    DefaultAction::Core => return Some(Disposition::Terminate(signal)),
                 },
                 _ if signal == SIGKILL => return Some(Disposition::Terminate(signal)),
                 _ => {

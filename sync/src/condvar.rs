@@ -16,7 +16,7 @@
 
 use spinlock::{GuardPolicy, HeldLevels, RawLock, SpinLock, SpinLockGuard};
 
-use crate::{Blocking, WaitQueue};
+use crate::{Blocking, Slept, WaitQueue};
 
 /// A starvation-free FIFO condition variable for threads blocking through
 /// `B`.
@@ -53,6 +53,22 @@ impl<B: Blocking> Condvar<B> {
     ) -> SpinLockGuard<'a, T, L, G, H> {
         self.waiters.sleep_on(|| drop(guard));
         lock.lock()
+    }
+
+    /// As [`wait`](Self::wait), but gives up once `interrupted` holds (a
+    /// signal is pending for the caller, who was unparked by its sender):
+    /// re-acquires `lock` and says how the wait ended. A waiter a `signal`
+    /// picked returns [`Slept::Woken`] even if also interrupted, so no
+    /// signal is spent on a waiter that gave up; re-check the condition
+    /// before giving up.
+    pub fn wait_interruptible<'a, T, L: RawLock, G: GuardPolicy, H: HeldLevels>(
+        &self,
+        guard: SpinLockGuard<'a, T, L, G, H>,
+        lock: &'a SpinLock<T, L, G, H>,
+        interrupted: &dyn Fn() -> bool,
+    ) -> (SpinLockGuard<'a, T, L, G, H>, Slept) {
+        let slept = self.waiters.sleep_on_interruptible(|| drop(guard), interrupted);
+        (lock.lock(), slept)
     }
 
     /// Waits (as [`wait`](Self::wait)) as long as `condition` holds on the

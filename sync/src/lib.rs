@@ -70,4 +70,4 @@ pub use loom_blocking::LoomBlocking;
 pub use message_buffer::{MessageBuffer, MAX_MESSAGE_LENGTH};
 #[cfg(any(test, feature = "std"))]
 pub use std_blocking::StdBlocking;
-pub use wait_queue::WaitQueue;
+pub use wait_queue::{Slept, WaitQueue};

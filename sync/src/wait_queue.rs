@@ -14,10 +14,15 @@ use crate::Blocking;
 ///
 /// Each arriving sleeper draws a ticket; the queue keeps the threads in
 /// ticket order and a boundary, `woken_below`, under which every ticket has
-/// been woken. A sleeper parks until its own ticket falls below the
-/// boundary, so spurious returns from `park` change nothing, and a wake-up
-/// given between joining the queue and parking leaves a permit that makes
-/// the park return at once: no lost wake-up.
+/// been woken or withdrawn. A sleeper parks until its own ticket falls below
+/// the boundary, so spurious returns from `park` change nothing, and a
+/// wake-up given between joining the queue and parking leaves a permit that
+/// makes the park return at once: no lost wake-up.
+///
+/// An interruptible sleeper (a system call a signal may end) also returns
+/// when its `interrupted` test holds after a park: it withdraws its ticket
+/// if no wake-up picked it yet, or else takes the wake-up, so a wake-up is
+/// never spent on a sleeper that has gone.
 pub struct WaitQueue<B: Blocking> {
     state: SyncLock<Sleepers<B>, B>,
 }
@@ -34,16 +39,25 @@ struct Sleepers<B: Blocking> {
     /// Every ticket below this one has been woken. Tickets are `u64`: at a
     /// billion sleeps a second they last five centuries, so they never wrap.
     woken_below: u64,
-    /// The sleepers not yet woken, in ticket order: ticket
-    /// `woken_below + i` is `threads[i]`.
-    threads: VecDeque<B::Thread>,
+    /// The sleepers not yet woken, with their tickets, in ticket order
+    /// (every ticket here is at or above `woken_below`).
+    threads: VecDeque<(u64, B::Thread)>,
+}
+
+/// How an interruptible sleep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slept {
+    /// A wake-up picked the sleeper (re-check the condition).
+    Woken,
+    /// `interrupted` held first; the sleeper left the queue unwoken.
+    Interrupted,
 }
 
 impl<B: Blocking> Sleepers<B> {
     fn join(&mut self, thread: B::Thread) -> Ticket {
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
-        self.threads.push_back(thread);
+        self.threads.push_back((ticket.0, thread));
         ticket
     }
 
@@ -52,14 +66,27 @@ impl<B: Blocking> Sleepers<B> {
     }
 
     fn wake_first(&mut self) -> Option<B::Thread> {
-        let thread = self.threads.pop_front()?;
-        self.woken_below += 1;
+        let (ticket, thread) = self.threads.pop_front()?;
+        // Every ticket below the first sleeper's was woken or withdrawn.
+        self.woken_below = ticket + 1;
         Some(thread)
     }
 
     fn wake_everyone(&mut self) -> VecDeque<B::Thread> {
         self.woken_below = self.next_ticket;
-        core::mem::take(&mut self.threads)
+        core::mem::take(&mut self.threads).into_iter().map(|(_, thread)| thread).collect()
+    }
+
+    /// Takes `ticket` out of the queue; false when a wake-up already
+    /// picked it.
+    fn withdraw(&mut self, ticket: &Ticket) -> bool {
+        match self.threads.iter().position(|(held, _)| *held == ticket.0) {
+            Some(index) => {
+                self.threads.remove(index);
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -86,6 +113,24 @@ impl<B: Blocking> WaitQueue<B> {
         let ticket = self.join();
         release();
         self.sleep(ticket);
+    }
+
+    /// As [`sleep_on`](Self::sleep_on), but also returns once `interrupted`
+    /// holds after a return from `park` (whoever makes it hold unparks the
+    /// sleeper, as a signal does) — having left the queue, unless a wake-up
+    /// picked the sleeper first, which it then takes ([`Slept::Woken`]).
+    pub fn sleep_on_interruptible(&self, release: impl FnOnce(), interrupted: &dyn Fn() -> bool) -> Slept {
+        let ticket = self.join();
+        release();
+        loop {
+            if self.is_woken(&ticket) {
+                return Slept::Woken;
+            }
+            if interrupted() {
+                return if B::lock(&self.state).withdraw(&ticket) { Slept::Interrupted } else { Slept::Woken };
+            }
+            B::park();
+        }
     }
 
     /// Wakes the longest sleeper; false when nobody sleeps.

@@ -209,6 +209,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         getsid => processes::getsid(call),
         rt_sigpending => signals::rt_sigpending(call),
         rt_sigsuspend => signals::rt_sigsuspend(call),
+        pause => signals::pause(call),
         sigaltstack => signals::sigaltstack(call),
         statfs | fstatfs => info::statfs(call),
         prctl => value(0), // accepted, nothing to do yet

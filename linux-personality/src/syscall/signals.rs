@@ -95,6 +95,13 @@ pub fn rt_sigsuspend(call: &mut Call<'_>) -> CallResult {
     Err(Errno::EINTR)
 }
 
+/// `pause(2)`: sleeps until a signal is delivered; returns EINTR once a
+/// handler ran (a signal that ends the process never returns).
+pub fn pause(call: &mut Call<'_>) -> CallResult {
+    drop(call.process.wait_for(call.process.state(), |_| false));
+    Err(Errno::EINTR)
+}
+
 pub fn sigaltstack(call: &mut Call<'_>) -> CallResult {
     let (new, old) = (call.argument(0), call.argument(1));
     let current = call.process.state().signals.alternate_stack;

@@ -43,6 +43,19 @@ impl CondvarSpec {
         self.waiters.drain(..).collect()
     }
 
+    /// `thread`, interrupted, gives up waiting: it leaves the queue and
+    /// `true`; `false` (nothing changes) when a signal already picked it,
+    /// which it then takes as woken.
+    pub fn give_up(&mut self, thread: ThreadNumber) -> bool {
+        match self.waiters.iter().position(|waiter| *waiter == thread) {
+            Some(index) => {
+                self.waiters.remove(index);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The waiters, oldest first.
     pub fn waiters(&self) -> impl Iterator<Item = ThreadNumber> + '_ {
         self.waiters.iter().copied()

@@ -158,3 +158,46 @@ fn broadcast_ring_of_three() {
 fn a_broadcast_ring_of_three_never_stalls() {
     check("condvar broadcast ring of three", Preemptions::AtMost(1), broadcast_ring_of_three);
 }
+
+/// A waiter waits for a flag nobody sets; a "signal" sets the interruption
+/// and unparks the waiter (as `Process::notify` does). The waiter must come
+/// back interrupted and leave the queue empty (loom reports a deadlock if
+/// it sleeps on). Pipes once checked the interruption and then waited with
+/// plain `wait`, so a signal sent while a reader slept was never seen
+/// (SIGKILL could not end a process blocked in `read`); loom finds that
+/// deadlock, but its deadlock panic aborts the test process instead of
+/// unwinding, so that version is not kept as a negative control here:
+/// `user/tests/c/deaths.c` is the check that fails with it.
+fn interrupted_waiter() {
+    let shared = Arc::new((UserLock::new(USER_LEVEL, false), Condvar::<LoomBlocking>::new()));
+    let interruption = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+    let waiter = {
+        let (shared, interruption) = (shared.clone(), interruption.clone());
+        thread::spawn(move || {
+            let (lock, condvar) = &*shared;
+            let interrupted = || interruption.load(loom::sync::atomic::Ordering::Acquire);
+            let mut flag = lock.lock();
+            loop {
+                assert!(!*flag);
+                if interrupted() {
+                    break;
+                }
+                let (guard, slept) = condvar.wait_interruptible(flag, lock, &interrupted);
+                flag = guard;
+                if slept == crate::Slept::Interrupted {
+                    break;
+                }
+            }
+            drop(flag);
+            assert_eq!(condvar.waiters(), 0, "an interrupted waiter stayed in the queue");
+        })
+    };
+    interruption.store(true, loom::sync::atomic::Ordering::Release);
+    waiter.thread().unpark();
+    waiter.join().unwrap();
+}
+
+#[test]
+fn an_interrupted_waiter_always_comes_back_and_leaves_the_queue() {
+    check("interruptible wait", Preemptions::Unbounded, || interrupted_waiter());
+}

@@ -32,3 +32,4 @@ pub(crate) fn check(name: &str, preemptions: Preemptions, model: impl Fn() + Syn
         started.elapsed()
     );
 }
+
