@@ -76,7 +76,8 @@ impl Pipe {
                 return Err(Errno::EAGAIN);
             }
             if interrupted() {
-                return Err(Errno::EINTR);
+                // EINTR, or run again after the signal (SA_RESTART).
+                return Err(linux_abi::restart::ERESTARTSYS);
             }
             // Interruptible: a signal's sender unparks the reader, which
             // then sees `interrupted` (SIGKILL ends a blocked reader).
@@ -113,7 +114,7 @@ impl Pipe {
                 return if written > 0 { Ok(written) } else { Err(Errno::EAGAIN) };
             }
             if interrupted() {
-                return if written > 0 { Ok(written) } else { Err(Errno::EINTR) };
+                return if written > 0 { Ok(written) } else { Err(linux_abi::restart::ERESTARTSYS) };
             }
             state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
         }

@@ -47,10 +47,13 @@ pub struct ThreadSelf {
     pub tid: Pid,
     /// Zeroed and futex-woken when the thread ends.
     pub clear_tid: u64,
+    /// The number of the system call a signal interrupted, whose `rax`
+    /// holds a restart code until signal delivery decides (`restart.rs`).
+    pub interrupted_call: Option<u64>,
 }
 
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
-    let mut me = ThreadSelf { tid, clear_tid };
+    let mut me = ThreadSelf { tid, clear_tid, interrupted_call: None };
     // Wait until the creator has recorded this thread.
     while !process.has_thread(tid) {
         sched::yield_now();
@@ -59,7 +62,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         if let Some(status) = process.group_exit() {
             return leave(&process, &me, status);
         }
-        if let Some(status) = deliver_signals(&process, &mut context) {
+        if let Some(status) = deliver_signals(&process, &mut context, &mut me) {
             process.begin_group_exit(status);
             continue;
         }
@@ -114,7 +117,34 @@ fn force_signal(process: &Process, signal: u32) {
 
 /// Delivers deliverable signals: runs a handler (builds its frame) or
 /// takes the default action. Returns a wait status if the process ends.
-fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> {
+/// A system call a signal interrupted runs again or fails with EINTR, as
+/// the handler that runs (if any) decides.
+fn deliver_signals(process: &Process, context: &mut UserContext, me: &mut ThreadSelf) -> Option<u32> {
+    let ending = deliver_or_handle(process, context, me);
+    // No handler ran (none was due, the signal stopped the process or was
+    // ignored): an interrupted call runs again.
+    settle_interrupted_call(context, me, None);
+    ending
+}
+
+/// Backs `context` up to run its interrupted system call again, or makes
+/// the call fail with EINTR, as `linux_abi::restart::decide` says for a
+/// handler with `handler_flags` (`None`: no handler runs).
+fn settle_interrupted_call(context: &mut UserContext, me: &mut ThreadSelf, handler_flags: Option<u64>) {
+    let Some(number) = me.interrupted_call.take() else { return };
+    let registers = &mut context.registers;
+    match linux_abi::restart::decide(registers.rax, handler_flags) {
+        linux_abi::restart::Restart::Again => {
+            // `syscall` is two bytes long; `rax` gets the number back.
+            registers.rip = registers.rip.wrapping_sub(2);
+            registers.rax = number;
+        }
+        linux_abi::restart::Restart::Interrupted => registers.rax = Errno::EINTR.to_return_value(),
+        linux_abi::restart::Restart::Keep => {}
+    }
+}
+
+fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut ThreadSelf) -> Option<u32> {
     loop {
         let (disposition, old_mask, alternate) = {
             let mut state = process.state();
@@ -131,6 +161,9 @@ fn deliver_signals(process: &Process, context: &mut UserContext) -> Option<u32> 
             Disposition::Terminate(status) => return Some(status),
             Disposition::Stop(signal) => stop(process, signal),
             Disposition::Handle(signal, action) => {
+                // Before the frame saves the registers: the handler returns
+                // to the restarted call, or to its EINTR.
+                settle_interrupted_call(context, me, Some(action.flags));
                 let Ok(frame) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
                     return Some(SIGSEGV);
                 };

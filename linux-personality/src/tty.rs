@@ -99,7 +99,7 @@ pub fn read(buffer: &mut [u8], nonblocking: bool, interrupted: &dyn Fn() -> bool
             }
         }
         if interrupted() {
-            return Err(Errno::EINTR);
+            return Err(linux_abi::restart::ERESTARTSYS);
         }
         let deadline = machine::timer::uptime_nanoseconds() + 100_000_000;
         sched::sleep_until(deadline, || interrupted() || has_input());

@@ -109,7 +109,12 @@ pub fn dispatch(process: &Arc<Process>, context: &mut UserContext, thread: &mut 
         Ok(Outcome::Registers) => {}
         Ok(Outcome::Exit(status)) => return Flow::Exit(status),
         Ok(Outcome::ExitThread(status)) => return Flow::ExitThread(status),
-        Err(errno) => call.context.registers.rax = errno.to_return_value(),
+        Err(errno) => {
+            call.context.registers.rax = errno.to_return_value();
+            if linux_abi::restart::is_restart_code(errno.to_return_value()) {
+                call.thread.interrupted_call = Some(number);
+            }
+        }
     }
     Flow::Continue
 }

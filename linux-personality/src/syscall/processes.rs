@@ -320,7 +320,9 @@ fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bo
         }
         state = call.process.wait_for(state, ready);
         if !ready(&state) {
-            return Err(Errno::EINTR);
+            // EINTR, or run again after the signal (SA_RESTART, or no
+            // handler: a SIGCONT, a stop).
+            return Err(linux_abi::restart::ERESTARTSYS);
         }
     }
     let index = state.children.iter().position(reportable).ok_or(Errno::ECHILD)?;

@@ -92,14 +92,14 @@ pub fn rt_sigsuspend(call: &mut Call<'_>) -> CallResult {
     // comes back with `rt_sigreturn`.
     state.signals.suspended_mask = Some(previous);
     drop(call.process.wait_for(state, |_| false));
-    Err(Errno::EINTR)
+    Err(linux_abi::restart::ERESTARTNOHAND)
 }
 
 /// `pause(2)`: sleeps until a signal is delivered; returns EINTR once a
 /// handler ran (a signal that ends the process never returns).
 pub fn pause(call: &mut Call<'_>) -> CallResult {
     drop(call.process.wait_for(call.process.state(), |_| false));
-    Err(Errno::EINTR)
+    Err(linux_abi::restart::ERESTARTNOHAND)
 }
 
 pub fn sigaltstack(call: &mut Call<'_>) -> CallResult {
