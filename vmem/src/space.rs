@@ -143,6 +143,16 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         Ok(())
     }
 
+    /// Maps `frame` at `address` with `rights` as a shared page of this
+    /// space's own (anonymous `MAP_SHARED`): the space takes the frame over
+    /// like [`map`](Self::map), but fork shares the page and writes never
+    /// copy it.
+    pub fn map_shared_fresh(&mut self, address: u64, frame: S::Fresh, rights: Rights) -> Result<(), VmError> {
+        self.map_frame(address, frame.address(), rights, true)?;
+        frame.give_to_space();
+        Ok(())
+    }
+
     /// Maps a shared-memory object's `frame` at `address` with `rights`, as
     /// one more owner of it (writes never copy it; fork shares it).
     pub fn map_shared(&mut self, address: u64, frame: &S::Shared, rights: Rights) -> Result<(), VmError> {

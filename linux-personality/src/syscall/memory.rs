@@ -8,6 +8,7 @@ use vmem::{Rights, VmError, PAGE_SIZE};
 
 use super::{value, Call, CallResult};
 use kernel_objects::address_spaces::carry_out;
+use kernel_objects::OwnedFrame;
 use linux_abi::Errno;
 use crate::fs;
 use crate::open_files::{self, Backing};
@@ -95,13 +96,19 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         address
     };
     let first_rights = if file.is_some() { Rights::READ_WRITE } else { final_rights };
+    let shared_anonymous = file.is_none() && flags & MAP_SHARED != 0;
     let made = call.process.native.with_memory(|memory| -> Result<Option<vmem::TlbFlush>, VmError> {
         let flush = if flags & MAP_FIXED != 0 { Some(memory.unmap(address, length)?) } else { None };
-        memory.add_demand_zero(address, length, first_rights)?;
+        if !shared_anonymous {
+            memory.add_demand_zero(address, length, first_rights)?;
+        }
         Ok(flush)
     })?;
     if let Some(flush) = made.map_err(Errno::from)? {
         carry_out(flush);
+    }
+    if shared_anonymous {
+        map_shared_zeroed(call, address, length, final_rights)?;
     }
     if let Some(inode) = file {
         let size = fs::with(|tree| tree.stat(inode))?.size;
@@ -115,6 +122,37 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         }
     }
     value(address)
+}
+
+/// Anonymous `MAP_SHARED` memory: every page gets a zeroed frame now, mapped
+/// shared, so that a fork made later shares it and writes never copy it
+/// (demand-zero pages would be made separately in each process). All or
+/// nothing: a failure unmaps what was mapped. TLB flushes are carried out
+/// with the space's lock released.
+fn map_shared_zeroed(call: &Call<'_>, address: u64, length: u64, rights: Rights) -> Result<(), Errno> {
+    let native = &call.process.native;
+    // A page without read rights is mapped readable, then protected.
+    let mapped_rights = if rights.read() { rights } else { Rights::READ };
+    for offset in (0..length).step_by(PAGE_SIZE as usize) {
+        let zeroed = OwnedFrame::allocate(native.container()).ok().and_then(|mut frame| frame.zero().then_some(frame));
+        let mapped = match zeroed {
+            Some(frame) => native.with_memory(|memory| memory.map_shared_fresh(address + offset, frame, mapped_rights))?,
+            None => Err(VmError::OutOfMemory),
+        };
+        if let Err(error) = mapped {
+            if offset > 0 {
+                if let Ok(flush) = native.with_memory(|memory| memory.unmap(address, offset))? {
+                    carry_out(flush);
+                }
+            }
+            return Err(Errno::from(error));
+        }
+    }
+    if mapped_rights != rights {
+        let protected = native.with_memory(|memory| memory.protect(address, length, rights))?;
+        carry_out(protected.map_err(Errno::from)?);
+    }
+    Ok(())
 }
 
 pub fn munmap(call: &mut Call<'_>) -> CallResult {

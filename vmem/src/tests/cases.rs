@@ -119,6 +119,23 @@ fn a_shared_page_is_freed_exactly_when_its_last_owner_goes() {
 }
 
 #[test]
+fn an_anonymous_shared_page_stays_shared_across_fork_and_private_pages_do_not() {
+    let world = World::new();
+    let mut parent = world.space();
+    parent.map_shared_fresh(BASE, world.frame_holding(1), Rights::READ_WRITE).unwrap();
+    parent.map(BASE + PAGE_SIZE, world.frame_holding(2), Rights::READ_WRITE).unwrap();
+    let (mut child, _) = parent.fork(world.frames.clone()).unwrap();
+    user_access(&mut child, BASE, Access::Write, Some(10)).unwrap();
+    user_access(&mut child, BASE + PAGE_SIZE, Access::Write, Some(20)).unwrap();
+    assert_eq!(user_access(&mut parent, BASE, Access::Read, None), Ok(10), "the child's write to the shared page shows");
+    assert_eq!(user_access(&mut parent, BASE + PAGE_SIZE, Access::Read, None), Ok(2), "the private page was copied");
+    let _ = child.destroy();
+    assert_eq!(user_access(&mut parent, BASE, Access::Read, None), Ok(10));
+    let _ = parent.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
 fn fork_running_out_of_memory_at_any_point_changes_nothing() {
     for allowed in 0..8 {
         let world = World::new();
