@@ -36,7 +36,7 @@ pub use errno::Errno;
 pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
-pub use user_values::{Timespec, Timeval, UserValue};
+pub use user_values::{ItimerVal, Timespec, Timeval, UserValue};
 pub use file_status::{makedev, DirentFormat, FileStatus, Timestamp, STATX_BASIC_STATS, STATX_BYTES, STAT_BYTES};
 pub use wait_status::{child_codes, WaitStatus};
 

@@ -134,6 +134,28 @@ impl UserValue for Timeval {
     }
 }
 
+/// `struct itimerval`: the re-arm interval, then the time to the next
+/// expiry (`setitimer`, `getitimer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItimerVal {
+    /// Period after each expiry (zero: one shot).
+    pub interval: Timeval,
+    /// Time to the next expiry (zero: disarmed).
+    pub value: Timeval,
+}
+
+impl UserValue for ItimerVal {
+    const SIZE: usize = 32;
+    /// EINVAL if either timeval is invalid.
+    fn decode(bytes: &[u8]) -> Result<Self, Errno> {
+        Ok(Self { interval: Timeval::decode(&bytes[..16])?, value: Timeval::decode(&bytes[16..])? })
+    }
+    fn encode(&self, bytes: &mut [u8]) {
+        self.interval.encode(&mut bytes[..16]);
+        self.value.encode(&mut bytes[16..]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +175,14 @@ mod tests {
         round_trip(Timespec::from_nanoseconds(12_345_678_901));
         round_trip(Timeval::from_nanoseconds(12_345_678_901));
         assert_eq!(Timeval::from_nanoseconds(12_345_678_901), Timeval { seconds: 12, microseconds: 345_678 });
+        round_trip(ItimerVal { interval: Timeval::from_nanoseconds(250_000_000), value: Timeval::from_nanoseconds(3_000_001_000) });
+        // The layout: interval first.
+        let mut bytes = [0u8; 32];
+        ItimerVal { interval: Timeval { seconds: 1, microseconds: 2 }, value: Timeval { seconds: 3, microseconds: 4 } }.encode(&mut bytes);
+        assert_eq!((bytes[0], bytes[8], bytes[16], bytes[24]), (1, 2, 3, 4));
+        // The value's microseconds set to 10^6 (0x0f4240): invalid.
+        bytes[24..27].copy_from_slice(&[0x40, 0x42, 0x0f]);
+        assert_eq!(ItimerVal::decode(&bytes), Err(Errno::EINVAL));
     }
 
     #[test]

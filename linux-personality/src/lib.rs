@@ -22,6 +22,7 @@ extern crate alloc;
 mod clock;
 mod exec;
 mod fs;
+mod itimers;
 mod kernel_log;
 mod open_files;
 mod pipes;

@@ -68,6 +68,8 @@ pub struct ProcessState {
     pub exit_status: Option<u32>,
     /// Stopped by SIGSTOP/SIGTSTP/SIGTTIN/SIGTTOU until SIGCONT.
     pub stopped: bool,
+    /// `ITIMER_REAL` (`alarm`, `setitimer`); a fork starts disarmed.
+    pub real_timer: crate::itimers::RealTimer,
 }
 
 impl ProcessState {
@@ -225,5 +227,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         executable: Vec::new(),
         exit_status: None,
         stopped: false,
+        real_timer: Default::default(),
     }
 }

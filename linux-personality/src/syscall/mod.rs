@@ -13,6 +13,7 @@ mod processes;
 mod signals;
 mod user_ptr;
 mod clocks;
+mod timers;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -24,7 +25,7 @@ use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
-pub use processes::{futex_wake, signal_group};
+pub use processes::{futex_wake, send_signal, signal_group};
 pub use user_ptr::UserPtr;
 
 /// What the thread does after a system call.
@@ -166,6 +167,9 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         dup => files::dup(call),
         dup2 => files::dup2(call),
         nanosleep => clocks::nanosleep(call),
+        alarm => timers::alarm(call),
+        setitimer => timers::setitimer(call),
+        getitimer => timers::getitimer(call),
         sendfile => files::sendfile(call),
         getpid => value(u64::from(call.pid())),
         clone => processes::clone(call),

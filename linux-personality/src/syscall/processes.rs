@@ -127,6 +127,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             executable: state.executable.clone(),
             exit_status: None,
             stopped: false,
+            real_timer: Default::default(),
         }
     };
     let pgid = state.pgid;
@@ -401,6 +402,11 @@ fn check_signal(signal: u64) -> Result<u32, Errno> {
         return Err(Errno::EINVAL);
     }
     Ok(signal as u32)
+}
+
+/// Sends `signal` from the kernel (a timer's SIGALRM) to `target`.
+pub fn send_signal(target: &Process, signal: u32) {
+    send(target, signal);
 }
 
 /// Sends `signal` (0: only check) to `target`.
