@@ -1,9 +1,11 @@
 //! From an ELF executable to a load plan: the segments to map (address,
 //! size, rights, and which bytes of the file fill them), the entry point
 //! and where the program headers are for `AT_PHDR`. Static executables
-//! load at their own addresses; static-PIE ones (`ET_DYN` without an
-//! interpreter) at [`PIE_BASE`]. A program that asks for an interpreter
-//! (dynamic linking) is refused until dynamic loading exists.
+//! load at their own addresses; position-independent ones (`ET_DYN`) at
+//! [`PIE_BASE`]. A dynamically linked program names its interpreter
+//! (`PT_INTERP`, e.g. glibc's `/lib64/ld-linux-x86-64.so.2`), which
+//! [`interpreter_plan`] loads at [`INTERPRETER_BASE`]; the kernel starts the
+//! interpreter, which maps the libraries and jumps to the program.
 //!
 //! Must never trust the file: every offset, size and address is checked,
 //! with overflow, before it is used.
@@ -17,6 +19,11 @@ use elf::ElfBytes;
 /// Where a position-independent executable is loaded (as Linux does for
 /// static PIE with randomisation off: 2/3 of the 47-bit space, rounded).
 pub const PIE_BASE: u64 = 0x5555_5555_4000;
+/// Where a program's interpreter is loaded: just above the area `mmap`
+/// hands out downwards (so its own mappings land below it).
+pub const INTERPRETER_BASE: u64 = 0x7F00_0000_0000;
+/// Longest interpreter path accepted (Linux: a page).
+const MAX_INTERPRETER_PATH: u64 = 4096;
 use vmem::USER_END;
 const PAGE: u64 = 4096;
 
@@ -29,8 +36,8 @@ pub enum ElfError {
     WrongMachine,
     /// Neither `ET_EXEC` nor `ET_DYN`.
     NotExecutable,
-    /// Asks for an interpreter: dynamically linked programs are not
-    /// supported yet.
+    /// An interpreter that asks for an interpreter itself, or is not
+    /// position-independent.
     Dynamic,
     /// No loadable segment.
     NothingToLoad,
@@ -78,10 +85,27 @@ pub struct LoadPlan {
     /// The first page-aligned address past the last segment: where `brk`
     /// starts.
     pub end: u64,
+    /// The interpreter's path (`PT_INTERP`, without its NUL), if any.
+    pub interpreter: Option<Vec<u8>>,
 }
 
 /// The load plan for the executable `file`.
 pub fn load_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
+    plan(file, PIE_BASE)
+}
+
+/// The load plan for the interpreter `file` a program named: a
+/// position-independent object with no interpreter of its own, at
+/// [`INTERPRETER_BASE`].
+pub fn interpreter_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
+    let plan = plan(file, INTERPRETER_BASE)?;
+    if plan.interpreter.is_some() || plan.base != INTERPRETER_BASE {
+        return Err(ElfError::Dynamic);
+    }
+    Ok(plan)
+}
+
+fn plan(file: &[u8], position_independent_base: u64) -> Result<LoadPlan, ElfError> {
     let parsed = ElfBytes::<LittleEndian>::minimal_parse(file).map_err(|_| ElfError::Malformed)?;
     let header = parsed.ehdr;
     if header.class != elf::file::Class::ELF64 || header.e_machine != EM_X86_64 {
@@ -89,15 +113,16 @@ pub fn load_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
     }
     let base = match header.e_type {
         ET_EXEC => 0,
-        ET_DYN => PIE_BASE,
+        ET_DYN => position_independent_base,
         _ => return Err(ElfError::NotExecutable),
     };
     let table = parsed.segments().ok_or(ElfError::NothingToLoad)?;
     let mut segments = Vec::new();
     let mut program_headers = None;
+    let mut interpreter = None;
     for header in table.iter() {
         match header.p_type {
-            PT_INTERP => return Err(ElfError::Dynamic),
+            PT_INTERP => interpreter = Some(interpreter_path(file, header.p_offset, header.p_filesz)?),
             PT_PHDR => program_headers = Some(header.p_vaddr),
             PT_LOAD if header.p_memsz > 0 => {
                 let address = header.p_vaddr.checked_add(base).ok_or(ElfError::BadSegment)?;
@@ -151,7 +176,26 @@ pub fn load_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
         program_header_size: u64::from(header.e_phentsize),
         base,
         end,
+        interpreter,
     })
+}
+
+/// The NUL-terminated path at `offset` of `file`, `length` bytes with the
+/// NUL: non-empty, no other NUL, at most a page.
+fn interpreter_path(file: &[u8], offset: u64, length: u64) -> Result<Vec<u8>, ElfError> {
+    if length < 2 || length > MAX_INTERPRETER_PATH {
+        return Err(ElfError::Malformed);
+    }
+    let end = offset.checked_add(length).ok_or(ElfError::Malformed)?;
+    let bytes = file.get(offset as usize..end as usize).ok_or(ElfError::Malformed)?;
+    let (last, path) = bytes.split_last().ok_or(ElfError::Malformed)?;
+    if *last != 0 || path.contains(&0) {
+        return Err(ElfError::Malformed);
+    }
+    let mut owned = Vec::new();
+    owned.try_reserve_exact(path.len()).map_err(|_| ElfError::Malformed)?;
+    owned.extend_from_slice(path);
+    Ok(owned)
 }
 
 fn check_segment(segment: &Segment, align: u64, file_length: u64) -> Result<(), ElfError> {

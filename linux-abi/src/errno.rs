@@ -87,6 +87,8 @@ impl Errno {
     pub const ENOTSOCK: Self = Self(88);
     /// Operation not supported.
     pub const EOPNOTSUPP: Self = Self(95);
+    /// No data available (also ENOATTR: no such extended attribute).
+    pub const ENODATA: Self = Self(61);
     /// Timed out.
     pub const ETIMEDOUT: Self = Self(110);
 

@@ -33,7 +33,7 @@ mod user_values;
 mod wait_status;
 
 pub use errno::Errno;
-pub use elf_plan::{load_plan, ElfError, LoadPlan, Segment, PIE_BASE};
+pub use elf_plan::{interpreter_plan, load_plan, ElfError, LoadPlan, Segment, INTERPRETER_BASE, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
 pub use user_values::{ItimerVal, Timespec, Timeval, UserValue};

@@ -4,7 +4,7 @@
 
 use alloc::vec::Vec;
 
-use crate::{auxv, load_plan, ElfError, InitialStack};
+use crate::{auxv, interpreter_plan, load_plan, ElfError, InitialStack, INTERPRETER_BASE};
 
 fn word(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
@@ -25,9 +25,25 @@ fn the_static_busybox_has_a_plan_with_its_entry_in_code() {
 }
 
 #[test]
-fn a_dynamic_program_is_refused_as_such() {
+fn a_dynamic_program_names_its_interpreter_which_loads_at_its_base() {
     let Ok(file) = std::fs::read("/bin/ls") else { return };
-    assert_eq!(load_plan(&file), Err(ElfError::Dynamic));
+    let plan = load_plan(&file).expect("a dynamic program has a plan");
+    assert_eq!(plan.interpreter.as_deref(), Some(&b"/lib64/ld-linux-x86-64.so.2"[..]));
+    let Ok(loader) = std::fs::read("/lib64/ld-linux-x86-64.so.2") else { return };
+    let loader_plan = interpreter_plan(&loader).expect("glibc's ld.so loads as an interpreter");
+    assert_eq!((loader_plan.base, loader_plan.interpreter.as_ref()), (INTERPRETER_BASE, None));
+    assert!(loader_plan.entry > INTERPRETER_BASE);
+    // A program with an interpreter is no interpreter itself.
+    assert_eq!(interpreter_plan(&file), Err(ElfError::Dynamic));
+    // A damaged path: no NUL at its end.
+    let table = u64::from_le_bytes(file[32..40].try_into().unwrap()) as usize;
+    let entries = usize::from(u16::from_le_bytes(file[56..58].try_into().unwrap()));
+    let interp = (0..entries).map(|index| table + index * 56).find(|at| file[*at..*at + 4] == [3, 0, 0, 0]).expect("PT_INTERP");
+    let offset = u64::from_le_bytes(file[interp + 8..interp + 16].try_into().unwrap()) as usize;
+    let length = u64::from_le_bytes(file[interp + 32..interp + 40].try_into().unwrap()) as usize;
+    let mut damaged = file.clone();
+    damaged[offset + length - 1] = b'x';
+    assert_eq!(load_plan(&damaged), Err(ElfError::Malformed));
 }
 
 #[test]

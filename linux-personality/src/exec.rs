@@ -9,7 +9,7 @@
 use alloc::vec::Vec;
 
 use containers::ContainerId;
-use linux_abi::{auxv, load_plan, ElfError, InitialStack, LoadPlan, STACK_TOP};
+use linux_abi::{auxv, interpreter_plan, load_plan, ElfError, InitialStack, LoadPlan, STACK_TOP};
 use kernel_objects::OwnedFrame;
 use vmem::{Rights, PAGE_SIZE};
 
@@ -44,6 +44,15 @@ impl From<Errno> for ExecError {
     }
 }
 
+impl core::fmt::Display for ExecError {
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ExecError::Format(reason) => write!(formatter, "not a program Lamina can load ({reason:?})"),
+            ExecError::Errno(errno) => write!(formatter, "{errno:?}"),
+        }
+    }
+}
+
 impl ExecError {
     /// The errno `execve` returns.
     pub fn errno(&self) -> Errno {
@@ -54,12 +63,33 @@ impl ExecError {
     }
 }
 
-/// Builds the address space for `file`, charged to `container`.
-pub fn build(container: ContainerId, file: &[u8], arguments: &[&[u8]], environment: &[&[u8]], random: [u8; 16]) -> Result<Image, ExecError> {
+/// Where a program's interpreter file comes from: its contents by path.
+pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<&'f [u8], Errno> + 'f;
+
+/// Builds the address space for `file`, charged to `container`. A
+/// dynamically linked program gets its interpreter (read through
+/// `interpreter_files`) mapped too, and starts there.
+pub fn build<'f>(
+    container: ContainerId,
+    file: &'f [u8],
+    interpreter_files: &InterpreterFiles<'f>,
+    arguments: &[&[u8]],
+    environment: &[&[u8]],
+    random: [u8; 16],
+) -> Result<Image, ExecError> {
     let plan = load_plan(file).map_err(ExecError::Format)?;
+    let interpreter = match &plan.interpreter {
+        Some(path) => {
+            let contents = interpreter_files(path)?;
+            Some((interpreter_plan(contents).map_err(ExecError::Format)?, contents))
+        }
+        None => None,
+    };
     let mut memory = new_space(container).map_err(|_| Errno::ENOMEM)?;
-    match fill(&mut memory, container, &plan, file, arguments, environment, random) {
-        Ok(stack_pointer) => Ok(Image { memory, entry: plan.entry, stack_pointer, break_start: plan.end }),
+    let interpreter = interpreter.as_ref().map(|(plan, contents)| (plan, *contents));
+    let entry = interpreter.map_or(plan.entry, |(interpreter, _)| interpreter.entry);
+    match fill(&mut memory, container, &plan, file, interpreter, arguments, environment, random) {
+        Ok(stack_pointer) => Ok(Image { memory, entry, stack_pointer, break_start: plan.end }),
         Err(error) => {
             destroy_space(memory);
             Err(error)
@@ -67,15 +97,53 @@ pub fn build(container: ContainerId, file: &[u8], arguments: &[&[u8]], environme
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn fill(
     memory: &mut KernelSpace,
     container: ContainerId,
     plan: &LoadPlan,
     file: &[u8],
+    interpreter: Option<(&LoadPlan, &[u8])>,
     arguments: &[&[u8]],
     environment: &[&[u8]],
     random: [u8; 16],
 ) -> Result<u64, ExecError> {
+    map_segments(memory, container, plan, file)?;
+    if let Some((interpreter_plan, interpreter_file)) = interpreter {
+        map_segments(memory, container, interpreter_plan, interpreter_file)?;
+    }
+    memory.add_demand_zero(STACK_TOP - STACK_BYTES, STACK_BYTES, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
+    let hardware_capabilities = u64::from(machine::cpu::cpuid(1, 0).edx);
+    let auxiliary: Vec<(u64, u64)> = [
+        (auxv::AT_PHDR, plan.program_headers),
+        (auxv::AT_PHENT, plan.program_header_size),
+        (auxv::AT_PHNUM, plan.program_header_count),
+        (auxv::AT_PAGESZ, PAGE_SIZE),
+        (auxv::AT_BASE, interpreter.map_or(0, |(interpreter, _)| interpreter.base)),
+        (auxv::AT_FLAGS, 0),
+        (auxv::AT_ENTRY, plan.entry),
+        (auxv::AT_UID, 0),
+        (auxv::AT_EUID, 0),
+        (auxv::AT_GID, 0),
+        (auxv::AT_EGID, 0),
+        (auxv::AT_HWCAP, hardware_capabilities),
+        (auxv::AT_CLKTCK, 100),
+        (auxv::AT_SECURE, 0),
+    ]
+    .into_iter()
+    .collect();
+    let stack = InitialStack::build(STACK_TOP, arguments, environment, &auxiliary, random).map_err(|error| match error {
+        linux_abi::StackError::TooBig => Errno::E2BIG,
+        linux_abi::StackError::OutOfMemory => Errno::ENOMEM,
+    })?;
+    let mut flush = PendingFlush::default();
+    write_user(memory, stack.pointer, &stack.bytes, &mut flush)?;
+    flush.carry_out(); // the space never ran: nothing to flush in practice
+    Ok(stack.pointer)
+}
+
+/// Maps `plan`'s segments with their bytes from `file` (copied now).
+fn map_segments(memory: &mut KernelSpace, container: ContainerId, plan: &LoadPlan, file: &[u8]) -> Result<(), ExecError> {
     for segment in &plan.segments {
         let rights = Rights::new(segment.read || segment.execute, segment.write, segment.execute).map_err(|_| ExecError::Format(ElfError::BadSegment))?;
         let first_page = segment.address & !(PAGE_SIZE - 1);
@@ -110,32 +178,5 @@ fn fill(
             }
         }
     }
-    memory.add_demand_zero(STACK_TOP - STACK_BYTES, STACK_BYTES, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
-    let hardware_capabilities = u64::from(machine::cpu::cpuid(1, 0).edx);
-    let auxiliary: Vec<(u64, u64)> = [
-        (auxv::AT_PHDR, plan.program_headers),
-        (auxv::AT_PHENT, plan.program_header_size),
-        (auxv::AT_PHNUM, plan.program_header_count),
-        (auxv::AT_PAGESZ, PAGE_SIZE),
-        (auxv::AT_BASE, 0),
-        (auxv::AT_FLAGS, 0),
-        (auxv::AT_ENTRY, plan.entry),
-        (auxv::AT_UID, 0),
-        (auxv::AT_EUID, 0),
-        (auxv::AT_GID, 0),
-        (auxv::AT_EGID, 0),
-        (auxv::AT_HWCAP, hardware_capabilities),
-        (auxv::AT_CLKTCK, 100),
-        (auxv::AT_SECURE, 0),
-    ]
-    .into_iter()
-    .collect();
-    let stack = InitialStack::build(STACK_TOP, arguments, environment, &auxiliary, random).map_err(|error| match error {
-        linux_abi::StackError::TooBig => Errno::E2BIG,
-        linux_abi::StackError::OutOfMemory => Errno::ENOMEM,
-    })?;
-    let mut flush = PendingFlush::default();
-    write_user(memory, stack.pointer, &stack.bytes, &mut flush)?;
-    flush.carry_out(); // the space never ran: nothing to flush in practice
-    Ok(stack.pointer)
+    Ok(())
 }

@@ -103,9 +103,13 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     let argument_slices: Vec<&[u8]> = arguments.iter().map(Vec::as_slice).collect();
     let mut random_bytes = [0u8; 16];
     random::fill(&mut random_bytes);
-    let image = fs::with(|tree| Ok(exec::build(container, tree.contents(inode)?, &argument_slices, &ENVIRONMENT, random_bytes)))
+    let image = fs::with(|tree| {
+        let tree: &vfs::Tmpfs = tree;
+        let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
+        Ok(exec::build(container, tree.contents(inode)?, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes))
+    })
         .map_err(|errno| format!("{shown}: {errno:?}"))?
-        .map_err(|error| format!("{shown}: {error:?}"))?;
+        .map_err(|error| format!("{shown}: {error}"))?;
     let native = NativeProcess::create_with(container, image.memory).map_err(|errno| format!("process: {errno:?}"))?;
     let mut state = process::initial_state(0, root);
     state.break_start = image.break_start;

@@ -114,6 +114,15 @@ const GUEST_STDIN: &str = "/etc/lamina-stdin";
 pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_limit: Option<std::time::Duration>) -> Outcome<ProgramRun> {
     let program_guest = request.program.display().to_string();
     let mut files = vec![GuestFile { host: request.program.clone(), guest: program_guest.clone() }];
+    // Dynamic programs' interpreter and libraries (the program's and any
+    // `--file` program's), at their host paths.
+    let programs = std::iter::once(&request.program).chain(request.files.iter().map(|copy| &copy.host));
+    for library in programs.flat_map(|program| crate::shared_libraries::needed_by(program)) {
+        let guest = library.display().to_string();
+        if !files.iter().any(|file| file.guest == guest) {
+            files.push(GuestFile { host: library, guest });
+        }
+    }
     for copy in &request.files {
         let guest = copy.guest.clone().unwrap_or_else(|| copy.host.display().to_string());
         files.push(GuestFile { host: copy.host.clone(), guest });

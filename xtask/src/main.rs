@@ -28,6 +28,7 @@ mod qemu_command;
 mod qemu_session;
 mod run;
 mod serial_protocol;
+mod shared_libraries;
 mod statistics;
 mod symbol_table;
 mod testing;

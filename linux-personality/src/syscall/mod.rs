@@ -128,7 +128,7 @@ fn value(value: u64) -> CallResult {
 /// number Linux does not have, or one Lamina does not implement, is ENOSYS).
 fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
     use files::{FinalLink, PipeCall, SelectCall};
-    use paths::{AccessCall, RenameCall};
+    use paths::{AccessCall, RenameCall, XattrTarget};
     use Sysno::*;
     let Some(sysno) = Sysno::from_number(number) else {
         log_unknown(number, None);
@@ -168,6 +168,15 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         dup2 => files::dup2(call),
         nanosleep => clocks::nanosleep(call),
         alarm => timers::alarm(call),
+        getxattr => paths::getxattr(call, XattrTarget::Path),
+        lgetxattr => paths::getxattr(call, XattrTarget::LinkPath),
+        fgetxattr => paths::getxattr(call, XattrTarget::Descriptor),
+        listxattr => paths::listxattr(call, XattrTarget::Path),
+        llistxattr => paths::listxattr(call, XattrTarget::LinkPath),
+        flistxattr => paths::listxattr(call, XattrTarget::Descriptor),
+        setxattr | removexattr => paths::setxattr(call, XattrTarget::Path),
+        lsetxattr | lremovexattr => paths::setxattr(call, XattrTarget::LinkPath),
+        fsetxattr | fremovexattr => paths::setxattr(call, XattrTarget::Descriptor),
         setitimer => timers::setitimer(call),
         getitimer => timers::getitimer(call),
         sendfile => files::sendfile(call),

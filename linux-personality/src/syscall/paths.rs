@@ -323,3 +323,44 @@ pub fn utimensat(call: &mut Call<'_>) -> CallResult {
     fs::with(|tree| tree.set_times(inode, chosen[0], chosen[1], now()))?;
     value(0)
 }
+
+/// Which extended-attribute call: by path (following a final symlink or
+/// not) or by descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XattrTarget {
+    Path,
+    LinkPath,
+    Descriptor,
+}
+
+/// Checks the file an `*xattr` call names exists (the errors of a bad path
+/// or descriptor come first, as on Linux).
+fn xattr_file(call: &Call<'_>, target: XattrTarget) -> Result<(), Errno> {
+    match target {
+        XattrTarget::Descriptor => crate::open_files::file(call.process.native.space(), call.argument(0)).map(drop),
+        XattrTarget::Path | XattrTarget::LinkPath => {
+            let path = path_in(call, call.argument(0))?;
+            lookup_at(call, AT_FDCWD as u64, &path, target == XattrTarget::Path).map(drop)
+        }
+    }
+}
+
+/// `getxattr` family: the file system keeps no extended attributes (as a
+/// tmpfs without security modules), so every name is ENODATA.
+pub fn getxattr(call: &mut Call<'_>, target: XattrTarget) -> CallResult {
+    xattr_file(call, target)?;
+    Err(Errno::ENODATA)
+}
+
+/// `listxattr` family: an empty list.
+pub fn listxattr(call: &mut Call<'_>, target: XattrTarget) -> CallResult {
+    xattr_file(call, target)?;
+    value(0)
+}
+
+/// `setxattr` and `removexattr` families: not supported by this file
+/// system (EOPNOTSUPP), after the file is checked.
+pub fn setxattr(call: &mut Call<'_>, target: XattrTarget) -> CallResult {
+    xattr_file(call, target)?;
+    Err(Errno::EOPNOTSUPP)
+}

@@ -15,7 +15,7 @@ use super::{value, Call, CallResult, Outcome, UserPtr};
 use kernel_objects::address_spaces::{carry_out, destroy_space, fork_space};
 use kernel_objects::capabilities::{caps, undo, NativeProcess};
 use linux_abi::Errno;
-use crate::exec::{build, ExecError};
+use crate::exec::build;
 use crate::fs;
 use crate::open_files::is_descriptor;
 use crate::process::{self, Child, Pid, Process, ProcessState, MMAP_TOP};
@@ -230,15 +230,14 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     let mut random = [0u8; 16];
     crate::random::fill(&mut random);
     let image = fs::with(|tree| {
+        let tree: &vfs::Tmpfs = tree;
         let contents = tree.contents(inode)?;
-        Ok(build(container, contents, &argument_slices, &environment_slices, random))
+        let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
+        Ok(build(container, contents, &interpreter_files, &argument_slices, &environment_slices, random))
     })?;
     let image = match image {
         Ok(image) => image,
-        Err(ExecError::Format(linux_abi::ElfError::Dynamic)) => {
-            machine::println!("lamina: {}: dynamically linked programs are not supported yet", core::str::from_utf8(&path).unwrap_or("?"));
-            return Err(Errno::ENOEXEC);
-        }
+        // A malformed program is ENOEXEC (`ExecError::errno`), silently, as on Linux.
         Err(error) => return Err(error.errno()),
     };
     let executable = absolute_path(call, &path)?;

@@ -1,10 +1,12 @@
 //! Part of tier 4: `cargo xtask exec` with piped standard streams, on both
 //! kernels. A program gets exactly the bytes piped in and then end of file,
 //! and its standard output and error come back apart and byte-exact,
-//! whatever they hold (binary data of a few MiB included).
+//! whatever they hold (binary data of a few MiB included). And Debian's own
+//! dynamically linked programs (glibc's `ld.so`, `bash`, coreutils) run
+//! unchanged, with the same output on both kernels.
 
 use super::tally::Tally;
-use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output, ProgramRun};
+use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output, ProgramRun};
 use crate::failure::Outcome;
 use crate::machine_options::MachineOptions;
 use std::time::Duration;
@@ -24,6 +26,12 @@ pub fn run_exec_checks(tally: &mut Tally) {
             Ok(run) => Err(describe(&run, data.len())),
             Err(failure) => Err(failure.to_string()),
         });
+        let dynamic = run_dynamic(kernel);
+        tally.record(&format!("exec: Debian's dynamic bash, sort, md5sum, ls ({kernel:?})"), match dynamic {
+            Ok(run) if run.output == DYNAMIC_EXPECTED.as_bytes() && run.exit_code == 3 => Ok(()),
+            Ok(run) => Err(format!("{}\nstdout:\n{}", describe(&run, DYNAMIC_EXPECTED.len()), String::from_utf8_lossy(&run.output))),
+            Err(failure) => Err(failure.to_string()),
+        });
         let count = run(kernel, &["wc", "-l"], b"a\nb\n".to_vec());
         tally.record(&format!("exec: wc -l of piped input ({kernel:?})"), match count {
             Ok(run) if run.output == b"2\n" && run.errors.is_empty() && run.exit_code == 0 => Ok(()),
@@ -31,6 +39,25 @@ pub fn run_exec_checks(tally: &mut Tally) {
             Err(failure) => Err(failure.to_string()),
         });
     }
+}
+
+/// The script `bash` runs, and what it prints (the same on Linux).
+const DYNAMIC_SCRIPT: &str = "read -r first; echo \"bash read: $first\"; printf 'b\\na\\nc\\n' | /usr/bin/sort -r; \
+                              echo lamina | /usr/bin/md5sum; /bin/ls -d /tmp /bin; exit 3";
+const DYNAMIC_EXPECTED: &str = "bash read: piped\nc\nb\na\na204f136ca192da3359b80e9e6d9758c  -\n/bin\n/tmp\n";
+
+/// Debian's dynamic `bash` running [`DYNAMIC_SCRIPT`], with `sort`,
+/// `md5sum` and `ls` copied in (their libraries follow them).
+fn run_dynamic(kernel: GuestKernel) -> Outcome<ProgramRun> {
+    let files = ["/usr/bin/sort", "/usr/bin/md5sum", "/bin/ls"].map(|path| FileCopy { host: path.into(), guest: None }).to_vec();
+    let request = ExecRequest {
+        machine: MachineOptions::default(),
+        kernel,
+        files,
+        program: "/bin/bash".into(),
+        program_arguments: vec!["-c".to_string(), DYNAMIC_SCRIPT.to_string()],
+    };
+    run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
 
 /// BusyBox `arguments` with `input` piped in, output captured.
