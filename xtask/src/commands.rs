@@ -25,7 +25,9 @@ commands:
   exec [MACHINE] [--linux] [--file HOST[:GUEST]]... -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
                            user process (Debian's Linux with --linux), copying
-                           PROGRAM and each --file into the guest; exit status
+                           PROGRAM and each --file (a file, or a directory
+                           copied whole) into the guest, with the interpreter
+                           and libraries of dynamic programs; exit status
                            is the program's. At a terminal it runs on the guest
                            console; with stdin piped it reads exactly those
                            bytes then end of file, and its stdout and stderr

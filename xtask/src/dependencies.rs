@@ -46,6 +46,9 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::Program("mformat"), "mtools"),
     needs(Presence::StaticExecutable("/bin/busybox"), "busybox-static"),
     needs(Presence::Program("musl-gcc"), "musl-tools"),
+    // Debian's own dynamic python3 and its standard library, run unchanged
+    // in the user tier.
+    needs(Presence::File("/usr/bin/python3"), "python3"),
 ];
 
 /// Makes sure every requirement is met, installing packages if we may.

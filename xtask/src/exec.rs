@@ -125,7 +125,11 @@ pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_lim
     }
     for copy in &request.files {
         let guest = copy.guest.clone().unwrap_or_else(|| copy.host.display().to_string());
-        files.push(GuestFile { host: copy.host.clone(), guest });
+        if copy.host.is_dir() {
+            files.extend(directory_files(&copy.host, &guest)?);
+        } else {
+            files.push(GuestFile { host: copy.host.clone(), guest });
+        }
     }
     let mut stdin_file = None;
     if let Input::Pipe(bytes) = &input {
@@ -358,11 +362,37 @@ fn parse_file_copy(text: &str) -> Outcome<FileCopy> {
     })
 }
 
-/// The program and every `--file` must be files on the host.
+/// Every file under the host directory `host` (symlinks followed), at the
+/// same place under `guest`, in a stable order.
+fn directory_files(host: &Path, guest: &str) -> Outcome<Vec<GuestFile>> {
+    let mut found = Vec::new();
+    let mut pending = vec![(host.to_path_buf(), guest.trim_end_matches('/').to_string())];
+    while let Some((directory, guest_directory)) = pending.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&directory)
+            .context(|| format!("listing {}", directory.display()))?
+            .filter_map(Result::ok)
+            .collect();
+        entries.sort_by_key(|entry| entry.file_name());
+        for entry in entries {
+            let (host_path, guest_path) = (entry.path(), format!("{guest_directory}/{}", entry.file_name().to_string_lossy()));
+            if host_path.is_dir() {
+                pending.push((host_path, guest_path));
+            } else if host_path.is_file() {
+                found.push(GuestFile { host: host_path, guest: guest_path });
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The program must be a file on the host; every `--file` a file or a
+/// directory (copied whole).
 fn check_host_files_exist(request: &ExecRequest) -> Outcome {
-    let hosts = request.files.iter().map(|copy| copy.host.as_path());
-    for path in std::iter::once(request.program.as_path()).chain(hosts) {
-        if !Path::new(path).is_file() {
+    if !request.program.is_file() {
+        return Err(Failure::usage(format!("no such host file: {}", request.program.display())));
+    }
+    for path in request.files.iter().map(|copy| copy.host.as_path()) {
+        if !path.is_file() && !path.is_dir() {
             return Err(Failure::usage(format!(
                 "no such host file: {}",
                 path.display()

@@ -32,6 +32,12 @@ pub fn run_exec_checks(tally: &mut Tally) {
             Ok(run) => Err(format!("{}\nstdout:\n{}", describe(&run, DYNAMIC_EXPECTED.len()), String::from_utf8_lossy(&run.output))),
             Err(failure) => Err(failure.to_string()),
         });
+        let python = run_python(kernel);
+        tally.record(&format!("exec: Debian's dynamic python3 with threads, files, subprocess ({kernel:?})"), match python {
+            Ok(run) if run.exit_code == 0 && PYTHON_EXPECTED.iter().all(|line| String::from_utf8_lossy(&run.output).lines().any(|seen| seen == *line)) => Ok(()),
+            Ok(run) => Err(format!("{}\nstdout:\n{}", describe(&run, 0), String::from_utf8_lossy(&run.output))),
+            Err(failure) => Err(failure.to_string()),
+        });
         let count = run(kernel, &["wc", "-l"], b"a\nb\n".to_vec());
         tally.record(&format!("exec: wc -l of piped input ({kernel:?})"), match count {
             Ok(run) if run.output == b"2\n" && run.errors.is_empty() && run.exit_code == 0 => Ok(()),
@@ -56,6 +62,44 @@ fn run_dynamic(kernel: GuestKernel) -> Outcome<ProgramRun> {
         files,
         program: "/bin/bash".into(),
         program_arguments: vec!["-c".to_string(), DYNAMIC_SCRIPT.to_string()],
+    };
+    run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
+}
+
+/// What the python check runs: four threads, a temporary file, a child.
+const PYTHON_SCRIPT: &str = "import os, subprocess, sys, tempfile, threading
+results = []
+def work(n): results.append(sum(range(n)))
+threads = [threading.Thread(target=work, args=(10000 * (i + 1),)) for i in range(4)]
+for thread in threads: thread.start()
+for thread in threads: thread.join()
+print('threads:', sorted(results))
+with tempfile.NamedTemporaryFile('w+', delete=False, dir='/tmp') as file:
+    file.write('hello file\\n'); name = file.name
+print('file:', open(name).read().strip()); os.unlink(name)
+child = subprocess.run(['/bin/busybox', 'echo', 'from a child'], capture_output=True, text=True)
+print('subprocess:', child.stdout.strip(), child.returncode)
+print('stdin:', sys.stdin.read().strip())
+";
+const PYTHON_EXPECTED: [&str; 4] = ["threads: [49995000, 199990000, 449985000, 799980000]", "file: hello file", "subprocess: from a child 0", "stdin: piped"];
+
+/// Debian's `/usr/bin/python3` (dynamic, glibc) with its whole standard
+/// library copied in, running [`PYTHON_SCRIPT`].
+fn run_python(kernel: GuestKernel) -> Outcome<ProgramRun> {
+    let program = std::fs::canonicalize("/usr/bin/python3").map_err(|error| crate::failure::Failure::failed(format!("/usr/bin/python3 (package python3): {error}")))?;
+    let stdlib = std::process::Command::new(&program)
+        .args(["-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"])
+        .output()
+        .map_err(|error| crate::failure::Failure::failed(format!("asking {} for its library: {error}", program.display())))?;
+    let stdlib = String::from_utf8_lossy(&stdlib.stdout).trim().to_string();
+    let script = crate::guest_files::write_image("python-check.py", PYTHON_SCRIPT.as_bytes())?;
+    let request = ExecRequest {
+        // The standard library (~50 MiB) travels in the initramfs.
+        machine: MachineOptions { memory_mib: 1024, ..MachineOptions::default() },
+        kernel,
+        files: vec![FileCopy { host: stdlib.into(), guest: None }, FileCopy { host: script, guest: Some("/tmp/check.py".into()) }],
+        program,
+        program_arguments: vec!["/tmp/check.py".to_string()],
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
