@@ -193,6 +193,17 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         Ok(())
     }
 
+    /// Whether the page at `address` belongs to the space: mapped, or in a
+    /// demand-zero region not touched yet.
+    pub fn is_mapped(&self, address: u64) -> bool {
+        self.translate(address).is_some() || self.region_at(address).is_some()
+    }
+
+    /// Whether the page at `address` has a frame now (`mincore`).
+    pub fn is_resident(&self, address: u64) -> bool {
+        self.translate(address).is_some()
+    }
+
     pub(crate) fn region_at(&self, address: u64) -> Option<&Region> {
         self.regions.iter().find(|region| (region.start..region.end).contains(&address))
     }

@@ -3,6 +3,7 @@
 //! Private file mappings are filled when made (no page cache yet).
 
 use alloc::vec;
+use alloc::vec::Vec;
 
 use vmem::{Rights, VmError, PAGE_SIZE};
 
@@ -153,6 +154,59 @@ fn map_shared_zeroed(call: &Call<'_>, address: u64, length: u64, rights: Rights)
         carry_out(protected.map_err(Errno::from)?);
     }
     Ok(())
+}
+
+const MS_ASYNC: u64 = 1;
+const MS_INVALIDATE: u64 = 2;
+const MS_SYNC: u64 = 4;
+
+/// The pages of `[address, address + length)`, after Linux's checks: EINVAL
+/// for an unaligned start, ENOMEM for a range past user space.
+fn page_range(address: u64, length: u64) -> Result<core::ops::Range<u64>, Errno> {
+    if address % PAGE_SIZE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let end = address.checked_add(length.next_multiple_of(PAGE_SIZE)).filter(|end| *end <= vmem::USER_END).ok_or(Errno::ENOMEM)?;
+    Ok(address..end)
+}
+
+/// `msync`: ENOMEM if a page of the range is not mapped. Nothing to write
+/// back: shared mappings of files are still private copies.
+pub fn msync(call: &mut Call<'_>) -> CallResult {
+    let (address, length, flags) = (call.argument(0), call.argument(1), call.argument(2));
+    if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || flags & (MS_ASYNC | MS_SYNC) == (MS_ASYNC | MS_SYNC) {
+        return Err(Errno::EINVAL);
+    }
+    let pages = page_range(address, length)?;
+    let all_mapped = call.process.native.with_memory(|memory| pages.step_by(PAGE_SIZE as usize).all(|page| memory.is_mapped(page)))?;
+    if !all_mapped {
+        return Err(Errno::ENOMEM);
+    }
+    value(0)
+}
+
+/// `mincore`: one byte per page, 1 if it has a frame now; ENOMEM if a page
+/// is not mapped.
+pub fn mincore(call: &mut Call<'_>) -> CallResult {
+    let (address, length, vector) = (call.argument(0), call.argument(1), call.argument(2));
+    let pages = page_range(address, length)?;
+    let count = ((pages.end - pages.start) / PAGE_SIZE) as usize;
+    let mut residency = Vec::new();
+    residency.try_reserve_exact(count).map_err(|_| Errno::ENOMEM)?;
+    let all_mapped = call.process.native.with_memory(|memory| {
+        for page in pages.clone().step_by(PAGE_SIZE as usize) {
+            if !memory.is_mapped(page) {
+                return false;
+            }
+            residency.push(u8::from(memory.is_resident(page)));
+        }
+        true
+    })?;
+    if !all_mapped {
+        return Err(Errno::ENOMEM);
+    }
+    call.write_out(vector, &residency)?;
+    value(0)
 }
 
 pub fn munmap(call: &mut Call<'_>) -> CallResult {

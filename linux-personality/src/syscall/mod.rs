@@ -168,6 +168,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         dup2 => files::dup2(call),
         nanosleep => clocks::nanosleep(call),
         alarm => timers::alarm(call),
+        msync => memory::msync(call),
+        mincore => memory::mincore(call),
         getxattr => paths::getxattr(call, XattrTarget::Path),
         lgetxattr => paths::getxattr(call, XattrTarget::LinkPath),
         fgetxattr => paths::getxattr(call, XattrTarget::Descriptor),

@@ -51,6 +51,18 @@ int main(void) {
     waitpid(child, &status, 0);
     printf("write to a read-only shared page: %s %d\n", WIFSIGNALED(status) ? "killed by" : "exited",
            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    /* mincore and msync: residency of touched and untouched pages. */
+    unsigned char *fresh = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    fresh[4096] = 1;
+    unsigned char resident[4] = {9, 9, 9, 9};
+    CHECK("mincore", mincore(fresh, 4 * 4096, resident));
+    printf("resident: %d %d %d %d\n", resident[0] & 1, resident[1] & 1, resident[2] & 1, resident[3] & 1);
+    CHECK("mincore unaligned", mincore(fresh + 1, 4096, resident));
+    CHECK("msync", msync(fresh, 4 * 4096, MS_SYNC));
+    CHECK("msync with both flags", msync(fresh, 4096, MS_SYNC | MS_ASYNC));
+    CHECK("munmap fresh", munmap(fresh, 4 * 4096));
+    CHECK("msync unmapped", msync(fresh, 4096, MS_ASYNC));
+    CHECK("mincore unmapped", mincore(fresh, 4096, resident));
     CHECK("munmap shared", munmap((void *)shared, length));
     CHECK("munmap read-only shared", munmap((void *)readonly, 4096));
     return 0;

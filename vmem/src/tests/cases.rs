@@ -136,6 +136,19 @@ fn an_anonymous_shared_page_stays_shared_across_fork_and_private_pages_do_not() 
 }
 
 #[test]
+fn mapped_and_resident_tell_regions_from_frames() {
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, 2 * PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    assert!(space.is_mapped(BASE) && !space.is_resident(BASE), "an untouched demand-zero page");
+    user_access(&mut space, BASE, Access::Write, Some(5)).unwrap();
+    assert!(space.is_mapped(BASE) && space.is_resident(BASE));
+    assert!(!space.is_mapped(BASE + 2 * PAGE_SIZE) && !space.is_resident(BASE + 2 * PAGE_SIZE));
+    let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
 fn fork_running_out_of_memory_at_any_point_changes_nothing() {
     for allowed in 0..8 {
         let world = World::new();
