@@ -109,6 +109,9 @@ pub struct Process {
     /// Set by `exit_group` (or a fatal signal): the wait status every
     /// thread leaves with.
     group_exit: KernelTicketLock<Option<u32>>,
+    /// Set while thread `tid` runs `execve`: every other thread leaves (as
+    /// Linux's `de_thread`), the process goes on.
+    exec_by: KernelTicketLock<Option<Pid>>,
 }
 
 static TABLE: KernelTicketLock<Vec<Arc<Process>>> = KernelTicketLock::new(TABLE_LEVEL, Vec::new());
@@ -127,6 +130,7 @@ impl Process {
             events: Condvar::new(),
             threads: KernelTicketLock::new(TABLE_LEVEL, Vec::new()),
             group_exit: KernelTicketLock::new(TABLE_LEVEL, None),
+            exec_by: KernelTicketLock::new(TABLE_LEVEL, None),
         });
         table.push(process.clone());
         Ok(process)
@@ -140,7 +144,7 @@ impl Process {
     /// Waits on the process's event condition until `ready` holds or a
     /// signal is pending; returns the guard.
     pub fn wait_for<'a>(&'a self, mut guard: StateGuard<'a>, ready: impl Fn(&ProcessState) -> bool) -> StateGuard<'a> {
-        while !ready(&guard) && !guard.signals.deliverable() && self.group_exit().is_none() {
+        while !ready(&guard) && !guard.signals.deliverable() && self.group_exit().is_none() && self.exec_by.lock().is_none() {
             guard = self.events.wait(guard, &self.state);
         }
         guard
@@ -185,6 +189,34 @@ impl Process {
     /// The status of a group exit under way.
     pub fn group_exit(&self) -> Option<u32> {
         *self.group_exit.lock()
+    }
+
+    /// Whether thread `tid` must leave because another thread runs
+    /// `execve`.
+    pub fn must_leave_for_exec(&self, tid: Pid) -> bool {
+        self.exec_by.lock().is_some_and(|execing| execing != tid)
+    }
+
+    /// Makes every thread but `tid` leave and waits until they have; then
+    /// `tid` is the process's only thread and takes the process's id as its
+    /// own (the thread group leader's, as on Linux). Fails (ESRCH) if the
+    /// process is ending meanwhile.
+    pub fn become_single_threaded(&self, tid: Pid) -> Result<(), Errno> {
+        *self.exec_by.lock() = Some(tid);
+        self.notify();
+        let alone = || self.threads.lock().len() <= 1 || self.group_exit().is_some();
+        while !alone() {
+            let soon = machine::timer::uptime_nanoseconds().saturating_add(1_000_000);
+            sched::sleep_until(soon, alone);
+        }
+        *self.exec_by.lock() = None;
+        if self.group_exit().is_some() {
+            return Err(Errno::ESRCH);
+        }
+        for (thread_id, _) in self.threads.lock().iter_mut() {
+            *thread_id = self.pid;
+        }
+        Ok(())
     }
 }
 

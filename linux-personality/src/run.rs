@@ -62,6 +62,10 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         if let Some(status) = process.group_exit() {
             return leave(&process, &me, status);
         }
+        if process.must_leave_for_exec(me.tid) {
+            // Another thread runs execve: this one goes (never the last).
+            return leave(&process, &me, 0);
+        }
         if let Some(status) = deliver_signals(&process, &mut context, &mut me) {
             process.begin_group_exit(status);
             continue;

@@ -86,7 +86,7 @@ impl Call<'_> {
     /// Whether a signal waits to be delivered or the process is ending
     /// (blocking calls end with EINTR).
     pub fn interrupted(&self) -> bool {
-        self.process.group_exit().is_some() || self.process.state().signals.deliverable()
+        self.process.group_exit().is_some() || self.process.must_leave_for_exec(self.thread.tid) || self.process.state().signals.deliverable()
     }
 
     /// This process's pid.

@@ -241,6 +241,10 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         Err(error) => return Err(error.errno()),
     };
     let executable = absolute_path(call, &path)?;
+    // Every other thread leaves first (Linux's de_thread); this one takes
+    // the process's id.
+    call.process.become_single_threaded(call.thread.tid)?;
+    call.thread.tid = call.process.pid;
     // The point of no return: the old program is gone from here on.
     close_on_exec_descriptors(call);
     {
