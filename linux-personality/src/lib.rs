@@ -21,6 +21,7 @@ extern crate alloc;
 
 mod clock;
 mod exec;
+mod flocks;
 mod fs;
 mod itimers;
 mod kernel_log;

@@ -132,6 +132,8 @@ impl OpenFile {
 
 impl Drop for OpenFile {
     fn drop(&mut self) {
+        // Its flock locks go with the description.
+        crate::flocks::release(self as *const OpenFile as usize);
         match &self.backing {
             Backing::Inode(inode) | Backing::Device(_, inode) => {
                 let _ = fs::with(|tree| {

@@ -832,3 +832,36 @@ pub fn sendfile(call: &mut Call<'_>) -> CallResult {
     }
     value(written as u64)
 }
+
+const LOCK_SH: u64 = 1;
+const LOCK_EX: u64 = 2;
+const LOCK_NB: u64 = 4;
+const LOCK_UN: u64 = 8;
+
+/// `flock(fd, operation)`: a whole-file advisory lock held by the open file
+/// description (shared by `dup` and `fork`), released by `LOCK_UN` or when
+/// its last descriptor closes.
+pub fn flock(call: &mut Call<'_>) -> CallResult {
+    let (fd, operation) = (call.argument(0), call.argument(1));
+    let file = open_files::file(call.process.native.space(), fd)?;
+    let description = Arc::as_ptr(&file) as usize;
+    let target = match &file.backing {
+        Backing::Inode(inode) | Backing::Device(_, inode) => u64::from(inode.0),
+        // Pipes have no inode here: Linux locks them too, but no program
+        // of ours relies on it.
+        _ => return Err(Errno::EINVAL),
+    };
+    let nonblocking = operation & LOCK_NB != 0;
+    let kind = match operation & !LOCK_NB {
+        LOCK_SH => linux_abi::flock_table::FlockKind::Shared,
+        LOCK_EX => linux_abi::flock_table::FlockKind::Exclusive,
+        LOCK_UN => {
+            crate::flocks::unlock(target, description);
+            return value(0);
+        }
+        _ => return Err(Errno::EINVAL),
+    };
+    let interrupted = || call.interrupted();
+    crate::flocks::lock(target, description, kind, nonblocking, &interrupted)?;
+    value(0)
+}

@@ -169,6 +169,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         nanosleep => clocks::nanosleep(call),
         alarm => timers::alarm(call),
         msync => memory::msync(call),
+        flock => files::flock(call),
         mincore => memory::mincore(call),
         getxattr => paths::getxattr(call, XattrTarget::Path),
         lgetxattr => paths::getxattr(call, XattrTarget::LinkPath),
