@@ -27,6 +27,7 @@ mod layer_errors;
 pub mod line_discipline;
 pub mod poll;
 pub mod procfs_text;
+pub mod resource_limits;
 pub mod restart;
 pub mod signal_frame;
 mod sysno;

@@ -70,6 +70,8 @@ pub struct ProcessState {
     pub stopped: bool,
     /// `ITIMER_REAL` (`alarm`, `setitimer`); a fork starts disarmed.
     pub real_timer: crate::itimers::RealTimer,
+    /// Resource limits; fork and execve keep them.
+    pub limits: linux_abi::resource_limits::ResourceLimits,
 }
 
 impl ProcessState {
@@ -260,5 +262,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         exit_status: None,
         stopped: false,
         real_timer: Default::default(),
+        limits: Default::default(),
     }
 }

@@ -285,8 +285,26 @@ pub fn install(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_e
 
 fn install_descriptor(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_exec: bool) -> Result<u32, Errno> {
     let fd = open_files::install(call.process.native.space(), file, placement)?;
+    within_descriptor_limit(call, fd)?;
     call.process.state().set_close_on_exec(fd, close_on_exec)?;
     Ok(fd)
+}
+
+/// The soft `RLIMIT_NOFILE`: every descriptor is below it.
+fn descriptor_limit(call: &Call<'_>) -> u64 {
+    call.process.state().limits.descriptors()
+}
+
+/// Takes the new descriptor `fd` back (EMFILE) if it is at or past the
+/// descriptor limit: the lowest free slot was there.
+fn within_descriptor_limit(call: &Call<'_>, fd: u32) -> Result<(), Errno> {
+    if u64::from(fd) < descriptor_limit(call) {
+        return Ok(());
+    }
+    if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
+        undo(&removed);
+    }
+    Err(Errno::EMFILE)
 }
 
 pub fn close(call: &mut Call<'_>) -> CallResult {
@@ -303,6 +321,7 @@ fn duplicate(call: &Call<'_>, fd: u64, placement: Placement, close_on_exec: bool
     descriptor(call, fd)?;
     let space = call.process.native.space();
     let copy = caps().with(|database| database.derive(space, slot, Rights::ALL, Narrowing::Whole, placement)).map_err(Errno::from)?;
+    within_descriptor_limit(call, copy)?;
     call.process.state().set_close_on_exec(copy, close_on_exec)?;
     value(u64::from(copy))
 }
@@ -330,7 +349,7 @@ pub fn dup3(call: &mut Call<'_>) -> CallResult {
 
 fn replace_descriptor(call: &Call<'_>, old: u64, new: u64, close_on_exec: bool) -> CallResult {
     descriptor(call, old)?;
-    let new_slot = Slot::try_from(new).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT).ok_or(Errno::EBADF)?;
+    let new_slot = Slot::try_from(new).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT && new < descriptor_limit(call)).ok_or(Errno::EBADF)?;
     if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), new_slot)) {
         undo(&removed);
     }
@@ -351,7 +370,7 @@ pub fn fcntl(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, fd)?;
     match command {
         F_DUPFD | F_DUPFD_CLOEXEC => {
-            let from = Slot::try_from(argument).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT).ok_or(Errno::EINVAL)?;
+            let from = Slot::try_from(argument).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT && argument < descriptor_limit(call)).ok_or(Errno::EINVAL)?;
             duplicate(call, fd, Placement::LowestFrom(from), command == F_DUPFD_CLOEXEC)
         }
         F_GETFD => value(u64::from(call.process.state().close_on_exec(fd as u32))),

@@ -18,34 +18,38 @@ pub fn uname(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-/// (soft, hard) limits by resource number.
-/// `struct rlimit` of `resource`: (soft, hard).
-fn limit(resource: u64) -> Result<[u64; 2], Errno> {
-    const INFINITY: u64 = u64::MAX;
-    match resource {
-        3 => Ok([8 << 20, INFINITY]), // RLIMIT_STACK
-        7 => Ok([1024, 4095]),        // RLIMIT_NOFILE
-        0..=15 => Ok([INFINITY, INFINITY]),
-        _ => Err(Errno::EINVAL),
-    }
-}
-
 pub fn getrlimit(call: &mut Call<'_>) -> CallResult {
-    let limits = limit(call.argument(0))?;
+    let limits = call.process.state().limits.get(call.argument(0))?;
     UserPtr::<[u64; 2]>::argument(call, 1).ok_or(Errno::EFAULT)?.write(call, &limits)?;
     value(0)
 }
 
+/// `setrlimit`: every process runs as root, so raising a hard limit is
+/// allowed (up to Linux's own caps).
+pub fn setrlimit(call: &mut Call<'_>) -> CallResult {
+    let new = UserPtr::<[u64; 2]>::argument(call, 1).ok_or(Errno::EFAULT)?.read(call)?;
+    call.process.state().limits.set(call.argument(0), new, true)?;
+    value(0)
+}
+
+/// `prlimit64(pid, resource, new, old)`: the limits of this process or
+/// another (0: this one); `old` gets the limits before `new` applies.
 pub fn prlimit64(call: &mut Call<'_>) -> CallResult {
-    let (pid, resource, old) = (call.argument(0), call.argument(1), UserPtr::<[u64; 2]>::argument(call, 3));
-    if pid != 0 && pid != u64::from(call.pid()) && crate::process::find(pid as u32).is_none() {
-        return Err(Errno::ESRCH);
+    let (pid, resource) = (call.argument(0), call.argument(1));
+    let target = if pid == 0 || pid == u64::from(call.pid()) {
+        call.process.clone()
+    } else {
+        crate::process::find(u32::try_from(pid).map_err(|_| Errno::ESRCH)?).filter(|found| found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?
+    };
+    let new = UserPtr::<[u64; 2]>::argument(call, 2).map(|new| new.read(call)).transpose()?;
+    let old = target.state().limits.get(resource)?;
+    if let Some(new) = new {
+        target.state().limits.set(resource, new, true)?;
     }
-    let limits = limit(resource)?;
-    if let Some(old) = old {
-        old.write(call, &limits)?;
+    if let Some(out) = UserPtr::<[u64; 2]>::argument(call, 3) {
+        out.write(call, &old)?;
     }
-    value(0) // new limits are accepted and not enforced yet
+    value(0)
 }
 
 pub fn getrusage(call: &mut Call<'_>) -> CallResult {

@@ -239,7 +239,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         umount2 => value(0), // the tree stays as it is
         reboot => info::reboot(call),
         arch_prctl => processes::arch_prctl(call),
-        setrlimit => value(0), // accepted
+        setrlimit => info::setrlimit(call),
         gettid => value(u64::from(call.thread.tid)),
         tkill => processes::kill(call), // one thread per process
         time => clocks::time(call),

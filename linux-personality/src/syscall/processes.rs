@@ -128,6 +128,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             exit_status: None,
             stopped: false,
             real_timer: Default::default(),
+            limits: state.limits,
         }
     };
     let pgid = state.pgid;

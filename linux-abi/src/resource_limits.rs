@@ -1,0 +1,89 @@
+//! A process's resource limits (`getrlimit`, `setrlimit`, `prlimit64`),
+//! with Linux's defaults for a process started by the kernel and Linux's
+//! checks on a change. Which limits the kernel enforces, and where, is the
+//! personality's business (`docs/syscalls.md`).
+
+use crate::Errno;
+
+/// `RLIM_INFINITY`.
+pub const INFINITY: u64 = u64::MAX;
+/// Resources Linux has (`RLIM_NLIMITS`).
+pub const RESOURCES: usize = 16;
+/// `RLIMIT_STACK`.
+pub const RLIMIT_STACK: u64 = 3;
+/// `RLIMIT_CORE`.
+pub const RLIMIT_CORE: u64 = 4;
+/// `RLIMIT_NOFILE`.
+pub const RLIMIT_NOFILE: u64 = 7;
+/// Highest `RLIMIT_NOFILE` Linux allows (`fs.nr_open`'s default).
+pub const NR_OPEN: u64 = 1 << 20;
+
+/// (soft, hard) for every resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceLimits {
+    limits: [[u64; 2]; RESOURCES],
+}
+
+impl Default for ResourceLimits {
+    /// What init gets from Linux: 8 MiB of stack, no core files, 1024 (hard
+    /// 4096) descriptors, the rest unlimited.
+    fn default() -> Self {
+        let mut limits = [[INFINITY, INFINITY]; RESOURCES];
+        limits[RLIMIT_STACK as usize] = [8 << 20, INFINITY];
+        limits[RLIMIT_CORE as usize] = [0, INFINITY];
+        limits[RLIMIT_NOFILE as usize] = [1024, 4096];
+        // RLIMIT_NPROC, RLIMIT_SIGPENDING (Linux derives them from memory)
+        // and RLIMIT_MEMLOCK, RLIMIT_MSGQUEUE as Linux 6.1 gives init on a
+        // small machine are not modelled: unlimited.
+        Self { limits }
+    }
+}
+
+impl ResourceLimits {
+    /// The (soft, hard) limits of `resource`; EINVAL for an unknown one.
+    pub fn get(&self, resource: u64) -> Result<[u64; 2], Errno> {
+        self.limits.get(resource as usize).copied().ok_or(Errno::EINVAL)
+    }
+
+    /// Sets `resource` to `new` (soft, hard): EINVAL for an unknown
+    /// resource or soft above hard; EPERM for raising the hard limit
+    /// without `privileged` (CAP_SYS_RESOURCE) or `RLIMIT_NOFILE` past
+    /// [`NR_OPEN`]. Nothing changes on an error.
+    pub fn set(&mut self, resource: u64, new: [u64; 2], privileged: bool) -> Result<(), Errno> {
+        let current = self.get(resource)?;
+        let [soft, hard] = new;
+        if soft > hard {
+            return Err(Errno::EINVAL);
+        }
+        if (hard > current[1] && !privileged) || (resource == RLIMIT_NOFILE && hard > NR_OPEN) {
+            return Err(Errno::EPERM);
+        }
+        self.limits[resource as usize] = new;
+        Ok(())
+    }
+
+    /// The soft limit on descriptors: every descriptor is below it.
+    pub fn descriptors(&self) -> u64 {
+        self.limits[RLIMIT_NOFILE as usize][0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_linuxs_and_changes_are_checked() {
+        let mut limits = ResourceLimits::default();
+        assert_eq!(limits.get(RLIMIT_NOFILE), Ok([1024, 4096]));
+        assert_eq!(limits.get(RLIMIT_CORE), Ok([0, INFINITY]));
+        assert_eq!(limits.get(16), Err(Errno::EINVAL));
+        assert_eq!(limits.set(RLIMIT_NOFILE, [20, 10], true), Err(Errno::EINVAL));
+        assert_eq!(limits.set(RLIMIT_NOFILE, [8, 8192], false), Err(Errno::EPERM), "raising the hard limit needs privilege");
+        assert_eq!(limits.set(RLIMIT_NOFILE, [8, NR_OPEN + 1], true), Err(Errno::EPERM));
+        assert_eq!(limits.get(RLIMIT_NOFILE), Ok([1024, 4096]), "refusals change nothing");
+        assert_eq!(limits.set(RLIMIT_NOFILE, [8, 2048], false), Ok(()), "lowering needs no privilege");
+        assert_eq!(limits.descriptors(), 8);
+        assert_eq!(limits.set(99, [1, 1], true), Err(Errno::EINVAL));
+    }
+}
