@@ -84,11 +84,101 @@ impl AlternateStack {
     }
 }
 
+/// A `siginfo`: the signal, why it came (`si_code`) and the three words
+/// of its union that Linux fills for the signals the kernel sends (bytes
+/// 16..40: pid and uid then a value or status, or a fault address).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SigInfo {
+    /// `si_signo`.
+    pub signo: u32,
+    /// `si_code`: one of [`codes`].
+    pub code: i32,
+    /// Bytes 16..40 of the union.
+    pub words: [u64; 3],
+}
+
+/// `si_code` values.
+pub mod codes {
+    /// Sent by `kill`.
+    pub const SI_USER: i32 = 0;
+    /// Sent by the kernel (a terminal's ^C, for one).
+    pub const SI_KERNEL: i32 = 0x80;
+    /// Sent by `sigqueue` (`rt_sigqueueinfo`).
+    pub const SI_QUEUE: i32 = -1;
+    /// Sent by `tkill` or `tgkill` (`raise`).
+    pub const SI_TKILL: i32 = -6;
+    /// SIGSEGV: no mapping at the address.
+    pub const SEGV_MAPERR: i32 = 1;
+    /// SIGSEGV: the mapping forbids the access.
+    pub const SEGV_ACCERR: i32 = 2;
+    /// SIGILL: an illegal opcode.
+    pub const ILL_ILLOPN: i32 = 2;
+    /// SIGFPE: an integer division by zero.
+    pub const FPE_INTDIV: i32 = 1;
+    /// SIGTRAP: a breakpoint.
+    pub const TRAP_BRKPT: i32 = 1;
+    /// SIGCHLD: the child exited.
+    pub const CLD_EXITED: i32 = 1;
+    /// SIGCHLD: the child was killed.
+    pub const CLD_KILLED: i32 = 2;
+    /// SIGCHLD: the child was killed and dumped core.
+    pub const CLD_DUMPED: i32 = 3;
+    /// SIGCHLD: the child stopped.
+    pub const CLD_STOPPED: i32 = 5;
+    /// SIGCHLD: the child continued.
+    pub const CLD_CONTINUED: i32 = 6;
+}
+
+impl SigInfo {
+    /// From a process: `kill` (`SI_USER`), `tgkill` (`SI_TKILL`) or the
+    /// kernel (`SI_KERNEL`), with the sender's pid and uid.
+    pub fn from_process(signo: u32, code: i32, pid: u32, uid: u32) -> Self {
+        Self { signo, code, words: [u64::from(pid) | u64::from(uid) << 32, 0, 0] }
+    }
+
+    /// `sigqueue`: as [`SigInfo::from_process`] with the value.
+    pub fn queued(signo: u32, code: i32, pid: u32, uid: u32, value: u64) -> Self {
+        Self { signo, code, words: [u64::from(pid) | u64::from(uid) << 32, value, 0] }
+    }
+
+    /// SIGCHLD about child `pid` (`code` one of the `CLD_*`; `status` the
+    /// exit code or the signal).
+    pub fn child(code: i32, pid: u32, uid: u32, status: i32) -> Self {
+        Self { signo: 17, code, words: [u64::from(pid) | u64::from(uid) << 32, status as u32 as u64, 0] }
+    }
+
+    /// A fault at `address`.
+    pub fn fault(signo: u32, code: i32, address: u64) -> Self {
+        Self { signo, code, words: [address, 0, 0] }
+    }
+
+    /// The 128 bytes of the `siginfo` structure.
+    pub fn encode(&self) -> [u8; SIGINFO_BYTES] {
+        let mut bytes = [0u8; SIGINFO_BYTES];
+        bytes[0..4].copy_from_slice(&self.signo.to_le_bytes());
+        bytes[8..12].copy_from_slice(&self.code.to_le_bytes());
+        for (index, word) in self.words.iter().enumerate() {
+            bytes[16 + index * 8..24 + index * 8].copy_from_slice(&word.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Reads one a program passed (`rt_sigqueueinfo`): its code and words.
+    pub fn decode(bytes: &[u8; SIGINFO_BYTES]) -> Self {
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let signo = u32::from_le_bytes(bytes[0..4].try_into().unwrap_or([0; 4]));
+        let code = i32::from_le_bytes(bytes[8..12].try_into().unwrap_or([0; 4]));
+        Self { signo, code, words: [word(16), word(24), word(32)] }
+    }
+}
+
 /// What a handler is given.
 #[derive(Clone, Copy, Debug)]
 pub struct Delivery {
     /// The signal.
     pub signal: u32,
+    /// Why it came, and from whom.
+    pub info: SigInfo,
     /// The handler's `sa_flags`.
     pub flags: u64,
     /// The handler's `sa_restorer`.
@@ -146,9 +236,8 @@ pub fn build(delivery: &Delivery, registers: &SavedRegisters, alternate: Alterna
     put(0x2b << 48 | 0x33); // cs = 0x33, gs = fs = 0, ss = 0x2b
     (0..4 + 1 + 8).for_each(|_| put(0));
     put(delivery.old_mask);
-    // siginfo: signo, errno 0, code SI_USER (0), then zeros
-    put(u64::from(delivery.signal));
-    (1..SIGINFO_BYTES / 8).for_each(|_| put(0));
+    // siginfo, its signal number the delivered one.
+    bytes.extend_from_slice(&SigInfo { signo: delivery.signal, ..delivery.info }.encode());
     Ok(SignalFrame { address, bytes })
 }
 
@@ -168,7 +257,25 @@ pub fn read_ucontext(ucontext: &[u8; UCONTEXT_BYTES]) -> (SavedRegisters, u64) {
 mod tests {
     use super::*;
 
-    const DELIVERY: Delivery = Delivery { signal: 10, flags: SA_RESTORER | SA_SIGINFO, restorer: 0x401000, old_mask: 0x55 };
+    const DELIVERY: Delivery = Delivery {
+        signal: 10,
+        info: SigInfo { signo: 10, code: codes::SI_USER, words: [7, 0, 0] },
+        flags: SA_RESTORER | SA_SIGINFO,
+        restorer: 0x401000,
+        old_mask: 0x55,
+    };
+
+    #[test]
+    fn siginfo_fields_sit_where_linux_puts_them() {
+        let child = SigInfo::child(codes::CLD_EXITED, 42, 1000, 3).encode();
+        let int = |at: usize| i32::from_le_bytes(child[at..at + 4].try_into().unwrap());
+        assert_eq!((int(0), int(4), int(8), int(16), int(20), int(24)), (17, 0, codes::CLD_EXITED, 42, 1000, 3));
+        let fault = SigInfo::fault(11, codes::SEGV_MAPERR, 0xdead_0000).encode();
+        assert_eq!(u64::from_le_bytes(fault[16..24].try_into().unwrap()), 0xdead_0000);
+        let queued = SigInfo::queued(10, codes::SI_QUEUE, 5, 0, 1234);
+        assert_eq!(SigInfo::decode(&queued.encode()), queued);
+        assert_eq!(i32::from_le_bytes(queued.encode()[24..28].try_into().unwrap()), 1234, "si_value after pid and uid");
+    }
 
     fn registers(stack_pointer: u64) -> SavedRegisters {
         let mut registers: SavedRegisters = core::array::from_fn(|index| 0x1000 + index as u64);

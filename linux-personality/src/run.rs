@@ -15,6 +15,7 @@ use super::process::{self, Pid, Process};
 use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 use super::signals::{build_frame, Disposition};
 use crate::syscall::{self, Flow};
+use linux_abi::signal_frame::{codes, SigInfo};
 use linux_abi::WaitStatus;
 use kernel_objects::address_spaces::carry_out;
 use linux_abi::Errno;
@@ -88,18 +89,24 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                 match process.native.with_memory(|memory| memory.handle_fault(address, access)) {
                     Ok(Ok(FaultOutcome::Copied { flush })) => carry_out(flush),
                     Ok(Ok(_)) => {}
-                    _ => force_signal(&process, SIGSEGV),
+                    _ => {
+                        // Inside a mapping, the access itself was refused.
+                        let mapped = process.native.with_memory(|memory| memory.is_mapped(address & !0xfff)).unwrap_or(false);
+                        let code = if mapped { codes::SEGV_ACCERR } else { codes::SEGV_MAPERR };
+                        force_signal(&process, SigInfo::fault(SIGSEGV, code, address));
+                    }
                 }
             }
             UserExit::Exception { vector, .. } => {
-                let signal = match vector {
-                    vectors::INVALID_OPCODE => SIGILL,
-                    vectors::DIVIDE_ERROR | vectors::FLOATING_POINT | vectors::SIMD_FLOATING_POINT => SIGFPE,
-                    vectors::BREAKPOINT | vectors::DEBUG => SIGTRAP,
-                    17 => SIGBUS,
-                    _ => SIGSEGV,
+                let (signal, code) = match vector {
+                    vectors::INVALID_OPCODE => (SIGILL, codes::ILL_ILLOPN),
+                    vectors::DIVIDE_ERROR => (SIGFPE, codes::FPE_INTDIV),
+                    vectors::FLOATING_POINT | vectors::SIMD_FLOATING_POINT => (SIGFPE, codes::SI_KERNEL),
+                    vectors::BREAKPOINT | vectors::DEBUG => (SIGTRAP, codes::TRAP_BRKPT),
+                    17 => (SIGBUS, codes::SI_KERNEL),
+                    _ => (SIGSEGV, codes::SI_KERNEL),
                 };
-                force_signal(&process, signal);
+                force_signal(&process, SigInfo::fault(signal, code, context.registers.rip));
             }
             UserExit::Interrupt { .. } => {}
         }
@@ -108,7 +115,8 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
 
 /// A signal the program caused: if it cannot be handled (blocked or
 /// ignored), it takes its default action anyway, as on Linux.
-fn force_signal(process: &Process, signal: u32) {
+fn force_signal(process: &Process, info: SigInfo) {
+    let signal = info.signo;
     let mut state = process.state();
     let bit = 1u64 << (signal - 1);
     let action = state.signals.action(signal).unwrap_or_default();
@@ -116,7 +124,7 @@ fn force_signal(process: &Process, signal: u32) {
         state.signals.blocked &= !bit;
         let _ = state.signals.set_action(signal, Default::default());
     }
-    state.signals.raise(signal);
+    state.signals.raise_with(signal, info);
 }
 
 /// Delivers deliverable signals: runs a handler (builds its frame) or
@@ -150,7 +158,7 @@ fn settle_interrupted_call(context: &mut UserContext, me: &mut ThreadSelf, handl
 
 fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut ThreadSelf) -> Option<u32> {
     loop {
-        let (disposition, old_mask, alternate) = {
+        let (disposition, old_mask, alternate, info) = {
             let mut state = process.state();
             let suspended = state.signals.suspended_mask.take();
             let old_mask = suspended.unwrap_or(state.signals.blocked);
@@ -159,7 +167,11 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
             if let Some(previous) = suspended.filter(|_| !matches!(taken, Some(Disposition::Handle(..)))) {
                 state.signals.set_blocked(previous);
             }
-            (taken?, old_mask, alternate)
+            let info = match taken {
+                Some(Disposition::Handle(signal, _)) => state.signals.info(signal),
+                _ => Default::default(),
+            };
+            (taken?, old_mask, alternate, info)
         };
         match disposition {
             Disposition::Terminate(status) => return Some(status),
@@ -168,7 +180,7 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
                 // Before the frame saves the registers: the handler returns
                 // to the restarted call, or to its EINTR.
                 settle_interrupted_call(context, me, Some(action.flags));
-                let Ok(frame) = build_frame(signal, &action, &context.registers, old_mask, alternate) else {
+                let Ok(frame) = build_frame(signal, info, &action, &context.registers, old_mask, alternate) else {
                     return Some(SIGSEGV);
                 };
                 if process.native.user_memory().write(frame.address, &frame.bytes).is_err() {
@@ -211,7 +223,7 @@ fn stop(process: &Process, signal: u32) {
             if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
                 record.stopped = Some(WaitStatus::Stopped(signal as u8).encode());
             }
-            state.signals.raise(SIGCHLD);
+            state.signals.raise_with(SIGCHLD, SigInfo::child(codes::CLD_STOPPED, process.pid, 0, signal as i32));
         }
         parent.notify();
     }
@@ -238,6 +250,17 @@ fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
     }
     if process.remove_thread(me.tid) == 0 {
         exit(process, process.group_exit().unwrap_or(status));
+    }
+}
+
+/// SIGCHLD's `siginfo` for child `pid` ending with wait status `status`.
+fn child_info(pid: Pid, status: u32) -> SigInfo {
+    let signal = status & 0x7f;
+    if signal == 0 {
+        SigInfo::child(codes::CLD_EXITED, pid, 0, ((status >> 8) & 0xff) as i32)
+    } else {
+        let code = if status & 0x80 != 0 { codes::CLD_DUMPED } else { codes::CLD_KILLED };
+        SigInfo::child(code, pid, 0, signal as i32)
     }
 }
 
@@ -268,7 +291,7 @@ pub fn exit(process: &Arc<Process>, status: u32) {
             if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
                 record.status = Some(status);
             }
-            state.signals.raise(SIGCHLD);
+            state.signals.raise_with(SIGCHLD, child_info(process.pid, status));
         }
         parent.notify();
     }

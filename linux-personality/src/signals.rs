@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use machine::user::{UserContext, UserRegisters};
 
-use linux_abi::signal_frame::{self, AlternateStack, Delivery, SavedRegisters, SignalFrame};
+use linux_abi::signal_frame::{self, codes, AlternateStack, Delivery, SavedRegisters, SigInfo, SignalFrame};
 use linux_abi::Errno;
 
 /// Signal numbers.
@@ -97,6 +97,9 @@ pub struct SignalState {
     saved_fpu: Vec<UserContext>,
     /// The mask to restore after `rt_sigsuspend`'s handler.
     pub suspended_mask: Option<u64>,
+    /// Each pending signal's `siginfo` (the first sender's: a standard
+    /// signal is pending once).
+    info: [SigInfo; MAX_SIGNAL as usize],
 }
 
 /// What to do with the next deliverable signal.
@@ -112,12 +115,20 @@ pub enum Disposition {
 impl SignalState {
     /// Defaults everywhere, nothing blocked or pending.
     pub fn new() -> Self {
-        Self { actions: [SigAction::default(); MAX_SIGNAL as usize], blocked: 0, pending: 0, alternate_stack: (0, 0, 2), saved_fpu: Vec::new(), suspended_mask: None }
+        Self {
+            actions: [SigAction::default(); MAX_SIGNAL as usize],
+            blocked: 0,
+            pending: 0,
+            alternate_stack: (0, 0, 2),
+            saved_fpu: Vec::new(),
+            suspended_mask: None,
+            info: [SigInfo::default(); MAX_SIGNAL as usize],
+        }
     }
 
     /// The state a child inherits at fork (dispositions and mask; nothing pending).
     pub fn for_child(&self) -> Self {
-        Self { actions: self.actions, blocked: self.blocked, pending: 0, alternate_stack: self.alternate_stack, saved_fpu: Vec::new(), suspended_mask: None }
+        Self { actions: self.actions, blocked: self.blocked, alternate_stack: self.alternate_stack, ..Self::new() }
     }
 
     /// After `execve`: handled signals go back to default, ignored stay ignored.
@@ -150,8 +161,27 @@ impl SignalState {
         Ok(())
     }
 
-    /// Makes `signal` pending (unless it is ignored). Returns whether it was.
+    /// Makes `signal` pending (unless it is ignored), sent by the kernel
+    /// itself (`SI_KERNEL`). Returns whether it was.
     pub fn raise(&mut self, signal: u32) -> bool {
+        self.raise_with(signal, SigInfo::from_process(signal, codes::SI_KERNEL, 0, 0))
+    }
+
+    /// Makes `signal` pending with `info` (unless it is ignored; a signal
+    /// already pending keeps its first `info`). Returns whether it is.
+    pub fn raise_with(&mut self, signal: u32, info: SigInfo) -> bool {
+        if self.pending & bit(signal) == 0 {
+            self.info[signal as usize - 1] = info;
+        }
+        self.raise_bit(signal)
+    }
+
+    /// The `siginfo` of `signal` as it was raised (read when delivering).
+    pub fn info(&self, signal: u32) -> SigInfo {
+        self.info.get(signal as usize - 1).copied().unwrap_or_default()
+    }
+
+    fn raise_bit(&mut self, signal: u32) -> bool {
         let action = self.actions[signal as usize - 1];
         let ignored = action.handler == SIG_IGN || (action.handler == SIG_DFL && default_action(signal) == DefaultAction::Ignore);
         if ignored && signal != SIGKILL {
@@ -242,9 +272,9 @@ fn saved_registers(r: &UserRegisters) -> SavedRegisters {
 /// with mask `old_mask` (layout and placement: `linux-abi`'s
 /// `signal_frame`); the caller writes it and points the registers at the
 /// handler.
-pub fn build_frame(signal: u32, action: &SigAction, registers: &UserRegisters, old_mask: u64, alternate: (u64, u64, u32)) -> Result<SignalFrame, Errno> {
+pub fn build_frame(signal: u32, info: SigInfo, action: &SigAction, registers: &UserRegisters, old_mask: u64, alternate: (u64, u64, u32)) -> Result<SignalFrame, Errno> {
     let (base, size, flags) = alternate;
-    let delivery = Delivery { signal, flags: action.flags, restorer: action.restorer, old_mask };
+    let delivery = Delivery { signal, info, flags: action.flags, restorer: action.restorer, old_mask };
     signal_frame::build(&delivery, &saved_registers(registers), AlternateStack { base, size, flags })
 }
 

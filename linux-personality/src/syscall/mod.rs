@@ -241,7 +241,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         arch_prctl => processes::arch_prctl(call),
         setrlimit => info::setrlimit(call),
         gettid => value(u64::from(call.thread.tid)),
-        tkill => processes::kill(call), // one thread per process
+        tkill => processes::tkill(call),
+        rt_sigqueueinfo => processes::rt_sigqueueinfo(call),
         time => clocks::time(call),
         futex => processes::futex(call),
         sched_setaffinity => value(0), // accepted

@@ -16,6 +16,7 @@ use kernel_objects::address_spaces::{carry_out, destroy_space, fork_space};
 use kernel_objects::capabilities::{caps, undo, NativeProcess};
 use linux_abi::Errno;
 use crate::exec::build;
+use linux_abi::signal_frame::{codes, SigInfo};
 use crate::fs;
 use crate::open_files::is_descriptor;
 use crate::process::{self, Child, Pid, Process, ProcessState, MMAP_TOP};
@@ -410,11 +411,22 @@ fn check_signal(signal: u64) -> Result<u32, Errno> {
 
 /// Sends `signal` from the kernel (a timer's SIGALRM) to `target`.
 pub fn send_signal(target: &Process, signal: u32) {
-    send(target, signal);
+    send(target, signal, kernel_info(signal));
 }
 
-/// Sends `signal` (0: only check) to `target`.
-fn send(target: &Process, signal: u32) {
+/// The `siginfo` of a signal the kernel sends (a terminal's ^C, a timer).
+fn kernel_info(signal: u32) -> SigInfo {
+    SigInfo::from_process(signal, codes::SI_KERNEL, 0, 0)
+}
+
+/// The `siginfo` of a signal process `call` sends with `kill` (`code`
+/// `SI_USER`) or `tgkill` (`SI_TKILL`).
+fn sender_info(call: &Call<'_>, signal: u32, code: i32) -> SigInfo {
+    SigInfo::from_process(signal, code, call.pid(), 0)
+}
+
+/// Sends `signal` (0: only check) to `target` with `info`.
+fn send(target: &Process, signal: u32, info: SigInfo) {
     if signal == 0 {
         return;
     }
@@ -423,41 +435,46 @@ fn send(target: &Process, signal: u32) {
         if signal == crate::signals::numbers::SIGCONT {
             state.stopped = false;
         }
-        state.signals.raise(signal) || signal == crate::signals::numbers::SIGCONT
+        state.signals.raise_with(signal, info) || signal == crate::signals::numbers::SIGCONT
     };
     if raised {
         target.notify();
     }
 }
 
-/// Sends `signal` to every member of process group `group`.
+/// Sends `signal` from the kernel to every member of process group `group`.
 pub fn signal_group(group: Pid, signal: u32) -> usize {
+    signal_group_with(group, signal, kernel_info(signal))
+}
+
+fn signal_group_with(group: Pid, signal: u32, info: SigInfo) -> usize {
     let members: Vec<Arc<Process>> = process::all().into_iter().filter(|member| member.state().pgid == group && member.state().exit_status.is_none()).collect();
     for member in &members {
-        send(member, signal);
+        send(member, signal, info);
     }
     members.len()
 }
 
 pub fn kill(call: &mut Call<'_>) -> CallResult {
     let (target, signal) = (call.argument(0) as i32 as i64, check_signal(call.argument(1))?);
+    let info = sender_info(call, signal, codes::SI_USER);
     let sent = match target {
         pid if pid > 0 => match process::find(pid as Pid).filter(|found| found.state().exit_status.is_none()) {
             Some(found) => {
-                send(&found, signal);
+                send(&found, signal, info);
                 1
             }
             None => 0,
         },
-        0 => signal_group(call.process.state().pgid, signal),
+        0 => signal_group_with(call.process.state().pgid, signal, info),
         -1 => {
             let everyone: Vec<Arc<Process>> = process::all().into_iter().filter(|other| other.pid != 1 && other.pid != call.pid()).collect();
             for other in &everyone {
-                send(other, signal);
+                send(other, signal, info);
             }
             everyone.len()
         }
-        group => signal_group((-group) as Pid, signal),
+        group => signal_group_with((-group) as Pid, signal, info),
     };
     if sent == 0 {
         return Err(Errno::ESRCH);
@@ -471,7 +488,39 @@ pub fn tgkill(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let target = process::find(thread as Pid).filter(|found| found.pid == group as Pid && found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
-    send(&target, signal);
+    send(&target, signal, sender_info(call, signal, codes::SI_TKILL));
+    value(0)
+}
+
+/// `tkill(tid, signal)`: `SI_TKILL`, to the thread's process (its
+/// threads share one pending set for now).
+pub fn tkill(call: &mut Call<'_>) -> CallResult {
+    let (thread, signal) = (call.argument(0) as i32, check_signal(call.argument(1))?);
+    if thread <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let owner = if process::find(thread as Pid).is_some() { thread as Pid } else { call.pid() };
+    let target = process::find(owner).filter(|found| found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
+    if owner == call.pid() && thread as Pid != call.pid() && !call.process.has_thread(thread as Pid) {
+        return Err(Errno::ESRCH);
+    }
+    send(&target, signal, sender_info(call, signal, codes::SI_TKILL));
+    value(0)
+}
+
+/// `rt_sigqueueinfo(pid, signal, info)`: sends `signal` with the caller's
+/// `siginfo` (its code and value; `sigqueue`). Another process may not be
+/// sent a code the kernel uses (EPERM, as Linux).
+pub fn rt_sigqueueinfo(call: &mut Call<'_>) -> CallResult {
+    let (pid, signal) = (call.argument(0) as i32, check_signal(call.argument(1))?);
+    let mut bytes = [0u8; linux_abi::signal_frame::SIGINFO_BYTES];
+    call.read_in(call.argument(2), &mut bytes)?;
+    let given = SigInfo::decode(&bytes);
+    if (given.code >= 0 || given.code == codes::SI_TKILL) && pid as Pid != call.pid() {
+        return Err(Errno::EPERM);
+    }
+    let target = process::find(pid as Pid).filter(|found| pid > 0 && found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
+    send(&target, signal, SigInfo { signo: signal, ..given });
     value(0)
 }
 
