@@ -19,6 +19,11 @@ pub const ERESTARTNOINTR: Errno = Errno(513);
 /// Restart only if no handler runs; EINTR when one does (`pause`,
 /// `rt_sigsuspend`, `poll`, `select`).
 pub const ERESTARTNOHAND: Errno = Errno(514);
+/// Like ERESTARTNOHAND, but the call goes on through `restart_syscall`
+/// with what it saved (a sleep's deadline), not from its start.
+pub const ERESTART_RESTARTBLOCK: Errno = Errno(516);
+/// `restart_syscall`'s number.
+pub const RESTART_SYSCALL: u64 = 219;
 
 /// `SA_RESTART` in `sa_flags`.
 pub const SA_RESTART: u64 = 0x1000_0000;
@@ -29,6 +34,9 @@ pub enum Restart {
     /// Run the call again: back `rip` up over `syscall` (2 bytes) and put
     /// its number back in `rax`.
     Again,
+    /// Go on with `restart_syscall`: back `rip` up, [`RESTART_SYSCALL`] in
+    /// `rax`.
+    Continue,
     /// Return EINTR.
     Interrupted,
     /// Not an interrupted call: leave the result as it is.
@@ -43,6 +51,8 @@ pub fn decide(result: u64, handler_flags: Option<u64>) -> Restart {
     let Some(errno) = Errno::from_return_value(result) else { return Restart::Keep };
     match (errno, handler_flags) {
         (ERESTARTNOINTR, _) => Restart::Again,
+        (ERESTART_RESTARTBLOCK, None) => Restart::Continue,
+        (ERESTART_RESTARTBLOCK, Some(_)) => Restart::Interrupted,
         (ERESTARTSYS | ERESTARTNOHAND, None) => Restart::Again,
         (ERESTARTSYS, Some(flags)) if flags & SA_RESTART != 0 => Restart::Again,
         (ERESTARTSYS | ERESTARTNOHAND, Some(_)) => Restart::Interrupted,
@@ -52,7 +62,7 @@ pub fn decide(result: u64, handler_flags: Option<u64>) -> Restart {
 
 /// Whether `result` is one of the internal restart codes.
 pub fn is_restart_code(result: u64) -> bool {
-    decide(result, None) == Restart::Again
+    matches!(decide(result, None), Restart::Again | Restart::Continue)
 }
 
 #[cfg(test)]
@@ -72,6 +82,8 @@ mod tests {
             (ERESTARTNOHAND, restarting, Restart::Interrupted),
             (ERESTARTNOINTR, None, Restart::Again),
             (ERESTARTNOINTR, handler, Restart::Again),
+            (ERESTART_RESTARTBLOCK, None, Restart::Continue),
+            (ERESTART_RESTARTBLOCK, restarting, Restart::Interrupted),
             (Errno::EINTR, None, Restart::Keep),
             (Errno::EINTR, restarting, Restart::Keep),
         ];

@@ -51,10 +51,22 @@ pub struct ThreadSelf {
     /// The number of the system call a signal interrupted, whose `rax`
     /// holds a restart code until signal delivery decides (`restart.rs`).
     pub interrupted_call: Option<u64>,
+    /// What `restart_syscall` goes on with: an interrupted sleep.
+    pub restart_block: Option<SleepRestart>,
+}
+
+/// A sleep a signal interrupted with no handler to run: `restart_syscall`
+/// sleeps on to the same deadline.
+#[derive(Clone, Copy, Debug)]
+pub struct SleepRestart {
+    /// Uptime (ns) the sleep ends at.
+    pub deadline: u64,
+    /// Where to write the time left if interrupted again (0: nowhere).
+    pub remaining: u64,
 }
 
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
-    let mut me = ThreadSelf { tid, clear_tid, interrupted_call: None };
+    let mut me = ThreadSelf { tid, clear_tid, interrupted_call: None, restart_block: None };
     // Wait until the creator has recorded this thread.
     while !process.has_thread(tid) {
         sched::yield_now();
@@ -145,11 +157,20 @@ fn deliver_signals(process: &Process, context: &mut UserContext, me: &mut Thread
 fn settle_interrupted_call(context: &mut UserContext, me: &mut ThreadSelf, handler_flags: Option<u64>) {
     let Some(number) = me.interrupted_call.take() else { return };
     let registers = &mut context.registers;
-    match linux_abi::restart::decide(registers.rax, handler_flags) {
+    let decision = linux_abi::restart::decide(registers.rax, handler_flags);
+    if decision != linux_abi::restart::Restart::Continue {
+        // Only a sleep that goes on keeps its restart block.
+        me.restart_block = None;
+    }
+    match decision {
         linux_abi::restart::Restart::Again => {
             // `syscall` is two bytes long; `rax` gets the number back.
             registers.rip = registers.rip.wrapping_sub(2);
             registers.rax = number;
+        }
+        linux_abi::restart::Restart::Continue => {
+            registers.rip = registers.rip.wrapping_sub(2);
+            registers.rax = linux_abi::restart::RESTART_SYSCALL;
         }
         linux_abi::restart::Restart::Interrupted => registers.rax = Errno::EINTR.to_return_value(),
         linux_abi::restart::Restart::Keep => {}

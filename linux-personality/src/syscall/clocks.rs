@@ -62,17 +62,31 @@ pub fn duration(call: &Call<'_>, pointer: Option<UserPtr<Timespec>>) -> Result<u
 }
 
 /// Sleeps until uptime `deadline`; on a signal writes what is left to
-/// `remaining` (if not 0) and fails with EINTR.
-fn sleep(call: &Call<'_>, deadline: u64, remaining: Option<UserPtr<Timespec>>) -> CallResult {
+/// `remaining` (if not 0) and ends with EINTR if a handler runs, or goes
+/// on to the same deadline through `restart_syscall` if none does.
+fn sleep(call: &mut Call<'_>, deadline: u64, remaining: Option<UserPtr<Timespec>>) -> CallResult {
     match sched::sleep_until(deadline, || call.interrupted()) {
         sched::Woken::Deadline => value(0),
         sched::Woken::Done => {
-            if let Some(remaining) = remaining {
+            if let Some(remaining) = &remaining {
                 let left = deadline.saturating_sub(monotonic_nanoseconds());
                 remaining.write(call, &Timespec::from_nanoseconds(left))?;
             }
-            Err(Errno::EINTR)
+            call.thread.restart_block = Some(crate::run::SleepRestart { deadline, remaining: remaining.map_or(0, |pointer| pointer.address()) });
+            Err(linux_abi::restart::ERESTART_RESTARTBLOCK)
         }
+    }
+}
+
+/// `restart_syscall`: goes on with the sleep a signal interrupted (EINTR
+/// when there is none, as Linux).
+pub fn restart_syscall(call: &mut Call<'_>) -> CallResult {
+    match call.thread.restart_block.take() {
+        Some(block) => {
+            let remaining = UserPtr::<Timespec>::at(block.remaining);
+            sleep(call, block.deadline, remaining)
+        }
+        None => Err(Errno::EINTR),
     }
 }
 

@@ -721,7 +721,10 @@ fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() ->
             return Ok(ready);
         }
         if call.interrupted() {
-            return Err(Errno::EINTR);
+            // Without a time limit the call runs again when no handler
+            // runs (Linux: ERESTARTNOHAND); with one, EINTR (Linux goes
+            // on with the time left, which is not kept here yet).
+            return Err(if deadline.is_none() { linux_abi::restart::ERESTARTNOHAND } else { Errno::EINTR });
         }
         let next = (now + 10_000_000).min(deadline.unwrap_or(u64::MAX));
         sched::sleep_until(next, || call.interrupted());

@@ -167,6 +167,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         dup => files::dup(call),
         dup2 => files::dup2(call),
         nanosleep => clocks::nanosleep(call),
+        restart_syscall => clocks::restart_syscall(call),
         alarm => timers::alarm(call),
         msync => memory::msync(call),
         flock => files::flock(call),

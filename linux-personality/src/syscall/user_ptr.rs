@@ -33,6 +33,16 @@ impl<T: UserValue> UserPtr<T> {
         (address != 0).then_some(Self { address, value: PhantomData })
     }
 
+    /// A pointer saved earlier (`restart_syscall`'s); `None` for 0.
+    pub fn at(address: u64) -> Option<Self> {
+        (address != 0).then_some(Self { address, value: PhantomData })
+    }
+
+    /// The user address it points at.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
     /// Reads and checks the value.
     pub fn read(&self, call: &Call<'_>) -> Result<T, Errno> {
         let mut bytes = [0u8; MAX_VALUE_BYTES];

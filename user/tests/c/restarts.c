@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -100,6 +101,20 @@ int main(void) {
     write(ends[1], "y", 1);
     waitpid(child, &status, 0);
     printf("continued read returned: %c\n", WIFEXITED(status) ? WEXITSTATUS(status) : '?');
+
+    /* nanosleep stopped and continued (no handler): it sleeps on to its
+     * end and returns 0 (restart_syscall), not EINTR. */
+    child = fork();
+    if (child == 0) {
+        struct timespec nap = {0, 400000000};
+        _exit(nanosleep(&nap, NULL) == 0 ? 0 : 100 + errno);
+    }
+    usleep(100000);
+    kill(child, SIGSTOP);
+    waitpid(child, &status, WUNTRACED);
+    kill(child, SIGCONT);
+    waitpid(child, &status, 0);
+    printf("nanosleep stopped and continued: exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 
     /* pause: EINTR after a handler, SA_RESTART or not. */
     set_handler(SA_RESTART);
