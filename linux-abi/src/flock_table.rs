@@ -61,9 +61,12 @@ impl FlockTable {
         self.locks.retain(|&(held_file, holder, _)| !(held_file == file && holder == description));
     }
 
-    /// Drops every lock of `description` (its last descriptor closed).
-    pub fn release(&mut self, description: usize) {
+    /// Drops every lock of `description` (its last descriptor closed);
+    /// whether it held any.
+    pub fn release(&mut self, description: usize) -> bool {
+        let before = self.locks.len();
         self.locks.retain(|&(_, holder, _)| holder != description);
+        self.locks.len() != before
     }
 
     /// The lock `description` holds on `file`, if any.

@@ -50,6 +50,8 @@ pub fn unlock(file: u64, description: usize) {
 
 /// Drops every lock of `description` (its last descriptor is gone).
 pub fn release(description: usize) {
-    TABLE.lock().release(description);
-    CHANGED.broadcast();
+    // Only a release that freed a lock can let a waiter in.
+    if TABLE.lock().release(description) {
+        CHANGED.broadcast();
+    }
 }

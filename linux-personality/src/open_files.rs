@@ -132,10 +132,10 @@ impl OpenFile {
 
 impl Drop for OpenFile {
     fn drop(&mut self) {
-        // Its flock locks go with the description.
-        crate::flocks::release(self as *const OpenFile as usize);
         match &self.backing {
             Backing::Inode(inode) | Backing::Device(_, inode) => {
+                // Its flock locks go with the description (only files have any).
+                crate::flocks::release(self as *const OpenFile as usize);
                 let _ = fs::with(|tree| {
                     tree.closed(*inode);
                     Ok(())

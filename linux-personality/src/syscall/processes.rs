@@ -499,9 +499,13 @@ pub fn tkill(call: &mut Call<'_>) -> CallResult {
     if thread <= 0 {
         return Err(Errno::EINVAL);
     }
-    let owner = if process::find(thread as Pid).is_some() { thread as Pid } else { call.pid() };
-    let target = process::find(owner).filter(|found| found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
-    if owner == call.pid() && thread as Pid != call.pid() && !call.process.has_thread(thread as Pid) {
+    // A process's main thread has its pid; another thread is the caller's.
+    let target = match process::find(thread as Pid) {
+        Some(found) => found,
+        None if call.process.has_thread(thread as Pid) => call.process.clone(),
+        None => return Err(Errno::ESRCH),
+    };
+    if target.state().exit_status.is_some() {
         return Err(Errno::ESRCH);
     }
     send(&target, signal, sender_info(call, signal, codes::SI_TKILL));
