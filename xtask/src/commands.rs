@@ -11,6 +11,7 @@ use crate::iso::iso_command;
 use crate::kernel_build::build_command;
 use crate::run::run_command;
 use crate::testing::command::test_command;
+use crate::testing::outside_suites::suites_command;
 
 pub const USAGE: &str = "\
 usage: cargo xtask <command> [options]
@@ -19,8 +20,13 @@ commands:
   deps                     check host packages; install missing ones when root
   build [--test]           build the kernel (or the in-kernel test image), print its path
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
-  test [--only host|loom|ktest|boot|iso|user[,...]] [--repeat N] [--smp N]
+  test [--only host|loom|ktest|boot|iso|user|suites[,...]] [--repeat N] [--smp N]
                            run the test tiers; last line `N passed, M failed`
+  suites [--all] [--write-lists]
+                           the outside-suite tier alone (Open POSIX Test Suite
+                           from Debian's source, on Lamina and on Linux): counts,
+                           target/outside/*-report.txt; --all adds the slow
+                           tests, --write-lists rewrites user/suites/*.txt
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
   exec [MACHINE] [--linux] [--file HOST[:GUEST]]... -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
@@ -54,6 +60,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "build" => build_command(arguments),
         "run" => run_command(arguments),
         "test" => test_command(arguments),
+        "suites" => suites_command(arguments),
         "iso" => iso_command(),
         "exec" => exec_command(arguments),
         "boottime" => boottime_command(arguments),

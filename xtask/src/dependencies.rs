@@ -49,6 +49,8 @@ const REQUIREMENTS: &[Requirement] = &[
     // Debian's own dynamic python3 and its standard library, run unchanged
     // in the user tier.
     needs(Presence::File("/usr/bin/python3"), "python3"),
+    // The outside test suites are built from Debian source packages.
+    needs(Presence::Program("dpkg-source"), "dpkg-dev"),
 ];
 
 /// Makes sure every requirement is met, installing packages if we may.
@@ -109,7 +111,7 @@ fn is_static_executable(path: &Path) -> bool {
     object::File::parse(&*bytes).is_ok_and(|file| file.section_by_name(".interp").is_none())
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     let output = Command::new("id").arg("-u").output();
     output.is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
 }

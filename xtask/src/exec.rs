@@ -14,9 +14,12 @@ use crate::guest_files::{build_initramfs, write_image, GuestFile};
 use crate::kernel_build::{build_kernel, ImageKind};
 use crate::machine_options::MachineOptions;
 use crate::qemu_command::{qemu_command, BootMedium, Console};
-use std::io::{BufRead, IsTerminal, Read, Write};
+use crate::exec_console::{ConsoleFollower, ConsoleMode};
+pub use crate::exec_console::Output;
+use std::io::{BufRead, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 /// Which kernel runs the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,15 +89,6 @@ pub enum Input {
     Pipe(Vec<u8>),
 }
 
-/// What happens to what the program writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
-    /// To xtask's stdout (and stderr, for a piped program) as it comes.
-    Stream,
-    /// Kept in [`ProgramRun`].
-    Capture,
-}
-
 /// How a program run ended.
 pub struct ProgramRun {
     /// What the program wrote to standard output (piped), or to the console
@@ -110,8 +104,47 @@ const GUEST_STDIN: &str = "/etc/lamina-stdin";
 
 /// Boots the guest kernel with `request`'s program run by `/init` and
 /// passes its output on as `output` says. With a time limit, a guest that
-/// has not finished by then is stopped.
-pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_limit: Option<std::time::Duration>) -> Outcome<ProgramRun> {
+/// has not finished by then is stopped; that, or a guest that stops without
+/// the program's exit status, is an error.
+pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_limit: Option<Duration>) -> Outcome<ProgramRun> {
+    let run = run_program_watched(request, input, output, Watch { time_limit, silence_limit: None })?;
+    match run.end {
+        GuestEnd::Exited(exit_code) => Ok(ProgramRun { output: run.output, errors: run.errors, exit_code }),
+        GuestEnd::Stopped(why) => Err(Failure::failed(format!("{why}; it printed:\n{}", String::from_utf8_lossy(&run.output)))),
+    }
+}
+
+/// How long a watched guest may run, and how long it may print nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Watch {
+    pub time_limit: Option<Duration>,
+    pub silence_limit: Option<Duration>,
+}
+
+/// How a watched run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuestEnd {
+    /// The program's exit status, as `/init` reported it.
+    Exited(i32),
+    /// Stopped by a limit or ended without a status (a kernel panic, a
+    /// reset): why.
+    Stopped(String),
+}
+
+/// A run with what the program printed up to its end, however it ended.
+pub struct WatchedRun {
+    pub output: Vec<u8>,
+    pub errors: Vec<u8>,
+    pub end: GuestEnd,
+}
+
+/// [`run_program`], keeping what was printed when a limit of `watch`
+/// stops the guest or the guest dies (suites resume after the test that
+/// was running).
+pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, watch: Watch) -> Outcome<WatchedRun> {
+    // Runs may overlap (a suite runs both kernels at once): each its own files.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = format!("{}-{}", std::process::id(), RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let program_guest = request.program.display().to_string();
     let mut files = vec![GuestFile { host: request.program.clone(), guest: program_guest.clone() }];
     // Dynamic programs' interpreter and libraries (the program's and any
@@ -133,7 +166,7 @@ pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_lim
     }
     let mut stdin_file = None;
     if let Input::Pipe(bytes) = &input {
-        let path = write_image(&format!("exec-{}.stdin", std::process::id()), bytes)?;
+        let path = write_image(&format!("exec-{run}.stdin"), bytes)?;
         files.push(GuestFile { host: path.clone(), guest: GUEST_STDIN.to_string() });
         stdin_file = Some(path);
     }
@@ -143,7 +176,7 @@ pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_lim
     if let Some(path) = &stdin_file {
         let _ = std::fs::remove_file(path);
     }
-    let name = format!("exec-{}.cpio", std::process::id());
+    let name = format!("exec-{run}.cpio");
     let initramfs = write_image(&name, &archive?)?;
     let (kernel, command_line) = match request.kernel {
         GuestKernel::Lamina => (build_kernel(ImageKind::Normal)?, "quiet"),
@@ -162,143 +195,61 @@ pub fn run_program(request: &ExecRequest, input: Input, output: Output, time_lim
     let mode = if matches!(input, Input::Pipe(_)) { ConsoleMode::Piped } else { ConsoleMode::Console };
     let (sender, receiver) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
-        let _ = sender.send(follow_console(stdout, mode, output));
+        let mut console = std::io::BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            match console.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if sender.send(line).is_err() => break,
+                Ok(_) => {}
+            }
+        }
     });
-    let finished = match time_limit {
-        Some(limit) => receiver.recv_timeout(limit).ok(),
-        None => receiver.recv().ok(),
-    };
+    let mut follower = ConsoleFollower::new(mode, output);
+    let end = watch_console(&receiver, &mut follower, watch);
     // Open until here: a closed console input is no end of file for the
     // guest, but QEMU may stop reading the console when it sees one.
     drop(console_input);
     let _ = child.kill();
     let _ = child.wait();
+    drop(receiver);
     let _ = reader.join();
     let _ = std::fs::remove_file(&medium_initramfs);
-    let Some(followed) = finished else {
-        return Err(Failure::failed(format!("the guest did not finish within {time_limit:?}")));
+    let followed = follower.followed;
+    let end = match (end?, followed.exit_code) {
+        (_, Some(code)) => GuestEnd::Exited(code),
+        (None, None) => GuestEnd::Stopped("the guest stopped without reporting the program's exit status".to_string()),
+        (Some(why), None) => GuestEnd::Stopped(why),
     };
-    let followed = followed.map_err(Failure::failed)?;
-    let exit_code = followed.exit_code.ok_or_else(|| Failure::failed(format!(
-        "the guest stopped without reporting the program's exit status; it printed:\n{}",
-        String::from_utf8_lossy(&followed.output)
-    )))?;
-    Ok(ProgramRun { output: followed.output, errors: followed.errors, exit_code })
+    Ok(WatchedRun { output: followed.output, errors: followed.errors, end })
 }
 
-/// How `/init` runs the program (see `user/init/init.c`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ConsoleMode {
-    /// Its output is the console itself.
-    Console,
-    /// Its output arrives as `lamina-exec: out|err BASE64` lines; any other
-    /// console line (a kernel message) is not the program's.
-    Piped,
-}
-
-/// What the console said between the markers.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Followed {
-    output: Vec<u8>,
-    errors: Vec<u8>,
-    exit_code: Option<i32>,
-}
-
-const MARKER: &str = "lamina-exec: ";
-
-/// Reads the console: drops everything before `lamina-exec: start`, then
-/// takes the program's output (as `mode` says it comes) up to
-/// `lamina-exec: exit N`, streaming or capturing it. A piped stream line
-/// that does not decode is an error: bytes would be lost.
-fn follow_console(stdout: impl Read, mode: ConsoleMode, output: Output) -> Result<Followed, String> {
-    let mut reader = std::io::BufReader::new(stdout);
-    let mut started = false;
-    let mut followed = Followed::default();
-    let mut line = Vec::new();
-    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
-    let mut pass_on = |followed: &mut Followed, to_errors: bool, bytes: &[u8]| match (output, to_errors) {
-        (Output::Capture, false) => followed.output.extend_from_slice(bytes),
-        (Output::Capture, true) => followed.errors.extend_from_slice(bytes),
-        (Output::Stream, false) => {
-            let _ = out.write_all(bytes);
-            let _ = out.flush();
-        }
-        (Output::Stream, true) => {
-            let _ = err.write_all(bytes);
-            let _ = err.flush();
-        }
-    };
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return Ok(followed),
-            Ok(_) => {}
-        }
-        if line.ends_with(b"\r\n") {
-            line.truncate(line.len() - 2);
-            line.push(b'\n');
-        }
-        let text = String::from_utf8_lossy(&line).into_owned();
-        let trimmed = text.trim_end();
-        if !started {
-            started = trimmed.ends_with("lamina-exec: start");
-            continue;
-        }
-        let marker = trimmed.find(MARKER);
-        if let Some(code) = marker.and_then(|position| trimmed[position + MARKER.len()..].strip_prefix("exit ")) {
-            if mode == ConsoleMode::Console {
-                pass_on(&mut followed, false, &line[..marker.unwrap_or(0)]);
-            }
-            followed.exit_code = code.trim().parse().ok();
-            return Ok(followed);
-        }
-        match mode {
-            ConsoleMode::Console => pass_on(&mut followed, false, &line),
-            ConsoleMode::Piped => {
-                let Some(position) = marker else { continue };
-                let rest = &trimmed[position + MARKER.len()..];
-                let (to_errors, encoded) = match (rest.strip_prefix("out "), rest.strip_prefix("err ")) {
-                    (Some(encoded), _) => (false, encoded),
-                    (_, Some(encoded)) => (true, encoded),
-                    _ => continue,
-                };
-                let bytes = decode_base64(encoded).ok_or_else(|| format!("a garbled output line on the console: {trimmed}"))?;
-                pass_on(&mut followed, to_errors, &bytes);
+/// Feeds console lines to `follower` until the program's exit marker, the
+/// console's end, or a limit of `watch`; `Some(why)` when a limit stopped it.
+fn watch_console(lines: &std::sync::mpsc::Receiver<Vec<u8>>, follower: &mut ConsoleFollower, watch: Watch) -> Outcome<Option<String>> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let started = Instant::now();
+    while !follower.finished() {
+        let now = Instant::now();
+        let total_left = watch.time_limit.map(|limit| limit.saturating_sub(now - started));
+        let wait = match (total_left, watch.silence_limit) {
+            (Some(total), Some(silence)) => total.min(silence),
+            (Some(total), None) => total,
+            (None, Some(silence)) => silence,
+            (None, None) => Duration::MAX,
+        };
+        match lines.recv_timeout(wait) {
+            Ok(line) => follower.feed(&line).map_err(Failure::failed)?,
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+            Err(RecvTimeoutError::Timeout) => {
+                return Ok(Some(match total_left {
+                    Some(total) if total <= wait => format!("the guest did not finish within {:?}", watch.time_limit.unwrap_or_default()),
+                    _ => format!("the guest printed nothing for {:?}", watch.silence_limit.unwrap_or_default()),
+                }))
             }
         }
     }
-}
-
-/// Standard base64 (with `=` padding); `None` for anything else.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let value = |byte: u8| match byte {
-        b'A'..=b'Z' => Some(byte - b'A'),
-        b'a'..=b'z' => Some(byte - b'a' + 26),
-        b'0'..=b'9' => Some(byte - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut decoded = Vec::with_capacity(bytes.len() / 4 * 3);
-    for (index, group) in bytes.chunks(4).enumerate() {
-        let last = index + 1 == bytes.len() / 4;
-        let padding = group.iter().rev().take_while(|&&byte| byte == b'=').count();
-        if padding > 2 || (padding > 0 && !last) {
-            return None;
-        }
-        let mut word = 0u32;
-        for &byte in &group[..4 - padding] {
-            word = (word << 6) | u32::from(value(byte)?);
-        }
-        word <<= 6 * padding as u32;
-        let three = [(word >> 16) as u8, (word >> 8) as u8, word as u8];
-        decoded.extend_from_slice(&three[..3 - padding]);
-    }
-    Some(decoded)
+    Ok(None)
 }
 
 /// Reads `[flags] -- PROGRAM [ARGS...]`.
@@ -486,36 +437,6 @@ mod tests {
                 matches!(parse(list), Err(Failure::Usage(_))),
                 "{list:?} was accepted"
             );
-        }
-    }
-
-    #[test]
-    fn the_console_is_read_between_the_markers() {
-        let console = b"Lamina 0.1.0\r\nlamina-exec: start\r\nhello\r\nworld\nlamina-exec: exit 3\r\nafter\r\n";
-        let followed = follow_console(&console[..], ConsoleMode::Console, Output::Capture).unwrap();
-        assert_eq!((followed.output.as_slice(), followed.exit_code), (&b"hello\nworld\n"[..], Some(3)));
-        let unfinished = b"lamina-exec: start\npartial";
-        assert_eq!(follow_console(&unfinished[..], ConsoleMode::Console, Output::Capture).unwrap().exit_code, None);
-    }
-
-    #[test]
-    fn piped_streams_are_decoded_apart_and_other_console_lines_ignored() {
-        let console = b"boot noise\r\nlamina-exec: start\r\nlamina-exec: out aGVs\r\n[ 1.0] a kernel message\r\n\
-lamina-exec: err ZXJy\nlamina-exec: out bG8K\nlamina-exec: out AA==\nlamina-exec: exit 7\n";
-        let followed = follow_console(&console[..], ConsoleMode::Piped, Output::Capture).unwrap();
-        assert_eq!(followed, Followed { output: b"hello\n\0".to_vec(), errors: b"err".to_vec(), exit_code: Some(7) });
-        let garbled = b"lamina-exec: start\nlamina-exec: out aGV[x\n";
-        assert!(follow_console(&garbled[..], ConsoleMode::Piped, Output::Capture).is_err());
-    }
-
-    #[test]
-    fn base64_decodes_every_length_and_refuses_bad_text() {
-        let cases: &[(&str, &[u8])] = &[("", b""), ("AA==", b"\0"), ("AAE=", b"\0\x01"), ("/+8A", b"\xff\xef\0"), ("aGVsbG8K", b"hello\n")];
-        for (text, bytes) in cases {
-            assert_eq!(decode_base64(text).as_deref(), Some(*bytes), "{text}");
-        }
-        for bad in ["A", "AA=A", "A===", "AA==AAAA", "A*AA"] {
-            assert_eq!(decode_base64(bad), None, "{bad}");
         }
     }
 

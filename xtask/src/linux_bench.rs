@@ -77,7 +77,7 @@ fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecReq
     let mut instructions: Vec<Figures> = Vec::new();
     for kernel in KERNELS {
         eprintln!("xtask: {group}: {kernel:?}, instruction counts");
-        instructions.push(figures(&request(kernel, counted.clone()))?);
+        instructions.push(figures(&request(kernel, counted))?);
     }
     for name in instructions[0].keys() {
         let value = |index: usize| instructions[index].get(name).copied();
@@ -98,7 +98,7 @@ fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecReq
     for run in 0..WALL_RUNS {
         for (index, kernel) in KERNELS.into_iter().enumerate() {
             eprintln!("xtask: {group}: {kernel:?}, wall time, run {}", run + 1);
-            for (name, value) in figures(&request(kernel, wall.clone()))? {
+            for (name, value) in figures(&request(kernel, wall))? {
                 samples[index].entry(name).or_default().push(value);
             }
         }

@@ -20,9 +20,15 @@ const END_SYMBOL: &str = "__ksyms_end";
 
 /// Patches the ELF file at `path`; returns the number of symbols written.
 pub fn write_symbol_table(path: &Path) -> Outcome<usize> {
-    let mut image = std::fs::read(path).context(|| format!("cannot read {}", path.display()))?;
+    let original = std::fs::read(path).context(|| format!("cannot read {}", path.display()))?;
+    let mut image = original.clone();
     let count = patch_image(&mut image).map_err(|failure| in_file(path, failure))?;
-    std::fs::write(path, &image).context(|| format!("cannot write {}", path.display()))?;
+    if image != original {
+        // Whole or not at all: a QEMU may be loading the image right now.
+        let partial = path.with_extension("symbols-partial");
+        std::fs::write(&partial, &image).context(|| format!("cannot write {}", partial.display()))?;
+        std::fs::rename(&partial, path).context(|| format!("cannot replace {}", path.display()))?;
+    }
     Ok(count)
 }
 

@@ -1,4 +1,4 @@
-//! `cargo xtask test [--only host|loom|ktest|boot|iso|user[,...]]
+//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites[,...]]
 //! [--repeat N] [--smp N[,N…]] [--tests PATTERN[,PATTERN…]]`: runs the tiers,
 //! prints `N passed, M failed` last and fails if anything failed. The last
 //! three shape the in-kernel tier (see `kernel_tests`): e.g.
@@ -9,6 +9,7 @@ use super::host::{run_host_tests, run_loom_checks};
 use super::iso_boot::run_iso_tests;
 use super::kernel_tests::{run_kernel_tests, KernelTestPlan};
 use super::exec_pipes::run_exec_checks;
+use super::outside_suites::{run_outside_suites, SuiteOptions};
 use super::user_space::run_user_tests;
 use super::tally::Tally;
 use crate::arguments::{unexpected, Argument, Arguments};
@@ -30,15 +31,18 @@ pub enum Tier {
     Iso,
     /// The user-space suite on Lamina and on Linux, outputs compared.
     User,
+    /// Outside conformance suites on Lamina and on Linux, per test.
+    Suites,
 }
 
-const ALL_TIERS: [Tier; 6] = [
+const ALL_TIERS: [Tier; 7] = [
     Tier::Host,
     Tier::Loom,
     Tier::KernelTests,
     Tier::Boot,
     Tier::Iso,
     Tier::User,
+    Tier::Suites,
 ];
 
 /// `cargo xtask test`.
@@ -72,6 +76,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_user_tests(tally);
             run_exec_checks(tally);
         }
+        Tier::Suites => run_outside_suites(tally, SuiteOptions::default()),
     }
 }
 
@@ -103,8 +108,9 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "boot" => Ok(Tier::Boot),
         "iso" => Ok(Tier::Iso),
         "user" => Ok(Tier::User),
+        "suites" => Ok(Tier::Suites),
         other => Err(Failure::usage(format!(
-            "--only takes host, loom, ktest, boot, iso or user, not `{other}`"
+            "--only takes host, loom, ktest, boot, iso, user or suites, not `{other}`"
         ))),
     }
 }
