@@ -29,6 +29,7 @@ pub mod poll;
 pub mod procfs_text;
 pub mod resource_limits;
 pub mod restart;
+pub mod scheduling;
 pub mod signal_frame;
 mod sysno;
 mod user_values;

@@ -1,18 +1,25 @@
 //! Time for user space: `CLOCK_MONOTONIC` is the uptime clock;
 //! `CLOCK_REALTIME` is the wall-clock time read from the CMOS clock at
-//! boot plus the uptime since.
+//! boot plus the uptime since, until `clock_settime` or `settimeofday`
+//! moves it.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use vfs::Timestamp;
 
-/// Seconds since the epoch at uptime 0.
+/// Nanoseconds since the epoch at uptime 0.
 static BOOT_EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// Records the wall-clock time read at boot.
 pub fn set_boot_epoch(seconds_now: u64) {
     let uptime = machine::timer::uptime_nanoseconds() / 1_000_000_000;
-    BOOT_EPOCH.store(seconds_now.saturating_sub(uptime), Ordering::Relaxed);
+    BOOT_EPOCH.store(seconds_now.saturating_sub(uptime) * 1_000_000_000, Ordering::Relaxed);
+}
+
+/// Sets `CLOCK_REALTIME` to `nanoseconds` since the epoch (not before the
+/// boot: the clock counts from the epoch at uptime 0).
+pub fn set_realtime(nanoseconds: u64) {
+    BOOT_EPOCH.store(nanoseconds.saturating_sub(monotonic_nanoseconds()), Ordering::Relaxed);
 }
 
 /// Nanoseconds since boot.
@@ -22,7 +29,7 @@ pub fn monotonic_nanoseconds() -> u64 {
 
 /// Nanoseconds since the epoch.
 pub fn realtime_nanoseconds() -> u64 {
-    BOOT_EPOCH.load(Ordering::Relaxed) * 1_000_000_000 + monotonic_nanoseconds()
+    BOOT_EPOCH.load(Ordering::Relaxed) + monotonic_nanoseconds()
 }
 
 /// Now, as a file timestamp.

@@ -21,6 +21,7 @@ use vfs::InodeId;
 use super::signals::SignalState;
 use kernel_objects::capabilities::NativeProcess;
 use linux_abi::Errno;
+use linux_abi::scheduling::Scheduling;
 
 /// A process id.
 pub type Pid = u32;
@@ -72,6 +73,8 @@ pub struct ProcessState {
     pub real_timer: crate::itimers::RealTimer,
     /// Resource limits; fork and execve keep them.
     pub limits: linux_abi::resource_limits::ResourceLimits,
+    /// Threads whose scheduling policy is not the default, by thread id.
+    pub scheduling: Vec<(Pid, Scheduling)>,
 }
 
 impl ProcessState {
@@ -87,6 +90,21 @@ impl ProcessState {
         }
         let bit = 1u64 << (fd % 64);
         if on { self.close_on_exec[word] |= bit } else { self.close_on_exec[word] &= !bit }
+        Ok(())
+    }
+
+    /// Thread `tid`'s scheduling policy and priority.
+    pub fn scheduling_of(&self, tid: Pid) -> Scheduling {
+        self.scheduling.iter().find(|(thread, _)| *thread == tid).map_or_else(Scheduling::default, |(_, setting)| *setting)
+    }
+
+    /// Sets thread `tid`'s (ENOMEM when the table cannot grow).
+    pub fn set_scheduling(&mut self, tid: Pid, setting: Scheduling) -> Result<(), Errno> {
+        self.scheduling.retain(|(thread, _)| *thread != tid);
+        if setting != Scheduling::default() {
+            self.scheduling.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            self.scheduling.push((tid, setting));
+        }
         Ok(())
     }
 
@@ -263,5 +281,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         stopped: false,
         real_timer: Default::default(),
         limits: Default::default(),
+        scheduling: Vec::new(),
     }
 }

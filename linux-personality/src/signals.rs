@@ -184,7 +184,9 @@ impl SignalState {
     fn raise_bit(&mut self, signal: u32) -> bool {
         let action = self.actions[signal as usize - 1];
         let ignored = action.handler == SIG_IGN || (action.handler == SIG_DFL && default_action(signal) == DefaultAction::Ignore);
-        if ignored && signal != SIGKILL {
+        // As on Linux, a blocked signal stays pending even when ignored:
+        // `sigwait` may take it, or its action may change before unblocking.
+        if ignored && signal != SIGKILL && self.blocked & bit(signal) == 0 {
             return false;
         }
         if signal == SIGCONT {
@@ -207,6 +209,18 @@ impl SignalState {
     /// Whether a signal is pending and not blocked.
     pub fn deliverable(&self) -> bool {
         self.pending & !self.blocked != 0
+    }
+
+    /// Takes the lowest pending signal of `set` (`sigwait` and kin, which
+    /// take blocked signals too) with its `siginfo`.
+    pub fn take_waited(&mut self, set: u64) -> Option<(u32, SigInfo)> {
+        let ready = self.pending & set & !UNBLOCKABLE;
+        if ready == 0 {
+            return None;
+        }
+        let signal = ready.trailing_zeros() + 1;
+        self.pending &= !bit(signal);
+        Some((signal, self.info(signal)))
     }
 
     /// Takes the lowest deliverable signal and decides what it does.

@@ -32,6 +32,27 @@ pub fn clock_gettime(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
+/// `clock_settime`: only `CLOCK_REALTIME` can be set (EINVAL for the
+/// others, as Linux's clocks without a setter); EINVAL for a negative or
+/// unnormalized time.
+pub fn clock_settime(call: &mut Call<'_>) -> CallResult {
+    if call.argument(0) != CLOCK_REALTIME {
+        return Err(Errno::EINVAL);
+    }
+    let now = duration(call, UserPtr::<Timespec>::argument(call, 1))?;
+    crate::clock::set_realtime(now);
+    value(0)
+}
+
+/// `settimeofday`: sets `CLOCK_REALTIME` from a `timeval` (EINVAL for a
+/// bad one); the time-zone argument is accepted and ignored.
+pub fn settimeofday(call: &mut Call<'_>) -> CallResult {
+    if let Some(time) = UserPtr::<Timeval>::argument(call, 0) {
+        crate::clock::set_realtime(time.read(call)?.as_nanoseconds());
+    }
+    value(0)
+}
+
 pub fn clock_getres(call: &mut Call<'_>) -> CallResult {
     clock(call.argument(0))?;
     if let Some(out) = UserPtr::<Timespec>::argument(call, 1) {

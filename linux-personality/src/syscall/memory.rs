@@ -239,3 +239,37 @@ pub fn madvise(call: &mut Call<'_>) -> CallResult {
     }
     value(0) // advice only: nothing is dropped early
 }
+
+/// `mlock`, `mlock2` and `munlock`: Lamina never pages memory out, so
+/// every mapped page is as locked as Linux's `mlock` makes it; the call
+/// checks what Linux checks: the range (the start rounded down to its
+/// page) must be mapped, else ENOMEM, and `mlock2` knows one flag.
+pub fn mlock(call: &mut Call<'_>, flags: u64) -> CallResult {
+    const MLOCK_ONFAULT: u64 = 1;
+    if flags & !MLOCK_ONFAULT != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let (address, length) = (call.argument(0), call.argument(1));
+    let start = address - address % PAGE_SIZE;
+    let length = length.checked_add(address % PAGE_SIZE).ok_or(Errno::ENOMEM)?;
+    let pages = page_range(start, length)?;
+    let all_mapped = call.process.native.with_memory(|memory| pages.step_by(PAGE_SIZE as usize).all(|page| memory.is_mapped(page)))?;
+    if !all_mapped {
+        return Err(Errno::ENOMEM);
+    }
+    value(0)
+}
+
+/// `mlockall`: its flags checked as Linux checks them (some of
+/// `MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT`, not `MCL_ONFAULT` alone);
+/// nothing is ever paged out, so nothing more to do.
+pub fn mlockall(call: &mut Call<'_>) -> CallResult {
+    const MCL_CURRENT: u64 = 1;
+    const MCL_FUTURE: u64 = 2;
+    const MCL_ONFAULT: u64 = 4;
+    let flags = call.argument(0);
+    if flags == 0 || flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags == MCL_ONFAULT {
+        return Err(Errno::EINVAL);
+    }
+    value(0)
+}

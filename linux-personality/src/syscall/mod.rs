@@ -10,6 +10,7 @@ mod info;
 mod memory;
 mod paths;
 mod processes;
+mod scheduling;
 mod signals;
 mod user_ptr;
 mod clocks;
@@ -172,6 +173,13 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         msync => memory::msync(call),
         flock => files::flock(call),
         mincore => memory::mincore(call),
+        mlock | munlock => memory::mlock(call, 0),
+        mlock2 => {
+            let flags = call.argument(2);
+            memory::mlock(call, flags)
+        }
+        mlockall => memory::mlockall(call),
+        munlockall => value(0), // nothing is ever locked more than anything else
         getxattr => paths::getxattr(call, XattrTarget::Path),
         lgetxattr => paths::getxattr(call, XattrTarget::LinkPath),
         fgetxattr => paths::getxattr(call, XattrTarget::Descriptor),
@@ -231,6 +239,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         getsid => processes::getsid(call),
         rt_sigpending => signals::rt_sigpending(call),
         rt_sigsuspend => signals::rt_sigsuspend(call),
+        rt_sigtimedwait => signals::rt_sigtimedwait(call),
         pause => signals::pause(call),
         sigaltstack => signals::sigaltstack(call),
         statfs | fstatfs => info::statfs(call),
@@ -247,10 +256,19 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         time => clocks::time(call),
         futex => processes::futex(call),
         sched_setaffinity => value(0), // accepted
+        sched_setscheduler => scheduling::sched_setscheduler(call),
+        sched_getscheduler => scheduling::sched_getscheduler(call),
+        sched_setparam => scheduling::sched_setparam(call),
+        sched_getparam => scheduling::sched_getparam(call),
+        sched_get_priority_max => scheduling::sched_get_priority_max(call),
+        sched_get_priority_min => scheduling::sched_get_priority_min(call),
+        sched_rr_get_interval => scheduling::sched_rr_get_interval(call),
         sched_getaffinity => info::sched_getaffinity(call),
         set_tid_address => processes::set_tid_address(call),
         clock_gettime => clocks::clock_gettime(call),
         clock_getres => clocks::clock_getres(call),
+        clock_settime => clocks::clock_settime(call),
+        settimeofday => clocks::settimeofday(call),
         clock_nanosleep => clocks::clock_nanosleep(call),
         tgkill => processes::tgkill(call),
         waitid => processes::waitid(call),

@@ -65,6 +65,12 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
             call.write_out(child_tid, &tid.to_le_bytes())?;
         }
         let clear = if flags & CLONE_CHILD_CLEARTID != 0 { child_tid } else { 0 };
+        {
+            // A new thread starts with its creator's policy, as on Linux.
+            let mut state = call.process.state();
+            let inherited = state.scheduling_of(call.thread.tid);
+            state.set_scheduling(tid, inherited)?;
+        }
         run::start_thread(call.process.clone(), context, tid, clear)?;
         return value(u64::from(tid));
     }
@@ -130,8 +136,10 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             stopped: false,
             real_timer: Default::default(),
             limits: state.limits,
+            scheduling: Vec::new(),
         }
     };
+    let child_scheduling = parent.state().scheduling_of(call.thread.tid).for_child();
     let pgid = state.pgid;
     let child = match Process::create(native.clone(), state) {
         Ok(child) => child,
@@ -140,6 +148,11 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             return Err(errno);
         }
     };
+    if child.state().set_scheduling(child.pid, child_scheduling).is_err() {
+        child.native.destroy();
+        process::remove(child.pid);
+        return Err(Errno::ENOMEM);
+    }
     {
         let mut state = parent.state();
         if state.children.try_reserve(1).is_err() {

@@ -2,7 +2,7 @@
 //! the alternate stack, `rt_sigreturn` and `rt_sigsuspend`.
 
 use super::{value, Call, CallResult, Outcome, UserPtr};
-use linux_abi::Errno;
+use linux_abi::{Errno, Timespec};
 use crate::signals::{restore_from, SigAction, UCONTEXT_BYTES};
 
 pub fn rt_sigaction(call: &mut Call<'_>) -> CallResult {
@@ -93,6 +93,39 @@ pub fn rt_sigsuspend(call: &mut Call<'_>) -> CallResult {
     state.signals.suspended_mask = Some(previous);
     drop(call.process.wait_for(state, |_| false));
     Err(linux_abi::restart::ERESTARTNOHAND)
+}
+
+/// `rt_sigtimedwait` (`sigwait`, `sigwaitinfo`, `sigtimedwait`): takes
+/// a pending signal of the set (blocked or not) and returns its number,
+/// writing its `siginfo`; else waits for one, until the time limit
+/// (EAGAIN; a zero limit only polls) or until another signal's handler is
+/// to run (EINTR: this call is never restarted, as on Linux).
+pub fn rt_sigtimedwait(call: &mut Call<'_>) -> CallResult {
+    if call.argument(3) != 8 {
+        return Err(Errno::EINVAL);
+    }
+    let set = call.word_in(call.argument(0))?;
+    let deadline = match UserPtr::<Timespec>::argument(call, 2) {
+        Some(limit) => Some(crate::clock::monotonic_nanoseconds().saturating_add(limit.read(call)?.as_nanoseconds())),
+        None => None,
+    };
+    loop {
+        let taken = call.process.state().signals.take_waited(set);
+        if let Some((signal, info)) = taken {
+            if call.argument(1) != 0 {
+                call.write_out(call.argument(1), &info.encode())?;
+            }
+            return value(u64::from(signal));
+        }
+        if call.interrupted() {
+            return Err(Errno::EINTR);
+        }
+        if deadline.is_some_and(|deadline| crate::clock::monotonic_nanoseconds() >= deadline) {
+            return Err(Errno::EAGAIN);
+        }
+        let waited = || call.process.state().signals.pending() & set != 0 || call.interrupted();
+        sched::sleep_until(deadline.unwrap_or(u64::MAX), waited);
+    }
 }
 
 /// `pause(2)`: sleeps until a signal is delivered; returns EINTR once a

@@ -1,0 +1,76 @@
+//! Scheduling-policy calls: `sched_{get,set}scheduler`,
+//! `sched_{get,set}param`, `sched_get_priority_{min,max}` and
+//! `sched_rr_get_interval`, with Linux's checks and errno values
+//! (`linux_abi::scheduling`). Each thread's policy and priority are kept
+//! and reported, and `fork` passes them on as Linux does; the scheduler
+//! itself does not act on them yet: every thread is time-shared alike.
+
+use super::{value, Call, CallResult, UserPtr};
+use crate::process::{self, Pid, Process};
+use alloc::sync::Arc;
+use linux_abi::scheduling::{priority_max, priority_min, round_robin_interval_nanoseconds, Scheduling};
+use linux_abi::{Errno, Timespec};
+
+/// The time-sharing slice `sched_rr_get_interval` reports for threads
+/// that are not real-time: the scheduler's tick.
+const FAIR_SLICE_NANOSECONDS: u64 = 10_000_000;
+
+pub fn sched_get_priority_max(call: &mut Call<'_>) -> CallResult {
+    value(priority_max(call.argument(0) as i32 as i64)? as u64)
+}
+
+pub fn sched_get_priority_min(call: &mut Call<'_>) -> CallResult {
+    value(priority_min(call.argument(0) as i32 as i64)? as u64)
+}
+
+pub fn sched_getscheduler(call: &mut Call<'_>) -> CallResult {
+    let (process, tid) = target(call, call.argument(0))?;
+    let scheduling = process.state().scheduling_of(tid);
+    value(u64::from(scheduling.policy_word()))
+}
+
+pub fn sched_setscheduler(call: &mut Call<'_>) -> CallResult {
+    let (process, tid) = target(call, call.argument(0))?;
+    let priority = UserPtr::<i32>::argument(call, 2).ok_or(Errno::EINVAL)?.read(call)?;
+    let policy = u32::try_from(call.argument(1) as i32).map_err(|_| Errno::EINVAL)?;
+    process.state().set_scheduling(tid, Scheduling::with_policy(policy, priority)?)?;
+    value(0)
+}
+
+pub fn sched_getparam(call: &mut Call<'_>) -> CallResult {
+    let out = UserPtr::<i32>::argument(call, 1).ok_or(Errno::EINVAL)?;
+    let (process, tid) = target(call, call.argument(0))?;
+    out.write(call, &process.state().scheduling_of(tid).priority)?;
+    value(0)
+}
+
+pub fn sched_setparam(call: &mut Call<'_>) -> CallResult {
+    let priority = UserPtr::<i32>::argument(call, 1).ok_or(Errno::EINVAL)?.read(call)?;
+    let (process, tid) = target(call, call.argument(0))?;
+    let changed = process.state().scheduling_of(tid).with_priority(priority)?;
+    process.state().set_scheduling(tid, changed)?;
+    value(0)
+}
+
+pub fn sched_rr_get_interval(call: &mut Call<'_>) -> CallResult {
+    let (process, tid) = target(call, call.argument(0))?;
+    let out = UserPtr::<Timespec>::argument(call, 1).ok_or(Errno::EFAULT)?;
+    let slice = round_robin_interval_nanoseconds(&process.state().scheduling_of(tid), FAIR_SLICE_NANOSECONDS);
+    out.write(call, &Timespec::from_nanoseconds(slice))?;
+    value(0)
+}
+
+/// The thread a `pid` argument names: 0 the caller, else any thread id
+/// (a process id names its first thread). EINVAL below 0, ESRCH unknown.
+fn target(call: &Call<'_>, pid: u64) -> Result<(Arc<Process>, Pid), Errno> {
+    let pid = pid as i32;
+    match pid {
+        0 => Ok((call.process.clone(), call.thread.tid)),
+        negative if negative < 0 => Err(Errno::EINVAL),
+        tid => {
+            let tid = tid as Pid;
+            let living = |found: &Arc<Process>| found.state().exit_status.is_none() && (found.pid == tid || found.has_thread(tid));
+            process::all().into_iter().find(living).map(|found| (found, tid)).ok_or(Errno::ESRCH)
+        }
+    }
+}
