@@ -30,6 +30,7 @@ pub mod procfs_text;
 pub mod resource_limits;
 pub mod restart;
 pub mod scheduling;
+pub mod sigevent;
 pub mod signal_frame;
 mod sysno;
 mod user_values;
@@ -39,7 +40,7 @@ pub use errno::Errno;
 pub use elf_plan::{interpreter_plan, load_plan, ElfError, LoadPlan, Segment, INTERPRETER_BASE, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
-pub use user_values::{ItimerVal, Timespec, Timeval, UserValue};
+pub use user_values::{ItimerSpec, ItimerVal, Timespec, Timeval, UserValue};
 pub use file_status::{makedev, DirentFormat, FileStatus, Timestamp, STATX_BASIC_STATS, STATX_BYTES, STAT_BYTES};
 pub use wait_status::{child_codes, WaitStatus};
 

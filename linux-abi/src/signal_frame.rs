@@ -107,6 +107,8 @@ pub mod codes {
     pub const SI_QUEUE: i32 = -1;
     /// Sent by `tkill` or `tgkill` (`raise`).
     pub const SI_TKILL: i32 = -6;
+    /// Sent by a POSIX timer's expiry (`timer_create`).
+    pub const SI_TIMER: i32 = -2;
     /// SIGSEGV: no mapping at the address.
     pub const SEGV_MAPERR: i32 = 1;
     /// SIGSEGV: the mapping forbids the access.

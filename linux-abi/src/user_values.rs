@@ -156,6 +156,28 @@ impl UserValue for ItimerVal {
     }
 }
 
+/// `struct itimerspec`: a POSIX timer's interval and time to the next
+/// expiry (`timer_settime`, `timer_gettime`, `timerfd`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItimerSpec {
+    /// Period after each expiry (zero: one shot).
+    pub interval: Timespec,
+    /// Time to (or, absolute, time of) the next expiry (zero: disarmed).
+    pub value: Timespec,
+}
+
+impl UserValue for ItimerSpec {
+    const SIZE: usize = 32;
+    /// EINVAL if either timespec is invalid.
+    fn decode(bytes: &[u8]) -> Result<Self, Errno> {
+        Ok(Self { interval: Timespec::decode(&bytes[..16])?, value: Timespec::decode(&bytes[16..])? })
+    }
+    fn encode(&self, bytes: &mut [u8]) {
+        self.interval.encode(&mut bytes[..16]);
+        self.value.encode(&mut bytes[16..]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +198,7 @@ mod tests {
         round_trip(Timeval::from_nanoseconds(12_345_678_901));
         assert_eq!(Timeval::from_nanoseconds(12_345_678_901), Timeval { seconds: 12, microseconds: 345_678 });
         round_trip(ItimerVal { interval: Timeval::from_nanoseconds(250_000_000), value: Timeval::from_nanoseconds(3_000_001_000) });
+        round_trip(ItimerSpec { interval: Timespec::from_nanoseconds(250_000_001), value: Timespec::from_nanoseconds(3_000_000_007) });
         // The layout: interval first.
         let mut bytes = [0u8; 32];
         ItimerVal { interval: Timeval { seconds: 1, microseconds: 2 }, value: Timeval { seconds: 3, microseconds: 4 } }.encode(&mut bytes);

@@ -1,37 +1,39 @@
-//! The real-time interval timer of a process (`ITIMER_REAL`), which both
-//! `setitimer`/`getitimer` and `alarm` use: SIGALRM at the deadline, then
-//! every interval if one is set.
+//! Timers of a process that send it signals: the real-time interval timer
+//! (`ITIMER_REAL`, which `setitimer`/`getitimer` and `alarm` use: SIGALRM
+//! at the deadline, then every interval) and the POSIX timers of
+//! `timer_create` (`crate::posix_timers`). Each is a [`TimerSlot`] in the
+//! process state.
 //!
-//! An armed timer is a kernel thread (charged to the process's container
-//! like any thread) sleeping until the deadline. Every change of the timer
-//! bumps its generation and unparks the old thread, which sees the
+//! An armed slot is served by a kernel thread (charged to the process's
+//! container like any thread) sleeping until the deadline. Every change of
+//! a slot bumps its generation and unparks the old thread, which sees the
 //! generation move and leaves; so exactly one thread serves the current
-//! setting. Process exit disarms it the same way. Fork gives the child a
-//! disarmed timer; `execve` keeps it (as Linux does).
+//! setting. Process exit disarms every slot the same way. Fork gives the
+//! child disarmed timers; `execve` keeps the real timer (as Linux does).
 //!
-//! Must not send a signal for a setting that has been replaced: the
-//! generation is checked under the state lock right before sending.
+//! Must not fire for a setting that has been replaced: the generation is
+//! checked under the state lock right before firing.
 
 use alloc::sync::Arc;
 
-use super::process::Process;
+use super::process::{Process, ProcessState};
 use super::signals::numbers::SIGALRM;
 use linux_abi::Errno;
 
-/// The timer's setting, in the process state.
+/// One timer's setting, in the process state.
 #[derive(Default)]
-pub struct RealTimer {
+pub struct TimerSlot {
     /// Uptime (ns) of the next expiry; `None`: disarmed.
-    pub deadline: Option<u64>,
+    deadline: Option<u64>,
     /// Re-arm period (ns) after an expiry; 0: one shot.
-    pub interval: u64,
+    interval: u64,
     /// Bumped by every change; a timer thread serves one generation.
     generation: u64,
     /// The thread serving the current generation.
     thread: Option<Arc<sched::Thread>>,
 }
 
-impl RealTimer {
+impl TimerSlot {
     /// Nanoseconds to the next expiry at `now` (0: disarmed), and the interval.
     pub fn remaining(&self, now: u64) -> (u64, u64) {
         match self.deadline {
@@ -40,54 +42,72 @@ impl RealTimer {
             None => (0, 0),
         }
     }
+
+    /// Disarms it; the thread that served it, to unpark.
+    fn disarm(&mut self) -> Option<Arc<sched::Thread>> {
+        self.generation += 1;
+        self.deadline = None;
+        self.thread.take()
+    }
 }
 
-/// Sets the timer to expire `value` ns from now (0: disarm) and then every
-/// `interval` ns; returns the old setting as `RealTimer::remaining` gives it.
-pub fn set(process: &Arc<Process>, value: u64, interval: u64) -> Result<(u64, u64), Errno> {
+/// Finds the slot `key` names in a process's state (`None`: it is gone).
+pub type Locate = fn(&mut ProcessState, u32) -> Option<&mut TimerSlot>;
+/// What an expiry does (sends the signal), called without the state lock.
+pub type Fire = fn(&Arc<Process>, u32);
+
+/// A slot and what its expiries do.
+#[derive(Clone, Copy)]
+pub struct TimerKind {
+    pub locate: Locate,
+    pub fire: Fire,
+}
+
+/// Arms slot `key` to expire at uptime `deadline` (`None`: disarm) and then
+/// every `interval` ns; returns the old setting as [`TimerSlot::remaining`]
+/// gives it. EINVAL when there is no such slot.
+pub fn arm(process: &Arc<Process>, kind: TimerKind, key: u32, deadline: Option<u64>, interval: u64) -> Result<(u64, u64), Errno> {
     let now = machine::timer::uptime_nanoseconds();
     let (old, replaced, generation) = {
         let mut state = process.state();
-        let timer = &mut state.real_timer;
-        let old = timer.remaining(now);
-        timer.generation += 1;
-        timer.deadline = (value > 0).then(|| now.saturating_add(value));
-        timer.interval = if value > 0 { interval } else { 0 };
-        (old, timer.thread.take(), timer.generation)
+        let slot = (kind.locate)(&mut state, key).ok_or(Errno::EINVAL)?;
+        let old = slot.remaining(now);
+        let replaced = slot.disarm();
+        slot.deadline = deadline;
+        slot.interval = if deadline.is_some() { interval } else { 0 };
+        (old, replaced, slot.generation)
     };
     if let Some(thread) = replaced {
         sched::unpark(&thread);
     }
-    if value > 0 {
+    if deadline.is_some() {
         let server = process.clone();
-        let thread = sched::spawn("itimer", move || serve(server, generation)).map_err(|_| Errno::EAGAIN)?;
+        let thread = sched::spawn("timer", move || serve(server, kind, key, generation)).map_err(|_| Errno::EAGAIN)?;
         let mut state = process.state();
-        if state.real_timer.generation == generation {
-            state.real_timer.thread = Some(thread);
+        if let Some(slot) = (kind.locate)(&mut state, key).filter(|slot| slot.generation == generation) {
+            slot.thread = Some(thread);
         }
     }
     Ok(old)
 }
 
-/// Disarms the timer of a process that is ending.
-pub fn disarm(process: &Process) {
-    let replaced = {
-        let mut state = process.state();
-        state.real_timer.generation += 1;
-        state.real_timer.deadline = None;
-        state.real_timer.thread.take()
-    };
+/// Disarms slot `key` (a timer deleted, a process ending).
+pub fn disarm(process: &Process, locate: Locate, key: u32) {
+    let replaced = (locate)(&mut process.state(), key).and_then(TimerSlot::disarm);
     if let Some(thread) = replaced {
         sched::unpark(&thread);
     }
 }
 
 /// The body of a timer thread: sleeps to each deadline of `generation` and
-/// sends SIGALRM, until the setting changes, runs out or the process ends.
-fn serve(process: Arc<Process>, generation: u64) {
+/// fires, until the setting changes, runs out or the process ends.
+fn serve(process: Arc<Process>, kind: TimerKind, key: u32, generation: u64) {
     let current = |process: &Process| {
-        let state = process.state();
-        (state.real_timer.generation == generation && state.exit_status.is_none()).then_some(state.real_timer.deadline).flatten()
+        let mut state = process.state();
+        if state.exit_status.is_some() {
+            return None;
+        }
+        (kind.locate)(&mut state, key).filter(|slot| slot.generation == generation).and_then(|slot| slot.deadline)
     };
     while let Some(deadline) = current(&process) {
         if sched::sleep_until(deadline, || current(&process).is_none()) == sched::Woken::Done {
@@ -95,15 +115,22 @@ fn serve(process: Arc<Process>, generation: u64) {
         }
         {
             let mut state = process.state();
-            let timer = &mut state.real_timer;
-            if timer.generation != generation {
-                return;
-            }
-            timer.deadline = (timer.interval > 0).then(|| deadline.saturating_add(timer.interval));
-            if timer.deadline.is_none() {
-                timer.thread = None;
+            let Some(slot) = (kind.locate)(&mut state, key).filter(|slot| slot.generation == generation) else { return };
+            slot.deadline = (slot.interval > 0).then(|| deadline.saturating_add(slot.interval));
+            if slot.deadline.is_none() {
+                slot.thread = None;
             }
         }
-        crate::syscall::send_signal(&process, SIGALRM);
+        (kind.fire)(&process, key);
     }
+}
+
+/// `ITIMER_REAL`: the slot in the state, SIGALRM on expiry.
+pub const REAL_TIMER: TimerKind = TimerKind { locate: |state, _| Some(&mut state.real_timer), fire: |process, _| crate::syscall::send_signal(process, SIGALRM) };
+
+/// Sets the real timer to expire `value` ns from now (0: disarm) and then
+/// every `interval` ns; returns the old setting.
+pub fn set(process: &Arc<Process>, value: u64, interval: u64) -> Result<(u64, u64), Errno> {
+    let deadline = (value > 0).then(|| machine::timer::uptime_nanoseconds().saturating_add(value));
+    arm(process, REAL_TIMER, 0, deadline, interval)
 }

@@ -27,6 +27,7 @@ mod itimers;
 mod kernel_log;
 mod open_files;
 mod pipes;
+mod posix_timers;
 mod process;
 mod procfs;
 mod random;

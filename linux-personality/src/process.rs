@@ -70,7 +70,9 @@ pub struct ProcessState {
     /// Stopped by SIGSTOP/SIGTSTP/SIGTTIN/SIGTTOU until SIGCONT.
     pub stopped: bool,
     /// `ITIMER_REAL` (`alarm`, `setitimer`); a fork starts disarmed.
-    pub real_timer: crate::itimers::RealTimer,
+    pub real_timer: crate::itimers::TimerSlot,
+    /// `timer_create`'s timers; a fork starts with none.
+    pub posix_timers: Vec<crate::posix_timers::PosixTimer>,
     /// Resource limits; fork and execve keep them.
     pub limits: linux_abi::resource_limits::ResourceLimits,
     /// Threads whose scheduling policy is not the default, by thread id.
@@ -280,6 +282,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         exit_status: None,
         stopped: false,
         real_timer: Default::default(),
+        posix_timers: Vec::new(),
         limits: Default::default(),
         scheduling: Vec::new(),
     }

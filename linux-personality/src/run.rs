@@ -293,7 +293,8 @@ pub fn exit(process: &Arc<Process>, status: u32) {
         state.exit_status = Some(status);
         (state.parent, core::mem::take(&mut state.children))
     };
-    crate::itimers::disarm(process);
+    crate::itimers::disarm(process, crate::itimers::REAL_TIMER.locate, 0);
+    crate::posix_timers::delete_all(process);
     // Orphans go to init (pid 1), zombies with them so it can reap them.
     if let Some(init) = process::find(1).filter(|init| init.pid != process.pid) {
         for child in &children {

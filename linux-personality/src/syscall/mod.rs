@@ -26,7 +26,7 @@ use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
-pub use processes::{futex_wake, send_signal, signal_group};
+pub use processes::{futex_wake, send_signal, send_signal_with, signal_group};
 pub use user_ptr::UserPtr;
 
 /// What the thread does after a system call.
@@ -191,6 +191,11 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         fsetxattr | fremovexattr => paths::setxattr(call, XattrTarget::Descriptor),
         setitimer => timers::setitimer(call),
         getitimer => timers::getitimer(call),
+        timer_create => timers::timer_create(call),
+        timer_settime => timers::timer_settime(call),
+        timer_gettime => timers::timer_gettime(call),
+        timer_getoverrun => timers::timer_getoverrun(call),
+        timer_delete => timers::timer_delete(call),
         sendfile => files::sendfile(call),
         getpid => value(u64::from(call.pid())),
         clone => processes::clone(call),

@@ -135,6 +135,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             exit_status: None,
             stopped: false,
             real_timer: Default::default(),
+            posix_timers: Vec::new(),
             limits: state.limits,
             scheduling: Vec::new(),
         }
@@ -262,6 +263,7 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     call.thread.tid = call.process.pid;
     // The point of no return: the old program is gone from here on.
     close_on_exec_descriptors(call);
+    crate::posix_timers::delete_all(call.process);
     {
         let mut state = call.process.state();
         state.signals.reset_for_exec();
@@ -436,6 +438,11 @@ fn kernel_info(signal: u32) -> SigInfo {
 /// `SI_USER`) or `tgkill` (`SI_TKILL`).
 fn sender_info(call: &Call<'_>, signal: u32, code: i32) -> SigInfo {
     SigInfo::from_process(signal, code, call.pid(), 0)
+}
+
+/// Sends `signal` to `target` with `info` (a timer's expiry).
+pub fn send_signal_with(target: &Process, signal: u32, info: SigInfo) {
+    send(target, signal, info);
 }
 
 /// Sends `signal` (0: only check) to `target` with `info`.

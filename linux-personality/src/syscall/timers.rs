@@ -1,11 +1,13 @@
-//! Interval-timer system calls: `alarm`, `setitimer` and `getitimer` on
-//! the real-time timer (`ITIMER_REAL`, SIGALRM; `crate::itimers` keeps it).
+//! Timer system calls: `alarm`, `setitimer` and `getitimer` on the
+//! real-time timer (`ITIMER_REAL`, SIGALRM; `crate::itimers` keeps it), and
+//! the POSIX timers of `timer_create` (`crate::posix_timers`).
 //! `ITIMER_VIRTUAL` and `ITIMER_PROF` need per-process CPU time, which the
 //! kernel does not account yet: ENOSYS, not a silent success.
 
 use super::{value, Call, CallResult, UserPtr};
-use crate::itimers;
-use linux_abi::{Errno, ItimerVal, Timeval};
+use crate::{itimers, posix_timers};
+use linux_abi::sigevent::{parse_sigevent, SIGEVENT_READ_BYTES};
+use linux_abi::{Errno, ItimerSpec, ItimerVal, Timespec, Timeval};
 
 const ITIMER_REAL: u64 = 0;
 const ITIMER_VIRTUAL: u64 = 1;
@@ -58,4 +60,80 @@ pub fn alarm(call: &mut Call<'_>) -> CallResult {
     let (remaining, _) = itimers::set(call.process, u64::from(seconds) * NANOSECONDS_PER_SECOND, 0)?;
     let left = if remaining == 0 { 0 } else { ((remaining + NANOSECONDS_PER_SECOND / 2) / NANOSECONDS_PER_SECOND).max(1) };
     value(left)
+}
+
+/// `timer_create(clock, sigevent, id)`: the clocks Linux has timers on
+/// (EOPNOTSUPP for the raw and coarse ones, EINVAL for others).
+pub fn timer_create(call: &mut Call<'_>) -> CallResult {
+    const CLOCK_REALTIME: u64 = 0;
+    const CLOCK_MONOTONIC: u64 = 1;
+    const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
+    const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
+    const CLOCK_MONOTONIC_RAW: u64 = 4;
+    const CLOCK_REALTIME_COARSE: u64 = 5;
+    const CLOCK_MONOTONIC_COARSE: u64 = 6;
+    const CLOCK_BOOTTIME: u64 = 7;
+    const CLOCK_REALTIME_ALARM: u64 = 8;
+    const CLOCK_BOOTTIME_ALARM: u64 = 9;
+    let realtime = match call.argument(0) {
+        CLOCK_REALTIME | CLOCK_REALTIME_ALARM => true,
+        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM | CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => false,
+        CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE => return Err(Errno::EOPNOTSUPP),
+        _ => return Err(Errno::EINVAL),
+    };
+    let notify = match call.argument(1) {
+        0 => None,
+        address => {
+            let mut bytes = [0u8; SIGEVENT_READ_BYTES];
+            call.read_in(address, &mut bytes)?;
+            let process = call.process.clone();
+            Some(parse_sigevent(&bytes, |tid| process.has_thread(tid))?)
+        }
+    };
+    let id = posix_timers::create(call.process, realtime, notify)?;
+    if let Err(errno) = call.write_out(call.argument(2), &(id as i32).to_le_bytes()) {
+        let _ = posix_timers::delete(call.process, id);
+        return Err(errno);
+    }
+    value(0)
+}
+
+fn as_itimerspec((remaining, interval): (u64, u64)) -> ItimerSpec {
+    ItimerSpec { interval: Timespec::from_nanoseconds(interval), value: Timespec::from_nanoseconds(remaining) }
+}
+
+/// `timer_settime(id, flags, new, old)`: relative, or with `TIMER_ABSTIME`
+/// a time on the timer's clock (one already past expires at once).
+pub fn timer_settime(call: &mut Call<'_>) -> CallResult {
+    const TIMER_ABSTIME: u64 = 1;
+    let (id, flags) = (call.argument(0) as u32, call.argument(1));
+    let new = UserPtr::<ItimerSpec>::argument(call, 2).ok_or(Errno::EINVAL)?.read(call)?;
+    let realtime = posix_timers::is_realtime(call.process, id)?;
+    let now = crate::clock::monotonic_nanoseconds();
+    let deadline = match (new.value.as_nanoseconds(), flags & TIMER_ABSTIME != 0) {
+        (0, _) => None,
+        (relative, false) => Some(now.saturating_add(relative)),
+        (absolute, true) if realtime => Some(absolute.saturating_sub(crate::clock::realtime_nanoseconds().saturating_sub(now)).max(now)),
+        (absolute, true) => Some(absolute.max(now)),
+    };
+    let old = posix_timers::set(call.process, id, deadline, new.interval.as_nanoseconds())?;
+    if let Some(out) = UserPtr::<ItimerSpec>::argument(call, 3) {
+        out.write(call, &as_itimerspec(old))?;
+    }
+    value(0)
+}
+
+pub fn timer_gettime(call: &mut Call<'_>) -> CallResult {
+    let current = posix_timers::get(call.process, call.argument(0) as u32)?;
+    UserPtr::<ItimerSpec>::argument(call, 1).ok_or(Errno::EFAULT)?.write(call, &as_itimerspec(current))?;
+    value(0)
+}
+
+pub fn timer_getoverrun(call: &mut Call<'_>) -> CallResult {
+    value(u64::from(posix_timers::overrun(call.process, call.argument(0) as u32)?))
+}
+
+pub fn timer_delete(call: &mut Call<'_>) -> CallResult {
+    posix_timers::delete(call.process, call.argument(0) as u32)?;
+    value(0)
 }

@@ -38,6 +38,7 @@ static const char *errno_name(int error) {
     case ENOTEMPTY: return "ENOTEMPTY";
     case ELOOP: return "ELOOP";
     case ETIMEDOUT: return "ETIMEDOUT";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
     case ENOEXEC: return "ENOEXEC";
     case E2BIG: return "E2BIG";
     default: return "E?";
