@@ -1,6 +1,6 @@
 /*
  * The first process of every guest that `cargo xtask exec` and `make run`
- * boot, on Lamina and on Linux alike: mounts /proc and /dev (Linux needs
+ * boot, on Lamina and on Linux alike: mounts /proc, /dev and /dev/shm (Linux needs
  * them; Lamina has them and accepts the calls), makes the console the
  * controlling terminal, runs the program named in /etc/lamina-init (its
  * arguments NUL-separated; /bin/sh when the file is missing) as its child,
@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,6 +179,11 @@ int main(void) {
     char *environment[] = {"HOME=/root", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "TERM=vt100", "SHELL=/bin/sh", NULL};
     mount("proc", "/proc", "proc", 0, NULL);
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+    /* POSIX shared memory and named semaphores live here, as on a Linux
+       system (shm_open, sem_open): world-writable and sticky, like /tmp. */
+    mkdir("/dev/shm", 01777);
+    chmod("/dev/shm", 01777);
+    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
     int console = open("/dev/console", O_RDWR);
     if (console >= 0) {
         dup2(console, 0);

@@ -684,7 +684,16 @@ pub fn futex(call: &mut Call<'_>) -> CallResult {
                 let seconds = call.word_in(timeout)?;
                 let nanoseconds = call.word_in(timeout + 8)?;
                 let span = seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds);
-                if operation == FUTEX_WAIT { machine::timer::uptime_nanoseconds().saturating_add(span) } else { span.saturating_sub(crate::clock::realtime_nanoseconds()) + machine::timer::uptime_nanoseconds() }
+                // FUTEX_WAIT: relative. FUTEX_WAIT_BITSET: absolute, on
+                // CLOCK_REALTIME with FUTEX_CLOCK_REALTIME, else on
+                // CLOCK_MONOTONIC (which is uptime).
+                const FUTEX_CLOCK_REALTIME: u64 = 256;
+                let now = machine::timer::uptime_nanoseconds();
+                match operation {
+                    FUTEX_WAIT => now.saturating_add(span),
+                    _ if call.argument(1) & FUTEX_CLOCK_REALTIME != 0 => span.saturating_sub(crate::clock::realtime_nanoseconds()).saturating_add(now),
+                    _ => span,
+                }
             };
             // Join the waiters before reading the word: a waker that changes
             // it afterwards finds this thread; one that changed it before is
