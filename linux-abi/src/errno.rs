@@ -85,6 +85,8 @@ impl Errno {
     pub const ELOOP: Self = Self(40);
     /// Not a socket.
     pub const ENOTSOCK: Self = Self(88);
+    /// Message too long.
+    pub const EMSGSIZE: Self = Self(90);
     /// Operation not supported.
     pub const EOPNOTSUPP: Self = Self(95);
     /// No data available (also ENOATTR: no such extended attribute).

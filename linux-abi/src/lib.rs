@@ -25,6 +25,7 @@ pub mod flock_table;
 mod initial_stack;
 mod layer_errors;
 pub mod line_discipline;
+pub mod message_queue;
 pub mod poll;
 pub mod procfs_text;
 pub mod resource_limits;

@@ -25,6 +25,7 @@ mod flocks;
 mod fs;
 mod itimers;
 mod kernel_log;
+mod mqueues;
 mod open_files;
 mod pipes;
 mod posix_timers;

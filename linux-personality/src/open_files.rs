@@ -79,6 +79,8 @@ pub enum Backing {
     PipeReader(Arc<Pipe>),
     /// The writing end of a pipe.
     PipeWriter(Arc<Pipe>),
+    /// A POSIX message queue (`mq_open`).
+    MessageQueue(Arc<crate::mqueues::MessageQueue>),
 }
 
 /// An open file description.
@@ -143,6 +145,7 @@ impl Drop for OpenFile {
             }
             Backing::PipeReader(pipe) => pipe.end_closed(true),
             Backing::PipeWriter(pipe) => pipe.end_closed(false),
+            Backing::MessageQueue(_) => {}
         }
     }
 }

@@ -67,6 +67,8 @@ fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -
         Backing::Device(Device::Console, _) => console::read(&mut buffer, nonblocking, &interrupted)?,
         Backing::PipeReader(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
+        // Linux reads a status line here; messages go by mq_timedreceive.
+        Backing::MessageQueue(_) => return Err(Errno::EINVAL),
     };
     buffer.truncate(count);
     Ok(buffer)
@@ -111,6 +113,7 @@ fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option<u64>) -> R
             other => other,
         },
         Backing::PipeReader(_) => Err(Errno::EBADF),
+        Backing::MessageQueue(_) => Err(Errno::EINVAL),
     }
 }
 
@@ -514,6 +517,10 @@ fn file_status(stat: &Stat) -> linux_abi::FileStatus {
 fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
     match &file.backing {
         Backing::Inode(inode) | Backing::Device(_, inode) => fs::with(|tree| tree.stat(*inode)),
+        Backing::MessageQueue(_) => {
+            let now = now();
+            Ok(Stat { inode: 0x1000 + fd, mode: 0o100600, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now })
+        }
         Backing::PipeReader(_) | Backing::PipeWriter(_) => {
             let now = now();
             Ok(Stat { inode: 0x1000 + fd, mode: 0o010600, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now })
@@ -706,6 +713,10 @@ fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
         Backing::PipeWriter(pipe) => {
             let (_, writable) = pipe.readiness();
             (false, writable, false)
+        }
+        Backing::MessageQueue(queue) => {
+            let (readable, writable) = queue.readiness();
+            (readable, writable, false)
         }
         _ => (true, true, false),
     })

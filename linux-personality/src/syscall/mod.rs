@@ -9,6 +9,7 @@ mod files;
 mod info;
 mod memory;
 mod paths;
+mod mqueues;
 mod processes;
 mod scheduling;
 mod signals;
@@ -191,6 +192,12 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         fsetxattr | fremovexattr => paths::setxattr(call, XattrTarget::Descriptor),
         setitimer => timers::setitimer(call),
         getitimer => timers::getitimer(call),
+        mq_open => mqueues::mq_open(call),
+        mq_unlink => mqueues::mq_unlink(call),
+        mq_timedsend => mqueues::mq_timedsend(call),
+        mq_timedreceive => mqueues::mq_timedreceive(call),
+        mq_notify => mqueues::mq_notify(call),
+        mq_getsetattr => mqueues::mq_getsetattr(call),
         timer_create => timers::timer_create(call),
         timer_settime => timers::timer_settime(call),
         timer_gettime => timers::timer_gettime(call),

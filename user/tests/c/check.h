@@ -39,6 +39,7 @@ static const char *errno_name(int error) {
     case ELOOP: return "ELOOP";
     case ETIMEDOUT: return "ETIMEDOUT";
     case EOPNOTSUPP: return "EOPNOTSUPP";
+    case EMSGSIZE: return "EMSGSIZE";
     case ENOEXEC: return "ENOEXEC";
     case E2BIG: return "E2BIG";
     default: return "E?";
