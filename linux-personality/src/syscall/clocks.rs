@@ -6,14 +6,14 @@ use linux_abi::{Timespec, Timeval};
 use linux_abi::Errno;
 use crate::clock::{monotonic_nanoseconds, realtime_nanoseconds};
 
-const CLOCK_REALTIME: u64 = 0;
-const CLOCK_MONOTONIC: u64 = 1;
-const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
-const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
-const CLOCK_MONOTONIC_RAW: u64 = 4;
-const CLOCK_REALTIME_COARSE: u64 = 5;
-const CLOCK_MONOTONIC_COARSE: u64 = 6;
-const CLOCK_BOOTTIME: u64 = 7;
+pub(super) const CLOCK_REALTIME: u64 = 0;
+pub(super) const CLOCK_MONOTONIC: u64 = 1;
+pub(super) const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
+pub(super) const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
+pub(super) const CLOCK_MONOTONIC_RAW: u64 = 4;
+pub(super) const CLOCK_REALTIME_COARSE: u64 = 5;
+pub(super) const CLOCK_MONOTONIC_COARSE: u64 = 6;
+pub(super) const CLOCK_BOOTTIME: u64 = 7;
 
 fn clock(id: u64) -> Result<u64, Errno> {
     match id {

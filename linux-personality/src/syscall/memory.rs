@@ -177,11 +177,7 @@ pub fn msync(call: &mut Call<'_>) -> CallResult {
     if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || flags & (MS_ASYNC | MS_SYNC) == (MS_ASYNC | MS_SYNC) {
         return Err(Errno::EINVAL);
     }
-    let pages = page_range(address, length)?;
-    let all_mapped = call.process.native.with_memory(|memory| pages.step_by(PAGE_SIZE as usize).all(|page| memory.is_mapped(page)))?;
-    if !all_mapped {
-        return Err(Errno::ENOMEM);
-    }
+    all_mapped(call, page_range(address, length)?)?;
     value(0)
 }
 
@@ -252,12 +248,14 @@ pub fn mlock(call: &mut Call<'_>, flags: u64) -> CallResult {
     let (address, length) = (call.argument(0), call.argument(1));
     let start = address - address % PAGE_SIZE;
     let length = length.checked_add(address % PAGE_SIZE).ok_or(Errno::ENOMEM)?;
-    let pages = page_range(start, length)?;
-    let all_mapped = call.process.native.with_memory(|memory| pages.step_by(PAGE_SIZE as usize).all(|page| memory.is_mapped(page)))?;
-    if !all_mapped {
-        return Err(Errno::ENOMEM);
-    }
+    all_mapped(call, page_range(start, length)?)?;
     value(0)
+}
+
+/// ENOMEM unless every page of `pages` is mapped.
+fn all_mapped(call: &Call<'_>, pages: core::ops::Range<u64>) -> Result<(), Errno> {
+    let mapped = call.process.native.with_memory(|memory| pages.step_by(PAGE_SIZE as usize).all(|page| memory.is_mapped(page)))?;
+    if mapped { Ok(()) } else { Err(Errno::ENOMEM) }
 }
 
 /// `mlockall`: its flags checked as Linux checks them (some of

@@ -65,14 +65,10 @@ pub fn alarm(call: &mut Call<'_>) -> CallResult {
 /// `timer_create(clock, sigevent, id)`: the clocks Linux has timers on
 /// (EOPNOTSUPP for the raw and coarse ones, EINVAL for others).
 pub fn timer_create(call: &mut Call<'_>) -> CallResult {
-    const CLOCK_REALTIME: u64 = 0;
-    const CLOCK_MONOTONIC: u64 = 1;
-    const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
-    const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
-    const CLOCK_MONOTONIC_RAW: u64 = 4;
-    const CLOCK_REALTIME_COARSE: u64 = 5;
-    const CLOCK_MONOTONIC_COARSE: u64 = 6;
-    const CLOCK_BOOTTIME: u64 = 7;
+    use super::clocks::{
+        CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE,
+        CLOCK_THREAD_CPUTIME_ID,
+    };
     const CLOCK_REALTIME_ALARM: u64 = 8;
     const CLOCK_BOOTTIME_ALARM: u64 = 9;
     let realtime = match call.argument(0) {
