@@ -252,6 +252,16 @@ pub fn all() -> Vec<Arc<Process>> {
     TABLE.lock().clone()
 }
 
+/// Every process, or ENOMEM when the kernel heap has no room for the list
+/// (for calls that must fail cleanly when memory runs out: `/proc`).
+pub fn try_all() -> Result<Vec<Arc<Process>>, Errno> {
+    let table = TABLE.lock();
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(table.len()).map_err(|_| Errno::ENOMEM)?;
+    copy.extend(table.iter().cloned());
+    Ok(copy)
+}
+
 /// Forgets a reaped zombie.
 pub fn remove(pid: Pid) {
     TABLE.lock().retain(|process| process.pid != pid);

@@ -25,25 +25,35 @@ pub struct ProcessFacts {
     arguments: Vec<u8>,
 }
 
-/// The facts of every process, gathered outside the tree lock.
-pub fn snapshot() -> Vec<ProcessFacts> {
-    process::all()
-        .iter()
-        .map(|process| {
-            let state = process.state();
-            ProcessFacts {
-                facts: procfs_text::ProcessFacts {
-                    pid: process.pid,
-                    parent: state.parent,
-                    pgid: state.pgid,
-                    sid: state.sid,
-                    zombie: state.exit_status.is_some(),
-                    command: state.command.clone(),
-                },
-                arguments: state.arguments.clone(),
-            }
-        })
-        .collect()
+/// The facts of every process, gathered outside the tree lock; ENOMEM
+/// (never a panic) when the kernel heap cannot hold them.
+pub fn snapshot() -> Result<Vec<ProcessFacts>, Errno> {
+    let processes = process::try_all()?;
+    let mut all = Vec::new();
+    all.try_reserve_exact(processes.len()).map_err(|_| Errno::ENOMEM)?;
+    for process in &processes {
+        let state = process.state();
+        let facts = ProcessFacts {
+            facts: procfs_text::ProcessFacts {
+                pid: process.pid,
+                parent: state.parent,
+                pgid: state.pgid,
+                sid: state.sid,
+                zombie: state.exit_status.is_some(),
+                command: try_copy(&state.command)?,
+            },
+            arguments: try_copy(&state.arguments)?,
+        };
+        all.push(facts);
+    }
+    Ok(all)
+}
+
+fn try_copy(bytes: &[u8]) -> Result<Vec<u8>, Errno> {
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(bytes.len()).map_err(|_| Errno::ENOMEM)?;
+    copy.extend_from_slice(bytes);
+    Ok(copy)
 }
 
 /// Whether `path` (resolved from `start`) may lead into `/proc`.

@@ -16,6 +16,7 @@
  *   gets every byte of each stream apart, whatever the console's line
  *   discipline or a kernel message printed between the lines.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -86,6 +87,27 @@ static void report_chunk(const char *name, const unsigned char *bytes, size_t le
 }
 
 /*
+ * Waits for `child` (with WNOHANG in `flags`: only if it has already
+ * exited) and, as process 1 must, reaps every orphan that ends meanwhile:
+ * a program's children that outlive it (a test suite's, killed by its
+ * runner) are ours to collect. Returns 1 with the child's wait status once
+ * it has exited, 0 otherwise.
+ */
+static int reap(pid_t child, int *status, int flags) {
+    for (;;) {
+        int seen;
+        pid_t pid = waitpid(-1, &seen, flags);
+        if (pid == child) {
+            *status = seen;
+            return 1;
+        }
+        if (pid > 0 || (pid < 0 && errno == EINTR))
+            continue;
+        return 0;
+    }
+}
+
+/*
  * Copies the child's two output pipes to the console until both reach end
  * of file, or until the child has exited and nothing more is waiting (a
  * background process it left may hold a pipe open). Returns the child's
@@ -97,7 +119,7 @@ static int relay_pipes(pid_t child, int output, int errors) {
     unsigned char chunk[CHUNK];
     int status = 0, exited = 0, open_ends = 2;
     while (open_ends > 0) {
-        if (!exited && waitpid(child, &status, WNOHANG) == child)
+        if (!exited && reap(child, &status, WNOHANG))
             exited = 1;
         int ready = poll(ends, 2, exited ? 0 : 100);
         if (ready < 0)
@@ -117,8 +139,8 @@ static int relay_pipes(pid_t child, int output, int errors) {
             }
         }
     }
-    while (!exited && waitpid(child, &status, 0) != child) {
-    }
+    if (!exited)
+        reap(child, &status, 0);
     return status;
 }
 
@@ -166,10 +188,8 @@ static int run_on_console(char **arguments, char **environment) {
         _exit(127);
     }
     int status = 127 << 8;
-    if (child > 0) {
-        while (waitpid(child, &status, 0) < 0) {
-        }
-    }
+    if (child > 0)
+        reap(child, &status, 0);
     tcsetpgrp(0, getpgrp());
     return status;
 }

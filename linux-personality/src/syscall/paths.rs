@@ -47,7 +47,7 @@ pub fn start_directory(call: &Call<'_>, dirfd: u64) -> Result<InodeId, Errno> {
 pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Result<Resolved, Errno> {
     let start = if path.first() == Some(&b'/') { fs::with(|tree| Ok(tree.root()))? } else { start_directory(call, dirfd)? };
     if procfs::concerns(path) {
-        let facts = procfs::snapshot();
+        let facts = procfs::snapshot()?;
         let caller = call.pid();
         return fs::with(|tree| {
             procfs::refresh(tree, &facts, caller)?;

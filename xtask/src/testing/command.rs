@@ -76,7 +76,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_user_tests(tally);
             run_exec_checks(tally);
         }
-        Tier::Suites => run_outside_suites(tally, SuiteOptions::default()),
+        Tier::Suites => run_outside_suites(tally, &SuiteOptions::default()),
     }
 }
 

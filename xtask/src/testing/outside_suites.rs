@@ -21,12 +21,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `cargo xtask suites` was asked for.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SuiteOptions {
     /// Rewrite the pass and slow lists from this run.
     pub write_lists: bool,
     /// Run the slow tests too.
     pub everything: bool,
+    /// Only tests whose name contains one of these.
+    pub only: Vec<String>,
 }
 
 /// A test that takes at least this long on Linux is slow.
@@ -39,19 +41,23 @@ const SLOW_TEST_TIME_LIMIT: Duration = Duration::from_secs(40);
 /// while it runs; the limit above ends it well before this).
 const SILENCE_LIMIT: Duration = Duration::from_secs(120);
 
-/// `cargo xtask suites [--write-lists] [--all]`.
+/// `cargo xtask suites [--write-lists] [--all] [--tests PART[,PART…]]`.
 pub fn suites_command(mut arguments: Arguments) -> Outcome {
     let mut options = SuiteOptions::default();
     while let Some(argument) = arguments.next_argument()? {
         match argument {
             Argument::Flag(flag) if flag == "--write-lists" => options.write_lists = true,
             Argument::Flag(flag) if flag == "--all" => options.everything = true,
+            Argument::Flag(flag) if flag == "--tests" => options.only = arguments.value(&flag)?.split(',').map(str::to_string).collect(),
             other => return Err(unexpected("suites", other)),
         }
     }
     crate::dependencies::ensure_dependencies()?;
     let mut tally = Tally::default();
-    run_outside_suites(&mut tally, options);
+    if options.write_lists && !options.only.is_empty() {
+        return Err(Failure::usage("--write-lists needs the whole suite, not --tests"));
+    }
+    run_outside_suites(&mut tally, &options);
     println!("{}", tally.summary());
     match tally.failed() {
         0 => Ok(()),
@@ -60,16 +66,17 @@ pub fn suites_command(mut arguments: Arguments) -> Outcome {
 }
 
 /// The tier: every suite there is.
-pub fn run_outside_suites(tally: &mut Tally, options: SuiteOptions) {
+pub fn run_outside_suites(tally: &mut Tally, options: &SuiteOptions) {
     if let Err(failure) = run_posix(tally, options) {
         tally.record("suites: posix: build and run", Err(failure.to_string()));
     }
 }
 
-fn run_posix(tally: &mut Tally, options: SuiteOptions) -> Outcome {
+fn run_posix(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
     let built = build_posix_suite()?;
     let lists = SuiteLists::read("posix")?;
-    let tests: Vec<SuiteTest> = built.tests.iter().filter(|test| options.everything || !lists.slow.contains_key(&test.name)).cloned().collect();
+    let chosen = |test: &&SuiteTest| options.only.is_empty() || options.only.iter().any(|part| test.name.contains(part.as_str()));
+    let tests: Vec<SuiteTest> = built.tests.iter().filter(|test| options.everything || !lists.slow.contains_key(&test.name)).filter(chosen).cloned().collect();
     let plan = SuitePlan {
         suite: "posix",
         tests: &tests,
