@@ -184,16 +184,11 @@ fn runner_script(tests: &[SuiteTest], limit: Duration) -> String {
 start=${{1:-0}}\n\
 # 12.05 -> 1205 (the 1 in front keeps a leading 0 from reading as octal)\n\
 hundredths() {{ echo $(( ${{1%.*}} * 100 + 1${{1#*.}} - 100 )); }}\n\
-# Waits (without forking: memory may be short) until the processes killed\n\
-# after a test are gone, so that the next test starts with memory back; or\n\
-# until the count stays put a while (Linux's kernel threads come and go).\n\
-settle() {{ last=0; same=0; while [ $same -lt 200 ]; do set -- /proc/[0-9]*; [ $# -le $base ] && return; \
-if [ $# -eq $last ]; then same=$((same + 1)); else same=0; last=$#; fi; done; }}\n\
-set -- /proc/[0-9]*; base=$#\nt() {{\n    [ \"$1\" -lt \"$start\" ] && return\n    index=$1; shift\n    echo \"@@@ test $index\"\n\
+t() {{\n    [ \"$1\" -lt \"$start\" ] && return\n    index=$1; shift\n    echo \"@@@ test $index\"\n\
     rm -rf /tmp/suite-work; mkdir -p /tmp/suite-work; cd /tmp/suite-work\n\
     read before rest < /proc/uptime\n\
     /bin/busybox timeout -s KILL {} \"$@\" < /dev/null > /tmp/suite-output 2>&1\n    status=$?\n\
-    read after rest < /proc/uptime\n    kill -9 -1 2> /dev/null\n    settle\n    [ $status -ne 0 ] && tail -n 8 /tmp/suite-output\n\
+    read after rest < /proc/uptime\n    kill -9 -1 2> /dev/null\n    [ $status -ne 0 ] && tail -n 8 /tmp/suite-output\n\
     echo \"@@@ exit $index $status $(( $(hundredths $after) - $(hundredths $before) ))\"\n    cd /\n}}\n",
         limit.as_secs().max(1)
     );
