@@ -32,6 +32,12 @@ pub fn realtime_nanoseconds() -> u64 {
     BOOT_EPOCH.load(Ordering::Relaxed) + monotonic_nanoseconds()
 }
 
+/// The uptime at which `CLOCK_REALTIME` reads `realtime` (the boot, for
+/// a time before it): how absolute realtime limits become deadlines.
+pub fn uptime_at_realtime(realtime: u64) -> u64 {
+    realtime.saturating_sub(BOOT_EPOCH.load(Ordering::Relaxed))
+}
+
 /// Now, as a file timestamp.
 pub fn now() -> Timestamp {
     let nanoseconds = realtime_nanoseconds();

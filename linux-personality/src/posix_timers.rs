@@ -35,7 +35,16 @@ pub struct PosixTimer {
 }
 
 fn locate(state: &mut ProcessState, id: u32) -> Option<&mut TimerSlot> {
-    state.posix_timers.iter_mut().find(|timer| timer.id == id).map(|timer| &mut timer.slot)
+    find_mut(state, id).map(|timer| &mut timer.slot)
+}
+
+fn find_mut(state: &mut ProcessState, id: u32) -> Option<&mut PosixTimer> {
+    state.posix_timers.iter_mut().find(|timer| timer.id == id)
+}
+
+/// What `read` says of timer `id` (EINVAL: no such timer).
+fn with_timer<R>(process: &Process, id: u32, read: impl FnOnce(&PosixTimer) -> R) -> Result<R, Errno> {
+    process.state().posix_timers.iter().find(|timer| timer.id == id).map(read).ok_or(Errno::EINVAL)
 }
 
 const POSIX_TIMER: TimerKind = TimerKind { locate, fire };
@@ -46,7 +55,7 @@ fn fire(process: &Arc<Process>, id: u32) {
     let sent = {
         let mut state = process.state();
         let pending = state.signals.pending();
-        let Some(timer) = state.posix_timers.iter_mut().find(|timer| timer.id == id) else { return };
+        let Some(timer) = find_mut(&mut state, id) else { return };
         let Notify::Signal { signal, value, .. } = timer.notify else { return };
         let still_pending = pending & (1 << (signal - 1)) != 0;
         if still_pending {
@@ -80,7 +89,7 @@ pub fn create(process: &Process, realtime: bool, notify: Option<Notify>) -> Resu
 /// Whether the timer's absolute times are on `CLOCK_REALTIME` (EINVAL: no
 /// such timer).
 pub fn is_realtime(process: &Process, id: u32) -> Result<bool, Errno> {
-    process.state().posix_timers.iter().find(|timer| timer.id == id).map(|timer| timer.realtime).ok_or(Errno::EINVAL)
+    with_timer(process, id, |timer| timer.realtime)
 }
 
 /// Arms (or with `None` disarms) timer `id`; its old setting.
@@ -91,19 +100,17 @@ pub fn set(process: &Arc<Process>, id: u32, deadline: Option<u64>, interval: u64
 /// Timer `id`'s time left and interval.
 pub fn get(process: &Process, id: u32) -> Result<(u64, u64), Errno> {
     let now = machine::timer::uptime_nanoseconds();
-    process.state().posix_timers.iter().find(|timer| timer.id == id).map(|timer| timer.slot.remaining(now)).ok_or(Errno::EINVAL)
+    with_timer(process, id, |timer| timer.slot.remaining(now))
 }
 
 /// Timer `id`'s overrun count.
 pub fn overrun(process: &Process, id: u32) -> Result<u32, Errno> {
-    process.state().posix_timers.iter().find(|timer| timer.id == id).map(|timer| timer.overrun).ok_or(Errno::EINVAL)
+    with_timer(process, id, |timer| timer.overrun)
 }
 
 /// Deletes timer `id`.
 pub fn delete(process: &Process, id: u32) -> Result<(), Errno> {
-    if !process.state().posix_timers.iter().any(|timer| timer.id == id) {
-        return Err(Errno::EINVAL);
-    }
+    with_timer(process, id, |_| ())?;
     itimers::disarm(process, locate, id);
     process.state().posix_timers.retain(|timer| timer.id != id);
     Ok(())

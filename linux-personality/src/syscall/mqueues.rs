@@ -60,9 +60,7 @@ fn queue_of(call: &Call<'_>, fd: u64) -> Result<(Arc<OpenFile>, Arc<MessageQueue
 /// bad timespec; `None` without one).
 fn deadline(call: &Call<'_>, index: usize) -> Result<Option<u64>, Errno> {
     let Some(limit) = UserPtr::<Timespec>::argument(call, index) else { return Ok(None) };
-    let at = limit.read(call)?.as_nanoseconds();
-    let now = crate::clock::monotonic_nanoseconds();
-    Ok(Some(at.saturating_sub(crate::clock::realtime_nanoseconds().saturating_sub(now))))
+    Ok(Some(crate::clock::uptime_at_realtime(limit.read(call)?.as_nanoseconds())))
 }
 
 pub fn mq_timedsend(call: &mut Call<'_>) -> CallResult {

@@ -108,7 +108,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
     for slot in descriptors {
         let _ = caps().with(|database| database.grant(parent_space, slot, child_space, Rights::ALL, Placement::At(slot)));
     }
-    let state = {
+    let (state, child_scheduling) = {
         let state = parent.state();
         let mut close_on_exec = Vec::new();
         if close_on_exec.try_reserve(state.close_on_exec.len()).is_err() {
@@ -117,7 +117,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             return Err(Errno::ENOMEM);
         }
         close_on_exec.extend_from_slice(&state.close_on_exec);
-        ProcessState {
+        let child = ProcessState {
             parent: parent.pid,
             pgid: state.pgid,
             sid: state.sid,
@@ -138,9 +138,9 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             posix_timers: Vec::new(),
             limits: state.limits,
             scheduling: Vec::new(),
-        }
+        };
+        (child, state.scheduling_of(call.thread.tid).for_child())
     };
-    let child_scheduling = parent.state().scheduling_of(call.thread.tid).for_child();
     let pgid = state.pgid;
     let child = match Process::create(native.clone(), state) {
         Ok(child) => child,
@@ -691,7 +691,7 @@ pub fn futex(call: &mut Call<'_>) -> CallResult {
                 let now = machine::timer::uptime_nanoseconds();
                 match operation {
                     FUTEX_WAIT => now.saturating_add(span),
-                    _ if call.argument(1) & FUTEX_CLOCK_REALTIME != 0 => span.saturating_sub(crate::clock::realtime_nanoseconds()).saturating_add(now),
+                    _ if call.argument(1) & FUTEX_CLOCK_REALTIME != 0 => crate::clock::uptime_at_realtime(span),
                     _ => span,
                 }
             };

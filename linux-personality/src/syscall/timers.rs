@@ -109,7 +109,7 @@ pub fn timer_settime(call: &mut Call<'_>) -> CallResult {
     let deadline = match (new.value.as_nanoseconds(), flags & TIMER_ABSTIME != 0) {
         (0, _) => None,
         (relative, false) => Some(now.saturating_add(relative)),
-        (absolute, true) if realtime => Some(absolute.saturating_sub(crate::clock::realtime_nanoseconds().saturating_sub(now)).max(now)),
+        (absolute, true) if realtime => Some(crate::clock::uptime_at_realtime(absolute).max(now)),
         (absolute, true) => Some(absolute.max(now)),
     };
     let old = posix_timers::set(call.process, id, deadline, new.interval.as_nanoseconds())?;
