@@ -158,11 +158,12 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     }
     for copy in &request.files {
         let guest = copy.guest.clone().unwrap_or_else(|| copy.host.display().to_string());
-        if copy.host.is_dir() {
-            files.extend(directory_files(&copy.host, &guest)?);
-        } else {
-            files.push(GuestFile { host: copy.host.clone(), guest });
-        }
+        let copied = if copy.host.is_dir() { directory_files(&copy.host, &guest)? } else { vec![GuestFile { host: copy.host.clone(), guest }] };
+        // A later copy to the same guest path replaces the earlier one
+        // (one archive entry per path: the guest sees the last).
+        let replaced: std::collections::HashSet<&str> = copied.iter().map(|file| file.guest.as_str()).collect();
+        files.retain(|file| !replaced.contains(file.guest.as_str()));
+        files.extend(copied);
     }
     let mut stdin_file = None;
     if let Input::Pipe(bytes) = &input {

@@ -7,12 +7,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The files `program` loads at run time (empty for a static program).
+/// With glibc comes its `libgcc_s.so.1`, which glibc opens itself (no
+/// `ldd` line names it) to unwind a thread's stack in `pthread_exit` and
+/// cancellation.
 pub fn needed_by(program: &Path) -> Vec<PathBuf> {
     let Ok(output) = Command::new("ldd").arg(program).output() else { return Vec::new() };
     if !output.status.success() {
         return Vec::new();
     }
-    paths_in_ldd_output(&String::from_utf8_lossy(&output.stdout))
+    let mut paths = paths_in_ldd_output(&String::from_utf8_lossy(&output.stdout));
+    let unwinder = paths.iter().find(|path| path.ends_with("libc.so.6")).and_then(|libc| libc.parent()).map(|directory| directory.join("libgcc_s.so.1"));
+    if let Some(unwinder) = unwinder.filter(|unwinder| unwinder.is_file() && !paths.contains(unwinder)) {
+        paths.push(unwinder);
+    }
+    paths
 }
 
 /// The absolute paths of `ldd`'s lines: `name => /path (0x…)` and
@@ -50,6 +58,7 @@ mod tests {
         let needed = needed_by(Path::new("/bin/ls"));
         assert!(needed.iter().any(|path| path.ends_with("ld-linux-x86-64.so.2")), "{needed:?}");
         assert!(needed.iter().any(|path| path.to_string_lossy().contains("libc.so")), "{needed:?}");
+        assert!(needed.iter().any(|path| path.ends_with("libgcc_s.so.1")), "glibc's unwinder comes along: {needed:?}");
         assert!(needed_by(Path::new("/bin/busybox")).is_empty());
     }
 }

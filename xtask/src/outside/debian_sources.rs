@@ -1,8 +1,10 @@
-//! Debian source packages for the outside test suites: adds a `deb-src`
-//! entry when the host has none (a fresh machine has none), fetches one
-//! pinned version with `apt-get source --download-only` and unpacks it with
-//! `dpkg-source -x` (which applies Debian's patches) under
-//! `target/outside/`. Nothing fetched is ever committed.
+//! Debian packages for the outside test suites, under `target/outside/`
+//! and never committed: source packages (adds a `deb-src` entry when the
+//! host has none, as on a fresh machine; fetches one pinned version with
+//! `apt-get source --download-only`; unpacks it with `dpkg-source -x`,
+//! which applies Debian's patches) and binary packages (`apt-get download`
+//! of the version that matches what the host has installed, unpacked with
+//! `dpkg-deb -x`, not installed).
 
 use crate::failure::{Context, Failure, Outcome};
 use std::path::{Path, PathBuf};
@@ -57,6 +59,72 @@ pub fn unpacked_source(package: SourcePackage) -> Outcome<PathBuf> {
     crate::workspace::run_to_completion(&mut unpack)?;
     std::fs::write(&stamp, package.version).context(|| format!("writing {}", stamp.display()))?;
     Ok(tree)
+}
+
+/// The files of binary package `name`, unpacked (not installed) into
+/// `target/outside/<name>-<version>/` on first use. `version`: the one
+/// wanted (e.g. the same as an installed package's); when the archive no
+/// longer has it, the archive's current one.
+pub fn unpacked_binary(name: &str, version: &str) -> Outcome<PathBuf> {
+    let base = crate::workspace::target_directory().join("outside");
+    let downloads = base.join("downloads");
+    std::fs::create_dir_all(&downloads).context(|| format!("creating {}", downloads.display()))?;
+    let tree = base.join(format!("{name}-{version}"));
+    let stamp = tree.join(".lamina-unpacked");
+    if stamp.is_file() {
+        return Ok(tree);
+    }
+    let deb = match find_deb(&downloads, name) {
+        Some(deb) => deb,
+        None => {
+            let download = |what: &str| {
+                let mut fetch = Command::new("apt-get");
+                fetch.current_dir(&downloads).args(["download", what]);
+                crate::workspace::run_to_completion(&mut fetch)
+            };
+            let pinned = format!("{name}={version}");
+            if download(&pinned).is_err() && download(name).is_err() {
+                // A fresh machine may not have read the package lists yet.
+                crate::workspace::run_to_completion(Command::new("apt-get").arg("update"))?;
+                download(name).context(|| format!("fetching Debian's {name}"))?;
+            }
+            find_deb(&downloads, name).ok_or_else(|| Failure::failed(format!("apt-get download {name} left no .deb in {}", downloads.display())))?
+        }
+    };
+    if tree.exists() {
+        std::fs::remove_dir_all(&tree).context(|| format!("removing a half-unpacked {}", tree.display()))?;
+    }
+    let mut unpack = Command::new("dpkg-deb");
+    unpack.arg("-x").arg(&deb).arg(&tree);
+    crate::workspace::run_to_completion(&mut unpack)?;
+    std::fs::write(&stamp, deb.display().to_string()).context(|| format!("writing {}", stamp.display()))?;
+    Ok(tree)
+}
+
+/// A downloaded `.deb` of package `name` (`NAME_VERSION_ARCH.deb`).
+fn find_deb(downloads: &Path, name: &str) -> Option<PathBuf> {
+    let prefix = format!("{name}_");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(downloads)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.file_name().and_then(|file| file.to_str()).is_some_and(|file| file.starts_with(&prefix) && file.ends_with(".deb")))
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// The version of installed Debian package `name` (`dpkg-query`).
+pub fn installed_version(name: &str) -> Outcome<String> {
+    let output = Command::new("dpkg-query")
+        .args(["-W", "-f", "${Version}", name])
+        .output()
+        .context(|| format!("asking dpkg-query for {name}'s version"))?;
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if !output.status.success() || version.is_empty() {
+        return Err(Failure::failed(format!("Debian package {name} is not installed")));
+    }
+    Ok(version)
 }
 
 /// Makes sure apt knows a `deb-src` entry, adding ours (and running

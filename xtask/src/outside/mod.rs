@@ -4,6 +4,7 @@
 
 pub mod debian_sources;
 pub mod posix_suite;
+pub mod python_suite;
 pub mod suite_runner;
 
 /// One test of a suite: its name (stable, as in the pass lists) and the

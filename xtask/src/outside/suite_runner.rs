@@ -42,6 +42,17 @@ pub struct SuitePlan<'a> {
     /// How long the console may stay silent before the kernel counts as
     /// hung (a test prints nothing while it runs, so longer than a test).
     pub silence_limit: Duration,
+    pub output: TestOutput,
+}
+
+/// What of a test's output the host gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestOutput {
+    /// A failing test's last lines (the test's output goes to a file).
+    FailingTail,
+    /// Everything it prints, pass or fail, as it prints it (for suites
+    /// whose one test program reports many cases).
+    Whole,
 }
 
 /// Every test's verdict, the tail of each failing test's output, the
@@ -64,7 +75,7 @@ const STOP_CONSOLE_LINES: usize = 40;
 
 /// Runs every test of `plan` on `kernel`.
 pub fn run_suite(plan: &SuitePlan, kernel: GuestKernel) -> Outcome<SuiteRun> {
-    let script = runner_script(plan.tests, plan.test_time_limit);
+    let script = runner_script(plan.tests, plan.test_time_limit, plan.output);
     let runner = crate::guest_files::write_image(&format!("{}-runner-{kernel:?}.sh", plan.suite), script.as_bytes())?;
     let mut files = plan.files.clone();
     files.push(FileCopy { host: runner, guest: Some(RUNNER.to_string()) });
@@ -82,7 +93,7 @@ pub fn run_suite(plan: &SuitePlan, kernel: GuestKernel) -> Outcome<SuiteRun> {
         let watch = Watch { time_limit: None, silence_limit: Some(plan.silence_limit) };
         let boot = run_program_watched(&request, Input::Console, Output::Capture, watch)?;
         let console = String::from_utf8_lossy(&boot.output);
-        let reached = read_markers(&console, plan.tests, &mut run);
+        let reached = read_markers(&console, plan.tests, plan.output, &mut run);
         match (&boot.end, reached) {
             (GuestEnd::Exited(_), Progress::Finished) => break,
             (_, Progress::StoppedIn(index)) => {
@@ -90,10 +101,13 @@ pub fn run_suite(plan: &SuitePlan, kernel: GuestKernel) -> Outcome<SuiteRun> {
                     GuestEnd::Stopped(why) => why.clone(),
                     GuestEnd::Exited(code) => format!("the runner ended with status {code} in the middle of the test"),
                 };
-                // What the console said last (a panic's message and backtrace).
-                let lines: Vec<&str> = console.lines().collect();
-                let tail = lines[lines.len().saturating_sub(STOP_CONSOLE_LINES)..].join("\n");
-                run.outputs.insert(plan.tests[index].name.clone(), tail);
+                // What the console said last (a panic's message and
+                // backtrace; a whole output already holds it).
+                if plan.output == TestOutput::FailingTail {
+                    let lines: Vec<&str> = console.lines().collect();
+                    let tail = lines[lines.len().saturating_sub(STOP_CONSOLE_LINES)..].join("\n");
+                    run.outputs.insert(plan.tests[index].name.clone(), tail);
+                }
                 run.verdicts.insert(plan.tests[index].name.clone(), Verdict::StoppedTheKernel(why));
                 next = index + 1;
             }
@@ -125,7 +139,7 @@ enum Progress {
 
 /// Reads `@@@ test N` / `@@@ exit N STATUS` markers (with the test's
 /// output between them) into `run`.
-fn read_markers(console: &str, tests: &[SuiteTest], run: &mut SuiteRun) -> Progress {
+fn read_markers(console: &str, tests: &[SuiteTest], kept: TestOutput, run: &mut SuiteRun) -> Progress {
     let mut open: Option<(usize, String)> = None;
     let mut any_started = false;
     for line in console.lines() {
@@ -142,7 +156,7 @@ fn read_markers(console: &str, tests: &[SuiteTest], run: &mut SuiteRun) -> Progr
             }
             let verdict = verdict_of(status);
             if let Some((_, output)) = open.take().filter(|(started, _)| *started == index) {
-                if verdict != Verdict::Passed && !output.is_empty() {
+                if (verdict != Verdict::Passed || kept == TestOutput::Whole) && !output.is_empty() {
                     run.outputs.insert(test.name.clone(), output);
                 }
             }
@@ -150,14 +164,20 @@ fn read_markers(console: &str, tests: &[SuiteTest], run: &mut SuiteRun) -> Progr
         } else if line == "@@@ done" {
             return Progress::Finished;
         } else if let Some((_, output)) = open.as_mut() {
-            if output.len() < KEPT_OUTPUT {
+            if output.len() < KEPT_OUTPUT || kept == TestOutput::Whole {
                 output.push_str(line);
                 output.push('\n');
             }
         }
     }
     match open {
-        Some((index, _)) if index < tests.len() => Progress::StoppedIn(index),
+        Some((index, output)) if index < tests.len() => {
+            if kept == TestOutput::Whole {
+                // What it printed before the kernel stopped still counts.
+                run.outputs.insert(tests[index].name.clone(), output);
+            }
+            Progress::StoppedIn(index)
+        }
         _ if any_started => Progress::Finished,
         _ => Progress::NoTestStarted,
     }
@@ -177,8 +197,13 @@ fn verdict_of(status: i32) -> Verdict {
 /// The BusyBox script: `t INDEX COMMAND...` per test, skipping those
 /// before the index given as its argument. After each test it kills every
 /// process but itself and init (`kill -9 -1`): what a test forked must not
-/// run on into the next. A failing test's last output lines are printed.
-fn runner_script(tests: &[SuiteTest], limit: Duration) -> String {
+/// run on into the next. A failing test's last output lines are printed
+/// ([`TestOutput::FailingTail`]), or all its output as it comes.
+fn runner_script(tests: &[SuiteTest], limit: Duration, output: TestOutput) -> String {
+    let (redirect, failing_tail) = match output {
+        TestOutput::FailingTail => ("> /tmp/suite-output 2>&1", "    [ $status -ne 0 ] && tail -n 8 /tmp/suite-output\n"),
+        TestOutput::Whole => ("2>&1", ""),
+    };
     let mut script = format!(
         "#!/bin/sh\n# Generated by xtask (outside/suite_runner.rs): runs suite tests from index $1 on.\n\
 start=${{1:-0}}\n\
@@ -187,8 +212,8 @@ hundredths() {{ echo $(( ${{1%.*}} * 100 + 1${{1#*.}} - 100 )); }}\n\
 t() {{\n    [ \"$1\" -lt \"$start\" ] && return\n    index=$1; shift\n    echo \"@@@ test $index\"\n\
     rm -rf /tmp/suite-work; mkdir -p /tmp/suite-work; cd /tmp/suite-work\n\
     read before rest < /proc/uptime\n\
-    /bin/busybox timeout -s KILL {} \"$@\" < /dev/null > /tmp/suite-output 2>&1\n    status=$?\n\
-    read after rest < /proc/uptime\n    kill -9 -1 2> /dev/null\n    [ $status -ne 0 ] && tail -n 8 /tmp/suite-output\n\
+    /bin/busybox timeout -s KILL {} \"$@\" < /dev/null {redirect}\n    status=$?\n\
+    read after rest < /proc/uptime\n    kill -9 -1 2> /dev/null\n{failing_tail}\
     echo \"@@@ exit $index $status $(( $(hundredths $after) - $(hundredths $before) ))\"\n    cd /\n}}\n",
         limit.as_secs().max(1)
     );
@@ -213,7 +238,7 @@ mod tests {
         let suite = tests(3);
         let mut run = SuiteRun::default();
         let console = "boot\n@@@ test 0\n@@@ exit 0 0\n@@@ test 1\nassertion failed\n@@@ exit 1 1 250\n@@@ test 2\n@@@ exit 2 139\n@@@ done\n";
-        assert_eq!(read_markers(console, &suite, &mut run), Progress::Finished);
+        assert_eq!(read_markers(console, &suite, TestOutput::FailingTail, &mut run), Progress::Finished);
         assert_eq!(run.verdicts["t0"], Verdict::Passed);
         assert_eq!(run.verdicts["t1"], Verdict::Failed(1));
         assert_eq!(run.verdicts["t2"], Verdict::Signalled(11));
@@ -226,17 +251,19 @@ mod tests {
     fn a_test_without_its_end_is_where_the_boot_stopped() {
         let suite = tests(3);
         let mut run = SuiteRun::default();
-        assert_eq!(read_markers("@@@ test 1\n@@@ exit 1 137\n@@@ test 2\npanic", &suite, &mut run), Progress::StoppedIn(2));
+        assert_eq!(read_markers("@@@ test 1\n@@@ exit 1 137\n@@@ test 2\npanic", &suite, TestOutput::FailingTail, &mut run), Progress::StoppedIn(2));
         assert_eq!(run.verdicts["t1"], Verdict::TimedOut);
-        assert_eq!(read_markers("no markers at all", &suite, &mut SuiteRun::default()), Progress::NoTestStarted);
+        assert_eq!(read_markers("no markers at all", &suite, TestOutput::FailingTail, &mut SuiteRun::default()), Progress::NoTestStarted);
     }
 
     #[test]
     fn the_script_quotes_words_and_names_every_test_by_index() {
         let suite = vec![SuiteTest { name: "odd".into(), command: vec!["/bin/x".into(), "it's".into()] }];
-        let script = runner_script(&suite, Duration::from_secs(20));
+        let script = runner_script(&suite, Duration::from_secs(20), TestOutput::FailingTail);
         assert!(script.contains("t 0 '/bin/x' 'it'\\''s'\n"), "{script}");
-        assert!(script.contains("timeout -s KILL 20 "));
+        assert!(script.contains("timeout -s KILL 20 ") && script.contains("tail -n 8"));
+        let streaming = runner_script(&suite, Duration::from_secs(20), TestOutput::Whole);
+        assert!(streaming.contains("< /dev/null 2>&1\n") && !streaming.contains("tail -n 8"), "{streaming}");
         assert!(script.ends_with("echo '@@@ done'\n"));
     }
 }

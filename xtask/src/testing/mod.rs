@@ -7,6 +7,7 @@ mod faults;
 pub mod host;
 pub mod iso_boot;
 pub mod kernel_tests;
+pub mod outside_python;
 pub mod outside_suites;
 pub mod tally;
 mod user_space;

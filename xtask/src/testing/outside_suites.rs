@@ -15,7 +15,7 @@ use crate::exec::{FileCopy, GuestKernel};
 use crate::failure::{Context, Failure, Outcome};
 use crate::machine_options::MachineOptions;
 use crate::outside::posix_suite::{build_posix_suite, GUEST_DIRECTORY};
-use crate::outside::suite_runner::{run_suite, SuitePlan, SuiteRun, Verdict};
+use crate::outside::suite_runner::{run_suite, SuitePlan, SuiteRun, TestOutput, Verdict};
 use crate::outside::SuiteTest;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -71,6 +71,24 @@ pub fn run_outside_suites(tally: &mut Tally, options: &SuiteOptions) {
     if let Err(failure) = run_posix(tally, options) {
         tally.record("suites: posix: build and run", Err(failure.to_string()));
     }
+    if let Err(failure) = super::outside_python::run_python(tally, options) {
+        tally.record("suites: python: fetch and run", Err(failure.to_string()));
+    }
+}
+
+/// Runs `plan` on Lamina and on Linux at once: each boot is one QEMU, and
+/// a suite is mostly waiting (sleeps, time limits), so this halves the
+/// tier's time. What both runs build is built first, once.
+pub(super) fn run_on_both(plan: &SuitePlan) -> Outcome<(SuiteRun, SuiteRun)> {
+    crate::guest_programs::init_program()?;
+    crate::kernel_build::build_kernel(crate::kernel_build::ImageKind::Normal)?;
+    crate::linux_kernel::vmlinux()?;
+    let (lamina, linux) = std::thread::scope(|scope| {
+        let lamina = scope.spawn(|| run_suite(plan, GuestKernel::Lamina));
+        let linux = run_suite(plan, GuestKernel::Linux);
+        (lamina.join().unwrap_or_else(|_| Err(Failure::failed("the Lamina run panicked"))), linux)
+    });
+    Ok((lamina?, linux?))
 }
 
 fn run_posix(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
@@ -78,6 +96,9 @@ fn run_posix(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
     let lists = SuiteLists::read("posix")?;
     let chosen = |test: &&SuiteTest| options.only.is_empty() || options.only.iter().any(|part| test.name.contains(part.as_str()));
     let tests: Vec<SuiteTest> = built.tests.iter().filter(|test| options.everything || !lists.slow.contains_key(&test.name)).filter(chosen).cloned().collect();
+    if tests.is_empty() {
+        return Ok(());
+    }
     let plan = SuitePlan {
         suite: "posix",
         tests: &tests,
@@ -85,25 +106,16 @@ fn run_posix(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
         machine: MachineOptions { memory_mib: 512, ..MachineOptions::default() },
         test_time_limit: if options.everything { SLOW_TEST_TIME_LIMIT } else { TEST_TIME_LIMIT },
         silence_limit: SILENCE_LIMIT,
+        output: TestOutput::FailingTail,
     };
     println!("xtask: posix: running {} tests on Lamina and on Linux ({} slow ones {})", tests.len(), lists.slow.len(), if options.everything { "included" } else { "left to --all" });
-    // Both kernels at once: each boot is one QEMU, and the suite is mostly
-    // waiting (sleeps, time limits), so this halves the tier's time. What
-    // both runs build is built first, once.
-    crate::guest_programs::init_program()?;
-    crate::kernel_build::build_kernel(crate::kernel_build::ImageKind::Normal)?;
-    crate::linux_kernel::vmlinux()?;
-    let (lamina, linux) = std::thread::scope(|scope| {
-        let lamina = scope.spawn(|| run_suite(&plan, GuestKernel::Lamina));
-        let linux = run_suite(&plan, GuestKernel::Linux);
-        (lamina.join().unwrap_or_else(|_| Err(Failure::failed("the Lamina run panicked"))), linux)
-    });
-    let (lamina, linux) = (lamina?, linux?);
+    let (lamina, linux) = run_on_both(&plan)?;
     let comparison = Comparison::new(&tests, &lamina, &linux);
     write_report("posix", &tests, &lamina, &linux)?;
-    println!("{}", comparison.counts_text("posix", built.tests.len(), built.unbuildable.len(), posix_cause));
+    let built_text = format!("{} tests built ({} more do not build with musl)", built.tests.len(), built.unbuildable.len());
+    println!("{}", comparison.counts_text("posix", &built_text, posix_cause));
     if options.write_lists {
-        lists.write("posix", &comparison, &linux)?;
+        lists.write("posix", &comparison, &linux, true)?;
     }
     let built_names: BTreeSet<&str> = built.tests.iter().map(|test| test.name.as_str()).collect();
     tally.record(&format!("suites: posix: the {} listed tests pass on Lamina", lists.pass.len()), lists.check_listed(&built_names, &tests, &lamina));
@@ -122,7 +134,7 @@ fn posix_cause(verdict: &Verdict) -> String {
     }
 }
 
-fn generic_cause(verdict: &Verdict) -> String {
+pub(super) fn generic_cause(verdict: &Verdict) -> String {
     match verdict {
         Verdict::Passed => "passed".to_string(),
         Verdict::Failed(status) => format!("exit {status}"),
@@ -134,7 +146,7 @@ fn generic_cause(verdict: &Verdict) -> String {
 }
 
 /// Per-test results of both kernels side by side.
-struct Comparison<'a> {
+pub(super) struct Comparison<'a> {
     linux_passed: Vec<&'a str>,
     lamina_passed: Vec<&'a str>,
     both: Vec<&'a str>,
@@ -143,7 +155,7 @@ struct Comparison<'a> {
 }
 
 impl<'a> Comparison<'a> {
-    fn new(tests: &'a [SuiteTest], lamina: &SuiteRun, linux: &SuiteRun) -> Self {
+    pub(super) fn new(tests: &'a [SuiteTest], lamina: &SuiteRun, linux: &SuiteRun) -> Self {
         let passed = |run: &SuiteRun, name: &str| run.verdicts.get(name) == Some(&Verdict::Passed);
         let mut comparison = Comparison { linux_passed: Vec::new(), lamina_passed: Vec::new(), both: Vec::new(), lamina_only_failures: Vec::new() };
         for name in tests.iter().map(|test| test.name.as_str()) {
@@ -165,7 +177,7 @@ impl<'a> Comparison<'a> {
 
     /// The counts the issue asks for: Linux pass, Lamina pass, both, and
     /// Lamina-only failures by cause and by interface (directory).
-    fn counts_text(&self, suite: &str, built: usize, unbuildable: usize, cause: fn(&Verdict) -> String) -> String {
+    pub(super) fn counts_text(&self, suite: &str, built: &str, cause: fn(&Verdict) -> String) -> String {
         let share = |part: usize, whole: usize| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
         let mut by_cause: BTreeMap<String, usize> = BTreeMap::new();
         let mut by_interface: BTreeMap<&str, usize> = BTreeMap::new();
@@ -178,7 +190,7 @@ impl<'a> Comparison<'a> {
         interfaces.sort_by(|left, right| right.1.cmp(&left.1).then(left.0.cmp(right.0)));
         let listed = |pairs: Vec<(String, usize)>| pairs.into_iter().map(|(name, count)| format!("{name} {count}")).collect::<Vec<_>>().join(", ");
         format!(
-            "{suite}: {built} tests built ({unbuildable} more do not build with musl)\n\
+            "{suite}: {built}\n\
              {suite}: Linux passes {}, Lamina passes {}, both {} ({:.1} % of Linux's passes)\n\
              {suite}: Lamina-only failures ({}) by cause: {}\n\
              {suite}: Lamina-only failures by interface: {}",
@@ -194,9 +206,9 @@ impl<'a> Comparison<'a> {
 }
 
 /// A suite's committed lists.
-struct SuiteLists {
+pub(super) struct SuiteLists {
     /// Tests that pass on both kernels.
-    pass: BTreeSet<String>,
+    pub(super) pass: BTreeSet<String>,
     /// Tests left out of `make test` for time: name -> seconds on Linux.
     slow: BTreeMap<String, f64>,
     /// Tests whose result on Lamina depends on thread timing until a
@@ -210,7 +222,7 @@ impl SuiteLists {
         crate::workspace::root().join("user/suites").join(format!("{suite}-{kind}.txt"))
     }
 
-    fn read(suite: &str) -> Outcome<Self> {
+    pub(super) fn read(suite: &str) -> Outcome<Self> {
         let lines = |kind: &str| -> Outcome<Vec<String>> {
             let path = Self::path(suite, kind);
             match std::fs::read_to_string(&path) {
@@ -234,7 +246,7 @@ impl SuiteLists {
     /// Rewrites both lists from this run: the pass list is what passed on
     /// both kernels (tests not run keep their entry), the slow list what
     /// took [`SLOW`] or more on Linux.
-    fn write(&self, suite: &str, comparison: &Comparison, linux: &SuiteRun) -> Outcome {
+    pub(super) fn write(&self, suite: &str, comparison: &Comparison, linux: &SuiteRun, with_slow: bool) -> Outcome {
         let mut pass: BTreeSet<String> = self.pass.iter().filter(|name| !linux.verdicts.contains_key(*name)).cloned().collect();
         pass.extend(comparison.both.iter().map(|name| name.to_string()).filter(|name| !self.unstable.contains(name)));
         let mut slow = self.slow.clone();
@@ -250,7 +262,7 @@ impl SuiteLists {
             + &pass.iter().map(|name| format!("{name}\n")).collect::<String>();
         let slow_text = header(&format!("Tests of the {suite} suite that take {} s or more on Linux (seconds on Linux after each): only `--all` runs them.", SLOW.as_secs()))
             + &slow.iter().map(|(name, seconds)| format!("{name} {seconds:.1}\n")).collect::<String>();
-        for (kind, text) in [("pass", pass_text), ("slow", slow_text)] {
+        for (kind, text) in [("pass", pass_text), ("slow", slow_text)].into_iter().filter(|(kind, _)| with_slow || *kind == "pass") {
             let path = Self::path(suite, kind);
             std::fs::create_dir_all(path.parent().unwrap_or(&path)).context(|| "creating user/suites".to_string())?;
             std::fs::write(&path, text).context(|| format!("writing {}", path.display()))?;
@@ -261,7 +273,7 @@ impl SuiteLists {
 
     /// Every listed test that ran passed on Lamina, and every listed test
     /// still exists.
-    fn check_listed(&self, built: &BTreeSet<&str>, ran: &[SuiteTest], lamina: &SuiteRun) -> CheckResult {
+    pub(super) fn check_listed(&self, built: &BTreeSet<&str>, ran: &[SuiteTest], lamina: &SuiteRun) -> CheckResult {
         let ran: BTreeSet<&str> = ran.iter().map(|test| test.name.as_str()).collect();
         let mut problems = Vec::new();
         for name in &self.pass {
@@ -287,7 +299,7 @@ impl SuiteLists {
 }
 
 /// No test stopped the kernel.
-fn no_stops(lamina: &SuiteRun) -> CheckResult {
+pub(super) fn no_stops(lamina: &SuiteRun) -> CheckResult {
     let stops: Vec<String> = lamina
         .verdicts
         .iter()
@@ -305,7 +317,7 @@ fn no_stops(lamina: &SuiteRun) -> CheckResult {
 
 /// `target/outside/<suite>-report.txt`: per test, both verdicts, Linux's
 /// and Lamina's time, and a failing test's output on Lamina.
-fn write_report(suite: &str, tests: &[SuiteTest], lamina: &SuiteRun, linux: &SuiteRun) -> Outcome {
+pub(super) fn write_report(suite: &str, tests: &[SuiteTest], lamina: &SuiteRun, linux: &SuiteRun) -> Outcome {
     let mut text = format!("# {suite}: test, Linux verdict, Lamina verdict, seconds on Linux and on Lamina ({} and {} boots)\n", linux.boots, lamina.boots);
     let verdict = |run: &SuiteRun, name: &str| run.verdicts.get(name).map_or("none".to_string(), generic_cause).replace(' ', "-");
     let seconds = |run: &SuiteRun, name: &str| run.durations.get(name).map_or("-".to_string(), |took| format!("{:.2}", took.as_secs_f64()));
@@ -342,7 +354,7 @@ mod tests {
         let comparison = Comparison::new(&tests, &lamina, &linux);
         assert_eq!(comparison.both, ["a/x/1-1"]);
         assert_eq!((comparison.linux_passed.len(), comparison.lamina_passed.len()), (3, 2));
-        let text = comparison.counts_text("posix", 4, 1, posix_cause);
+        let text = comparison.counts_text("posix", "4 tests built", posix_cause);
         assert!(text.contains("Linux passes 3, Lamina passes 2, both 1 (33.3 %"), "{text}");
         assert!(text.contains("by cause: UNSUPPORTED 1, timed out 1"), "{text}");
         assert!(text.contains("by interface: x 1, y 1"), "{text}");
