@@ -54,21 +54,23 @@ const POSIX_TIMER: TimerKind = TimerKind { locate, fire };
 fn fire(process: &Arc<Process>, id: u32) {
     let sent = {
         let mut state = process.state();
-        let pending = state.signals.pending();
+        let Some(Notify::Signal { signal, .. }) = find_mut(&mut state, id).map(|timer| timer.notify) else { return };
+        let still_pending = state.signals.is_pending(signal);
         let Some(timer) = find_mut(&mut state, id) else { return };
-        let Notify::Signal { signal, value, .. } = timer.notify else { return };
-        let still_pending = pending & (1 << (signal - 1)) != 0;
+        let Notify::Signal { signal, value, thread } = timer.notify else { return };
         if still_pending {
             timer.overrun = timer.overrun.saturating_add(1).min(i32::MAX as u32);
             None
         } else {
             timer.overrun = 0;
             let info = SigInfo { signo: signal, code: codes::SI_TIMER, words: [u64::from(id), value, 0] };
-            Some((signal, info))
+            Some((signal, info, thread))
         }
     };
-    if let Some((signal, info)) = sent {
-        crate::syscall::send_signal_with(process, signal, info);
+    match sent {
+        Some((signal, info, Some(thread))) => crate::syscall::send_thread_signal_with(process, thread, signal, info),
+        Some((signal, info, None)) => crate::syscall::send_signal_with(process, signal, info),
+        None => {}
     }
 }
 

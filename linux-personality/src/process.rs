@@ -141,10 +141,11 @@ static NEXT_PID: AtomicU32 = AtomicU32::new(1);
 
 impl Process {
     /// A new process with the next pid, entered in the process table.
-    pub fn create(native: Arc<NativeProcess>, state: ProcessState) -> Result<Arc<Self>, Errno> {
+    pub fn create(native: Arc<NativeProcess>, mut state: ProcessState) -> Result<Arc<Self>, Errno> {
         let mut table = TABLE.lock();
         table.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
         let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
+        state.signals.name_main_thread(pid);
         let process = Arc::new(Self {
             pid,
             native,
@@ -163,10 +164,10 @@ impl Process {
         self.state.lock()
     }
 
-    /// Waits on the process's event condition until `ready` holds or a
-    /// signal is pending; returns the guard.
-    pub fn wait_for<'a>(&'a self, mut guard: StateGuard<'a>, ready: impl Fn(&ProcessState) -> bool) -> StateGuard<'a> {
-        while !ready(&guard) && !guard.signals.deliverable() && self.group_exit().is_none() && self.exec_by.lock().is_none() {
+    /// Thread `tid` waits on the process's event condition until `ready`
+    /// holds or a signal it does not block is pending; returns the guard.
+    pub fn wait_for<'a>(&'a self, mut guard: StateGuard<'a>, tid: Pid, ready: impl Fn(&ProcessState) -> bool) -> StateGuard<'a> {
+        while !ready(&guard) && !guard.signals.deliverable(tid) && self.group_exit().is_none() && self.exec_by.lock().is_none() {
             guard = self.events.wait(guard, &self.state);
         }
         guard
@@ -245,6 +246,15 @@ impl Process {
 /// The process with `pid`, if it exists (zombies included).
 pub fn find(pid: Pid) -> Option<Arc<Process>> {
     TABLE.lock().iter().find(|process| process.pid == pid).cloned()
+}
+
+/// The live process one of whose threads is `tid` (`tgkill`, `tkill`).
+pub fn owner_of_thread(tid: Pid) -> Option<Arc<Process>> {
+    let live = |process: &Arc<Process>| process.state().exit_status.is_none();
+    if let Some(process) = find(tid).filter(|process| live(process) && process.has_thread(tid)) {
+        return Some(process);
+    }
+    all().into_iter().find(|process| process.pid != tid && process.has_thread(tid) && live(process))
 }
 
 /// Every process (for `kill(-1)`, process groups and `/proc`).

@@ -105,7 +105,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                         // Inside a mapping, the access itself was refused.
                         let mapped = process.native.with_memory(|memory| memory.is_mapped(address & !0xfff)).unwrap_or(false);
                         let code = if mapped { codes::SEGV_ACCERR } else { codes::SEGV_MAPERR };
-                        force_signal(&process, SigInfo::fault(SIGSEGV, code, address));
+                        process.state().signals.force(me.tid, SigInfo::fault(SIGSEGV, code, address));
                     }
                 }
             }
@@ -118,25 +118,11 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                     17 => (SIGBUS, codes::SI_KERNEL),
                     _ => (SIGSEGV, codes::SI_KERNEL),
                 };
-                force_signal(&process, SigInfo::fault(signal, code, context.registers.rip));
+                process.state().signals.force(me.tid, SigInfo::fault(signal, code, context.registers.rip));
             }
             UserExit::Interrupt { .. } => {}
         }
     }
-}
-
-/// A signal the program caused: if it cannot be handled (blocked or
-/// ignored), it takes its default action anyway, as on Linux.
-fn force_signal(process: &Process, info: SigInfo) {
-    let signal = info.signo;
-    let mut state = process.state();
-    let bit = 1u64 << (signal - 1);
-    let action = state.signals.action(signal).unwrap_or_default();
-    if state.signals.blocked & bit != 0 || action.handler == super::signals::SIG_IGN {
-        state.signals.blocked &= !bit;
-        let _ = state.signals.set_action(signal, Default::default());
-    }
-    state.signals.raise_with(signal, info);
 }
 
 /// Delivers deliverable signals: runs a handler (builds its frame) or
@@ -179,25 +165,21 @@ fn settle_interrupted_call(context: &mut UserContext, me: &mut ThreadSelf, handl
 
 fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut ThreadSelf) -> Option<u32> {
     loop {
-        let (disposition, old_mask, alternate, info) = {
+        let (disposition, old_mask, alternate) = {
             let mut state = process.state();
-            let suspended = state.signals.suspended_mask.take();
-            let old_mask = suspended.unwrap_or(state.signals.blocked);
-            let alternate = state.signals.alternate_stack;
-            let taken = state.signals.take();
+            let suspended = state.signals.take_suspended_mask(me.tid);
+            let old_mask = suspended.unwrap_or(state.signals.blocked(me.tid));
+            let alternate = state.signals.alternate_stack(me.tid);
+            let taken = state.signals.take(me.tid);
             if let Some(previous) = suspended.filter(|_| !matches!(taken, Some(Disposition::Handle(..)))) {
-                state.signals.set_blocked(previous);
+                state.signals.set_blocked(me.tid, previous);
             }
-            let info = match taken {
-                Some(Disposition::Handle(signal, _)) => state.signals.info(signal),
-                _ => Default::default(),
-            };
-            (taken?, old_mask, alternate, info)
+            (taken?, old_mask, alternate)
         };
         match disposition {
             Disposition::Terminate(status) => return Some(status),
-            Disposition::Stop(signal) => stop(process, signal),
-            Disposition::Handle(signal, action) => {
+            Disposition::Stop(signal) => stop(process, me.tid, signal),
+            Disposition::Handle(signal, action, info) => {
                 // Before the frame saves the registers: the handler returns
                 // to the restarted call, or to its EINTR.
                 settle_interrupted_call(context, me, Some(action.flags));
@@ -209,14 +191,14 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
                 }
                 {
                     let mut state = process.state();
-                    if state.signals.push_saved(context).is_err() {
+                    if state.signals.push_saved(me.tid, context).is_err() {
                         return Some(SIGSEGV);
                     }
                     let mut mask = old_mask | action.mask;
                     if action.flags & super::signals::SA_NODEFER == 0 {
                         mask |= 1 << (signal - 1);
                     }
-                    state.signals.set_blocked(mask);
+                    state.signals.set_blocked(me.tid, mask);
                 }
                 let registers = &mut context.registers;
                 registers.rsp = frame.address;
@@ -232,7 +214,7 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
 
 /// Job control: the process stops until SIGCONT (or SIGKILL); its parent
 /// is told (`WUNTRACED`, SIGCHLD).
-fn stop(process: &Process, signal: u32) {
+fn stop(process: &Process, tid: Pid, signal: u32) {
     let parent = {
         let mut state = process.state();
         state.stopped = true;
@@ -249,8 +231,8 @@ fn stop(process: &Process, signal: u32) {
         parent.notify();
     }
     let mut state = process.state();
-    while state.stopped && state.signals.pending() & (1 << (super::signals::numbers::SIGKILL - 1)) == 0 && process.group_exit().is_none() {
-        state = process.wait_for(state, |state| !state.stopped);
+    while state.stopped && !state.signals.kill_pending() && process.group_exit().is_none() {
+        state = process.wait_for(state, tid, |state| !state.stopped);
         if state.stopped {
             // Woken by another signal: it waits, pending, until SIGCONT.
             drop(state);
@@ -269,6 +251,7 @@ fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
         let _ = process.native.user_memory().write(me.clear_tid, &0u32.to_le_bytes());
         syscall::futex_wake(process, me.clear_tid, 1);
     }
+    process.state().signals.remove_thread(me.tid);
     if process.remove_thread(me.tid) == 0 {
         exit(process, process.group_exit().unwrap_or(status));
     }

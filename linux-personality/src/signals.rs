@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use machine::user::{UserContext, UserRegisters};
 
-use linux_abi::signal_frame::{self, codes, AlternateStack, Delivery, SavedRegisters, SigInfo, SignalFrame};
+use linux_abi::signal_frame::{self, AlternateStack, Delivery, SavedRegisters, SigInfo, SignalFrame};
 use linux_abi::Errno;
 
 /// Signal numbers.
@@ -86,26 +86,79 @@ fn bit(signal: u32) -> u64 {
 /// Signals that can be neither blocked nor caught.
 const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
 
-/// A process's signal state.
+/// A thread id (the same number space as process ids).
+type Tid = u32;
+
+/// A process's signal state: what its threads share (dispositions, the
+/// signals sent to the whole process) and each thread's own part.
 pub struct SignalState {
     actions: [SigAction; MAX_SIGNAL as usize],
-    pub blocked: u64,
-    pending: u64,
+    /// Signals sent to the process (`kill`): any thread that does not
+    /// block one takes it.
+    shared: PendingSet,
+    /// The main thread's mask, own pending signals and handler state (its
+    /// id is the process's, given when the process is entered in the
+    /// process table), and each other thread's.
+    main: ThreadSignals,
+    others: Vec<ThreadSignals>,
+}
+
+/// Pending signals with each one's `siginfo` (the first sender's: a
+/// standard signal is pending once).
+#[derive(Clone)]
+struct PendingSet {
+    bits: u64,
+    info: [SigInfo; MAX_SIGNAL as usize],
+}
+
+impl PendingSet {
+    const fn new() -> Self {
+        Self { bits: 0, info: [SigInfo { signo: 0, code: 0, words: [0; 3] }; MAX_SIGNAL as usize] }
+    }
+
+    fn add(&mut self, signal: u32, info: SigInfo) {
+        if self.bits & bit(signal) == 0 {
+            self.info[signal as usize - 1] = info;
+        }
+        if signal == SIGCONT {
+            self.bits &= !(bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU));
+        }
+        self.bits |= bit(signal);
+    }
+
+    fn take(&mut self, signal: u32) -> SigInfo {
+        self.bits &= !bit(signal);
+        self.info[signal as usize - 1]
+    }
+}
+
+/// One thread's part of the signal state (Linux keeps these per thread).
+struct ThreadSignals {
+    tid: Tid,
+    blocked: u64,
+    /// Signals sent to this thread alone (`tgkill`, its own faults).
+    own: PendingSet,
     /// `sigaltstack`: base, size, flags.
-    pub alternate_stack: (u64, u64, u32),
+    alternate_stack: (u64, u64, u32),
     /// FPU states of interrupted code, one per handler running.
     saved_fpu: Vec<UserContext>,
     /// The mask to restore after `rt_sigsuspend`'s handler.
-    pub suspended_mask: Option<u64>,
-    /// Each pending signal's `siginfo` (the first sender's: a standard
-    /// signal is pending once).
-    info: [SigInfo; MAX_SIGNAL as usize],
+    suspended_mask: Option<u64>,
+}
+
+/// `sigaltstack`'s "disabled" flag: a new thread has no alternate stack.
+const NO_ALTERNATE_STACK: (u64, u64, u32) = (0, 0, 2);
+
+impl ThreadSignals {
+    fn new(tid: Tid, blocked: u64, alternate_stack: (u64, u64, u32)) -> Self {
+        Self { tid, blocked, own: PendingSet::new(), alternate_stack, saved_fpu: Vec::new(), suspended_mask: None }
+    }
 }
 
 /// What to do with the next deliverable signal.
 pub enum Disposition {
-    /// Run the handler.
-    Handle(u32, SigAction),
+    /// Run the handler with this `siginfo`.
+    Handle(u32, SigAction, SigInfo),
     /// End the process with this wait status.
     Terminate(u32),
     /// Stop the process (job control) with this signal.
@@ -113,33 +166,79 @@ pub enum Disposition {
 }
 
 impl SignalState {
-    /// Defaults everywhere, nothing blocked or pending.
+    /// Defaults everywhere, nothing pending, one thread blocking nothing.
     pub fn new() -> Self {
-        Self {
-            actions: [SigAction::default(); MAX_SIGNAL as usize],
-            blocked: 0,
-            pending: 0,
-            alternate_stack: (0, 0, 2),
-            saved_fpu: Vec::new(),
-            suspended_mask: None,
-            info: [SigInfo::default(); MAX_SIGNAL as usize],
+        Self { actions: [SigAction::default(); MAX_SIGNAL as usize], shared: PendingSet::new(), main: ThreadSignals::new(0, 0, NO_ALTERNATE_STACK), others: Vec::new() }
+    }
+
+    /// The main thread's id: the process's, once it has one.
+    pub fn name_main_thread(&mut self, tid: Tid) {
+        self.main.tid = tid;
+    }
+
+    /// The state of a child that thread `parent_tid` forks: the
+    /// dispositions, and the thread's mask and alternate stack; nothing
+    /// pending.
+    pub fn for_child(&self, parent_tid: Tid) -> Self {
+        let mut state = Self::new();
+        state.actions = self.actions;
+        if let Some(parent) = self.thread(parent_tid) {
+            state.main.blocked = parent.blocked;
+            state.main.alternate_stack = parent.alternate_stack;
         }
+        state
     }
 
-    /// The state a child inherits at fork (dispositions and mask; nothing pending).
-    pub fn for_child(&self) -> Self {
-        Self { actions: self.actions, blocked: self.blocked, alternate_stack: self.alternate_stack, ..Self::new() }
+    /// A new thread `tid` created by thread `creator`: it starts with the
+    /// creator's mask, nothing pending and no alternate stack, as on Linux.
+    pub fn add_thread(&mut self, tid: Tid, creator: Tid) -> Result<(), Errno> {
+        let blocked = self.blocked(creator);
+        self.others.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
+        self.others.push(ThreadSignals::new(tid, blocked, NO_ALTERNATE_STACK));
+        Ok(())
     }
 
-    /// After `execve`: handled signals go back to default, ignored stay ignored.
-    pub fn reset_for_exec(&mut self) {
+    /// Thread `tid` has ended: signals sent to it alone go with it (the
+    /// main thread's part stays while the process lives, as Linux keeps
+    /// the thread group leader).
+    pub fn remove_thread(&mut self, tid: Tid) {
+        self.others.retain(|thread| thread.tid != tid);
+    }
+
+    /// After `execve` by thread `tid`, which takes the process id
+    /// `new_tid`: the other threads are gone, handled signals go back to
+    /// default (ignored stay ignored), the mask and pending signals stay,
+    /// the alternate stack goes.
+    pub fn reset_for_exec(&mut self, tid: Tid, new_tid: Tid) {
         for action in self.actions.iter_mut() {
             if action.handler != SIG_IGN {
                 *action = SigAction::default();
             }
         }
-        self.alternate_stack = (0, 0, 2);
-        self.saved_fpu.clear();
+        if let Some(position) = self.others.iter().position(|thread| thread.tid == tid) {
+            self.main = self.others.swap_remove(position);
+        }
+        self.others.clear();
+        let main = &mut self.main;
+        main.tid = new_tid;
+        main.alternate_stack = NO_ALTERNATE_STACK;
+        main.saved_fpu.clear();
+        main.suspended_mask = None;
+    }
+
+    fn threads(&self) -> impl Iterator<Item = &ThreadSignals> {
+        core::iter::once(&self.main).chain(self.others.iter())
+    }
+
+    fn thread(&self, tid: Tid) -> Option<&ThreadSignals> {
+        self.threads().find(|thread| thread.tid == tid)
+    }
+
+    fn thread_mut(&mut self, tid: Tid) -> Option<&mut ThreadSignals> {
+        if self.main.tid == tid {
+            return Some(&mut self.main);
+        }
+        self.others.iter_mut().find(|thread| thread.tid == tid)
     }
 
     /// The action for `signal`.
@@ -148,90 +247,121 @@ impl SignalState {
         Ok(self.actions[signal as usize - 1])
     }
 
-    /// Sets the action for `signal` (not SIGKILL or SIGSTOP).
+    /// Sets the action for `signal` (not SIGKILL or SIGSTOP). A signal
+    /// now ignored is discarded wherever it is pending.
     pub fn set_action(&mut self, signal: u32, action: SigAction) -> Result<(), Errno> {
         valid(signal)?;
         if matches!(signal, SIGKILL | SIGSTOP) {
             return Err(Errno::EINVAL);
         }
         self.actions[signal as usize - 1] = SigAction { mask: action.mask & !UNBLOCKABLE, ..action };
-        if action.handler == SIG_IGN || (action.handler == SIG_DFL && default_action(signal) == DefaultAction::Ignore) {
-            self.pending &= !bit(signal);
+        if self.ignores(signal) {
+            self.shared.bits &= !bit(signal);
+            self.main.own.bits &= !bit(signal);
+            for thread in self.others.iter_mut() {
+                thread.own.bits &= !bit(signal);
+            }
         }
         Ok(())
     }
 
-    /// Makes `signal` pending (unless it is ignored), sent by the kernel
-    /// itself (`SI_KERNEL`). Returns whether it was.
-    pub fn raise(&mut self, signal: u32) -> bool {
-        self.raise_with(signal, SigInfo::from_process(signal, codes::SI_KERNEL, 0, 0))
-    }
-
-    /// Makes `signal` pending with `info` (unless it is ignored; a signal
-    /// already pending keeps its first `info`). Returns whether it is.
-    pub fn raise_with(&mut self, signal: u32, info: SigInfo) -> bool {
-        if self.pending & bit(signal) == 0 {
-            self.info[signal as usize - 1] = info;
-        }
-        self.raise_bit(signal)
-    }
-
-    /// The `siginfo` of `signal` as it was raised (read when delivering).
-    pub fn info(&self, signal: u32) -> SigInfo {
-        self.info.get(signal as usize - 1).copied().unwrap_or_default()
-    }
-
-    fn raise_bit(&mut self, signal: u32) -> bool {
+    fn ignores(&self, signal: u32) -> bool {
         let action = self.actions[signal as usize - 1];
-        let ignored = action.handler == SIG_IGN || (action.handler == SIG_DFL && default_action(signal) == DefaultAction::Ignore);
-        // As on Linux, a blocked signal stays pending even when ignored:
-        // `sigwait` may take it, or its action may change before unblocking.
-        if ignored && signal != SIGKILL && self.blocked & bit(signal) == 0 {
+        action.handler == SIG_IGN || (action.handler == SIG_DFL && default_action(signal) == DefaultAction::Ignore)
+    }
+
+    /// Makes `signal` pending for the whole process with `info` (unless it
+    /// is ignored). Returns whether it is pending. As on Linux, a signal
+    /// the main thread blocks stays pending even when ignored: `sigwait`
+    /// may take it, or its action may change before it is unblocked.
+    pub fn raise_with(&mut self, signal: u32, info: SigInfo) -> bool {
+        if self.dropped(signal, self.main.blocked) {
             return false;
         }
-        if signal == SIGCONT {
-            self.pending &= !(bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU));
-        }
-        self.pending |= bit(signal);
+        self.shared.add(signal, info);
         true
     }
 
-    /// Pending signals.
-    pub fn pending(&self) -> u64 {
-        self.pending
-    }
-
-    /// Sets the blocked mask (SIGKILL and SIGSTOP stay unblocked).
-    pub fn set_blocked(&mut self, mask: u64) {
-        self.blocked = mask & !UNBLOCKABLE;
-    }
-
-    /// Whether a signal is pending and not blocked.
-    pub fn deliverable(&self) -> bool {
-        self.pending & !self.blocked != 0
-    }
-
-    /// Takes the lowest pending signal of `set` (`sigwait` and kin, which
-    /// take blocked signals too) with its `siginfo`.
-    pub fn take_waited(&mut self, set: u64) -> Option<(u32, SigInfo)> {
-        let ready = self.pending & set & !UNBLOCKABLE;
-        if ready == 0 {
-            return None;
+    /// Makes `signal` pending for thread `tid` alone with `info` (unless
+    /// it is ignored and the thread does not block it, or there is no
+    /// such thread). Returns whether it is pending.
+    pub fn raise_for_thread(&mut self, tid: Tid, signal: u32, info: SigInfo) -> bool {
+        let Some(blocked) = self.thread(tid).map(|thread| thread.blocked) else { return false };
+        if self.dropped(signal, blocked) {
+            return false;
         }
-        let signal = ready.trailing_zeros() + 1;
-        self.pending &= !bit(signal);
-        Some((signal, self.info(signal)))
+        if let Some(thread) = self.thread_mut(tid) {
+            thread.own.add(signal, info);
+        }
+        true
     }
 
-    /// Takes the lowest deliverable signal and decides what it does.
-    pub fn take(&mut self) -> Option<Disposition> {
+    /// Whether `signal`, sent to a thread with mask `blocked`, is dropped
+    /// at once because it is ignored.
+    fn dropped(&self, signal: u32, blocked: u64) -> bool {
+        signal != SIGKILL && self.ignores(signal) && blocked & bit(signal) == 0
+    }
+
+    /// Whether `signal` is pending anywhere in the process.
+    pub fn is_pending(&self, signal: u32) -> bool {
+        (self.shared.bits | self.threads().fold(0, |all, thread| all | thread.own.bits)) & bit(signal) != 0
+    }
+
+    /// Signals pending for thread `tid`: its own and the process's.
+    pub fn pending_for(&self, tid: Tid) -> u64 {
+        self.shared.bits | self.thread(tid).map_or(0, |thread| thread.own.bits)
+    }
+
+    /// Thread `tid`'s blocked mask.
+    pub fn blocked(&self, tid: Tid) -> u64 {
+        self.thread(tid).map_or(0, |thread| thread.blocked)
+    }
+
+    /// Sets thread `tid`'s blocked mask (SIGKILL and SIGSTOP stay unblocked).
+    pub fn set_blocked(&mut self, tid: Tid, mask: u64) {
+        if let Some(thread) = self.thread_mut(tid) {
+            thread.blocked = mask & !UNBLOCKABLE;
+        }
+    }
+
+    /// Whether a signal thread `tid` does not block is pending for it.
+    pub fn deliverable(&self, tid: Tid) -> bool {
+        self.pending_for(tid) & !self.blocked(tid) != 0
+    }
+
+    /// Whether SIGKILL is pending for the process or any of its threads.
+    pub fn kill_pending(&self) -> bool {
+        self.is_pending(SIGKILL)
+    }
+
+    /// Takes a pending signal for thread `tid` out of `set`: its own
+    /// first, then the process's, the lowest number first.
+    fn take_from(&mut self, tid: Tid, set: u64) -> Option<(u32, SigInfo)> {
+        let thread = if self.main.tid == tid { &mut self.main } else { self.others.iter_mut().find(|thread| thread.tid == tid)? };
+        let own = thread.own.bits & set;
+        if own != 0 {
+            let signal = own.trailing_zeros() + 1;
+            return Some((signal, thread.own.take(signal)));
+        }
+        let shared = self.shared.bits & set;
+        if shared != 0 {
+            let signal = shared.trailing_zeros() + 1;
+            return Some((signal, self.shared.take(signal)));
+        }
+        None
+    }
+
+    /// Takes the lowest pending signal of `set` for thread `tid`
+    /// (`sigwait` and kin, which take blocked signals too) with its
+    /// `siginfo`.
+    pub fn take_waited(&mut self, tid: Tid, set: u64) -> Option<(u32, SigInfo)> {
+        self.take_from(tid, set & !UNBLOCKABLE)
+    }
+
+    /// Takes thread `tid`'s next deliverable signal and decides what it does.
+    pub fn take(&mut self, tid: Tid) -> Option<Disposition> {
         loop {
-            let ready = self.pending & !self.blocked;
-            if ready == 0 {
-                return None;
-            }
-            let signal = ready.trailing_zeros() + 1;
-            self.pending &= !bit(signal);
+            let (signal, info) = self.take_from(tid, !self.blocked(tid))?;
             let action = self.actions[signal as usize - 1];
             match action.handler {
                 SIG_IGN if signal != SIGKILL => continue,
@@ -249,22 +379,66 @@ impl SignalState {
                     if action.flags & SA_RESETHAND != 0 {
                         self.actions[signal as usize - 1] = SigAction::default();
                     }
-                    return Some(Disposition::Handle(signal, action));
+                    return Some(Disposition::Handle(signal, action, info));
                 }
             }
         }
     }
 
-    /// Keeps the interrupted context's FPU state for `rt_sigreturn`.
-    pub fn push_saved(&mut self, context: &UserContext) -> Result<(), Errno> {
-        self.saved_fpu.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-        self.saved_fpu.push(context.clone());
+    /// A signal thread `tid` caused (a fault): if it cannot be handled
+    /// (blocked or ignored), its action goes back to the default and it is
+    /// unblocked, as on Linux; it is pending for that thread.
+    pub fn force(&mut self, tid: Tid, info: SigInfo) {
+        let signal = info.signo;
+        if valid(signal).is_err() {
+            return;
+        }
+        let blocked = self.blocked(tid) & bit(signal) != 0;
+        if blocked || self.actions[signal as usize - 1].handler == SIG_IGN {
+            self.set_blocked(tid, self.blocked(tid) & !bit(signal));
+            let _ = self.set_action(signal, SigAction::default());
+        }
+        self.raise_for_thread(tid, signal, info);
+    }
+
+    /// Thread `tid`'s alternate signal stack (base, size, flags).
+    pub fn alternate_stack(&self, tid: Tid) -> (u64, u64, u32) {
+        self.thread(tid).map_or(NO_ALTERNATE_STACK, |thread| thread.alternate_stack)
+    }
+
+    /// Sets thread `tid`'s alternate signal stack.
+    pub fn set_alternate_stack(&mut self, tid: Tid, stack: (u64, u64, u32)) {
+        if let Some(thread) = self.thread_mut(tid) {
+            thread.alternate_stack = stack;
+        }
+    }
+
+    /// `rt_sigsuspend`: thread `tid` waits with `mask`; its mask before
+    /// comes back after the handler (or at once if none runs).
+    pub fn suspend(&mut self, tid: Tid, mask: u64) {
+        let previous = self.blocked(tid);
+        self.set_blocked(tid, mask);
+        if let Some(thread) = self.thread_mut(tid) {
+            thread.suspended_mask = Some(previous);
+        }
+    }
+
+    /// The mask `rt_sigsuspend` replaced, taken once.
+    pub fn take_suspended_mask(&mut self, tid: Tid) -> Option<u64> {
+        self.thread_mut(tid).and_then(|thread| thread.suspended_mask.take())
+    }
+
+    /// Keeps thread `tid`'s interrupted FPU state for `rt_sigreturn`.
+    pub fn push_saved(&mut self, tid: Tid, context: &UserContext) -> Result<(), Errno> {
+        let thread = self.thread_mut(tid).ok_or(Errno::ESRCH)?;
+        thread.saved_fpu.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+        thread.saved_fpu.push(context.clone());
         Ok(())
     }
 
-    /// The FPU state saved by the latest delivery.
-    pub fn pop_saved(&mut self) -> Option<UserContext> {
-        self.saved_fpu.pop()
+    /// The FPU state thread `tid`'s latest delivery saved.
+    pub fn pop_saved(&mut self, tid: Tid) -> Option<UserContext> {
+        self.thread_mut(tid)?.saved_fpu.pop()
     }
 }
 

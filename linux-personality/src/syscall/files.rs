@@ -107,7 +107,9 @@ fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option<u64>) -> R
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => match pipe.write(data, nonblocking, &interrupted) {
             Err(Errno::EPIPE) => {
-                call.process.state().signals.raise(SIGPIPE);
+                // To the writing thread, as from the process itself (Linux's `send_sig`).
+                let info = linux_abi::signal_frame::SigInfo::from_process(SIGPIPE, linux_abi::signal_frame::codes::SI_USER, call.pid(), 0);
+                call.process.state().signals.raise_for_thread(call.thread.tid, SIGPIPE, info);
                 Err(Errno::EPIPE)
             }
             other => other,

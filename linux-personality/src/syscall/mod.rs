@@ -27,7 +27,7 @@ use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
-pub use processes::{futex_wake, send_signal, send_signal_with, signal_group};
+pub use processes::{futex_wake, send_signal, send_signal_with, send_thread_signal_with, signal_group};
 pub use user_ptr::UserPtr;
 
 /// What the thread does after a system call.
@@ -88,7 +88,7 @@ impl Call<'_> {
     /// Whether a signal waits to be delivered or the process is ending
     /// (blocking calls end with EINTR).
     pub fn interrupted(&self) -> bool {
-        self.process.group_exit().is_some() || self.process.must_leave_for_exec(self.thread.tid) || self.process.state().signals.deliverable()
+        self.process.group_exit().is_some() || self.process.must_leave_for_exec(self.thread.tid) || self.process.state().signals.deliverable(self.thread.tid)
     }
 
     /// This process's pid.

@@ -70,8 +70,12 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
             let mut state = call.process.state();
             let inherited = state.scheduling_of(call.thread.tid);
             state.set_scheduling(tid, inherited)?;
+            state.signals.add_thread(tid, call.thread.tid)?;
         }
-        run::start_thread(call.process.clone(), context, tid, clear)?;
+        if let Err(errno) = run::start_thread(call.process.clone(), context, tid, clear) {
+            call.process.state().signals.remove_thread(tid);
+            return Err(errno);
+        }
         return value(u64::from(tid));
     }
     // Without threads, a shared-memory child (vfork, posix_spawn) gets a
@@ -128,7 +132,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             mmap_next: state.mmap_next,
             children: Vec::new(),
             close_on_exec,
-            signals: state.signals.for_child(),
+            signals: state.signals.for_child(call.thread.tid),
             command: state.command.clone(),
             arguments: state.arguments.clone(),
             executable: state.executable.clone(),
@@ -260,13 +264,13 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     // Every other thread leaves first (Linux's de_thread); this one takes
     // the process's id.
     call.process.become_single_threaded(call.thread.tid)?;
-    call.thread.tid = call.process.pid;
+    let old_tid = core::mem::replace(&mut call.thread.tid, call.process.pid);
     // The point of no return: the old program is gone from here on.
     close_on_exec_descriptors(call);
     crate::posix_timers::delete_all(call.process);
     {
         let mut state = call.process.state();
-        state.signals.reset_for_exec();
+        state.signals.reset_for_exec(old_tid, call.process.pid);
         state.break_start = image.break_start;
         state.program_break = image.break_start;
         state.mmap_next = MMAP_TOP;
@@ -339,7 +343,7 @@ fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bo
         if no_hang {
             return Ok(None);
         }
-        state = call.process.wait_for(state, ready);
+        state = call.process.wait_for(state, call.thread.tid, ready);
         if !ready(&state) {
             // EINTR, or run again after the signal (SA_RESTART, or no
             // handler: a SIGCONT, a stop).
@@ -447,6 +451,12 @@ pub fn send_signal_with(target: &Process, signal: u32, info: SigInfo) {
 
 /// Sends `signal` (0: only check) to `target` with `info`.
 fn send(target: &Process, signal: u32, info: SigInfo) {
+    send_to(target, None, signal, info);
+}
+
+/// Sends `signal` (0: only check) with `info` to thread `tid` of
+/// `target`, or (`None`) to the whole process.
+fn send_to(target: &Process, tid: Option<Pid>, signal: u32, info: SigInfo) {
     if signal == 0 {
         return;
     }
@@ -455,11 +465,21 @@ fn send(target: &Process, signal: u32, info: SigInfo) {
         if signal == crate::signals::numbers::SIGCONT {
             state.stopped = false;
         }
-        state.signals.raise_with(signal, info) || signal == crate::signals::numbers::SIGCONT
+        let pending = match tid {
+            Some(tid) => state.signals.raise_for_thread(tid, signal, info),
+            None => state.signals.raise_with(signal, info),
+        };
+        pending || signal == crate::signals::numbers::SIGCONT
     };
     if raised {
         target.notify();
     }
+}
+
+/// Sends `signal` to thread `tid` of `target` with `info` (a timer's
+/// expiry for `SIGEV_THREAD_ID`).
+pub fn send_thread_signal_with(target: &Process, tid: Pid, signal: u32, info: SigInfo) {
+    send_to(target, Some(tid), signal, info);
 }
 
 /// Sends `signal` from the kernel to every member of process group `group`.
@@ -507,28 +527,19 @@ pub fn tgkill(call: &mut Call<'_>) -> CallResult {
     if group <= 0 || thread <= 0 {
         return Err(Errno::EINVAL);
     }
-    let target = process::find(thread as Pid).filter(|found| found.pid == group as Pid && found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
-    send(&target, signal, sender_info(call, signal, codes::SI_TKILL));
+    let target = process::owner_of_thread(thread as Pid).filter(|found| found.pid == group as Pid).ok_or(Errno::ESRCH)?;
+    send_to(&target, Some(thread as Pid), signal, sender_info(call, signal, codes::SI_TKILL));
     value(0)
 }
 
-/// `tkill(tid, signal)`: `SI_TKILL`, to the thread's process (its
-/// threads share one pending set for now).
+/// `tkill(tid, signal)`: `SI_TKILL`, to that thread of whichever process.
 pub fn tkill(call: &mut Call<'_>) -> CallResult {
     let (thread, signal) = (call.argument(0) as i32, check_signal(call.argument(1))?);
     if thread <= 0 {
         return Err(Errno::EINVAL);
     }
-    // A process's main thread has its pid; another thread is the caller's.
-    let target = match process::find(thread as Pid) {
-        Some(found) => found,
-        None if call.process.has_thread(thread as Pid) => call.process.clone(),
-        None => return Err(Errno::ESRCH),
-    };
-    if target.state().exit_status.is_some() {
-        return Err(Errno::ESRCH);
-    }
-    send(&target, signal, sender_info(call, signal, codes::SI_TKILL));
+    let target = process::owner_of_thread(thread as Pid).ok_or(Errno::ESRCH)?;
+    send_to(&target, Some(thread as Pid), signal, sender_info(call, signal, codes::SI_TKILL));
     value(0)
 }
 

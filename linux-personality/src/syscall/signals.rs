@@ -36,7 +36,7 @@ pub fn rt_sigprocmask(call: &mut Call<'_>) -> CallResult {
     let mask = new.map(|new| new.read(call)).transpose()?;
     let previous = {
         let mut state = call.process.state();
-        let previous = state.signals.blocked;
+        let previous = state.signals.blocked(call.thread.tid);
         if let Some(mask) = mask {
             let updated = match how {
                 SIG_BLOCK => previous | mask,
@@ -44,7 +44,7 @@ pub fn rt_sigprocmask(call: &mut Call<'_>) -> CallResult {
                 SIG_SETMASK => mask,
                 _ => return Err(Errno::EINVAL),
             };
-            state.signals.set_blocked(updated);
+            state.signals.set_blocked(call.thread.tid, updated);
         }
         previous
     };
@@ -60,21 +60,21 @@ pub fn rt_sigreturn(call: &mut Call<'_>) -> CallResult {
     let address = call.context.registers.rsp;
     let mut ucontext = [0u8; UCONTEXT_BYTES];
     call.read_in(address, &mut ucontext)?;
-    let saved = call.process.state().signals.pop_saved();
+    let saved = call.process.state().signals.pop_saved(call.thread.tid);
     if let Some(saved) = saved {
         let fs_base = call.context.registers.fs_base;
         *call.context = saved;
         call.context.registers.fs_base = fs_base;
     }
     let mask = restore_from(&ucontext, &mut call.context.registers);
-    call.process.state().signals.set_blocked(mask);
+    call.process.state().signals.set_blocked(call.thread.tid, mask);
     Ok(Outcome::Registers)
 }
 
 pub fn rt_sigpending(call: &mut Call<'_>) -> CallResult {
     let pending = {
         let state = call.process.state();
-        state.signals.pending() & state.signals.blocked
+        state.signals.pending_for(call.thread.tid) & state.signals.blocked(call.thread.tid)
     };
     call.write_out(call.argument(0), &pending.to_le_bytes())?;
     value(0)
@@ -86,12 +86,10 @@ pub fn rt_sigsuspend(call: &mut Call<'_>) -> CallResult {
     }
     let mask = call.word_in(call.argument(0))?;
     let mut state = call.process.state();
-    let previous = state.signals.blocked;
-    state.signals.set_blocked(mask);
-    // Delivery saves `previous` in the handler's frame, so the old mask
-    // comes back with `rt_sigreturn`.
-    state.signals.suspended_mask = Some(previous);
-    drop(call.process.wait_for(state, |_| false));
+    // Delivery saves the mask before in the handler's frame, so it comes
+    // back with `rt_sigreturn`.
+    state.signals.suspend(call.thread.tid, mask);
+    drop(call.process.wait_for(state, call.thread.tid, |_| false));
     Err(linux_abi::restart::ERESTARTNOHAND)
 }
 
@@ -110,7 +108,7 @@ pub fn rt_sigtimedwait(call: &mut Call<'_>) -> CallResult {
         None => None,
     };
     loop {
-        let taken = call.process.state().signals.take_waited(set);
+        let taken = call.process.state().signals.take_waited(call.thread.tid, set);
         if let Some((signal, info)) = taken {
             if call.argument(1) != 0 {
                 call.write_out(call.argument(1), &info.encode())?;
@@ -123,7 +121,7 @@ pub fn rt_sigtimedwait(call: &mut Call<'_>) -> CallResult {
         if deadline.is_some_and(|deadline| crate::clock::monotonic_nanoseconds() >= deadline) {
             return Err(Errno::EAGAIN);
         }
-        let waited = || call.process.state().signals.pending() & set != 0 || call.interrupted();
+        let waited = || call.process.state().signals.pending_for(call.thread.tid) & set != 0 || call.interrupted();
         sched::sleep_until(deadline.unwrap_or(u64::MAX), waited);
     }
 }
@@ -131,13 +129,13 @@ pub fn rt_sigtimedwait(call: &mut Call<'_>) -> CallResult {
 /// `pause(2)`: sleeps until a signal is delivered; returns EINTR once a
 /// handler ran (a signal that ends the process never returns).
 pub fn pause(call: &mut Call<'_>) -> CallResult {
-    drop(call.process.wait_for(call.process.state(), |_| false));
+    drop(call.process.wait_for(call.process.state(), call.thread.tid, |_| false));
     Err(linux_abi::restart::ERESTARTNOHAND)
 }
 
 pub fn sigaltstack(call: &mut Call<'_>) -> CallResult {
     let (new, old) = (call.argument(0), call.argument(1));
-    let current = call.process.state().signals.alternate_stack;
+    let current = call.process.state().signals.alternate_stack(call.thread.tid);
     if old != 0 {
         let mut bytes = [0u8; 24];
         bytes[0..8].copy_from_slice(&current.0.to_le_bytes());
@@ -156,7 +154,7 @@ pub fn sigaltstack(call: &mut Call<'_>) -> CallResult {
         if flags & SS_DISABLE == 0 && size < 2048 {
             return Err(Errno::ENOMEM);
         }
-        call.process.state().signals.alternate_stack = (base, size, flags);
+        call.process.state().signals.set_alternate_stack(call.thread.tid, (base, size, flags));
     }
     value(0)
 }
