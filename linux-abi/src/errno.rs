@@ -87,8 +87,14 @@ impl Errno {
     pub const ENOTSOCK: Self = Self(88);
     /// Message too long.
     pub const EMSGSIZE: Self = Self(90);
+    /// Protocol not available (an unknown socket option).
+    pub const ENOPROTOOPT: Self = Self(92);
+    /// Protocol not supported.
+    pub const EPROTONOSUPPORT: Self = Self(93);
     /// Operation not supported.
     pub const EOPNOTSUPP: Self = Self(95);
+    /// Address family not supported.
+    pub const EAFNOSUPPORT: Self = Self(97);
     /// No data available (also ENOATTR: no such extended attribute).
     pub const ENODATA: Self = Self(61);
     /// Timed out.

@@ -20,6 +20,8 @@
 extern crate alloc;
 
 mod clock;
+mod epoll;
+mod event_counters;
 mod exec;
 mod flocks;
 mod fs;
@@ -36,6 +38,7 @@ mod run;
 mod signals;
 mod syscall;
 mod tty;
+mod unix_sockets;
 
 use alloc::vec::Vec;
 

@@ -81,6 +81,12 @@ pub enum Backing {
     PipeWriter(Arc<Pipe>),
     /// A POSIX message queue (`mq_open`).
     MessageQueue(Arc<crate::mqueues::MessageQueue>),
+    /// One end of a connected Unix stream socket pair.
+    Socket(crate::unix_sockets::SocketEnd),
+    /// An `eventfd` counter.
+    EventCounter(crate::event_counters::EventCounter),
+    /// An epoll instance.
+    Epoll(crate::epoll::EpollSet),
 }
 
 /// An open file description.
@@ -106,6 +112,29 @@ impl OpenFile {
     pub fn set_status(&self, status: u32) {
         let kept = self.status() & !flags::SETTABLE;
         self.status.store(kept | (status & flags::SETTABLE), Ordering::Relaxed);
+    }
+
+    /// Whether a read would not wait, a write would not wait, and the
+    /// other side has hung up (`poll`, `select`, `epoll`). `depth`: how
+    /// many epoll instances were looked through to get here.
+    pub fn readiness(&self, depth: u32) -> (bool, bool, bool) {
+        match &self.backing {
+            Backing::Device(Device::Console, _) => (crate::tty::readable(), true, false),
+            Backing::PipeReader(pipe) => (pipe.readiness().0, false, pipe.writers_gone()),
+            // With no reader left a write does not wait (it is EPIPE).
+            Backing::PipeWriter(pipe) => (false, pipe.readiness().1, false),
+            Backing::MessageQueue(queue) => {
+                let (readable, writable) = queue.readiness();
+                (readable, writable, false)
+            }
+            Backing::Socket(end) => end.readiness(),
+            Backing::EventCounter(counter) => {
+                let (readable, writable) = counter.readiness();
+                (readable, writable, false)
+            }
+            Backing::Epoll(set) => (set.any_ready(depth), false, false),
+            Backing::Inode(_) | Backing::Device(..) => (true, true, false),
+        }
     }
 
     /// Whether it was opened for reading.
@@ -145,7 +174,8 @@ impl Drop for OpenFile {
             }
             Backing::PipeReader(pipe) => pipe.end_closed(true),
             Backing::PipeWriter(pipe) => pipe.end_closed(false),
-            Backing::MessageQueue(_) => {}
+            // A socket end closes its directions as it drops.
+            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Epoll(_) => {}
         }
     }
 }
@@ -209,7 +239,7 @@ pub fn install(space: SpaceId, file: OpenFile, placement: Placement) -> Result<u
 
 fn kind_and_rights(file: &OpenFile) -> (ObjectKind, Rights) {
     let kind = match file.backing {
-        Backing::PipeReader(_) | Backing::PipeWriter(_) => ObjectKind::Pipe,
+        Backing::PipeReader(_) | Backing::PipeWriter(_) | Backing::Socket(_) => ObjectKind::Pipe,
         _ => ObjectKind::File,
     };
     let mut rights = Rights::GRANT.union(Rights::REVOKE);

@@ -55,6 +55,15 @@ impl Pipe {
     /// Reads up to `limit` bytes, appended to `buffer`; none at end of
     /// file. `interrupted` is asked while waiting.
     pub fn read(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+        self.take_or_peek(buffer, limit, nonblocking, interrupted, true)
+    }
+
+    /// As [`read`](Self::read), leaving the bytes in the pipe (`MSG_PEEK`).
+    pub fn peek(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+        self.take_or_peek(buffer, limit, nonblocking, interrupted, false)
+    }
+
+    fn take_or_peek(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool, take: bool) -> Result<usize, Errno> {
         let mut state = self.state.lock();
         loop {
             if !state.bytes.is_empty() {
@@ -64,9 +73,11 @@ impl Pipe {
                 let from_front = count.min(front.len());
                 buffer.extend_from_slice(&front[..from_front]);
                 buffer.extend_from_slice(&back[..count - from_front]);
-                state.bytes.drain(..count);
-                drop(state);
-                self.changed.broadcast();
+                if take {
+                    state.bytes.drain(..count);
+                    drop(state);
+                    self.changed.broadcast();
+                }
                 return Ok(count);
             }
             if state.writers == 0 || limit == 0 {
@@ -119,6 +130,16 @@ impl Pipe {
             state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
         }
         Ok(written)
+    }
+
+    /// Whether every writing end has closed.
+    pub fn writers_gone(&self) -> bool {
+        self.state.lock().writers == 0
+    }
+
+    /// Whether every reading end has closed.
+    pub fn readers_gone(&self) -> bool {
+        self.state.lock().readers == 0
     }
 
     /// Whether a read would not wait, and whether a write would not.

@@ -22,27 +22,40 @@ use crate::pipes::Pipe;
 use crate::signals::numbers::SIGPIPE;
 
 /// The most bytes one read or write moves (a larger request is partial).
-const CHUNK: usize = 1 << 20;
+pub(super) const CHUNK: usize = 1 << 20;
 const SEEK_SET: u64 = 0;
 const SEEK_CUR: u64 = 1;
 const SEEK_END: u64 = 2;
 
-fn descriptor(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
+pub(super) fn descriptor(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
     open_files::file(call.process.native.space(), fd)
 }
 
 /// Reads up to `length` bytes from `file` (at `at`, or its offset).
-fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -> Result<Vec<u8>, Errno> {
+pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -> Result<Vec<u8>, Errno> {
     if !file.readable() {
         return Err(Errno::EBADF);
     }
     let nonblocking = file.status() & flags::O_NONBLOCK != 0;
     let interrupted = || call.interrupted();
     let mut buffer = Vec::new();
-    if let Backing::PipeReader(pipe) = &file.backing {
-        // Straight from the pipe's buffer: no zero-filled staging buffer.
-        pipe.read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
-        return Ok(buffer);
+    match &file.backing {
+        Backing::PipeReader(pipe) => {
+            // Straight from the pipe's buffer: no zero-filled staging buffer.
+            pipe.read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
+            return Ok(buffer);
+        }
+        Backing::Socket(end) => {
+            end.incoming().read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
+            return Ok(buffer);
+        }
+        Backing::EventCounter(counter) => {
+            if length < 8 {
+                return Err(Errno::EINVAL);
+            }
+            return Ok(counter.read(nonblocking, &interrupted)?.to_le_bytes().to_vec());
+        }
+        _ => {}
     }
     buffer.try_reserve_exact(length.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
     buffer.resize(length.min(CHUNK), 0);
@@ -65,17 +78,17 @@ fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Option<u64>) -
             buffer.len()
         }
         Backing::Device(Device::Console, _) => console::read(&mut buffer, nonblocking, &interrupted)?,
-        Backing::PipeReader(_) => 0, // handled above
+        Backing::PipeReader(_) | Backing::Socket(_) | Backing::EventCounter(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
-        Backing::MessageQueue(_) => return Err(Errno::EINVAL),
+        Backing::MessageQueue(_) | Backing::Epoll(_) => return Err(Errno::EINVAL),
     };
     buffer.truncate(count);
     Ok(buffer)
 }
 
 /// Writes `data` to `file` (at `at`, or its offset / the end with `O_APPEND`).
-fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option<u64>) -> Result<usize, Errno> {
+pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option<u64>) -> Result<usize, Errno> {
     if !file.writable() {
         return Err(Errno::EBADF);
     }
@@ -105,18 +118,34 @@ fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option<u64>) -> R
             Ok(data.len())
         }
         Backing::Device(..) => Ok(data.len()),
-        Backing::PipeWriter(pipe) => match pipe.write(data, nonblocking, &interrupted) {
-            Err(Errno::EPIPE) => {
-                // To the writing thread, as from the process itself (Linux's `send_sig`).
-                let info = linux_abi::signal_frame::SigInfo::from_process(SIGPIPE, linux_abi::signal_frame::codes::SI_USER, call.pid(), 0);
-                call.process.state().signals.raise_for_thread(call.thread.tid, SIGPIPE, info);
-                Err(Errno::EPIPE)
-            }
-            other => other,
-        },
+        Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
+        Backing::Socket(end) => signal_broken_pipe(call, write_socket(end, data, nonblocking, &interrupted)),
+        Backing::EventCounter(counter) => {
+            let value = data.get(..8).ok_or(Errno::EINVAL)?;
+            counter.write(u64::from_le_bytes(value.try_into().map_err(|_| Errno::EINVAL)?), nonblocking, &interrupted)?;
+            Ok(8)
+        }
         Backing::PipeReader(_) => Err(Errno::EBADF),
-        Backing::MessageQueue(_) => Err(Errno::EINVAL),
+        Backing::MessageQueue(_) | Backing::Epoll(_) => Err(Errno::EINVAL),
     }
+}
+
+/// A write to socket end `end` (EPIPE once writing was shut down).
+pub(super) fn write_socket(end: &crate::unix_sockets::SocketEnd, data: &[u8], nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+    if !end.can_write() {
+        return Err(Errno::EPIPE);
+    }
+    end.outgoing().write(data, nonblocking, interrupted)
+}
+
+/// A write's result; EPIPE sends SIGPIPE to the writing thread, as from
+/// the process itself (Linux's `send_sig`).
+pub(super) fn signal_broken_pipe(call: &Call<'_>, written: Result<usize, Errno>) -> Result<usize, Errno> {
+    if written == Err(Errno::EPIPE) {
+        let info = linux_abi::signal_frame::SigInfo::from_process(SIGPIPE, linux_abi::signal_frame::codes::SI_USER, call.pid(), 0);
+        call.process.state().signals.raise_for_thread(call.thread.tid, SIGPIPE, info);
+    }
+    written
 }
 
 pub fn read(call: &mut Call<'_>) -> CallResult {
@@ -171,7 +200,7 @@ fn positioned(file: &OpenFile) -> Result<(), Errno> {
 }
 
 /// The `(base, length)` pairs of an iovec array.
-fn io_vectors(call: &Call<'_>, address: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
+pub(super) fn io_vectors(call: &Call<'_>, address: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
     if count > 1024 {
         return Err(Errno::EINVAL);
     }
@@ -188,6 +217,41 @@ fn io_vectors(call: &Call<'_>, address: u64, count: u64) -> Result<Vec<(u64, u64
 }
 
 pub fn readv(call: &mut Call<'_>) -> CallResult {
+    read_vectors(call, None)
+}
+
+pub fn writev(call: &mut Call<'_>) -> CallResult {
+    write_vectors(call, None)
+}
+
+/// `preadv(fd, iov, count, offset)` / `pwritev`: at a position, which
+/// must not be negative.
+pub fn positioned_vectors(call: &mut Call<'_>, writing: bool) -> CallResult {
+    let offset = call.argument(3) as i64;
+    if offset < 0 {
+        return Err(Errno::EINVAL);
+    }
+    positioned(&*descriptor(call, call.argument(0))?)?;
+    if writing { write_vectors(call, Some(offset as u64)) } else { read_vectors(call, Some(offset as u64)) }
+}
+
+/// `preadv2(fd, iov, count, offset, _, flags)` / `pwritev2`: offset -1
+/// is the file's own offset; the `RWF_*` hints are accepted.
+pub fn positioned_vectors2(call: &mut Call<'_>, writing: bool) -> CallResult {
+    const KNOWN_RWF: u64 = 0x1f;
+    if call.argument(5) & !KNOWN_RWF != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    match call.argument(3) as i64 {
+        -1 if writing => write_vectors(call, None),
+        -1 => read_vectors(call, None),
+        _ => positioned_vectors(call, writing),
+    }
+}
+
+/// Reads into the iovecs of arguments 1 and 2 in turn (at `at`, or the
+/// file's offset), stopping at a short read.
+fn read_vectors(call: &Call<'_>, at: Option<u64>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let vectors = io_vectors(call, call.argument(1), call.argument(2))?;
     let mut total = 0u64;
@@ -195,7 +259,7 @@ pub fn readv(call: &mut Call<'_>) -> CallResult {
         if length == 0 {
             continue;
         }
-        let data = read_from(call, &file, length as usize, None)?;
+        let data = read_from(call, &file, length as usize, at.map(|at| at + total))?;
         call.write_out(base, &data)?;
         total += data.len() as u64;
         if (data.len() as u64) < length {
@@ -205,10 +269,12 @@ pub fn readv(call: &mut Call<'_>) -> CallResult {
     value(total)
 }
 
-pub fn writev(call: &mut Call<'_>) -> CallResult {
+/// Writes the iovecs of arguments 1 and 2 (at `at`, or the file's
+/// offset), gathered into one write so that a pipe or the console sees
+/// it whole.
+fn write_vectors(call: &Call<'_>, at: Option<u64>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let vectors = io_vectors(call, call.argument(1), call.argument(2))?;
-    // Gathered into one write so that a pipe or the console sees it whole.
     let mut data = Vec::new();
     for (base, length) in vectors {
         let start = data.len();
@@ -220,7 +286,7 @@ pub fn writev(call: &mut Call<'_>) -> CallResult {
     if data.is_empty() {
         return value(0);
     }
-    value(write_to(call, &file, &data, None)? as u64)
+    value(write_to(call, &file, &data, at)? as u64)
 }
 
 pub fn open(call: &mut Call<'_>) -> CallResult {
@@ -288,7 +354,7 @@ pub fn install(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_e
     value(u64::from(install_descriptor(call, file, placement, close_on_exec)?))
 }
 
-fn install_descriptor(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_exec: bool) -> Result<u32, Errno> {
+pub(super) fn install_descriptor(call: &Call<'_>, file: OpenFile, placement: Placement, close_on_exec: bool) -> Result<u32, Errno> {
     let fd = open_files::install(call.process.native.space(), file, placement)?;
     within_descriptor_limit(call, fd)?;
     call.process.state().set_close_on_exec(fd, close_on_exec)?;
@@ -483,7 +549,7 @@ pub fn pipe(call: &mut Call<'_>, which: PipeCall) -> CallResult {
 }
 
 /// Takes back descriptor `fd` this call installed (nobody saw it yet).
-fn drop_descriptor(call: &Call<'_>, fd: u32) {
+pub(super) fn drop_descriptor(call: &Call<'_>, fd: u32) {
     if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
         undo(&removed);
     }
@@ -519,15 +585,18 @@ fn file_status(stat: &Stat) -> linux_abi::FileStatus {
 fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
     match &file.backing {
         Backing::Inode(inode) | Backing::Device(_, inode) => fs::with(|tree| tree.stat(*inode)),
-        Backing::MessageQueue(_) => {
-            let now = now();
-            Ok(Stat { inode: 0x1000 + fd, mode: 0o100600, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now })
-        }
-        Backing::PipeReader(_) | Backing::PipeWriter(_) => {
-            let now = now();
-            Ok(Stat { inode: 0x1000 + fd, mode: 0o010600, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now })
-        }
+        Backing::MessageQueue(_) => Ok(anonymous_stat(fd, 0o100600)),
+        Backing::PipeReader(_) | Backing::PipeWriter(_) => Ok(anonymous_stat(fd, 0o010600)),
+        Backing::Socket(_) => Ok(anonymous_stat(fd, 0o140777)),
+        // Linux's anonymous inodes have no file type bits.
+        Backing::EventCounter(_) | Backing::Epoll(_) => Ok(anonymous_stat(fd, 0o600)),
     }
+}
+
+/// The status of a descriptor with no file behind it.
+fn anonymous_stat(fd: u64, mode: u32) -> Stat {
+    let now = now();
+    Stat { inode: 0x1000 + fd, mode, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now }
 }
 
 pub fn fstat(call: &mut Call<'_>) -> CallResult {
@@ -705,28 +774,12 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
 /// Readiness of descriptor `fd`: (readable, writable, hung up), or `None`
 /// for a descriptor that does not exist.
 fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
-    let file = descriptor(call, fd).ok()?;
-    Some(match &file.backing {
-        Backing::Device(Device::Console, _) => (console::readable(), true, false),
-        Backing::PipeReader(pipe) => {
-            let (readable, _) = pipe.readiness();
-            (readable, false, false)
-        }
-        Backing::PipeWriter(pipe) => {
-            let (_, writable) = pipe.readiness();
-            (false, writable, false)
-        }
-        Backing::MessageQueue(queue) => {
-            let (readable, writable) = queue.readiness();
-            (readable, writable, false)
-        }
-        _ => (true, true, false),
-    })
+    Some(descriptor(call, fd).ok()?.readiness(0))
 }
 
 /// Waits until `check` finds something ready, the deadline passes
 /// (nanoseconds of uptime; `None`: forever) or a signal comes.
-fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
+pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
     loop {
         let ready = check()?;
         let now = machine::timer::uptime_nanoseconds();
@@ -785,7 +838,7 @@ pub fn ppoll(call: &mut Call<'_>) -> CallResult {
 
 /// The deadline the `timespec` timeout in argument `index` sets (`None`
 /// for NULL: no timeout).
-fn timespec_deadline(call: &Call<'_>, index: usize) -> Result<Option<u64>, Errno> {
+pub(super) fn timespec_deadline(call: &Call<'_>, index: usize) -> Result<Option<u64>, Errno> {
     let Some(timeout) = UserPtr::<linux_abi::Timespec>::argument(call, index) else { return Ok(None) };
     Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(timeout.read(call)?.as_nanoseconds())))
 }

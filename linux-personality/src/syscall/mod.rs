@@ -15,6 +15,8 @@ mod scheduling;
 mod signals;
 mod user_ptr;
 mod clocks;
+mod events;
+mod sockets;
 mod timers;
 
 use alloc::sync::Arc;
@@ -158,6 +160,26 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         pwrite64 => files::pwrite(call),
         readv => files::readv(call),
         writev => files::writev(call),
+        preadv => files::positioned_vectors(call, false),
+        pwritev => files::positioned_vectors(call, true),
+        preadv2 => files::positioned_vectors2(call, false),
+        pwritev2 => files::positioned_vectors2(call, true),
+        socketpair => sockets::socketpair(call),
+        shutdown => sockets::shutdown(call),
+        sendto => sockets::sendto(call),
+        recvfrom => sockets::recvfrom(call),
+        sendmsg => sockets::sendmsg(call),
+        recvmsg => sockets::recvmsg(call),
+        getsockopt => sockets::getsockopt(call),
+        setsockopt => sockets::setsockopt(call),
+        getsockname | getpeername => sockets::socket_name(call),
+        eventfd => events::eventfd(call, false),
+        eventfd2 => events::eventfd(call, true),
+        epoll_create => events::epoll_create(call, false),
+        epoll_create1 => events::epoll_create(call, true),
+        epoll_ctl => events::epoll_ctl(call),
+        epoll_wait | epoll_pwait => events::epoll_wait(call),
+        epoll_pwait2 => events::epoll_pwait2(call),
         access => paths::access(call, AccessCall::Access),
         pipe => files::pipe(call, PipeCall::Pipe),
         select => files::select(call, SelectCall::Select),

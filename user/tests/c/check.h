@@ -40,6 +40,10 @@ static const char *errno_name(int error) {
     case ETIMEDOUT: return "ETIMEDOUT";
     case EOPNOTSUPP: return "EOPNOTSUPP";
     case EMSGSIZE: return "EMSGSIZE";
+    case ENOPROTOOPT: return "ENOPROTOOPT";
+    case ENOTSOCK: return "ENOTSOCK";
+    case EAFNOSUPPORT: return "EAFNOSUPPORT";
+    case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
     case ENOEXEC: return "ENOEXEC";
     case E2BIG: return "E2BIG";
     default: return "E?";

@@ -1,0 +1,176 @@
+//! `epoll` interest lists: which descriptors an epoll instance watches,
+//! for which events, with the caller's 64-bit datum. An entry holds its
+//! open file description weakly: when the description's last descriptor
+//! closes, the entry goes (as on Linux). Readiness is level-triggered;
+//! `EPOLLET` is accepted and treated as level-triggered (a program written
+//! for edge triggering reads until EAGAIN, so it sees the same events,
+//! possibly more often); `EPOLLONESHOT` disables an entry once it reported
+//! until `EPOLL_CTL_MOD`.
+//!
+//! This file keeps the list; what a description's readiness is, is
+//! `OpenFile::readiness`'s.
+
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+
+use crate::open_files::OpenFile;
+use linux_abi::Errno;
+
+/// The list lock's level: taken before any description's own locks.
+const LIST_LEVEL: Level = Level::new(7);
+
+/// `epoll_event.events` bits.
+pub mod events {
+    pub const EPOLLIN: u32 = 0x001;
+    pub const EPOLLPRI: u32 = 0x002;
+    pub const EPOLLOUT: u32 = 0x004;
+    pub const EPOLLERR: u32 = 0x008;
+    pub const EPOLLHUP: u32 = 0x010;
+    pub const EPOLLRDNORM: u32 = 0x040;
+    pub const EPOLLRDBAND: u32 = 0x080;
+    pub const EPOLLWRNORM: u32 = 0x100;
+    pub const EPOLLWRBAND: u32 = 0x200;
+    pub const EPOLLMSG: u32 = 0x400;
+    pub const EPOLLRDHUP: u32 = 0x2000;
+    pub const EPOLLEXCLUSIVE: u32 = 1 << 28;
+    pub const EPOLLWAKEUP: u32 = 1 << 29;
+    pub const EPOLLONESHOT: u32 = 1 << 30;
+    pub const EPOLLET: u32 = 1 << 31;
+}
+use events::*;
+
+/// One watched descriptor.
+struct Entry {
+    fd: u32,
+    file: Weak<OpenFile>,
+    events: u32,
+    data: u64,
+    /// A one-shot entry that reported: silent until modified.
+    disabled: bool,
+}
+
+/// One epoll instance.
+pub struct EpollSet {
+    entries: KernelTicketLock<Vec<Entry>>,
+}
+
+/// `epoll_ctl`'s operations.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Control {
+    Add,
+    Modify,
+    Delete,
+}
+
+impl EpollSet {
+    pub fn new() -> Self {
+        Self { entries: KernelTicketLock::new(LIST_LEVEL, Vec::new()) }
+    }
+
+    /// Adds, changes or removes the entry of descriptor `fd` (open on
+    /// `file`): EEXIST to add one there is, ENOENT to change or remove one
+    /// there is not.
+    pub fn control(&self, operation: Control, fd: u32, file: &Arc<OpenFile>, events: u32, data: u64) -> Result<(), Errno> {
+        let mut entries = self.entries.lock();
+        // Entries whose description has gone are gone.
+        entries.retain(|entry| entry.file.strong_count() > 0);
+        let position = entries.iter().position(|entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file)));
+        // Error and hang-up are always reported.
+        let events = events | EPOLLERR | EPOLLHUP;
+        match (operation, position) {
+            (Control::Add, Some(_)) => Err(Errno::EEXIST),
+            (Control::Add, None) => {
+                entries.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+                entries.push(Entry { fd, file: Arc::downgrade(file), events, data, disabled: false });
+                Ok(())
+            }
+            (Control::Modify, Some(index)) => {
+                let entry = &mut entries[index];
+                entry.events = events;
+                entry.data = data;
+                entry.disabled = false;
+                Ok(())
+            }
+            (Control::Delete, Some(index)) => {
+                entries.remove(index);
+                Ok(())
+            }
+            (Control::Modify | Control::Delete, None) => Err(Errno::ENOENT),
+        }
+    }
+
+    /// Up to `limit` ready entries as (events, datum), disabling the
+    /// one-shot ones that report when `consume` (`epoll_wait`; a poll of
+    /// the instance itself only looks). `depth` counts epoll instances
+    /// watched through others (past one level, a nested instance counts as
+    /// not ready, so a loop of instances ends).
+    pub fn ready(&self, limit: usize, depth: u32, consume: bool) -> Result<Vec<(u32, u64)>, Errno> {
+        let watched: Vec<(u32, Arc<OpenFile>, u32)> = {
+            let mut entries = self.entries.lock();
+            entries.retain(|entry| entry.file.strong_count() > 0);
+            let mut watched = Vec::new();
+            watched.try_reserve(entries.len()).map_err(|_| Errno::ENOMEM)?;
+            for entry in entries.iter().filter(|entry| !entry.disabled) {
+                if let Some(file) = entry.file.upgrade() {
+                    watched.push((entry.fd, file, entry.events));
+                }
+            }
+            watched
+        };
+        // Readiness is asked without the list lock: it takes the files' own.
+        let mut reported = Vec::new();
+        for (fd, file, wanted) in watched {
+            if reported.len() >= limit {
+                break;
+            }
+            let (readable, writable, hung_up) = file.readiness(depth + 1);
+            let mut happened = 0;
+            if readable {
+                happened |= EPOLLIN | EPOLLRDNORM;
+            }
+            if writable {
+                happened |= EPOLLOUT | EPOLLWRNORM;
+            }
+            if hung_up {
+                happened |= EPOLLHUP | EPOLLRDHUP;
+            }
+            let happened = happened & wanted;
+            if happened != 0 {
+                reported.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+                reported.push((fd, file, happened));
+            }
+        }
+        let mut entries = self.entries.lock();
+        let mut out = Vec::new();
+        out.try_reserve(reported.len()).map_err(|_| Errno::ENOMEM)?;
+        for (fd, file, happened) in &reported {
+            let (fd, happened) = (*fd, *happened);
+            // The list may have changed meanwhile: report what is still there.
+            let Some(entry) = entries.iter_mut().find(|entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file))) else { continue };
+            if entry.disabled {
+                continue;
+            }
+            if consume && entry.events & EPOLLONESHOT != 0 {
+                entry.disabled = true;
+            }
+            out.push((happened, entry.data));
+        }
+        // The descriptions let go only after the list lock: the last
+        // reference's drop may take other locks.
+        drop(entries);
+        drop(reported);
+        Ok(out)
+    }
+
+    /// Whether any entry is ready (this instance watched by another, or
+    /// polled).
+    pub fn any_ready(&self, depth: u32) -> bool {
+        depth < 2 && self.ready(usize::MAX, depth, false).is_ok_and(|ready| !ready.is_empty())
+    }
+}
+
+/// The event bits `epoll_ctl` accepts.
+pub const KNOWN_EVENTS: u32 = EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLERR | EPOLLHUP | EPOLLRDNORM | EPOLLRDBAND | EPOLLWRNORM | EPOLLWRBAND | EPOLLMSG | EPOLLRDHUP | EPOLLEXCLUSIVE | EPOLLWAKEUP | EPOLLONESHOT | EPOLLET;

@@ -1,0 +1,131 @@
+//! Event descriptors: `eventfd` counters and `epoll` instances (create,
+//! control, wait). The objects are `event_counters.rs` and `epoll.rs`;
+//! this file checks arguments and moves bytes.
+
+use caps::Placement;
+
+use super::files::{descriptor, install_descriptor, timespec_deadline, wait_ready};
+use super::{value, Call, CallResult};
+use crate::epoll::{Control, EpollSet, KNOWN_EVENTS};
+use crate::event_counters::EventCounter;
+use crate::open_files::{flags, Backing, OpenFile};
+use linux_abi::Errno;
+
+const EFD_SEMAPHORE: u64 = 1;
+const EFD_NONBLOCK: u64 = 0o4000;
+const EFD_CLOEXEC: u64 = 0o2000000;
+const EPOLL_CLOEXEC: u64 = 0o2000000;
+/// `struct epoll_event` is packed on x86-64: events (4), data (8).
+const EPOLL_EVENT_BYTES: usize = 12;
+/// The most events one `epoll_wait` returns (Linux's `EP_MAX_EVENTS`).
+const MAX_EVENTS: i32 = (i32::MAX as usize / EPOLL_EVENT_BYTES) as i32;
+
+/// `eventfd(initial)` and `eventfd2(initial, flags)`.
+pub fn eventfd(call: &mut Call<'_>, with_flags: bool) -> CallResult {
+    let initial = call.argument(0) as u32;
+    let event_flags = if with_flags { call.argument(1) } else { 0 };
+    if event_flags & !(EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let status = flags::O_RDWR | if event_flags & EFD_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
+    let counter = EventCounter::new(initial, event_flags & EFD_SEMAPHORE != 0);
+    let fd = install_descriptor(call, OpenFile::new(Backing::EventCounter(counter), status), Placement::LowestFrom(0), event_flags & EFD_CLOEXEC != 0)?;
+    value(u64::from(fd))
+}
+
+/// `epoll_create(size)` (size > 0, otherwise unused) and
+/// `epoll_create1(flags)`.
+pub fn epoll_create(call: &mut Call<'_>, with_flags: bool) -> CallResult {
+    let close_on_exec = if with_flags {
+        if call.argument(0) & !EPOLL_CLOEXEC != 0 {
+            return Err(Errno::EINVAL);
+        }
+        call.argument(0) & EPOLL_CLOEXEC != 0
+    } else {
+        if call.argument(0) as i32 <= 0 {
+            return Err(Errno::EINVAL);
+        }
+        false
+    };
+    let fd = install_descriptor(call, OpenFile::new(Backing::Epoll(EpollSet::new()), flags::O_RDWR), Placement::LowestFrom(0), close_on_exec)?;
+    value(u64::from(fd))
+}
+
+/// `epoll_ctl(epfd, op, fd, event)`.
+pub fn epoll_ctl(call: &mut Call<'_>) -> CallResult {
+    const EPOLL_CTL_ADD: u64 = 1;
+    const EPOLL_CTL_DEL: u64 = 2;
+    const EPOLL_CTL_MOD: u64 = 3;
+    let (epoll_fd, operation, fd) = (call.argument(0), call.argument(1), call.argument(2));
+    let operation = match operation {
+        EPOLL_CTL_ADD => Control::Add,
+        EPOLL_CTL_DEL => Control::Delete,
+        EPOLL_CTL_MOD => Control::Modify,
+        _ => return Err(Errno::EINVAL),
+    };
+    let instance = descriptor(call, epoll_fd)?;
+    let target = descriptor(call, fd)?;
+    let Backing::Epoll(set) = &instance.backing else { return Err(Errno::EINVAL) };
+    if epoll_fd == fd {
+        return Err(Errno::EINVAL);
+    }
+    // Regular files and directories are always ready: Linux refuses them.
+    if matches!(target.backing, Backing::Inode(_)) {
+        return Err(Errno::EPERM);
+    }
+    let (events, data) = if operation == Control::Delete {
+        (0, 0)
+    } else {
+        let mut bytes = [0u8; EPOLL_EVENT_BYTES];
+        call.read_in(call.argument(3), &mut bytes)?;
+        let events = u32::from_le_bytes(bytes[..4].try_into().map_err(|_| Errno::EFAULT)?);
+        let data = u64::from_le_bytes(bytes[4..].try_into().map_err(|_| Errno::EFAULT)?);
+        if events & !KNOWN_EVENTS != 0 {
+            return Err(Errno::EINVAL);
+        }
+        (events, data)
+    };
+    set.control(operation, fd as u32, &target, events, data)?;
+    value(0)
+}
+
+/// `epoll_wait(epfd, events, max, timeout_ms)` and `epoll_pwait` (the
+/// signal mask is not applied yet); returns how many events it wrote.
+pub fn epoll_wait(call: &mut Call<'_>) -> CallResult {
+    let (epoll_fd, address, most, timeout) = (call.argument(0), call.argument(1), call.argument(2) as i32, call.argument(3) as i32);
+    if most <= 0 || most > MAX_EVENTS {
+        return Err(Errno::EINVAL);
+    }
+    let deadline = (timeout >= 0).then(|| machine::timer::uptime_nanoseconds().saturating_add(timeout as u64 * 1_000_000));
+    wait_for_events(call, epoll_fd, address, most as usize, deadline)
+}
+
+/// `epoll_pwait2(epfd, events, max, timeout timespec, mask)`.
+pub fn epoll_pwait2(call: &mut Call<'_>) -> CallResult {
+    let (epoll_fd, address, most) = (call.argument(0), call.argument(1), call.argument(2) as i32);
+    if most <= 0 || most > MAX_EVENTS {
+        return Err(Errno::EINVAL);
+    }
+    let deadline = timespec_deadline(call, 3)?;
+    wait_for_events(call, epoll_fd, address, most as usize, deadline)
+}
+
+fn wait_for_events(call: &Call<'_>, epoll_fd: u64, address: u64, most: usize, deadline: Option<u64>) -> CallResult {
+    let instance = descriptor(call, epoll_fd)?;
+    let Backing::Epoll(set) = &instance.backing else { return Err(Errno::EINVAL) };
+    let mut found = alloc::vec::Vec::new();
+    wait_ready(call, deadline, || {
+        found = set.ready(most, 0, true)?;
+        Ok(found.len())
+    })
+    // An epoll wait is never restarted after a handler (Linux: EINTR).
+    .map_err(|errno| if errno == linux_abi::restart::ERESTARTNOHAND { Errno::EINTR } else { errno })?;
+    let mut bytes = alloc::vec::Vec::new();
+    bytes.try_reserve_exact(found.len() * EPOLL_EVENT_BYTES).map_err(|_| Errno::ENOMEM)?;
+    for (events, data) in &found {
+        bytes.extend_from_slice(&events.to_le_bytes());
+        bytes.extend_from_slice(&data.to_le_bytes());
+    }
+    call.write_out(address, &bytes)?;
+    value(found.len() as u64)
+}

@@ -1,0 +1,301 @@
+//! Socket system calls on what sockets there are: connected Unix stream
+//! pairs (`socketpair`). Sending and receiving (`sendto`, `recvfrom`,
+//! `sendmsg`, `recvmsg`, plus plain `read`/`write` in `files.rs`),
+//! `shutdown`, options and names. A call on a descriptor that is not a
+//! socket is ENOTSOCK; other families and types are refused with Linux's
+//! errno. `socket`, `bind`, `connect` and the network are not here yet.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use caps::Placement;
+
+use super::files::{descriptor, drop_descriptor, install_descriptor, io_vectors, signal_broken_pipe, write_socket, CHUNK};
+use super::{value, Call, CallResult};
+use crate::open_files::{flags, Backing, OpenFile};
+use crate::unix_sockets::{Shutdown, SocketEnd};
+use linux_abi::Errno;
+
+const AF_UNIX: u64 = 1;
+const SOCK_STREAM: u64 = 1;
+const SOCK_DGRAM: u64 = 2;
+const SOCK_SEQPACKET: u64 = 5;
+const SOCK_NONBLOCK: u64 = 0o4000;
+const SOCK_CLOEXEC: u64 = 0o2000000;
+const MSG_PEEK: u64 = 0x2;
+const MSG_DONTWAIT: u64 = 0x40;
+const MSG_WAITALL: u64 = 0x100;
+const MSG_NOSIGNAL: u64 = 0x4000;
+const SOL_SOCKET: u64 = 1;
+/// A Unix socket's buffer size as Linux reports it (`SO_SNDBUF`, `SO_RCVBUF`).
+const BUFFER_BYTES: u32 = 212_992;
+
+/// The description descriptor `fd` is open on, if it is a socket
+/// (EBADF, ENOTSOCK).
+fn socket(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
+    let file = descriptor(call, fd)?;
+    end_of(&file)?;
+    Ok(file)
+}
+
+/// The socket end `file` is open on (ENOTSOCK).
+fn end_of(file: &OpenFile) -> Result<&SocketEnd, Errno> {
+    match &file.backing {
+        Backing::Socket(end) => Ok(end),
+        _ => Err(Errno::ENOTSOCK),
+    }
+}
+
+/// `socketpair(domain, type, protocol, sv)`.
+pub fn socketpair(call: &mut Call<'_>) -> CallResult {
+    let (domain, kind, protocol) = (call.argument(0), call.argument(1), call.argument(2));
+    const AF_INET: u64 = 2;
+    const AF_INET6: u64 = 10;
+    match domain {
+        AF_UNIX => {}
+        // Internet sockets come in pairs on no system.
+        AF_INET | AF_INET6 => return Err(Errno::EOPNOTSUPP),
+        _ => return Err(Errno::EAFNOSUPPORT),
+    }
+    if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    match kind & 0xf {
+        SOCK_STREAM => {}
+        // Message-preserving kinds are not here yet.
+        SOCK_DGRAM | SOCK_SEQPACKET => return Err(Errno::EOPNOTSUPP),
+        _ => return Err(Errno::EINVAL),
+    }
+    if protocol != 0 {
+        return Err(Errno::EPROTONOSUPPORT);
+    }
+    let status = flags::O_RDWR | if kind & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
+    let close_on_exec = kind & SOCK_CLOEXEC != 0;
+    let (one, other) = SocketEnd::pair();
+    let first = install_descriptor(call, OpenFile::new(Backing::Socket(one), status), Placement::LowestFrom(0), close_on_exec)?;
+    let second = match install_descriptor(call, OpenFile::new(Backing::Socket(other), status), Placement::LowestFrom(0), close_on_exec) {
+        Ok(fd) => fd,
+        Err(errno) => {
+            drop_descriptor(call, first);
+            return Err(errno);
+        }
+    };
+    let mut pair = [0u8; 8];
+    pair[..4].copy_from_slice(&first.to_le_bytes());
+    pair[4..].copy_from_slice(&second.to_le_bytes());
+    if let Err(errno) = call.write_out(call.argument(3), &pair) {
+        drop_descriptor(call, first);
+        drop_descriptor(call, second);
+        return Err(errno);
+    }
+    value(0)
+}
+
+/// `shutdown(fd, how)`.
+pub fn shutdown(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let how = match call.argument(1) {
+        0 => Shutdown::Read,
+        1 => Shutdown::Write,
+        2 => Shutdown::Both,
+        _ => return Err(Errno::EINVAL),
+    };
+    end_of(&file)?.shut_down(how);
+    value(0)
+}
+
+/// Sends `data` on socket `file` with `MSG_*` `message_flags`.
+fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], message_flags: u64) -> Result<usize, Errno> {
+    let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
+    let interrupted = || call.interrupted();
+    let written = write_socket(end_of(file)?, data, nonblocking, &interrupted);
+    if message_flags & MSG_NOSIGNAL != 0 {
+        written
+    } else {
+        signal_broken_pipe(call, written)
+    }
+}
+
+/// Receives up to `length` bytes from socket `file`.
+fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) -> Result<Vec<u8>, Errno> {
+    let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
+    let interrupted = || call.interrupted();
+    let incoming = end_of(file)?.incoming();
+    let length = length.min(CHUNK);
+    let mut buffer = Vec::new();
+    if message_flags & MSG_PEEK != 0 {
+        incoming.peek(&mut buffer, length, nonblocking, &interrupted)?;
+        return Ok(buffer);
+    }
+    incoming.read(&mut buffer, length, nonblocking, &interrupted)?;
+    // MSG_WAITALL: on until it is all there, end of file, or a signal.
+    while message_flags & MSG_WAITALL != 0 && !buffer.is_empty() && buffer.len() < length {
+        let wanted = length - buffer.len();
+        match incoming.read(&mut buffer, wanted, nonblocking, &interrupted) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    Ok(buffer)
+}
+
+/// `sendto(fd, buffer, length, flags, address, address_length)`: the
+/// address of a connected socket is not looked at.
+pub fn sendto(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let length = (call.argument(2) as usize).min(CHUNK);
+    let mut data = Vec::new();
+    data.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
+    data.resize(length, 0);
+    call.read_in(call.argument(1), &mut data)?;
+    value(send(call, &file, &data, call.argument(3))? as u64)
+}
+
+/// `recvfrom(fd, buffer, length, flags, address, address_length)`: a
+/// connected stream socket gives no address (length 0).
+pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let data = receive(call, &file, call.argument(2) as usize, call.argument(3))?;
+    call.write_out(call.argument(1), &data)?;
+    if call.argument(4) != 0 && call.argument(5) != 0 {
+        call.write_out(call.argument(5), &0u32.to_le_bytes())?;
+    }
+    value(data.len() as u64)
+}
+
+/// The fields of a `struct msghdr` at `address`: name length's address,
+/// the iovecs, the control length and its address.
+struct MessageHeader {
+    name_length_at: u64,
+    vectors: Vec<(u64, u64)>,
+    control_length: u64,
+    control_length_at: u64,
+    flags_at: u64,
+}
+
+fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno> {
+    let mut bytes = [0u8; 56];
+    call.read_in(address, &mut bytes)?;
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+    Ok(MessageHeader {
+        name_length_at: address + 8,
+        vectors: io_vectors(call, word(16), word(24))?,
+        control_length: word(40),
+        control_length_at: address + 40,
+        flags_at: address + 48,
+    })
+}
+
+/// `sendmsg(fd, message, flags)`: the iovecs' bytes as one send. Passing
+/// descriptors or credentials (control messages) is not here yet.
+pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let header = message_header(call, call.argument(1))?;
+    if header.control_length != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let mut data = Vec::new();
+    for (base, length) in header.vectors {
+        let start = data.len();
+        let length = (length as usize).min(CHUNK.saturating_sub(start));
+        data.try_reserve(length).map_err(|_| Errno::ENOMEM)?;
+        data.resize(start + length, 0);
+        call.read_in(base, &mut data[start..])?;
+    }
+    value(send(call, &file, &data, call.argument(2))? as u64)
+}
+
+/// `recvmsg(fd, message, flags)`: into the iovecs in turn; no name, no
+/// control messages, no flags.
+pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let header = message_header(call, call.argument(1))?;
+    let total: u64 = header.vectors.iter().map(|(_, length)| *length).fold(0, u64::saturating_add);
+    let data = receive(call, &file, total.min(CHUNK as u64) as usize, call.argument(2))?;
+    let mut rest = data.as_slice();
+    for (base, length) in header.vectors {
+        if rest.is_empty() {
+            break;
+        }
+        let (part, after) = rest.split_at((length as usize).min(rest.len()));
+        call.write_out(base, part)?;
+        rest = after;
+    }
+    call.write_out(header.name_length_at, &0u32.to_le_bytes())?;
+    call.write_out(header.control_length_at, &0u64.to_le_bytes())?;
+    call.write_out(header.flags_at, &0u32.to_le_bytes())?;
+    value(data.len() as u64)
+}
+
+/// `getsockopt(fd, level, name, value, length)`: the `SOL_SOCKET` options
+/// a Unix stream socket answers.
+pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
+    socket(call, call.argument(0))?;
+    const SO_TYPE: u64 = 3;
+    const SO_ERROR: u64 = 4;
+    const SO_SNDBUF: u64 = 7;
+    const SO_RCVBUF: u64 = 8;
+    const SO_PASSCRED: u64 = 16;
+    const SO_ACCEPTCONN: u64 = 30;
+    const SO_PROTOCOL: u64 = 38;
+    const SO_DOMAIN: u64 = 39;
+    if call.argument(1) != SOL_SOCKET {
+        // A Unix socket has no other level's options.
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let answer: u32 = match call.argument(2) {
+        SO_TYPE => SOCK_STREAM as u32,
+        SO_ERROR | SO_PASSCRED | SO_ACCEPTCONN | SO_PROTOCOL => 0,
+        SO_SNDBUF | SO_RCVBUF => BUFFER_BYTES,
+        SO_DOMAIN => AF_UNIX as u32,
+        _ => return Err(Errno::ENOPROTOOPT),
+    };
+    let length_at = call.argument(4);
+    let mut length = [0u8; 4];
+    call.read_in(length_at, &mut length)?;
+    let length = i32::from_le_bytes(length);
+    if length < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let bytes = answer.to_le_bytes();
+    let count = (length as usize).min(bytes.len());
+    call.write_out(call.argument(3), &bytes[..count])?;
+    call.write_out(length_at, &(count as u32).to_le_bytes())?;
+    value(0)
+}
+
+/// `setsockopt(fd, level, name, value, length)`: buffer sizes and
+/// `SO_PASSCRED` are accepted (nothing changes); other `SOL_SOCKET`
+/// options ENOPROTOOPT, other levels EOPNOTSUPP (as for Linux's Unix sockets).
+pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
+    socket(call, call.argument(0))?;
+    match (call.argument(1), call.argument(2)) {
+        (SOL_SOCKET, 7 | 8 | 16 | 32 | 33) => {
+            if call.argument(4) < 4 {
+                return Err(Errno::EINVAL);
+            }
+            let mut option = [0u8; 4];
+            call.read_in(call.argument(3), &mut option)?;
+            value(0)
+        }
+        (SOL_SOCKET, _) => Err(Errno::ENOPROTOOPT),
+        _ => Err(Errno::EOPNOTSUPP),
+    }
+}
+
+/// `getsockname`, `getpeername`: both ends of a pair are unnamed, which
+/// Linux gives as just the family (`sa_family_t`, two bytes).
+pub fn socket_name(call: &mut Call<'_>) -> CallResult {
+    socket(call, call.argument(0))?;
+    let length_at = call.argument(2);
+    let mut length = [0u8; 4];
+    call.read_in(length_at, &mut length)?;
+    let length = i32::from_le_bytes(length);
+    if length < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let name = (AF_UNIX as u16).to_le_bytes();
+    call.write_out(call.argument(1), &name[..(length as usize).min(name.len())])?;
+    call.write_out(length_at, &(name.len() as u32).to_le_bytes())?;
+    value(0)
+}
