@@ -22,12 +22,14 @@ commands:
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
   test [--only host|loom|ktest|boot|iso|user|suites[,...]] [--repeat N] [--smp N]
                            run the test tiers; last line `N passed, M failed`
-  suites [--all] [--write-lists] [--tests PART[,PART...]]
-                           the outside-suite tier alone (Open POSIX Test Suite
-                           from Debian's source, on Lamina and on Linux): counts,
-                           target/outside/*-report.txt; --all adds the slow
-                           tests, --write-lists rewrites user/suites/*.txt,
-                           --tests runs only tests whose name has a PART
+  suites [--suite posix|python] [--all] [--write-lists] [--tests PART[,PART...]]
+                           the outside-suite tier alone, on Lamina and on Linux
+                           (Open POSIX Test Suite from Debian's source; CPython's
+                           regression tests from Debian's libpython3.11-testsuite):
+                           counts, target/outside/*-report.txt; --suite runs one,
+                           --all adds the slow posix tests, --write-lists rewrites
+                           user/suites/*.txt, --tests runs only tests (python:
+                           modules) whose name has a PART
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
   exec [MACHINE] [--linux] [--file HOST[:GUEST]]... -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first

@@ -30,7 +30,12 @@ pub struct SuiteOptions {
     pub everything: bool,
     /// Only tests whose name contains one of these.
     pub only: Vec<String>,
+    /// Only this suite (`posix`, `python`); `None`: every suite.
+    pub suite: Option<String>,
 }
+
+/// The suites there are, in the order the tier runs them.
+const SUITES: [&str; 2] = ["posix", "python"];
 
 /// A test that takes at least this long on Linux is slow.
 const SLOW: Duration = Duration::from_secs(3);
@@ -42,7 +47,7 @@ const SLOW_TEST_TIME_LIMIT: Duration = Duration::from_secs(40);
 /// while it runs; the limit above ends it well before this).
 const SILENCE_LIMIT: Duration = Duration::from_secs(120);
 
-/// `cargo xtask suites [--write-lists] [--all] [--tests PART[,PART…]]`.
+/// `cargo xtask suites [--suite NAME] [--write-lists] [--all] [--tests PART[,PART…]]`.
 pub fn suites_command(mut arguments: Arguments) -> Outcome {
     let mut options = SuiteOptions::default();
     while let Some(argument) = arguments.next_argument()? {
@@ -50,6 +55,13 @@ pub fn suites_command(mut arguments: Arguments) -> Outcome {
             Argument::Flag(flag) if flag == "--write-lists" => options.write_lists = true,
             Argument::Flag(flag) if flag == "--all" => options.everything = true,
             Argument::Flag(flag) if flag == "--tests" => options.only = arguments.value(&flag)?.split(',').map(str::to_string).collect(),
+            Argument::Flag(flag) if flag == "--suite" => {
+                let suite = arguments.value(&flag)?;
+                if !SUITES.contains(&suite.as_str()) {
+                    return Err(Failure::usage(format!("--suite {suite}: the suites are {}", SUITES.join(", "))));
+                }
+                options.suite = Some(suite);
+            }
             other => return Err(unexpected("suites", other)),
         }
     }
@@ -68,11 +80,16 @@ pub fn suites_command(mut arguments: Arguments) -> Outcome {
 
 /// The tier: every suite there is.
 pub fn run_outside_suites(tally: &mut Tally, options: &SuiteOptions) {
-    if let Err(failure) = run_posix(tally, options) {
-        tally.record("suites: posix: build and run", Err(failure.to_string()));
+    let wanted = |suite: &str| options.suite.as_deref().is_none_or(|only| only == suite);
+    if wanted("posix") {
+        if let Err(failure) = run_posix(tally, options) {
+            tally.record("suites: posix: build and run", Err(failure.to_string()));
+        }
     }
-    if let Err(failure) = super::outside_python::run_python(tally, options) {
-        tally.record("suites: python: fetch and run", Err(failure.to_string()));
+    if wanted("python") {
+        if let Err(failure) = super::outside_python::run_python(tally, options) {
+            tally.record("suites: python: fetch and run", Err(failure.to_string()));
+        }
     }
 }
 
