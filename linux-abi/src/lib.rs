@@ -21,6 +21,7 @@ extern crate std;
 mod elf_plan;
 mod errno;
 mod file_status;
+pub mod event_counter;
 pub mod flock_table;
 mod initial_stack;
 mod layer_errors;

@@ -1,18 +1,18 @@
 //! `eventfd` counters: a 64-bit count that `write` adds to and `read`
 //! takes — all of it, or one at a time with `EFD_SEMAPHORE`. A read waits
 //! while the count is 0; a write waits while the sum would pass
-//! `u64::MAX - 1`. Both end early for a signal.
+//! `u64::MAX - 1` (the arithmetic is `linux_abi::event_counter`'s,
+//! host-tested). Both end early for a signal.
 
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 use sync::{Condvar, KernelBlocking};
 
+use linux_abi::event_counter::{self, MAX_COUNT};
 use linux_abi::Errno;
 
 /// The counter lock's level (as a pipe's: above the sync layer).
 const COUNTER_LEVEL: Level = Level::new(8);
-/// The largest count (`0xffff_ffff_ffff_fffe`).
-const MAX_COUNT: u64 = u64::MAX - 1;
 
 /// One counter.
 pub struct EventCounter {
@@ -31,9 +31,8 @@ impl EventCounter {
     pub fn read(&self, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<u64, Errno> {
         let mut count = self.count.lock();
         loop {
-            if *count > 0 {
-                let taken = if self.semaphore { 1 } else { *count };
-                *count -= taken;
+            if let Some((taken, left)) = event_counter::take(*count, self.semaphore) {
+                *count = left;
                 drop(count);
                 self.changed.broadcast();
                 return Ok(taken);
@@ -50,13 +49,10 @@ impl EventCounter {
 
     /// Adds `value` (EINVAL for `u64::MAX`), waiting while it does not fit.
     pub fn write(&self, value: u64, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<(), Errno> {
-        if value == u64::MAX {
-            return Err(Errno::EINVAL);
-        }
         let mut count = self.count.lock();
         loop {
-            if MAX_COUNT - *count >= value {
-                *count += value;
+            if let Some(sum) = event_counter::add(*count, value)? {
+                *count = sum;
                 drop(count);
                 self.changed.broadcast();
                 return Ok(());
