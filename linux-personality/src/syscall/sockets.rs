@@ -251,14 +251,8 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
         _ => return Err(Errno::ENOPROTOOPT),
     };
     let length_at = call.argument(4);
-    let mut length = [0u8; 4];
-    call.read_in(length_at, &mut length)?;
-    let length = i32::from_le_bytes(length);
-    if length < 0 {
-        return Err(Errno::EINVAL);
-    }
     let bytes = answer.to_le_bytes();
-    let count = (length as usize).min(bytes.len());
+    let count = buffer_length(call, length_at)?.min(bytes.len());
     call.write_out(call.argument(3), &bytes[..count])?;
     call.write_out(length_at, &(count as u32).to_le_bytes())?;
     value(0)
@@ -288,14 +282,16 @@ pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
 pub fn socket_name(call: &mut Call<'_>) -> CallResult {
     socket(call, call.argument(0))?;
     let length_at = call.argument(2);
-    let mut length = [0u8; 4];
-    call.read_in(length_at, &mut length)?;
-    let length = i32::from_le_bytes(length);
-    if length < 0 {
-        return Err(Errno::EINVAL);
-    }
     let name = (AF_UNIX as u16).to_le_bytes();
-    call.write_out(call.argument(1), &name[..(length as usize).min(name.len())])?;
+    let count = buffer_length(call, length_at)?.min(name.len());
+    call.write_out(call.argument(1), &name[..count])?;
     call.write_out(length_at, &(name.len() as u32).to_le_bytes())?;
     value(0)
+}
+
+/// The caller's buffer size at `at` (a `socklen_t`; EINVAL if negative).
+fn buffer_length(call: &Call<'_>, at: u64) -> Result<usize, Errno> {
+    let mut length = [0u8; 4];
+    call.read_in(at, &mut length)?;
+    usize::try_from(i32::from_le_bytes(length)).map_err(|_| Errno::EINVAL)
 }
