@@ -89,7 +89,15 @@ pub fn getresid(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-pub fn statfs(call: &mut Call<'_>) -> CallResult {
+/// `statfs(path, buffer)` and (`by_descriptor`) `fstatfs(fd, buffer)`:
+/// the one tmpfs, once the path or descriptor is found to exist.
+pub fn statfs(call: &mut Call<'_>, by_descriptor: bool) -> CallResult {
+    if by_descriptor {
+        crate::open_files::file(call.process.native.space(), call.argument(0))?;
+    } else {
+        let path = super::paths::path_in(call, call.argument(0))?;
+        super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &path, true)?;
+    }
     let mut record = [0u8; 120];
     let free = kernel_objects::physical_memory::free_frames();
     let mut put = |at: usize, value: u64| record[at..at + 8].copy_from_slice(&value.to_le_bytes());
@@ -102,8 +110,7 @@ pub fn statfs(call: &mut Call<'_>) -> CallResult {
     put(48, 1 << 19); // ffree
     put(64, 255); // namelen
     put(72, 4096); // frsize
-    let buffer = if call.arguments[0] != 0 { call.argument(1) } else { 0 };
-    call.write_out(buffer, &record)?;
+    call.write_out(call.argument(1), &record)?;
     value(0)
 }
 

@@ -253,7 +253,10 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         readlink => paths::readlink(call),
         chmod => paths::chmod(call),
         fchmod => files::fchmod(call),
-        chown | fchown | lchown | fchownat => value(0), // one user: accepted
+        chown => paths::chown(call, false, true),
+        lchown => paths::chown(call, false, false),
+        fchownat => paths::chown(call, true, true),
+        fchown => files::descriptor(call, call.argument(0)).and_then(|_| value(0)), // one user: ownership stays
         umask => processes::umask(call),
         gettimeofday => clocks::gettimeofday(call),
         getrlimit => info::getrlimit(call),
@@ -276,7 +279,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         rt_sigtimedwait => signals::rt_sigtimedwait(call),
         pause => signals::pause(call),
         sigaltstack => signals::sigaltstack(call),
-        statfs | fstatfs => info::statfs(call),
+        statfs => info::statfs(call, false),
+        fstatfs => info::statfs(call, true),
         prctl => value(0), // accepted, nothing to do yet
         sync => value(0),  // tmpfs has nothing to write back
         mount => info::mount(call),

@@ -296,6 +296,25 @@ pub fn truncate(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
+/// `chown`, `lchown` (`at` false: the path is argument 0) and `fchownat`
+/// (`at`: directory, path, ids, flags). One user (root) owns every file,
+/// so ownership stays as it is; the file must exist, with the errors of
+/// the lookup (ENOENT, ENOTDIR, ELOOP, EBADF …). `follow`: follow a final
+/// symbolic link (`fchownat`: unless `AT_SYMLINK_NOFOLLOW`).
+pub fn chown(call: &mut Call<'_>, at: bool, follow: bool) -> CallResult {
+    let (dirfd, path_address, flags) = if at { (call.argument(0), call.argument(1), call.argument(4)) } else { (AT_FDCWD as u64, call.argument(0), 0) };
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if flags & AT_EMPTY_PATH != 0 && call.string_in(path_address, MAX_PATH - 1)?.is_empty() {
+        open_files::file(call.process.native.space(), dirfd)?;
+    } else {
+        let path = path_in(call, path_address)?;
+        lookup_at(call, dirfd, &path, follow && flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    }
+    value(0)
+}
+
 pub fn utimensat(call: &mut Call<'_>) -> CallResult {
     const UTIME_NOW: u64 = (1 << 30) - 1;
     const UTIME_OMIT: u64 = (1 << 30) - 2;
