@@ -77,6 +77,9 @@ pub struct ProcessState {
     pub limits: linux_abi::resource_limits::ResourceLimits,
     /// Threads whose scheduling policy is not the default, by thread id.
     pub scheduling: Vec<(Pid, Scheduling)>,
+    /// Threads whose CPU affinity is not every CPU, by thread id (bit n:
+    /// CPU n). Kept and reported; the scheduler does not pin yet.
+    pub affinity: Vec<(Pid, u64)>,
 }
 
 impl ProcessState {
@@ -106,6 +109,21 @@ impl ProcessState {
         if setting != Scheduling::default() {
             self.scheduling.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
             self.scheduling.push((tid, setting));
+        }
+        Ok(())
+    }
+
+    /// Thread `tid`'s CPU affinity (`None`: every CPU).
+    pub fn affinity_of(&self, tid: Pid) -> Option<u64> {
+        self.affinity.iter().find(|(thread, _)| *thread == tid).map(|(_, mask)| *mask)
+    }
+
+    /// Sets thread `tid`'s (`None`: every CPU; ENOMEM when the table cannot grow).
+    pub fn set_affinity(&mut self, tid: Pid, mask: Option<u64>) -> Result<(), Errno> {
+        self.affinity.retain(|(thread, _)| *thread != tid);
+        if let Some(mask) = mask {
+            self.affinity.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            self.affinity.push((tid, mask));
         }
         Ok(())
     }
@@ -305,5 +323,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         posix_timers: Vec::new(),
         limits: Default::default(),
         scheduling: Vec::new(),
+        affinity: Vec::new(),
     }
 }

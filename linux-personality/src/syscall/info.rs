@@ -114,21 +114,6 @@ pub fn statfs(call: &mut Call<'_>, by_descriptor: bool) -> CallResult {
     value(0)
 }
 
-pub fn sched_getaffinity(call: &mut Call<'_>) -> CallResult {
-    let size = call.argument(1) as usize;
-    let cpus = machine::percpu::online_count();
-    let bytes_needed = cpus.div_ceil(64) * 8;
-    if size < bytes_needed || size % 8 != 0 {
-        return Err(Errno::EINVAL);
-    }
-    let mut mask = vec![0u8; bytes_needed];
-    for cpu in 0..cpus {
-        mask[cpu / 8] |= 1 << (cpu % 8);
-    }
-    call.write_out(call.argument(2), &mask)?;
-    value(bytes_needed as u64)
-}
-
 pub fn getrandom(call: &mut Call<'_>) -> CallResult {
     let (buffer, length, flags) = (call.argument(0), call.argument(1) as usize, call.argument(2));
     if flags & !7 != 0 {

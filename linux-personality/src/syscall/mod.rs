@@ -293,7 +293,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         rt_sigqueueinfo => processes::rt_sigqueueinfo(call),
         time => clocks::time(call),
         futex => processes::futex(call),
-        sched_setaffinity => value(0), // accepted
+        sched_setaffinity => scheduling::sched_setaffinity(call),
         sched_setscheduler => scheduling::sched_setscheduler(call),
         sched_getscheduler => scheduling::sched_getscheduler(call),
         sched_setparam => scheduling::sched_setparam(call),
@@ -301,7 +301,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         sched_get_priority_max => scheduling::sched_get_priority_max(call),
         sched_get_priority_min => scheduling::sched_get_priority_min(call),
         sched_rr_get_interval => scheduling::sched_rr_get_interval(call),
-        sched_getaffinity => info::sched_getaffinity(call),
+        sched_getaffinity => scheduling::sched_getaffinity(call),
         set_tid_address => processes::set_tid_address(call),
         clock_gettime => clocks::clock_gettime(call),
         clock_getres => clocks::clock_getres(call),

@@ -70,6 +70,8 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
             let mut state = call.process.state();
             let inherited = state.scheduling_of(call.thread.tid);
             state.set_scheduling(tid, inherited)?;
+            let affinity = state.affinity_of(call.thread.tid);
+            state.set_affinity(tid, affinity)?;
             state.signals.add_thread(tid, call.thread.tid)?;
         }
         if let Err(errno) = run::start_thread(call.process.clone(), context, tid, clear) {
@@ -142,8 +144,9 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             posix_timers: Vec::new(),
             limits: state.limits,
             scheduling: Vec::new(),
+            affinity: Vec::new(),
         };
-        (child, state.scheduling_of(call.thread.tid).for_child())
+        (child, (state.scheduling_of(call.thread.tid).for_child(), state.affinity_of(call.thread.tid)))
     };
     let pgid = state.pgid;
     let child = match Process::create(native.clone(), state) {
@@ -153,7 +156,12 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             return Err(errno);
         }
     };
-    if child.state().set_scheduling(child.pid, child_scheduling).is_err() {
+    let (child_scheduling, child_affinity) = child_scheduling;
+    let inherited = {
+        let mut state = child.state();
+        state.set_scheduling(child.pid, child_scheduling).and_then(|()| state.set_affinity(child.pid, child_affinity))
+    };
+    if inherited.is_err() {
         child.native.destroy();
         process::remove(child.pid);
         return Err(Errno::ENOMEM);

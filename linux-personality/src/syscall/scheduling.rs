@@ -62,6 +62,58 @@ pub fn sched_rr_get_interval(call: &mut Call<'_>) -> CallResult {
 
 /// The thread a `pid` argument names: 0 the caller, else any thread id
 /// (a process id names its first thread). EINVAL below 0, ESRCH unknown.
+/// CPUs there are, as an affinity mask (bit n: CPU n; at most 64).
+fn online_mask() -> u64 {
+    match machine::percpu::online_count() {
+        count if count >= 64 => u64::MAX,
+        count => (1u64 << count) - 1,
+    }
+}
+
+/// `sched_setaffinity(tid, size, mask)`: the CPUs of the mask that exist
+/// (EINVAL when none does), kept for the thread; ESRCH for a thread that
+/// does not exist.
+pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
+    let (process, tid) = affinity_target(call)?;
+    let size = (call.argument(1) as usize).min(8);
+    let mut bytes = [0u8; 8];
+    call.read_in(call.argument(2), &mut bytes[..size])?;
+    let mask = u64::from_le_bytes(bytes) & online_mask();
+    if mask == 0 {
+        return Err(Errno::EINVAL);
+    }
+    process.state().set_affinity(tid, (mask != online_mask()).then_some(mask))?;
+    value(0)
+}
+
+/// `sched_getaffinity(tid, size, mask)`: the thread's CPUs; the size must
+/// hold a whole `unsigned long` per 64 CPUs (EINVAL); returns the bytes
+/// written.
+pub fn sched_getaffinity(call: &mut Call<'_>) -> CallResult {
+    let size = call.argument(1) as usize;
+    let bytes_needed = machine::percpu::online_count().div_ceil(64) * 8;
+    if size < bytes_needed || size % 8 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let (process, tid) = affinity_target(call)?;
+    let mask = process.state().affinity_of(tid).unwrap_or_else(online_mask);
+    let mut bytes = alloc::vec::Vec::new();
+    bytes.try_reserve_exact(bytes_needed).map_err(|_| Errno::ENOMEM)?;
+    bytes.resize(bytes_needed, 0);
+    bytes[..8].copy_from_slice(&mask.to_le_bytes());
+    call.write_out(call.argument(2), &bytes)?;
+    value(bytes_needed as u64)
+}
+
+/// The thread an affinity call names: a negative id is ESRCH here (Linux
+/// looks it up and finds none).
+fn affinity_target(call: &Call<'_>) -> Result<(Arc<Process>, Pid), Errno> {
+    if (call.argument(0) as i32) < 0 {
+        return Err(Errno::ESRCH);
+    }
+    target(call, call.argument(0))
+}
+
 fn target(call: &Call<'_>, pid: u64) -> Result<(Arc<Process>, Pid), Errno> {
     let pid = pid as i32;
     match pid {

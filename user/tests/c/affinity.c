@@ -1,0 +1,63 @@
+/*
+ * CPU affinity as Linux keeps it: a thread's mask is what it set (only
+ * CPUs that exist), a new thread and a forked child start with their
+ * creator's, and the errors: EINVAL for a mask with no existing CPU or a
+ * size too small to read it into, ESRCH for a thread that does not exist.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int first_cpu_only(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    sched_getaffinity(0, sizeof set, &set);
+    return CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set);
+}
+
+static void *thread_body(void *result) {
+    *(int *)result = first_cpu_only();
+    return NULL;
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CHECK("sched_getaffinity", sched_getaffinity(0, sizeof set, &set));
+    EXPECT("every online CPU", CPU_COUNT(&set) == sysconf(_SC_NPROCESSORS_ONLN));
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    CHECK("pin to CPU 0", sched_setaffinity(0, sizeof set, &set));
+    EXPECT("reads back CPU 0 alone", first_cpu_only());
+    int in_thread = 0;
+    pthread_t thread;
+    pthread_create(&thread, NULL, thread_body, &in_thread);
+    pthread_join(thread, NULL);
+    EXPECT("a new thread starts with it", in_thread);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(first_cpu_only() ? 0 : 1);
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT("a forked child starts with it", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CPU_ZERO(&set);
+    CHECK("an empty mask", sched_setaffinity(0, sizeof set, &set));
+    CPU_SET(1000, &set);
+    CHECK("only a CPU that does not exist", sched_setaffinity(0, sizeof set, &set));
+    CHECK("no such thread", sched_setaffinity(999999, sizeof set, &set));
+    CHECK("negative id (set)", sched_setaffinity(-1, sizeof set, &set));
+    CHECK("negative id (get)", sched_getaffinity(-1, sizeof set, &set));
+    CHECK("get into 4 bytes", syscall(SYS_sched_getaffinity, 0, 4, &set));
+    CPU_ZERO(&set);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        CPU_SET(cpu, &set);
+    CHECK("every CPU again", sched_setaffinity(0, sizeof set, &set));
+    EXPECT("back to every online CPU", (sched_getaffinity(0, sizeof set, &set), CPU_COUNT(&set) == sysconf(_SC_NPROCESSORS_ONLN)));
+    return 0;
+}
