@@ -54,11 +54,11 @@ const POSIX_TIMER: TimerKind = TimerKind { locate, fire };
 fn fire(process: &Arc<Process>, id: u32) {
     let sent = {
         let mut state = process.state();
-        let Some(Notify::Signal { signal, .. }) = find_mut(&mut state, id).map(|timer| timer.notify) else { return };
-        let still_pending = state.signals.is_pending(signal);
-        let Some(timer) = find_mut(&mut state, id) else { return };
+        // The timer and the signal state are separate fields: one lookup.
+        let ProcessState { posix_timers, signals, .. } = &mut *state;
+        let Some(timer) = posix_timers.iter_mut().find(|timer| timer.id == id) else { return };
         let Notify::Signal { signal, value, thread } = timer.notify else { return };
-        if still_pending {
+        if signals.is_pending(signal) {
             timer.overrun = timer.overrun.saturating_add(1).min(i32::MAX as u32);
             None
         } else {

@@ -105,12 +105,7 @@ impl ProcessState {
 
     /// Sets thread `tid`'s (ENOMEM when the table cannot grow).
     pub fn set_scheduling(&mut self, tid: Pid, setting: Scheduling) -> Result<(), Errno> {
-        self.scheduling.retain(|(thread, _)| *thread != tid);
-        if setting != Scheduling::default() {
-            self.scheduling.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            self.scheduling.push((tid, setting));
-        }
-        Ok(())
+        set_thread_entry(&mut self.scheduling, tid, (setting != Scheduling::default()).then_some(setting))
     }
 
     /// Thread `tid`'s CPU affinity (`None`: every CPU).
@@ -120,18 +115,24 @@ impl ProcessState {
 
     /// Sets thread `tid`'s (`None`: every CPU; ENOMEM when the table cannot grow).
     pub fn set_affinity(&mut self, tid: Pid, mask: Option<u64>) -> Result<(), Errno> {
-        self.affinity.retain(|(thread, _)| *thread != tid);
-        if let Some(mask) = mask {
-            self.affinity.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            self.affinity.push((tid, mask));
-        }
-        Ok(())
+        set_thread_entry(&mut self.affinity, tid, mask)
     }
 
     /// Whether descriptor `fd` is close-on-exec.
     pub fn close_on_exec(&self, fd: u32) -> bool {
         self.close_on_exec.get(fd as usize / 64).is_some_and(|word| word & (1 << (fd % 64)) != 0)
     }
+}
+
+/// Sets thread `tid`'s entry of a per-thread table that lists only the
+/// threads not at the default (`None`: back to the default, no entry).
+fn set_thread_entry<T>(table: &mut Vec<(Pid, T)>, tid: Pid, value: Option<T>) -> Result<(), Errno> {
+    table.retain(|(thread, _)| *thread != tid);
+    if let Some(value) = value {
+        table.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+        table.push((tid, value));
+    }
+    Ok(())
 }
 
 type StateGuard<'a> = SpinLockGuard<'a, ProcessState, TicketLock, IrqOff, PerCpuLevels>;

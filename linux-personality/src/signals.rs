@@ -326,7 +326,8 @@ impl SignalState {
 
     /// Whether a signal thread `tid` does not block is pending for it.
     pub fn deliverable(&self, tid: Tid) -> bool {
-        self.pending_for(tid) & !self.blocked(tid) != 0
+        let (own, blocked) = self.thread(tid).map_or((0, 0), |thread| (thread.own.bits, thread.blocked));
+        (self.shared.bits | own) & !blocked != 0
     }
 
     /// Whether SIGKILL is pending for the process or any of its threads.

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const char *errno_name(int error) {
     switch (error) {
@@ -57,6 +58,16 @@ static const char *errno_name(int error) {
         long result_ = (long)(call);                                                    \
         printf("%s: %ld %s\n", label, result_, result_ < 0 ? errno_name(errno) : "OK"); \
     } while (0)
+
+/* The time `ms` milliseconds from now on `clock` (an absolute deadline). */
+static inline struct timespec time_after_ms(clockid_t clock, long ms) {
+    struct timespec at;
+    clock_gettime(clock, &at);
+    at.tv_nsec += ms * 1000000;
+    at.tv_sec += at.tv_nsec / 1000000000;
+    at.tv_nsec %= 1000000000;
+    return at;
+}
 
 /* Prints whether a condition holds. */
 #define EXPECT(label, condition) printf("%s: %s\n", label, (condition) ? "yes" : "no")

@@ -24,15 +24,6 @@ static long elapsed_ms(struct timespec from) {
     return (now.tv_sec - from.tv_sec) * 1000 + (now.tv_nsec - from.tv_nsec) / 1000000;
 }
 
-static struct timespec plus_ms(clockid_t clock, long ms) {
-    struct timespec at;
-    clock_gettime(clock, &at);
-    at.tv_nsec += ms * 1000000;
-    at.tv_sec += at.tv_nsec / 1000000000;
-    at.tv_nsec %= 1000000000;
-    return at;
-}
-
 static void wait_on(const char *label, int operation, const struct timespec *limit) {
     static uint32_t word;
     struct timespec start;
@@ -46,9 +37,9 @@ int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     struct timespec relative = {0, 50000000};
     wait_on("FUTEX_WAIT, 50 ms relative", FUTEX_WAIT | FUTEX_PRIVATE_FLAG, &relative);
-    struct timespec monotonic = plus_ms(CLOCK_MONOTONIC, 50);
+    struct timespec monotonic = time_after_ms(CLOCK_MONOTONIC, 50);
     wait_on("FUTEX_WAIT_BITSET, monotonic deadline 50 ms on", FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, &monotonic);
-    struct timespec realtime = plus_ms(CLOCK_REALTIME, 50);
+    struct timespec realtime = time_after_ms(CLOCK_REALTIME, 50);
     wait_on("FUTEX_WAIT_BITSET|CLOCK_REALTIME, deadline 50 ms on", FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, &realtime);
     struct timespec past = {1, 0};
     CHECK("FUTEX_WAIT_BITSET, a deadline long past", syscall(SYS_futex, &(uint32_t){0}, FUTEX_WAIT_BITSET, 0, &past, NULL, FUTEX_BITSET_MATCH_ANY));

@@ -16,15 +16,6 @@
 
 #include "check.h"
 
-static struct timespec in_ms(long ms) {
-    struct timespec at;
-    clock_gettime(CLOCK_REALTIME, &at);
-    at.tv_nsec += ms * 1000000;
-    at.tv_sec += at.tv_nsec / 1000000000;
-    at.tv_nsec %= 1000000000;
-    return at;
-}
-
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     mq_unlink("/lamina-q");
@@ -43,7 +34,7 @@ int main(void) {
     CHECK("send low again", mq_send(queue, "low2", 4, 1));
     CHECK("send too long", mq_send(queue, "0123456789abcdefX", 17, 0));
     CHECK("send a bad priority", mq_send(queue, "x", 1, 40000));
-    struct timespec soon = in_ms(30);
+    struct timespec soon = time_after_ms(CLOCK_REALTIME, 30);
     CHECK("timed send to a full queue", mq_timedsend(queue, "x", 1, 0, &soon));
     char buffer[64];
     unsigned priority;
@@ -52,7 +43,7 @@ int main(void) {
         ssize_t length = mq_receive(queue, buffer, sizeof buffer, &priority);
         printf("received %.*s priority %u\n", (int)(length < 0 ? 0 : length), buffer, priority);
     }
-    soon = in_ms(30);
+    soon = time_after_ms(CLOCK_REALTIME, 30);
     CHECK("timed receive from an empty queue", mq_timedreceive(queue, buffer, sizeof buffer, &priority, &soon));
     struct timespec bad = {0, 2000000000};
     CHECK("timed receive with a bad time", mq_timedreceive(queue, buffer, sizeof buffer, &priority, &bad));
