@@ -108,6 +108,30 @@ pub fn read_user(memory: &mut KernelSpace, address: u64, buffer: &mut [u8], flus
     })
 }
 
+/// Atomically replaces the aligned `u32` at `address` with `change(old)`
+/// (when `change` gives `Some`; a write access, so copy-on-write is
+/// resolved first); the value found. EINVAL for a misaligned address.
+pub fn update_user_u32(memory: &mut KernelSpace, address: u64, change: impl FnMut(u32) -> Option<u32>, flush: &mut PendingFlush) -> Result<u32, Errno> {
+    if address % 4 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    check_range(address, 4)?;
+    let frame = frame_for(memory, address, Access::Write, flush)?;
+    crate::untyped_memory::key()
+        .and_then(|key| key.update_u32(frame, (address % PAGE_SIZE) as usize, change))
+        .ok_or(Errno::EFAULT)
+}
+
+/// Where the readable word at `address` lives when its page is shared
+/// memory (a number the same for every space mapping that page: futexes
+/// of processes sharing it meet there); `None` for a private page.
+pub fn shared_location(memory: &mut KernelSpace, address: u64, flush: &mut PendingFlush) -> Result<Option<u64>, Errno> {
+    check_range(address, 4)?;
+    frame_for(memory, address, Access::Read, flush)?;
+    let page = memory.translate(address).ok_or(Errno::EFAULT)?;
+    Ok(page.shared.then_some(page.frame + address % PAGE_SIZE))
+}
+
 /// The NUL-terminated string at `address`, without its NUL; at most
 /// `limit` bytes (longer: `too_long`).
 pub fn read_c_string(memory: &mut KernelSpace, address: u64, limit: usize, too_long: Errno, flush: &mut PendingFlush) -> Result<Vec<u8>, Errno> {

@@ -23,6 +23,7 @@ mod errno;
 mod file_status;
 pub mod event_counter;
 pub mod flock_table;
+pub mod futex;
 mod initial_stack;
 mod layer_errors;
 pub mod line_discipline;
@@ -48,3 +49,5 @@ pub use wait_status::{child_codes, WaitStatus};
 
 #[cfg(test)]
 mod tests;
+#[cfg(all(test, loom))]
+mod futex_loom;

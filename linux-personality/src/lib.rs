@@ -25,6 +25,7 @@ mod event_counters;
 mod exec;
 mod flocks;
 mod fs;
+mod futexes;
 mod itimers;
 mod kernel_log;
 mod mqueues;

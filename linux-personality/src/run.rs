@@ -48,6 +48,8 @@ pub struct ThreadSelf {
     pub tid: Pid,
     /// Zeroed and futex-woken when the thread ends.
     pub clear_tid: u64,
+    /// The head of its robust futex list (`set_robust_list`), 0 for none.
+    pub robust_list: u64,
     /// The number of the system call a signal interrupted, whose `rax`
     /// holds a restart code until signal delivery decides (`restart.rs`).
     pub interrupted_call: Option<u64>,
@@ -66,7 +68,7 @@ pub struct SleepRestart {
 }
 
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
-    let mut me = ThreadSelf { tid, clear_tid, interrupted_call: None, restart_block: None };
+    let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None };
     // Wait until the creator has recorded this thread.
     while !process.has_thread(tid) {
         sched::yield_now();
@@ -247,9 +249,10 @@ fn stop(process: &Process, tid: Pid, signal: u32) {
 /// last thread out ends the process with `status` (the group exit's, if
 /// one is under way).
 fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
+    crate::futexes::release_robust_list(process, me.tid, me.robust_list);
     if me.clear_tid != 0 {
         let _ = process.native.user_memory().write(me.clear_tid, &0u32.to_le_bytes());
-        syscall::futex_wake(process, me.clear_tid, 1);
+        crate::futexes::wake_word(process, me.clear_tid, 1);
     }
     process.state().signals.remove_thread(me.tid);
     if process.remove_thread(me.tid) == 0 {

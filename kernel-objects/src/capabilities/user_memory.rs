@@ -10,7 +10,7 @@
 use alloc::vec::Vec;
 
 use super::processes::NativeProcess;
-use crate::user_memory::{read_c_string, read_user, write_user, PendingFlush};
+use crate::user_memory::{read_c_string, read_user, shared_location, update_user_u32, write_user, PendingFlush};
 use linux_abi::Errno;
 
 /// The user memory of one process (see the module comment).
@@ -45,6 +45,18 @@ impl<'a> UserMemory<'a> {
         let mut bytes = [0u8; 8];
         self.read(address, &mut bytes)?;
         Ok(u64::from_le_bytes(bytes))
+    }
+
+    /// Atomically replaces the aligned `u32` at `address` with
+    /// `change(old)` when it gives `Some`; the value found.
+    pub fn update_u32(&self, address: u64, change: impl FnMut(u32) -> Option<u32>) -> Result<u32, Errno> {
+        self.copy(|memory, flush| update_user_u32(memory, address, change, flush))
+    }
+
+    /// For futexes: where the word at `address` lives when its page is
+    /// shared memory, `None` when it is private to this process.
+    pub fn shared_location(&self, address: u64) -> Result<Option<u64>, Errno> {
+        self.copy(|memory, flush| shared_location(memory, address, flush))
     }
 
     fn copy<R>(&self, operation: impl FnOnce(&mut crate::address_spaces::KernelSpace, &mut PendingFlush) -> Result<R, Errno>) -> Result<R, Errno> {

@@ -6,6 +6,7 @@
 //! a panic.
 
 mod files;
+mod futex_calls;
 mod info;
 mod memory;
 mod paths;
@@ -29,7 +30,7 @@ use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
-pub use processes::{futex_wake, send_signal, send_signal_with, send_thread_signal_with, signal_group};
+pub use processes::{send_signal, send_signal_with, send_thread_signal_with, signal_group};
 pub use user_ptr::UserPtr;
 
 /// What the thread does after a system call.
@@ -292,7 +293,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         tkill => processes::tkill(call),
         rt_sigqueueinfo => processes::rt_sigqueueinfo(call),
         time => clocks::time(call),
-        futex => processes::futex(call),
+        futex => futex_calls::futex(call),
         sched_setaffinity => scheduling::sched_setaffinity(call),
         sched_setscheduler => scheduling::sched_setscheduler(call),
         sched_getscheduler => scheduling::sched_getscheduler(call),
@@ -323,7 +324,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         faccessat | faccessat2 => paths::access(call, AccessCall::Faccessat),
         pselect6 => files::select(call, SelectCall::Pselect6),
         ppoll => files::ppoll(call),
-        set_robust_list => value(0), // no robust futexes yet
+        set_robust_list => futex_calls::set_robust_list(call),
+        get_robust_list => futex_calls::get_robust_list(call),
         utimensat => paths::utimensat(call),
         dup3 => files::dup3(call),
         pipe2 => files::pipe(call, PipeCall::Pipe2),

@@ -1,14 +1,12 @@
 //! Process system calls: fork and clone (without threads yet), execve
 //! (static and static-PIE ELF, `#!` scripts), exit, wait4/waitid, kill
-//! and process groups and sessions, arch_prctl, set_tid_address, futex.
+//! and process groups and sessions, arch_prctl, set_tid_address.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use caps::{Placement, Rights, Slot};
 use machine::user::UserContext;
-use spinlock::kernel::KernelTicketLock;
-use spinlock::Level;
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult, Outcome, UserPtr};
@@ -273,7 +271,12 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     // the process's id.
     call.process.become_single_threaded(call.thread.tid)?;
     let old_tid = core::mem::replace(&mut call.thread.tid, call.process.pid);
-    // The point of no return: the old program is gone from here on.
+    // The point of no return: the old program is gone from here on. Its
+    // robust locks are marked as their owner's death would mark them, and
+    // neither the list nor `clear_child_tid` outlives its memory.
+    crate::futexes::release_robust_list(call.process, old_tid, call.thread.robust_list);
+    call.thread.robust_list = 0;
+    call.thread.clear_tid = 0;
     close_on_exec_descriptors(call);
     crate::posix_timers::delete_all(call.process);
     {
@@ -665,86 +668,4 @@ pub fn set_tid_address(call: &mut Call<'_>) -> CallResult {
     value(u64::from(call.thread.tid))
 }
 
-/// Wakes up to `limit` threads of `process` waiting on the futex at `address`.
-pub fn futex_wake(process: &Process, address: u64, limit: usize) -> usize {
-    let space = process.native.space().to_bits();
-    let mut woken = Vec::new();
-    {
-        let mut waiters = FUTEX_WAITERS.lock();
-        while woken.len() < limit {
-            let Some(index) = waiters.iter().position(|(s, a, _)| *s == space && *a == address) else { break };
-            woken.push(waiters.remove(index).2);
-        }
-    }
-    for thread in &woken {
-        sched::unpark(thread);
-    }
-    woken.len()
-}
-
-/// Threads waiting in `futex`: (capability space, address, thread).
-static FUTEX_WAITERS: KernelTicketLock<Vec<(u64, u64, Arc<sched::Thread>)>> = KernelTicketLock::new(Level::new(5), Vec::new());
-
-pub fn futex(call: &mut Call<'_>) -> CallResult {
-    const FUTEX_WAIT: u64 = 0;
-    const FUTEX_WAKE: u64 = 1;
-    const FUTEX_WAIT_BITSET: u64 = 9;
-    const FUTEX_WAKE_BITSET: u64 = 10;
-    let (address, operation, expected, timeout) = (call.argument(0), call.argument(1) & 0x7f, call.argument(2) as u32, call.argument(3));
-    if address % 4 != 0 {
-        return Err(Errno::EINVAL);
-    }
-    let space = call.process.native.space().to_bits();
-    match operation {
-        FUTEX_WAIT | FUTEX_WAIT_BITSET => {
-            let deadline = if timeout == 0 {
-                u64::MAX
-            } else {
-                let seconds = call.word_in(timeout)?;
-                let nanoseconds = call.word_in(timeout + 8)?;
-                let span = seconds.saturating_mul(1_000_000_000).saturating_add(nanoseconds);
-                // FUTEX_WAIT: relative. FUTEX_WAIT_BITSET: absolute, on
-                // CLOCK_REALTIME with FUTEX_CLOCK_REALTIME, else on
-                // CLOCK_MONOTONIC (which is uptime).
-                const FUTEX_CLOCK_REALTIME: u64 = 256;
-                let now = machine::timer::uptime_nanoseconds();
-                match operation {
-                    FUTEX_WAIT => now.saturating_add(span),
-                    _ if call.argument(1) & FUTEX_CLOCK_REALTIME != 0 => crate::clock::uptime_at_realtime(span),
-                    _ => span,
-                }
-            };
-            // Join the waiters before reading the word: a waker that changes
-            // it afterwards finds this thread; one that changed it before is
-            // seen in the value (no lost wake-up).
-            let me = sched::current();
-            {
-                let mut waiters = FUTEX_WAITERS.lock();
-                waiters.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-                waiters.push((space, address, me.clone()));
-            }
-            let forget = || FUTEX_WAITERS.lock().retain(|(_, _, thread)| !Arc::ptr_eq(thread, &me));
-            let mut word = [0u8; 4];
-            if let Err(errno) = call.read_in(address, &mut word) {
-                forget();
-                return Err(errno);
-            }
-            if u32::from_le_bytes(word) != expected {
-                forget();
-                return Err(Errno::EAGAIN);
-            }
-            let still_waiting = || FUTEX_WAITERS.lock().iter().any(|(s, a, thread)| *s == space && *a == address && Arc::ptr_eq(thread, &me));
-            let woken = sched::sleep_until(deadline, || !still_waiting() || call.interrupted());
-            let was_waiting = still_waiting();
-            FUTEX_WAITERS.lock().retain(|(_, _, thread)| !Arc::ptr_eq(thread, &me));
-            match woken {
-                _ if !was_waiting => value(0),
-                sched::Woken::Deadline => Err(Errno::ETIMEDOUT),
-                sched::Woken::Done => Err(Errno::EINTR),
-            }
-        }
-        FUTEX_WAKE | FUTEX_WAKE_BITSET => value(futex_wake(call.process, address, expected as usize) as u64),
-        _ => Err(Errno::ENOSYS),
-    }
-}
 

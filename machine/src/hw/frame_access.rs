@@ -95,6 +95,31 @@ fn write_bytes(frame: u64, offset: usize, bytes: &[u8]) -> bool {
     true
 }
 
+/// Atomically replaces the aligned `u32` at `offset` of `frame` with
+/// `change(old)` while `change` gives `Some`, trying again when another
+/// CPU (or user space) wrote the word meanwhile. The value found (when
+/// `change` gave `None`, nothing was written); `None` for a bad frame or
+/// offset.
+fn update_u32(frame: u64, offset: usize, mut change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
+    if !is_frame(frame) || offset % 4 != 0 || offset + 4 > PAGE_SIZE as usize {
+        return None;
+    }
+    // SAFETY: the aligned word lies inside a frame of the direct map that
+    // the caller owns (module contract); user space may access it at the
+    // same time, which is why it is only ever touched as an atomic here
+    // (a lock-prefixed compare-exchange, the same instruction user space's
+    // atomics use), and the reference lives only for this function.
+    let word = unsafe { core::sync::atomic::AtomicU32::from_ptr((physical_to_virtual(frame) + offset as u64) as *mut u32) };
+    let mut old = word.load(core::sync::atomic::Ordering::SeqCst);
+    loop {
+        let Some(new) = change(old) else { return Some(old) };
+        match word.compare_exchange(old, new, core::sync::atomic::Ordering::SeqCst, core::sync::atomic::Ordering::SeqCst) {
+            Ok(_) => return Some(old),
+            Err(now) => old = now,
+        }
+    }
+}
+
 /// The key to untyped memory (see the module comment). Not `Clone`: the
 /// one made at boot is shared by reference.
 pub struct DirectMap {
@@ -143,5 +168,12 @@ impl DirectMap {
     /// Copies `bytes` to `offset` of `frame`.
     pub fn write_bytes(&self, frame: u64, offset: usize, bytes: &[u8]) -> bool {
         write_bytes(frame, offset, bytes)
+    }
+
+    /// Atomically replaces the aligned `u32` at `offset` of `frame` with
+    /// `change(old)` while `change` gives `Some` (retrying on a concurrent
+    /// write); the value found, `None` for a bad frame or offset.
+    pub fn update_u32(&self, frame: u64, offset: usize, change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
+        update_u32(frame, offset, change)
     }
 }

@@ -47,6 +47,9 @@ static const char *errno_name(int error) {
     case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
     case ENOEXEC: return "ENOEXEC";
     case E2BIG: return "E2BIG";
+    case EDEADLK: return "EDEADLK";
+    case EOWNERDEAD: return "EOWNERDEAD";
+    case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
     default: return "E?";
     }
 }

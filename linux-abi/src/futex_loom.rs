@@ -1,0 +1,134 @@
+//! loom models of the futex protocol the kernel runs over [`FutexQueue`]
+//! (`linux-personality/src/futexes.rs`): a waiter joins the queue *before*
+//! it reads the word, a waker changes the word *before* it wakes. Every
+//! interleaving ends with the waiter awake (loom reports a thread parked
+//! forever as a deadlock); the model of the opposite order finds the lost
+//! wake-up, which shows the check has teeth.
+
+use loom::sync::atomic::{AtomicU32, Ordering};
+use loom::sync::{Arc, Mutex};
+use loom::thread::{self, Thread};
+
+use crate::futex::{FutexKey, FutexQueue, MATCH_ANY};
+
+const WORD: FutexKey = FutexKey::Private { space: 1, address: 0x1000 };
+const OTHER: FutexKey = FutexKey::Private { space: 1, address: 0x2000 };
+
+struct Shared {
+    word: AtomicU32,
+    queue: Mutex<FutexQueue<Thread>>,
+}
+
+fn shared() -> Arc<Shared> {
+    Arc::new(Shared { word: AtomicU32::new(0), queue: Mutex::new(FutexQueue::new()) })
+}
+
+fn is_me(thread: &Thread) -> bool {
+    thread.id() == thread::current().id()
+}
+
+/// The kernel's `futexes::wait` with "wait while the word is 0".
+fn wait_while_zero(shared: &Shared, join_first: bool) {
+    if join_first {
+        shared.queue.lock().unwrap().join(WORD, MATCH_ANY, thread::current()).unwrap();
+        if shared.word.load(Ordering::SeqCst) != 0 {
+            shared.queue.lock().unwrap().leave(is_me);
+            return;
+        }
+    } else {
+        // The wrong order: read, then join.
+        if shared.word.load(Ordering::SeqCst) != 0 {
+            return;
+        }
+        shared.queue.lock().unwrap().join(WORD, MATCH_ANY, thread::current()).unwrap();
+    }
+    while shared.queue.lock().unwrap().is_waiting(is_me) {
+        thread::park();
+    }
+}
+
+fn unpark_all(threads: alloc::vec::Vec<Thread>) {
+    for thread in threads {
+        thread.unpark();
+    }
+}
+
+#[test]
+fn a_wake_after_the_word_changes_is_never_lost() {
+    loom::model(|| {
+        let state = shared();
+        let waiter = {
+            let state = state.clone();
+            thread::spawn(move || wait_while_zero(&state, true))
+        };
+        state.word.store(1, Ordering::SeqCst);
+        let woken = state.queue.lock().unwrap().wake(WORD, 1, MATCH_ANY).unwrap();
+        unpark_all(woken);
+        waiter.join().unwrap();
+        assert_eq!(state.queue.lock().unwrap().waiting_on(WORD), 0);
+    });
+}
+
+#[test]
+fn a_requeued_waiter_is_woken_on_its_new_word() {
+    loom::model(|| {
+        let state = shared();
+        let waiter = {
+            let state = state.clone();
+            thread::spawn(move || wait_while_zero(&state, true))
+        };
+        state.word.store(1, Ordering::SeqCst);
+        let (woken, _moved) = state.queue.lock().unwrap().requeue(WORD, OTHER, 0, 1);
+        unpark_all(woken);
+        let woken = state.queue.lock().unwrap().wake(OTHER, 1, MATCH_ANY).unwrap();
+        unpark_all(woken);
+        // A waiter that had not joined yet sees the word changed instead.
+        waiter.join().unwrap();
+    });
+}
+
+/// The waiter's decision alone (no parking): `true` when it would sleep.
+fn decides_to_sleep(shared: &Shared, join_first: bool) -> bool {
+    if join_first {
+        shared.queue.lock().unwrap().join(WORD, MATCH_ANY, thread::current()).unwrap();
+        let sleeps = shared.word.load(Ordering::SeqCst) == 0;
+        if !sleeps {
+            shared.queue.lock().unwrap().leave(is_me);
+        }
+        sleeps
+    } else {
+        let sleeps = shared.word.load(Ordering::SeqCst) == 0;
+        if sleeps {
+            shared.queue.lock().unwrap().join(WORD, MATCH_ANY, thread::current()).unwrap();
+        }
+        sleeps
+    }
+}
+
+/// After the waker is done, a waiter that sleeps must have been taken out
+/// of the queue (woken); one still queued would sleep forever.
+fn check_no_sleeper_left(join_first: bool) {
+    loom::model(move || {
+        let state = shared();
+        let waiter = {
+            let state = state.clone();
+            thread::spawn(move || decides_to_sleep(&state, join_first))
+        };
+        state.word.store(1, Ordering::SeqCst);
+        let _woken = state.queue.lock().unwrap().wake(WORD, 1, MATCH_ANY).unwrap();
+        let sleeps = waiter.join().unwrap();
+        let still_queued = state.queue.lock().unwrap().waiting_on(WORD) > 0;
+        assert!(!(sleeps && still_queued), "a waiter sleeps with no wake to come");
+    });
+}
+
+#[test]
+fn joining_before_reading_leaves_no_sleeper_behind() {
+    check_no_sleeper_left(true);
+}
+
+#[test]
+#[should_panic(expected = "a waiter sleeps with no wake to come")]
+fn reading_the_word_before_joining_loses_a_wake() {
+    check_no_sleeper_left(false);
+}
