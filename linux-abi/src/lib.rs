@@ -21,6 +21,7 @@ extern crate std;
 mod elf_plan;
 mod errno;
 mod file_status;
+pub mod cpu_times;
 pub mod event_counter;
 pub mod flock_table;
 pub mod futex;

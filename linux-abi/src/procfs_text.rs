@@ -24,17 +24,38 @@ pub struct ProcessFacts {
     pub zombie: bool,
     /// The program's name (`comm`).
     pub command: alloc::vec::Vec<u8>,
+    /// Its threads' CPU time.
+    pub times: crate::cpu_times::CpuTimes,
+    /// Its waited-for children's (theirs and their own children's).
+    pub children_times: crate::cpu_times::CpuTimes,
+    /// How many threads it has.
+    pub threads: u32,
 }
 
-/// `/proc/<pid>/stat`: the 52 fields of `proc(5)`; times and memory are
-/// not accounted yet (zero).
+/// `/proc/<pid>/stat`: the 52 fields of `proc(5)`, CPU times in clock
+/// ticks; memory sizes are not reported yet (zero).
 pub fn process_stat(facts: &ProcessFacts) -> String {
     let state = if facts.zombie { 'Z' } else { 'S' };
     let command = String::from_utf8_lossy(&facts.command);
     // Fields 1–23: pid (comm) state ppid pgrp session tty_nr tpgid flags
     // minflt cminflt majflt cmajflt utime stime cutime cstime priority
     // nice num_threads itrealvalue starttime vsize.
-    let mut text = format!("{} ({}) {} {} {} {} 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0", facts.pid, command, state, facts.parent, facts.pgid, facts.sid);
+    let (user, system) = facts.times.ticks();
+    let (children_user, children_system) = facts.children_times.ticks();
+    let mut text = format!(
+        "{} ({}) {} {} {} {} 0 -1 0 0 0 0 0 {} {} {} {} 20 0 {} 0 0 0",
+        facts.pid,
+        command,
+        state,
+        facts.parent,
+        facts.pgid,
+        facts.sid,
+        user,
+        system,
+        children_user,
+        children_system,
+        facts.threads.max(1)
+    );
     for _ in 24..=52 {
         text.push_str(" 0");
     }
@@ -46,12 +67,13 @@ pub fn process_stat(facts: &ProcessFacts) -> String {
 pub fn process_status(facts: &ProcessFacts) -> String {
     let state = if facts.zombie { "Z (zombie)" } else { "S (sleeping)" };
     format!(
-        "Name:\t{}\nState:\t{}\nTgid:\t{}\nPid:\t{}\nPPid:\t{}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t1\n",
+        "Name:\t{}\nState:\t{}\nTgid:\t{}\nPid:\t{}\nPPid:\t{}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t{}\n",
         String::from_utf8_lossy(&facts.command),
         state,
         facts.pid,
         facts.pid,
-        facts.parent
+        facts.parent,
+        facts.threads.max(1)
     )
 }
 
@@ -105,7 +127,17 @@ mod tests {
     use super::*;
 
     fn facts() -> ProcessFacts {
-        ProcessFacts { pid: 42, parent: 1, pgid: 42, sid: 7, zombie: false, command: b"my prog)".to_vec() }
+        ProcessFacts {
+            pid: 42,
+            parent: 1,
+            pgid: 42,
+            sid: 7,
+            zombie: false,
+            command: b"my prog)".to_vec(),
+            times: crate::cpu_times::CpuTimes { user: 1_230_000_000, system: 40_000_000 },
+            children_times: crate::cpu_times::CpuTimes { user: 50_000_000, system: 0 },
+            threads: 3,
+        }
     }
 
     #[test]
@@ -120,7 +152,8 @@ mod tests {
         assert_eq!(fields.len(), 52 - 2, "fields 3..=52");
         assert_eq!(&fields[..4], &["S", "1", "42", "7"], "state, ppid, pgrp, session");
         assert_eq!(fields[18 - 3], "20", "priority is field 18");
-        assert_eq!(fields[20 - 3], "1", "num_threads is field 20");
+        assert_eq!(fields[20 - 3], "3", "num_threads is field 20");
+        assert_eq!(&fields[14 - 3..18 - 3], &["123", "4", "5", "0"], "utime stime cutime cstime in ticks");
         let zombie = process_stat(&ProcessFacts { zombie: true, ..facts() });
         assert!(zombie.contains(") Z 1 "));
     }
@@ -129,6 +162,7 @@ mod tests {
     fn status_and_system_files_read_as_linux_writes_them() {
         let status = process_status(&facts());
         assert!(status.starts_with("Name:\tmy prog)\nState:\tS (sleeping)\nTgid:\t42\nPid:\t42\nPPid:\t1\n"));
+        assert!(status.ends_with("Threads:\t3\n"));
         assert_eq!(uptime(12345), "123.45 0.00\n");
         assert_eq!(uptime(5), "0.05 0.00\n");
         let meminfo = meminfo(262144, 1024);

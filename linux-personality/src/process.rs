@@ -21,6 +21,7 @@ use vfs::InodeId;
 use super::signals::SignalState;
 use kernel_objects::capabilities::NativeProcess;
 use linux_abi::Errno;
+use linux_abi::cpu_times::CpuTimes;
 use linux_abi::scheduling::Scheduling;
 
 /// A process id.
@@ -42,6 +43,8 @@ pub struct Child {
     pub pgid: Pid,
     /// Its wait status once it has exited, not yet collected.
     pub status: Option<u32>,
+    /// Once it has exited: its CPU time and its own waited-for children's.
+    pub times: CpuTimes,
     /// A stop not yet reported (`WUNTRACED`): its wait status.
     pub stopped: Option<u32>,
 }
@@ -80,6 +83,10 @@ pub struct ProcessState {
     /// Threads whose CPU affinity is not every CPU, by thread id (bit n:
     /// CPU n). Kept and reported; the scheduler does not pin yet.
     pub affinity: Vec<(Pid, u64)>,
+    /// The CPU time of its threads that have ended.
+    pub ended_threads: CpuTimes,
+    /// The CPU time of the children it waited for (and of theirs).
+    pub reaped_children: CpuTimes,
 }
 
 impl ProcessState {
@@ -216,6 +223,25 @@ impl Process {
         threads.len()
     }
 
+    /// The CPU time of its live threads (the caller's exactly, the others'
+    /// up to their CPU's last tick) and of those that ended.
+    pub fn cpu_times(&self) -> CpuTimes {
+        let me = sched::current();
+        let live = self.threads.lock().iter().fold(CpuTimes::default(), |sum, (_, thread)| sum.plus(thread_times(thread, &me)));
+        live.plus(self.state().ended_threads)
+    }
+
+    /// Thread `tid`'s CPU time, if it is one of this process's.
+    pub fn thread_cpu_times(&self, tid: Pid) -> Option<CpuTimes> {
+        let me = sched::current();
+        self.threads.lock().iter().find(|(id, _)| *id == tid).map(|(_, thread)| thread_times(thread, &me))
+    }
+
+    /// How many threads it has.
+    pub fn thread_count(&self) -> usize {
+        self.threads.lock().len()
+    }
+
     /// Whether user thread `tid` is recorded.
     pub fn has_thread(&self, tid: Pid) -> bool {
         self.threads.lock().iter().any(|(id, _)| *id == tid)
@@ -325,5 +351,13 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         limits: Default::default(),
         scheduling: Vec::new(),
         affinity: Vec::new(),
+        ended_threads: CpuTimes::default(),
+        reaped_children: CpuTimes::default(),
     }
+}
+
+/// `thread`'s CPU time; exact when it is `me`, the caller.
+pub fn thread_times(thread: &Arc<sched::Thread>, me: &Arc<sched::Thread>) -> CpuTimes {
+    let running = if Arc::ptr_eq(thread, me) { sched::current_cpu_time() } else { thread.cpu_time() };
+    CpuTimes::from_running(running, thread.kernel_time())
 }

@@ -32,6 +32,7 @@ pub fn snapshot() -> Result<Vec<ProcessFacts>, Errno> {
     let mut all = Vec::new();
     all.try_reserve_exact(processes.len()).map_err(|_| Errno::ENOMEM)?;
     for process in &processes {
+        let (times, threads) = (process.cpu_times(), process.thread_count() as u32);
         let state = process.state();
         let facts = ProcessFacts {
             facts: procfs_text::ProcessFacts {
@@ -41,6 +42,9 @@ pub fn snapshot() -> Result<Vec<ProcessFacts>, Errno> {
                 sid: state.sid,
                 zombie: state.exit_status.is_some(),
                 command: try_copy(&state.command)?,
+                times,
+                children_times: state.reaped_children,
+                threads,
             },
             arguments: try_copy(&state.arguments)?,
         };

@@ -69,6 +69,7 @@ pub struct SleepRestart {
 
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
     let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None };
+    let kernel_thread = sched::current();
     // Wait until the creator has recorded this thread.
     while !process.has_thread(tid) {
         sched::yield_now();
@@ -86,7 +87,10 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             continue;
         }
         let Ok(tables) = process.native.prepare_to_enter() else { return };
-        match run_user_in(tables, &mut context) {
+        let exit = run_user_in(tables, &mut context);
+        // What follows is kernel work for this thread: its system time.
+        let entered = sched::current_cpu_time();
+        match exit {
             UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
                 Flow::Continue => {}
                 Flow::ExitThread(status) => return leave(&process, &me, status),
@@ -124,6 +128,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             }
             UserExit::Interrupt { .. } => {}
         }
+        kernel_thread.add_kernel_time(sched::current_cpu_time().saturating_sub(entered));
     }
 }
 
@@ -255,7 +260,16 @@ fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
         crate::futexes::wake_word(process, me.clear_tid, 1);
     }
     process.state().signals.remove_thread(me.tid);
-    if process.remove_thread(me.tid) == 0 {
+    let current = sched::current();
+    let times = process::thread_times(&current, &current);
+    // Counted among the ended only once gone from the live threads, so
+    // that no reader sees it twice (the process's CPU clock never goes back).
+    let remaining = process.remove_thread(me.tid);
+    {
+        let mut state = process.state();
+        state.ended_threads = state.ended_threads.plus(times);
+    }
+    if remaining == 0 {
         exit(process, process.group_exit().unwrap_or(status));
     }
 }
@@ -274,10 +288,10 @@ fn child_info(pid: Pid, status: u32) -> SigInfo {
 /// Ends `process` with wait status `status`.
 pub fn exit(process: &Arc<Process>, status: u32) {
     process.native.destroy();
-    let (parent, children) = {
+    let (parent, children, times) = {
         let mut state = process.state();
         state.exit_status = Some(status);
-        (state.parent, core::mem::take(&mut state.children))
+        (state.parent, core::mem::take(&mut state.children), state.ended_threads.plus(state.reaped_children))
     };
     crate::itimers::disarm(process, crate::itimers::REAL_TIMER.locate, 0);
     crate::posix_timers::delete_all(process);
@@ -298,6 +312,7 @@ pub fn exit(process: &Arc<Process>, status: u32) {
             let mut state = parent.state();
             if let Some(record) = state.children.iter_mut().find(|child| child.pid == process.pid) {
                 record.status = Some(status);
+                record.times = times;
             }
             state.signals.raise_with(SIGCHLD, child_info(process.pid, status));
         }

@@ -3,6 +3,7 @@
 
 use super::{value, Call, CallResult, UserPtr};
 use linux_abi::{Timespec, Timeval};
+use linux_abi::cpu_times::{CpuClock, CpuClockOwner};
 use linux_abi::Errno;
 use crate::clock::{monotonic_nanoseconds, realtime_nanoseconds};
 
@@ -19,14 +20,27 @@ fn clock(id: u64) -> Result<u64, Errno> {
     match id {
         CLOCK_REALTIME | CLOCK_REALTIME_COARSE => Ok(realtime_nanoseconds()),
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => Ok(monotonic_nanoseconds()),
-        // No per-process CPU accounting yet: time since boot bounds it.
-        CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => Ok(monotonic_nanoseconds()),
         _ => Err(Errno::EINVAL),
     }
 }
 
+/// The reading of clock `id` for `call`'s process and thread: the system
+/// clocks, or a CPU clock of this or another process or thread (EINVAL
+/// for a malformed or unknown id, as Linux answers for a process or thread
+/// that does not exist).
+fn clock_of(call: &Call<'_>, id: u64) -> Result<u64, Errno> {
+    let Some(cpu_clock) = CpuClock::decode(id as i32)? else { return clock(id) };
+    let times = match cpu_clock.owner {
+        CpuClockOwner::ThisProcess => call.process.cpu_times(),
+        CpuClockOwner::ThisThread => call.process.thread_cpu_times(call.thread.tid).ok_or(Errno::EINVAL)?,
+        CpuClockOwner::Process(pid) => crate::process::find(pid).ok_or(Errno::EINVAL)?.cpu_times(),
+        CpuClockOwner::Thread(tid) => call.process.thread_cpu_times(tid).ok_or(Errno::EINVAL)?,
+    };
+    Ok(cpu_clock.reading(times))
+}
+
 pub fn clock_gettime(call: &mut Call<'_>) -> CallResult {
-    let now = clock(call.argument(0))?;
+    let now = clock_of(call, call.argument(0))?;
     let out = UserPtr::<Timespec>::argument(call, 1).ok_or(Errno::EFAULT)?;
     out.write(call, &Timespec::from_nanoseconds(now))?;
     value(0)
@@ -54,7 +68,7 @@ pub fn settimeofday(call: &mut Call<'_>) -> CallResult {
 }
 
 pub fn clock_getres(call: &mut Call<'_>) -> CallResult {
-    clock(call.argument(0))?;
+    clock_of(call, call.argument(0))?;
     if let Some(out) = UserPtr::<Timespec>::argument(call, 1) {
         out.write(call, &Timespec::from_nanoseconds(1))?;
     }
@@ -119,7 +133,12 @@ pub fn nanosleep(call: &mut Call<'_>) -> CallResult {
 pub fn clock_nanosleep(call: &mut Call<'_>) -> CallResult {
     const TIMER_ABSTIME: u64 = 1;
     let (id, flags) = (call.argument(0), call.argument(1));
-    let now = clock(id)?;
+    // A thread's CPU clock cannot be slept on (EINVAL, as Linux); a
+    // process's is taken to advance as elapsed time does.
+    if let Some(CpuClock { owner: CpuClockOwner::ThisThread | CpuClockOwner::Thread(_), .. }) = CpuClock::decode(id as i32)? {
+        return Err(Errno::EINVAL);
+    }
+    let now = clock_of(call, id)?;
     let span = duration(call, UserPtr::argument(call, 2))?;
     let absolute = flags & TIMER_ABSTIME != 0;
     let deadline = if absolute { monotonic_nanoseconds() + span.saturating_sub(now) } else { monotonic_nanoseconds().saturating_add(span) };

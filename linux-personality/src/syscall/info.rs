@@ -5,6 +5,7 @@
 use alloc::vec;
 
 use super::{value, Call, CallResult, UserPtr};
+use linux_abi::cpu_times;
 use linux_abi::Errno;
 use crate::clock::monotonic_nanoseconds;
 
@@ -52,19 +53,32 @@ pub fn prlimit64(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
+/// `getrusage`: the CPU times of the process (RUSAGE_SELF), the calling
+/// thread (RUSAGE_THREAD) or the waited-for children (RUSAGE_CHILDREN);
+/// the other counters are 0.
 pub fn getrusage(call: &mut Call<'_>) -> CallResult {
-    if call.argument(0) as i64 > 1 || (call.argument(0) as i64) < -1 {
-        return Err(Errno::EINVAL);
-    }
-    call.write_out(call.argument(1), &[0u8; 144])?;
+    const RUSAGE_SELF: i32 = 0;
+    const RUSAGE_CHILDREN: i32 = -1;
+    const RUSAGE_THREAD: i32 = 1;
+    let times = match call.argument(0) as i32 {
+        RUSAGE_SELF => call.process.cpu_times(),
+        RUSAGE_CHILDREN => call.process.state().reaped_children,
+        RUSAGE_THREAD => call.process.thread_cpu_times(call.thread.tid).unwrap_or_default(),
+        _ => return Err(Errno::EINVAL),
+    };
+    call.write_out(call.argument(1), &cpu_times::rusage(times, 0))?;
     value(0)
 }
 
+/// `times`: the process's and its waited-for children's CPU times in
+/// clock ticks; returns the ticks since boot.
 pub fn times(call: &mut Call<'_>) -> CallResult {
     if call.argument(0) != 0 {
-        call.write_out(call.argument(0), &[0u8; 32])?;
+        let own = call.process.cpu_times();
+        let children = call.process.state().reaped_children;
+        call.write_out(call.argument(0), &cpu_times::tms(own, children))?;
     }
-    value(monotonic_nanoseconds() / 10_000_000)
+    value(monotonic_nanoseconds() / (1_000_000_000 / cpu_times::TICKS_PER_SECOND))
 }
 
 pub fn sysinfo(call: &mut Call<'_>) -> CallResult {

@@ -12,6 +12,7 @@ use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult, Outcome, UserPtr};
 use kernel_objects::address_spaces::{carry_out, destroy_space, fork_space};
 use kernel_objects::capabilities::{caps, undo, NativeProcess};
+use linux_abi::cpu_times::{rusage, CpuTimes};
 use linux_abi::Errno;
 use crate::exec::build;
 use linux_abi::signal_frame::{codes, SigInfo};
@@ -143,6 +144,8 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             limits: state.limits,
             scheduling: Vec::new(),
             affinity: Vec::new(),
+            ended_threads: Default::default(),
+            reaped_children: Default::default(),
         };
         (child, (state.scheduling_of(call.thread.tid).for_child(), state.affinity_of(call.thread.tid)))
     };
@@ -172,7 +175,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             process::remove(child.pid);
             return Err(Errno::EAGAIN);
         }
-        state.children.push(Child { pid: child.pid, pgid, status: None, stopped: None });
+        state.children.push(Child { pid: child.pid, pgid, status: None, times: Default::default(), stopped: None });
     }
     context.registers.rax = 0;
     let pid = child.pid;
@@ -344,9 +347,10 @@ fn group_of(pid: Pid) -> Option<Pid> {
     process::find(pid).map(|found| found.state().pgid)
 }
 
-/// Waits for one of `chosen` to exit; returns its pid and wait status
-/// (`None` with `WNOHANG` when none has).
-fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bool) -> Result<Option<(Pid, u32)>, Errno> {
+/// Waits for one of `chosen` to exit; returns its pid, wait status and
+/// CPU time (`None` with `WNOHANG` when none has). A child reaped (not
+/// kept) adds its time to its parent's children's time.
+fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bool) -> Result<Option<(Pid, u32, CpuTimes)>, Errno> {
     let reportable = |child: &Child| chosen.contains(&child.pid) && (child.status.is_some() || (untraced && child.stopped.is_some()));
     let ready = |state: &ProcessState| state.children.iter().any(reportable);
     let mut state = call.process.state();
@@ -368,16 +372,17 @@ fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bo
         if !keep {
             state.children[index].stopped = None;
         }
-        return Ok(child.stopped.map(|status| (child.pid, status)));
+        return Ok(child.stopped.map(|status| (child.pid, status, CpuTimes::default())));
     }
     if !keep {
         state.children.remove(index);
+        state.reaped_children = state.reaped_children.plus(child.times);
     }
     drop(state);
     if !keep {
         process::remove(child.pid);
     }
-    Ok(child.status.map(|status| (child.pid, status)))
+    Ok(child.status.map(|status| (child.pid, status, child.times)))
 }
 
 pub fn wait4(call: &mut Call<'_>) -> CallResult {
@@ -390,12 +395,12 @@ pub fn wait4(call: &mut Call<'_>) -> CallResult {
     const WUNTRACED: u64 = 2;
     match reap(call, &chosen, options & WNOHANG != 0, false, options & WUNTRACED != 0)? {
         None => value(0),
-        Some((pid, status)) => {
+        Some((pid, status, times)) => {
             if let Some(status_out) = status_out {
                 status_out.write(call, &status)?;
             }
             if call.argument(3) != 0 {
-                call.write_out(call.argument(3), &[0u8; 144])?;
+                call.write_out(call.argument(3), &rusage(times, 0))?;
             }
             value(u64::from(pid))
         }
@@ -419,7 +424,12 @@ pub fn waitid(call: &mut Call<'_>) -> CallResult {
     const WSTOPPED: u64 = 2;
     let reaped = reap(call, &chosen, options & WNOHANG != 0, options & WNOWAIT != 0, options & WSTOPPED != 0)?;
     let mut record = [0u8; 128];
-    if let Some((pid, status)) = reaped {
+    if let Some((_, _, times)) = reaped {
+        if call.argument(4) != 0 {
+            call.write_out(call.argument(4), &rusage(times, 0))?;
+        }
+    }
+    if let Some((pid, status, _)) = reaped {
         let (code, value_field) = linux_abi::WaitStatus::decode(status).map_or((0, 0), linux_abi::WaitStatus::child_code_and_value);
         record[0..4].copy_from_slice(&17u32.to_le_bytes()); // SIGCHLD
         record[8..12].copy_from_slice(&code.to_le_bytes()); // CLD_EXITED / CLD_KILLED

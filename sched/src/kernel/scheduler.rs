@@ -36,6 +36,9 @@ pub(super) struct CpuScheduler {
     /// Wake IPIs other CPUs sent here, and those this CPU took.
     pub(super) wake_ipis_sent: AtomicU64,
     pub(super) wake_ipis_taken: AtomicU64,
+    /// Uptime (ns) since which the current thread's running time is not
+    /// yet added to its `cpu_time`.
+    stint_start: AtomicU64,
 }
 
 impl CpuScheduler {
@@ -49,6 +52,7 @@ impl CpuScheduler {
             last_tick: AtomicU64::new(0),
             wake_ipis_sent: AtomicU64::new(0),
             wake_ipis_taken: AtomicU64::new(0),
+            stint_start: AtomicU64::new(0),
         }
     }
 }
@@ -81,6 +85,22 @@ pub fn init_cpu(stacks: &'static StackSource, root: ContainerId) {
     let idle = Arc::new(Thread::new("idle", context::current(), index, None, true, root));
     *this.idle_thread.lock() = Some(idle.clone());
     *this.current.lock() = Some(idle);
+}
+
+/// Adds `current`'s running time up to `now` to its CPU time (interrupts
+/// off: only this CPU touches its `stint_start`).
+fn charge_stint(this: &CpuScheduler, current: &Thread, now: u64) {
+    let started = this.stint_start.swap(now, Ordering::Relaxed);
+    current.add_cpu_time(now.saturating_sub(started));
+}
+
+/// The calling thread's CPU time (ns), its running stint included.
+pub fn current_cpu_time() -> u64 {
+    let _off = cpu::InterruptsOff::new();
+    let (_, this) = this_cpu();
+    let Some(thread) = this.current.lock().clone() else { return 0 };
+    let running = machine::timer::uptime_nanoseconds().saturating_sub(this.stint_start.load(Ordering::Relaxed));
+    thread.cpu_time() + running
 }
 
 /// Turns on timer preemption and the wake-IPI handler (once, at boot).
@@ -270,6 +290,7 @@ fn schedule(requeue: Requeue) {
         current.name(),
         current.id()
     );
+    charge_stint(this, &current, machine::timer::uptime_nanoseconds());
     if requeue == Requeue::Yes && !current.idle {
         make_ready(current.clone());
     }
@@ -334,6 +355,11 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
     // Relaxed: a statistic for stall reports.
     let now = machine::timer::uptime_nanoseconds();
     this.last_tick.store(now, Ordering::Relaxed);
+    // A thread that keeps its CPU is charged each tick, so that others
+    // read its CPU time at most a tick behind.
+    if let Some(current) = this.current.lock().clone() {
+        charge_stint(this, &current, now);
+    }
     super::sleepers::wake_expired(now);
     let waiting = !this.queues.lock().is_empty();
     if waiting {

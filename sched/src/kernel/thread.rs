@@ -33,6 +33,12 @@ pub struct Thread {
     container: ContainerId,
     /// The last scheduling events (debug builds), for stall reports.
     pub(crate) trace: Trace,
+    /// Nanoseconds it has run on a CPU, up to its CPU's last switch or
+    /// timer tick.
+    cpu_time: AtomicU64,
+    /// The part of `cpu_time` the layers above spent working for it in the
+    /// kernel (system calls, faults); the rest is its user time.
+    kernel_time: AtomicU64,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -59,6 +65,8 @@ impl Thread {
             idle,
             container,
             trace: Trace::new(),
+            cpu_time: AtomicU64::new(0),
+            kernel_time: AtomicU64::new(0),
         }
     }
 
@@ -98,6 +106,29 @@ impl Thread {
     pub(crate) fn set_home(&self, cpu: usize, pinned: bool) {
         self.home_cpu.store(cpu, Ordering::Release);
         self.pinned.store(pinned, Ordering::Release);
+    }
+
+    /// Nanoseconds it has run, up to its CPU's last switch or tick (at most
+    /// a tick behind for a thread running now; [`crate::current_cpu_time`]
+    /// is exact for the caller).
+    pub fn cpu_time(&self) -> u64 {
+        self.cpu_time.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_cpu_time(&self, nanoseconds: u64) {
+        // Relaxed: a statistic, added only by the CPU running the thread.
+        self.cpu_time.fetch_add(nanoseconds, Ordering::Relaxed);
+    }
+
+    /// The part of its CPU time spent in the kernel on its behalf.
+    pub fn kernel_time(&self) -> u64 {
+        self.kernel_time.load(Ordering::Relaxed)
+    }
+
+    /// Charges `nanoseconds` of its CPU time to kernel work (the layer
+    /// above measures its system calls with [`crate::current_cpu_time`]).
+    pub fn add_kernel_time(&self, nanoseconds: u64) {
+        self.kernel_time.fetch_add(nanoseconds, Ordering::Relaxed);
     }
 
     /// The thread's park state now (a snapshot, for reports).
