@@ -140,6 +140,53 @@ impl CpuClock {
     }
 }
 
+/// `ITIMER_VIRTUAL` or `ITIMER_PROF`: expires when the process's user (or
+/// user and system) time reaches a reading, then every interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuIntervalTimer {
+    /// The clock reading (ns) of the next expiry; `None`: disarmed.
+    expires_at: Option<u64>,
+    /// Re-arm period (ns); 0: one shot.
+    interval: u64,
+}
+
+impl CpuIntervalTimer {
+    /// Armed `value` ns of CPU time after `reading` (0: disarmed), then
+    /// every `interval`.
+    pub fn armed(reading: u64, value: u64, interval: u64) -> Self {
+        match value {
+            0 => Self::default(),
+            _ => Self { expires_at: Some(reading.saturating_add(value)), interval },
+        }
+    }
+
+    /// Whether it is armed.
+    pub fn is_armed(&self) -> bool {
+        self.expires_at.is_some()
+    }
+
+    /// `(time left, interval)` at `reading`; a due expiry counts as 1 ns
+    /// left (armed, never 0), a disarmed timer as `(0, 0)`.
+    pub fn remaining(&self, reading: u64) -> (u64, u64) {
+        match self.expires_at {
+            Some(at) => (at.saturating_sub(reading).max(1), self.interval),
+            None => (0, 0),
+        }
+    }
+
+    /// At `reading`: whether it expires now (it then re-arms one interval
+    /// past its expiry, or past `reading` if it fell further behind, or is
+    /// spent).
+    pub fn expire(&mut self, reading: u64) -> bool {
+        let Some(at) = self.expires_at.filter(|at| reading >= *at) else { return false };
+        self.expires_at = match self.interval {
+            0 => None,
+            interval => Some(at.saturating_add(interval).max(reading.saturating_add(1))),
+        };
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +197,23 @@ mod tests {
     }
     fn thread_clock(tid: i32) -> i32 {
         (!tid << 3) | 2 | 4
+    }
+
+    #[test]
+    fn interval_timers_expire_on_cpu_time_and_rearm() {
+        let mut timer = CpuIntervalTimer::armed(1_000, 500, 200);
+        assert!(timer.is_armed());
+        assert_eq!(timer.remaining(1_100), (400, 200));
+        assert!(!timer.expire(1_499));
+        assert!(timer.expire(1_500));
+        assert_eq!(timer.remaining(1_500), (200, 200));
+        assert!(timer.expire(5_000), "far behind: one expiry");
+        assert_eq!(timer.remaining(5_000), (1, 200), "then due again just after");
+        let mut once = CpuIntervalTimer::armed(0, 10, 0);
+        assert!(once.expire(10));
+        assert!(!once.is_armed());
+        assert_eq!(once.remaining(10), (0, 0));
+        assert!(!CpuIntervalTimer::armed(7, 0, 100).is_armed(), "a zero value disarms");
     }
 
     #[test]

@@ -20,6 +20,7 @@
 extern crate alloc;
 
 mod clock;
+mod cpu_itimers;
 mod epoll;
 mod event_counters;
 mod exec;

@@ -11,7 +11,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use spinlock::kernel::{KernelTicketLock, IrqOff, PerCpuLevels};
 use spinlock::{Level, SpinLockGuard, TicketLock};
@@ -74,6 +74,9 @@ pub struct ProcessState {
     pub stopped: bool,
     /// `ITIMER_REAL` (`alarm`, `setitimer`); a fork starts disarmed.
     pub real_timer: crate::itimers::TimerSlot,
+    /// `ITIMER_VIRTUAL` and `ITIMER_PROF` (`crate::cpu_itimers`); a fork
+    /// starts disarmed.
+    pub cpu_timers: [linux_abi::cpu_times::CpuIntervalTimer; 2],
     /// `timer_create`'s timers; a fork starts with none.
     pub posix_timers: Vec<crate::posix_timers::PosixTimer>,
     /// Resource limits; fork and execve keep them.
@@ -160,6 +163,9 @@ pub struct Process {
     /// Set while thread `tid` runs `execve`: every other thread leaves (as
     /// Linux's `de_thread`), the process goes on.
     exec_by: KernelTicketLock<Option<Pid>>,
+    /// Whether a CPU interval timer is armed (`crate::cpu_itimers` checks
+    /// them only then).
+    pub cpu_timers_armed: AtomicBool,
 }
 
 static TABLE: KernelTicketLock<Vec<Arc<Process>>> = KernelTicketLock::new(TABLE_LEVEL, Vec::new());
@@ -180,6 +186,7 @@ impl Process {
             threads: KernelTicketLock::new(TABLE_LEVEL, Vec::new()),
             group_exit: KernelTicketLock::new(TABLE_LEVEL, None),
             exec_by: KernelTicketLock::new(TABLE_LEVEL, None),
+            cpu_timers_armed: AtomicBool::new(false),
         });
         table.push(process.clone());
         Ok(process)
@@ -347,6 +354,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         exit_status: None,
         stopped: false,
         real_timer: Default::default(),
+        cpu_timers: Default::default(),
         posix_timers: Vec::new(),
         limits: Default::default(),
         scheduling: Vec::new(),

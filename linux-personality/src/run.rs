@@ -129,6 +129,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             UserExit::Interrupt { .. } => {}
         }
         kernel_thread.add_kernel_time(sched::current_cpu_time().saturating_sub(entered));
+        crate::cpu_itimers::check(&process);
     }
 }
 

@@ -41,6 +41,8 @@ pub mod numbers {
     pub const SIGURG: u32 = 23;
     pub const SIGXCPU: u32 = 24;
     pub const SIGXFSZ: u32 = 25;
+    pub const SIGVTALRM: u32 = 26;
+    pub const SIGPROF: u32 = 27;
     pub const SIGWINCH: u32 = 28;
     pub const SIGSYS: u32 = 31;
 }

@@ -140,6 +140,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             exit_status: None,
             stopped: false,
             real_timer: Default::default(),
+            cpu_timers: Default::default(),
             posix_timers: Vec::new(),
             limits: state.limits,
             scheduling: Vec::new(),

@@ -1,10 +1,11 @@
 //! Timer system calls: `alarm`, `setitimer` and `getitimer` on the
 //! real-time timer (`ITIMER_REAL`, SIGALRM; `crate::itimers` keeps it), and
-//! the POSIX timers of `timer_create` (`crate::posix_timers`).
-//! `ITIMER_VIRTUAL` and `ITIMER_PROF` need per-process CPU time, which the
-//! kernel does not account yet: ENOSYS, not a silent success.
+//! `ITIMER_VIRTUAL` and `ITIMER_PROF` on the process's CPU time
+//! (`crate::cpu_itimers`), and the POSIX timers of `timer_create`
+//! (`crate::posix_timers`).
 
 use super::{value, Call, CallResult, UserPtr};
+use crate::cpu_itimers::{self, CpuTimerKind};
 use crate::{itimers, posix_timers};
 use linux_abi::sigevent::{parse_sigevent, SIGEVENT_READ_BYTES};
 use linux_abi::{Errno, ItimerSpec, ItimerVal, Timespec, Timeval};
@@ -14,10 +15,12 @@ const ITIMER_VIRTUAL: u64 = 1;
 const ITIMER_PROF: u64 = 2;
 const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
 
-fn which_timer(which: u64) -> Result<(), Errno> {
+/// The CPU timer `which` names (`None`: the real one); EINVAL for none.
+fn which_timer(which: u64) -> Result<Option<CpuTimerKind>, Errno> {
     match which {
-        ITIMER_REAL => Ok(()),
-        ITIMER_VIRTUAL | ITIMER_PROF => Err(Errno::ENOSYS),
+        ITIMER_REAL => Ok(None),
+        ITIMER_VIRTUAL => Ok(Some(CpuTimerKind::Virtual)),
+        ITIMER_PROF => Ok(Some(CpuTimerKind::Profile)),
         _ => Err(Errno::EINVAL),
     }
 }
@@ -33,10 +36,14 @@ fn round_up_to_microseconds(nanoseconds: u64) -> Timeval {
 }
 
 pub fn setitimer(call: &mut Call<'_>) -> CallResult {
-    which_timer(call.argument(0))?;
+    let which = which_timer(call.argument(0))?;
     let new = UserPtr::<ItimerVal>::argument(call, 1).ok_or(Errno::EFAULT)?.read(call)?;
     let old_out = UserPtr::<ItimerVal>::argument(call, 2);
-    let old = itimers::set(call.process, new.value.as_nanoseconds(), new.interval.as_nanoseconds())?;
+    let (first, interval) = (new.value.as_nanoseconds(), new.interval.as_nanoseconds());
+    let old = match which {
+        None => itimers::set(call.process, first, interval)?,
+        Some(kind) => cpu_itimers::set(call.process, kind, first, interval),
+    };
     if let Some(out) = old_out {
         out.write(call, &as_itimerval(old))?;
     }
@@ -44,10 +51,12 @@ pub fn setitimer(call: &mut Call<'_>) -> CallResult {
 }
 
 pub fn getitimer(call: &mut Call<'_>) -> CallResult {
-    which_timer(call.argument(0))?;
+    let which = which_timer(call.argument(0))?;
     let out = UserPtr::<ItimerVal>::argument(call, 1).ok_or(Errno::EFAULT)?;
-    let now = machine::timer::uptime_nanoseconds();
-    let current = call.process.state().real_timer.remaining(now);
+    let current = match which {
+        None => call.process.state().real_timer.remaining(machine::timer::uptime_nanoseconds()),
+        Some(kind) => cpu_itimers::get(call.process, kind),
+    };
     out.write(call, &as_itimerval(current))?;
     value(0)
 }

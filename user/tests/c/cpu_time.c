@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/times.h>
 #include <sys/wait.h>
@@ -43,6 +45,45 @@ static void spin_ms(long ms) {
             sink = sink * 6364136223846793005ul + 1;
         }
     }
+}
+
+static volatile int virtual_alarms, profile_alarms;
+static void count_alarm(int signal) {
+    if (signal == SIGVTALRM) {
+        virtual_alarms++;
+    } else {
+        profile_alarms++;
+    }
+}
+
+/* ITIMER_VIRTUAL and ITIMER_PROF run on CPU time, not while asleep. */
+static void cpu_interval_timers(void) {
+    signal(SIGVTALRM, count_alarm);
+    signal(SIGPROF, count_alarm);
+    struct itimerval fifty_ms = {{0, 0}, {0, 50000}}, current;
+    CHECK("setitimer(ITIMER_VIRTUAL, 50 ms)", setitimer(ITIMER_VIRTUAL, &fifty_ms, NULL));
+    usleep(300000);
+    EXPECT("  300 ms asleep: no SIGVTALRM", virtual_alarms == 0);
+    CHECK("getitimer(ITIMER_VIRTUAL)", getitimer(ITIMER_VIRTUAL, &current));
+    EXPECT("  more than 20 ms left", current.it_value.tv_sec == 0 && current.it_value.tv_usec > 20000);
+    long until = clock_ms(CLOCK_MONOTONIC) + 2000;
+    while (virtual_alarms == 0 && clock_ms(CLOCK_MONOTONIC) < until) {
+        sink = sink * 3 + 1;
+    }
+    EXPECT("  computing: one SIGVTALRM", virtual_alarms == 1);
+    getitimer(ITIMER_VIRTUAL, &current);
+    EXPECT("  then disarmed", current.it_value.tv_sec == 0 && current.it_value.tv_usec == 0);
+
+    struct itimerval every_20_ms = {{0, 20000}, {0, 20000}}, old;
+    CHECK("setitimer(ITIMER_PROF, every 20 ms)", setitimer(ITIMER_PROF, &every_20_ms, NULL));
+    spin_ms(300);
+    struct itimerval off = {{0, 0}, {0, 0}};
+    CHECK("setitimer(ITIMER_PROF, off)", setitimer(ITIMER_PROF, &off, &old));
+    EXPECT("  300 ms computing: 3 to 30 SIGPROFs", profile_alarms >= 3 && profile_alarms <= 30);
+    EXPECT("  the old setting kept its interval", old.it_interval.tv_usec == 20000);
+    CHECK("setitimer(3)", setitimer(3, &off, NULL));
+    signal(SIGVTALRM, SIG_DFL);
+    signal(SIGPROF, SIG_DFL);
 }
 
 static void *spinning_thread(void *argument) {
@@ -134,6 +175,8 @@ int main(void) {
         fclose(stat);
     }
     EXPECT("/proc/self/stat: user ticks at least 30", utime >= 30);
+
+    cpu_interval_timers();
 
     struct timespec any;
     CHECK("clock_gettime of a process that does not exist", clock_gettime((clockid_t)((~999999 << 3) | 2), &any));

@@ -1,0 +1,89 @@
+//! `ITIMER_VIRTUAL` (SIGVTALRM on user time) and `ITIMER_PROF` (SIGPROF on
+//! user and system time) of a process: two [`CpuIntervalTimer`]s in its
+//! state, checked each time one of its threads comes back to the kernel
+//! (a system call, a fault, or the timer tick that interrupts a thread
+//! computing), only while one is armed.
+//!
+//! Fork gives the child disarmed timers; `execve` keeps them (Linux's
+//! rules). May not send a signal with the state lock held.
+
+use core::sync::atomic::Ordering;
+
+use linux_abi::cpu_times::{CpuIntervalTimer, CpuTimes};
+
+use crate::process::Process;
+use crate::signals::numbers::{SIGPROF, SIGVTALRM};
+
+/// Which of the two.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum CpuTimerKind {
+    /// `ITIMER_VIRTUAL`: user time, SIGVTALRM.
+    Virtual,
+    /// `ITIMER_PROF`: user and system time, SIGPROF.
+    Profile,
+}
+
+impl CpuTimerKind {
+    fn reading(self, times: CpuTimes) -> u64 {
+        match self {
+            CpuTimerKind::Virtual => times.user,
+            CpuTimerKind::Profile => times.total(),
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            CpuTimerKind::Virtual => 0,
+            CpuTimerKind::Profile => 1,
+        }
+    }
+
+    fn signal(self) -> u32 {
+        match self {
+            CpuTimerKind::Virtual => SIGVTALRM,
+            CpuTimerKind::Profile => SIGPROF,
+        }
+    }
+}
+
+const KINDS: [CpuTimerKind; 2] = [CpuTimerKind::Virtual, CpuTimerKind::Profile];
+
+/// Arms (`value` 0: disarms) timer `kind` to expire after `value` ns of
+/// CPU time, then every `interval`; the old `(time left, interval)`.
+pub fn set(process: &Process, kind: CpuTimerKind, value: u64, interval: u64) -> (u64, u64) {
+    let reading = kind.reading(process.cpu_times());
+    let mut state = process.state();
+    let slot = &mut state.cpu_timers[kind.index()];
+    let old = slot.remaining(reading);
+    *slot = CpuIntervalTimer::armed(reading, value, interval);
+    let armed = state.cpu_timers.iter().any(CpuIntervalTimer::is_armed);
+    process.cpu_timers_armed.store(armed, Ordering::Relaxed);
+    old
+}
+
+/// Timer `kind`'s `(time left, interval)`.
+pub fn get(process: &Process, kind: CpuTimerKind) -> (u64, u64) {
+    let reading = kind.reading(process.cpu_times());
+    process.state().cpu_timers[kind.index()].remaining(reading)
+}
+
+/// Sends the signal of each armed timer that has expired. Cheap when none
+/// is armed (one relaxed load).
+pub fn check(process: &Process) {
+    if !process.cpu_timers_armed.load(Ordering::Relaxed) {
+        return;
+    }
+    let times = process.cpu_times();
+    let mut due = [false; 2];
+    {
+        let mut state = process.state();
+        for kind in KINDS {
+            due[kind.index()] = state.cpu_timers[kind.index()].expire(kind.reading(times));
+        }
+        let armed = state.cpu_timers.iter().any(CpuIntervalTimer::is_armed);
+        process.cpu_timers_armed.store(armed, Ordering::Relaxed);
+    }
+    for kind in KINDS.into_iter().filter(|kind| due[kind.index()]) {
+        crate::syscall::send_signal(process, kind.signal());
+    }
+}
