@@ -24,6 +24,7 @@ mod cpu_itimers;
 mod epoll;
 mod event_counters;
 mod exec;
+mod file_mappings;
 mod flocks;
 mod fs;
 mod futexes;

@@ -147,3 +147,19 @@ fn an_initramfs_unpacks_with_borrowed_files() {
     let broken: &'static [u8] = std::boxed::Box::leak(broken.into_boxed_slice());
     assert!(matches!(Tmpfs::new(NOW).unpack(broken, NOW), Err(crate::UnpackError::Archive(_))));
 }
+
+#[test]
+fn an_overwrite_stays_inside_the_file_and_keeps_its_times() {
+    let mut fs = tree();
+    let root = fs.root();
+    let file = fs.create(root, b"mapped", FileKind::Regular, 0o644, NOW).unwrap();
+    fs.write(file, 0, b"hello world", NOW).unwrap();
+    let before = fs.stat(file).unwrap();
+    fs.overwrite(file, 6, b"there").unwrap();
+    let mut bytes = [0u8; 11];
+    fs.read(file, 0, &mut bytes).unwrap();
+    assert_eq!(&bytes, b"hello there");
+    assert_eq!(fs.overwrite(file, 8, b"long"), Err(Errno::EINVAL), "past the end");
+    let after = fs.stat(file).unwrap();
+    assert_eq!((after.size, after.modified, after.changed), (before.size, before.modified, before.changed));
+}

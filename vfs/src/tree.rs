@@ -292,6 +292,22 @@ impl Tmpfs {
         Ok(data.len())
     }
 
+    /// Writes `data` at `offset` inside the file's length, times untouched:
+    /// what was stored through a shared mapping of it, copied back (EINVAL
+    /// past the end).
+    pub fn overwrite(&mut self, id: InodeId, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        let end = offset.checked_add(data.len() as u64).ok_or(Errno::EINVAL)?;
+        if end > self.stat(id)?.size {
+            return Err(Errno::EINVAL);
+        }
+        let before = self.owned_length(id);
+        let owned = self.owned_data(id, end as usize)?;
+        owned[offset as usize..end as usize].copy_from_slice(data);
+        let after = owned.len() as u64;
+        self.bytes = self.bytes - before + after;
+        Ok(())
+    }
+
     /// Sets the file's length (cutting, or zero-filling).
     pub fn truncate(&mut self, id: InodeId, length: u64, now: Timestamp) -> Result<(), Errno> {
         let length = usize::try_from(length).map_err(|_| Errno::EFBIG)?;

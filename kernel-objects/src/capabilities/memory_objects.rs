@@ -5,8 +5,12 @@
 //! owner table, so unmapping it from a space never frees it. The frames go
 //! back when the object's last capability is gone.
 //!
-//! Must never hand out a frame twice or free one a space still maps: the
-//! caller releases an object only after undoing every mapping of it.
+//! Besides capabilities, the Linux personality keeps objects as the shared
+//! pages of files mapped `MAP_SHARED` ([`read`], [`write`], [`map_into`]).
+//! Releasing an object a space still maps is safe: the space is an owner
+//! of each frame too, and the last owner frees it.
+//!
+//! Must never hand out a frame twice or free one a space still maps.
 
 use alloc::vec::Vec;
 
@@ -14,7 +18,7 @@ use containers::ContainerId;
 use frames::{FrameNumber, PhysicalAddress};
 use crate::untyped_memory::{OwnedFrame, SharedFrame};
 use spinlock::kernel::KernelTicketLock;
-use vmem::LeaveOutcome;
+use vmem::{LeaveOutcome, PAGE_SIZE};
 
 use super::MEMORY_OBJECTS_LEVEL;
 use crate::address_spaces::owners;
@@ -88,6 +92,58 @@ pub(crate) fn frames(handle: u64, first: u64, count: u64) -> Result<Vec<SharedFr
     lent.try_reserve_exact(run.len()).map_err(|_| Errno::ENOMEM)?;
     lent.extend(run.iter().map(|&frame| SharedFrame::of_object(frame)));
     Ok(lent)
+}
+
+/// Copies `buffer.len()` bytes at byte `offset` of the object into
+/// `buffer` (EBADF for a stale handle, EINVAL past its end).
+pub fn read(handle: u64, offset: u64, buffer: &mut [u8]) -> Result<(), Errno> {
+    each_frame(handle, offset, buffer.len(), |key, frame, within, range| key.read_bytes(frame, within, &mut buffer[range]))
+}
+
+/// Copies `bytes` to byte `offset` of the object.
+pub fn write(handle: u64, offset: u64, bytes: &[u8]) -> Result<(), Errno> {
+    each_frame(handle, offset, bytes.len(), |key, frame, within, range| key.write_bytes(frame, within, &bytes[range]))
+}
+
+/// Calls `copy(key, frame, offset in it, range of the caller's buffer)` for
+/// each frame `[offset, offset + length)` of the object touches.
+fn each_frame(
+    handle: u64,
+    offset: u64,
+    length: usize,
+    mut copy: impl FnMut(&machine::frame_access::DirectMap, u64, usize, core::ops::Range<usize>) -> bool,
+) -> Result<(), Errno> {
+    let key = crate::untyped_memory::key().ok_or(Errno::ENOMEM)?;
+    let table = TABLE.lock();
+    let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
+    let end = offset.checked_add(length as u64).filter(|end| *end <= object.frames.len() as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
+    let mut at = offset;
+    while at < end {
+        let (page, within) = ((at / PAGE_SIZE) as usize, (at % PAGE_SIZE) as usize);
+        let chunk = (end - at).min(PAGE_SIZE - within as u64) as usize;
+        let done = (at - offset) as usize;
+        if !copy(key, object.frames[page], within, done..done + chunk) {
+            return Err(Errno::EFAULT);
+        }
+        at += chunk as u64;
+    }
+    Ok(())
+}
+
+/// Maps every page of the object into `process` from `address` on with
+/// `rights`, all or nothing (a failure unmaps what was mapped).
+pub fn map_into(process: &super::NativeProcess, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
+    let pages = {
+        let table = TABLE.lock();
+        lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
+    };
+    let frames = frames(handle, 0, pages)?;
+    let mut rollback = None;
+    let mapped = process.with_memory(|memory| super::native_calls::map_frames(memory, address, &frames, rights, &mut rollback))?;
+    if let Some(flush) = rollback {
+        crate::address_spaces::carry_out(flush);
+    }
+    mapped
 }
 
 /// Frees the object (its last capability is gone and no space maps it).

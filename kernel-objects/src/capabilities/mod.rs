@@ -11,7 +11,7 @@
 
 
 mod effects;
-mod memory_objects;
+pub mod memory_objects;
 mod native_calls;
 mod processes;
 mod user_memory;

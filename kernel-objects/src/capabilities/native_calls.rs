@@ -198,7 +198,7 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
 /// Maps `frames` from `address` on, all or nothing: a failure unmaps the
 /// pages already mapped and leaves the flush for them in `rollback` (the
 /// process's other threads may have touched them).
-fn map_frames(
+pub(super) fn map_frames(
     memory: &mut KernelSpace,
     address: u64,
     frames: &[SharedFrame],

@@ -64,6 +64,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             let inode = *inode;
             file.with_offset(|offset| -> Result<usize, Errno> {
                 let position = at.unwrap_or(*offset);
+                crate::file_mappings::write_back(inode)?;
                 let count = fs::with(|tree| tree.read(inode, position, &mut buffer))?;
                 if at.is_none() {
                     *offset += count as u64;
@@ -109,7 +110,11 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
                     if at.is_none() {
                         *offset = position + count as u64;
                     }
-                    Ok(count)
+                    Ok((position, count))
+                })
+                .map(|(position, count)| {
+                    crate::file_mappings::written(inode, position, &data[..count]);
+                    count
                 })
             })
         }
@@ -334,6 +339,7 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     };
     if kind == FileKind::Regular && open_flags & flags::O_TRUNC != 0 && accmode != flags::O_RDONLY {
         fs::with(|tree| tree.truncate(inode, 0, now()))?;
+        crate::file_mappings::truncated(inode, 0);
     }
     fs::with(|tree| tree.opened(inode))?;
     install(call, OpenFile::new(backing, open_flags), Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0)
@@ -501,6 +507,7 @@ pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
+    crate::file_mappings::truncated(inode, length as u64);
     value(0)
 }
 

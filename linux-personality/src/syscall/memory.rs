@@ -81,7 +81,7 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     let file = if flags & MAP_ANONYMOUS == 0 {
         let file = open_files::file(call.process.native.space(), fd)?;
         let Backing::Inode(inode) = file.backing else { return Err(Errno::ENODEV) };
-        if !file.readable() {
+        if !file.readable() || (flags & MAP_SHARED != 0 && final_rights.write() && !file.writable()) {
             return Err(Errno::EACCES);
         }
         Some(inode)
@@ -97,10 +97,11 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         address
     };
     let first_rights = if file.is_some() { Rights::READ_WRITE } else { final_rights };
-    let shared_anonymous = file.is_none() && flags & MAP_SHARED != 0;
+    let shared = flags & MAP_SHARED != 0;
+    let shared_anonymous = file.is_none() && shared;
     let made = call.process.native.with_memory(|memory| -> Result<Option<vmem::TlbFlush>, VmError> {
         let flush = if flags & MAP_FIXED != 0 { Some(memory.unmap(address, length)?) } else { None };
-        if !shared_anonymous {
+        if !shared {
             memory.add_demand_zero(address, length, first_rights)?;
         }
         Ok(flush)
@@ -111,7 +112,16 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     if shared_anonymous {
         map_shared_zeroed(call, address, length, final_rights)?;
     }
-    if let Some(inode) = file {
+    if let (Some(inode), true) = (file, shared) {
+        // A page without read rights is mapped readable, then protected.
+        let mapped_rights = if final_rights.read() { final_rights } else { Rights::READ };
+        crate::file_mappings::map(&call.process.native, inode, offset, length, address, mapped_rights)?;
+        if mapped_rights != final_rights {
+            let protected = call.process.native.with_memory(|memory| memory.protect(address, length, final_rights))?;
+            carry_out(protected.map_err(Errno::from)?);
+        }
+    } else if let Some(inode) = file {
+        crate::file_mappings::write_back(inode)?;
         let size = fs::with(|tree| tree.stat(inode))?.size;
         let available = size.saturating_sub(offset).min(length) as usize;
         let mut bytes = vec![0u8; available];
@@ -170,8 +180,9 @@ fn page_range(address: u64, length: u64) -> Result<core::ops::Range<u64>, Errno>
     Ok(address..end)
 }
 
-/// `msync`: ENOMEM if a page of the range is not mapped. Nothing to write
-/// back: shared mappings of files are still private copies.
+/// `msync`: ENOMEM if a page of the range is not mapped. Nothing to do
+/// besides: a shared mapping's pages are the file's (`file_mappings`), and
+/// reads of the file copy them back first.
 pub fn msync(call: &mut Call<'_>) -> CallResult {
     let (address, length, flags) = (call.argument(0), call.argument(1), call.argument(2));
     if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || flags & (MS_ASYNC | MS_SYNC) == (MS_ASYNC | MS_SYNC) {

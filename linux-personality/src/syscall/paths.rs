@@ -167,6 +167,9 @@ fn remove(call: &Call<'_>, dirfd: u64, path: &[u8], directory: bool) -> CallResu
             return Err(Errno::EISDIR);
         }
         fs::with(|tree| tree.unlink(resolved.parent, &resolved.name, now()))?;
+        if let Some(inode) = resolved.inode {
+            crate::file_mappings::unlinked(inode);
+        }
     }
     value(0)
 }
@@ -203,6 +206,9 @@ fn rename_paths(call: &Call<'_>, from_dir: u64, from_address: u64, to_dir: u64, 
         return Err(Errno::EEXIST);
     }
     fs::with(|tree| tree.rename(from.parent, &from.name, to.parent, &to.name, now()))?;
+    if let Some(replaced) = to.inode.filter(|replaced| Some(*replaced) != from.inode) {
+        crate::file_mappings::unlinked(replaced);
+    }
     value(0)
 }
 
@@ -293,6 +299,7 @@ pub fn truncate(call: &mut Call<'_>) -> CallResult {
     }
     let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
     fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
+    crate::file_mappings::truncated(inode, length as u64);
     value(0)
 }
 

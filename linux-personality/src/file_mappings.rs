@@ -1,0 +1,186 @@
+//! Shared mappings of files (`mmap` with `MAP_SHARED` of a tmpfs file):
+//! each page of a file mapped shared gets one memory object (a frame,
+//! `kernel_objects::capabilities::memory_objects`), filled from the file
+//! and mapped into every space that maps that page, so processes sharing a
+//! file share its memory (POSIX shared memory under `/dev/shm`, `sem_open`
+//! semaphores, databases' mapped files).
+//!
+//! The file's bytes in the tmpfs and its mapped pages are kept the same:
+//! `write`/`truncate` copy into the pages after changing the file, and
+//! everything that reads the file's bytes (`read`, a private mapping,
+//! `msync`) first copies the pages back ([`write_back`]). A mapped file
+//! stays open (its inode cannot be reused) until it is unlinked; then its
+//! pages stay shared among the spaces that map them, no longer tied to the
+//! file.
+//!
+//! **Lock order**: the table's lock ([`MAPPINGS_LEVEL`]) is taken inside an
+//! open file's offset lock and around the tree's and the memory objects'
+//! locks; nothing here maps into an address space while holding it.
+
+use alloc::vec::Vec;
+
+use kernel_objects::capabilities::memory_objects;
+use kernel_objects::capabilities::NativeProcess;
+use linux_abi::Errno;
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+use vfs::InodeId;
+use vmem::{Rights, PAGE_SIZE};
+
+use crate::fs;
+
+/// Inside an open file's offset lock (9), outside the tree (7).
+const MAPPINGS_LEVEL: Level = Level::new(8);
+
+/// The shared pages of one file: a memory object per page, by page index.
+struct MappedFile {
+    inode: InodeId,
+    pages: Vec<Option<u64>>,
+}
+
+static MAPPINGS: KernelTicketLock<Vec<MappedFile>> = KernelTicketLock::new(MAPPINGS_LEVEL, Vec::new());
+
+const PAGE: usize = PAGE_SIZE as usize;
+
+/// Maps `length` bytes (whole pages) of file `inode` from byte `offset`
+/// (page-aligned) at `address` of `process`, shared, with `rights`. The
+/// pages are made and filled from the file on first use. All or nothing:
+/// a failure unmaps what was mapped.
+pub fn map(process: &NativeProcess, inode: InodeId, offset: u64, length: u64, address: u64, rights: Rights) -> Result<(), Errno> {
+    let first = offset / PAGE_SIZE;
+    let count = length / PAGE_SIZE;
+    let handles = pages_of(process, inode, first, count)?;
+    for (index, handle) in handles.iter().enumerate() {
+        let at = address + index as u64 * PAGE_SIZE;
+        if let Err(errno) = memory_objects::map_into(process, at, *handle, rights) {
+            if index > 0 {
+                if let Ok(Ok(flush)) = process.with_memory(|memory| memory.unmap(address, index as u64 * PAGE_SIZE)) {
+                    kernel_objects::address_spaces::carry_out(flush);
+                }
+            }
+            return Err(errno);
+        }
+    }
+    Ok(())
+}
+
+/// The memory objects of pages `first..first + count` of `inode`, made
+/// (charged to `process`'s container) and filled where missing.
+fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> Result<Vec<u64>, Errno> {
+    let end = first.checked_add(count).filter(|end| *end <= (1 << 32)).ok_or(Errno::ENOMEM)? as usize;
+    let mut handles = Vec::new();
+    handles.try_reserve_exact(count as usize).map_err(|_| Errno::ENOMEM)?;
+    let mut table = MAPPINGS.lock();
+    let index = match table.iter().position(|file| file.inode == inode) {
+        Some(index) => index,
+        None => {
+            table.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            // The mapping holds the file open: its inode is not reused.
+            fs::with(|tree| tree.opened(inode))?;
+            table.push(MappedFile { inode, pages: Vec::new() });
+            table.len() - 1
+        }
+    };
+    let file = &mut table[index];
+    if file.pages.len() < end {
+        file.pages.try_reserve(end - file.pages.len()).map_err(|_| Errno::ENOMEM)?;
+        file.pages.resize(end, None);
+    }
+    for page in first as usize..end {
+        let handle = match file.pages[page] {
+            Some(handle) => handle,
+            None => {
+                let handle = memory_objects::create(process.container(), 1)?;
+                let mut bytes = [0u8; PAGE];
+                let filled = fs::with(|tree| tree.read(inode, page as u64 * PAGE_SIZE, &mut bytes))
+                    .and_then(|count| memory_objects::write(handle, 0, &bytes[..count]));
+                if let Err(errno) = filled {
+                    memory_objects::release(handle);
+                    return Err(errno);
+                }
+                file.pages[page] = Some(handle);
+                handle
+            }
+        };
+        handles.push(handle);
+    }
+    Ok(handles)
+}
+
+/// Copies the mapped pages of `inode` (if any) back into the file, up to
+/// its size, so that reads of the file see what was stored through them.
+pub fn write_back(inode: InodeId) -> Result<(), Errno> {
+    let table = MAPPINGS.lock();
+    let Some(file) = table.iter().find(|file| file.inode == inode) else { return Ok(()) };
+    let size = fs::with(|tree| tree.stat(inode))?.size;
+    let (mut mapped, mut stored) = ([0u8; PAGE], [0u8; PAGE]);
+    for (page, handle) in file.pages.iter().enumerate() {
+        let start = page as u64 * PAGE_SIZE;
+        let Some(handle) = handle.filter(|_| start < size) else { continue };
+        let length = (size - start).min(PAGE_SIZE) as usize;
+        memory_objects::read(handle, 0, &mut mapped[..length])?;
+        // Only changed pages are copied (an unchanged file from the
+        // initramfs stays borrowed, not copied into the heap).
+        fs::with(|tree| {
+            tree.read(inode, start, &mut stored[..length])?;
+            if mapped[..length] != stored[..length] {
+                tree.overwrite(inode, start, &mapped[..length])?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// After `data` was written to `inode` at `position`: the mapped pages it
+/// covers get the same bytes.
+pub fn written(inode: InodeId, position: u64, data: &[u8]) {
+    let table = MAPPINGS.lock();
+    let Some(file) = table.iter().find(|file| file.inode == inode) else { return };
+    let mut done = 0usize;
+    while done < data.len() {
+        let at = position + done as u64;
+        let (page, within) = ((at / PAGE_SIZE) as usize, (at % PAGE_SIZE) as usize);
+        let chunk = (data.len() - done).min(PAGE - within);
+        if let Some(Some(handle)) = file.pages.get(page) {
+            let _ = memory_objects::write(*handle, within as u64, &data[done..done + chunk]);
+        }
+        done += chunk;
+    }
+}
+
+/// After `inode` was truncated to `length`: mapped pages past the new end
+/// read as zeroes (as a later extension of the file does).
+pub fn truncated(inode: InodeId, length: u64) {
+    let table = MAPPINGS.lock();
+    let Some(file) = table.iter().find(|file| file.inode == inode) else { return };
+    let zeroes = [0u8; PAGE];
+    for (page, handle) in file.pages.iter().enumerate() {
+        let start = page as u64 * PAGE_SIZE;
+        let Some(handle) = handle.filter(|_| start + PAGE_SIZE > length) else { continue };
+        let from = length.saturating_sub(start) as usize;
+        let _ = memory_objects::write(handle, from as u64, &zeroes[from..]);
+    }
+}
+
+/// After `inode` lost a name: once it has none, its pages are no longer
+/// the file's (the spaces mapping them keep sharing them) and the file is
+/// let go.
+pub fn unlinked(inode: InodeId) {
+    if fs::with(|tree| tree.stat(inode)).is_ok_and(|stat| stat.links > 0) {
+        return;
+    }
+    let forgotten = {
+        let mut table = MAPPINGS.lock();
+        table.iter().position(|file| file.inode == inode).map(|index| table.swap_remove(index))
+    };
+    if let Some(file) = forgotten {
+        for handle in file.pages.into_iter().flatten() {
+            memory_objects::release(handle);
+        }
+        let _ = fs::with(|tree| {
+            tree.closed(inode);
+            Ok(())
+        });
+    }
+}
