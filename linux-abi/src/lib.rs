@@ -36,6 +36,8 @@ pub mod restart;
 pub mod scheduling;
 pub mod sigevent;
 pub mod signal_frame;
+pub mod signalfd;
+pub mod timerfd;
 mod sysno;
 mod user_values;
 mod wait_status;

@@ -38,8 +38,10 @@ mod process;
 mod procfs;
 mod random;
 mod run;
+mod signal_fds;
 mod signals;
 mod syscall;
+mod timer_fds;
 mod tty;
 mod unix_sockets;
 

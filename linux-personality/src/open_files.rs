@@ -87,6 +87,10 @@ pub enum Backing {
     EventCounter(crate::event_counters::EventCounter),
     /// An epoll instance.
     Epoll(crate::epoll::EpollSet),
+    /// A `timerfd` timer.
+    Timer(crate::timer_fds::TimerFd),
+    /// A `signalfd` descriptor.
+    Signals(crate::signal_fds::SignalFd),
 }
 
 /// An open file description.
@@ -133,6 +137,8 @@ impl OpenFile {
                 (readable, writable, false)
             }
             Backing::Epoll(set) => (set.any_ready(depth), false, false),
+            Backing::Timer(timer) => (timer.readable(), false, false),
+            Backing::Signals(signals) => (signals.readable(), false, false),
             Backing::Inode(_) | Backing::Device(..) => (true, true, false),
         }
     }
@@ -175,7 +181,7 @@ impl Drop for OpenFile {
             Backing::PipeReader(pipe) => pipe.end_closed(true),
             Backing::PipeWriter(pipe) => pipe.end_closed(false),
             // A socket end closes its directions as it drops.
-            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Epoll(_) => {}
+            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => {}
         }
     }
 }

@@ -1,6 +1,10 @@
-//! Event descriptors: `eventfd` counters and `epoll` instances (create,
-//! control, wait). The objects are `event_counters.rs` and `epoll.rs`;
+//! Event descriptors: `eventfd` counters, `epoll` instances (create,
+//! control, wait), `timerfd` timers and `signalfd` descriptors. The objects
+//! are `event_counters.rs`, `epoll.rs`, `timer_fds.rs` and `signal_fds.rs`;
 //! this file checks arguments and moves bytes.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 use caps::Placement;
 
@@ -8,6 +12,10 @@ use super::files::{descriptor, install_descriptor, timespec_deadline, wait_ready
 use super::{value, Call, CallResult};
 use crate::epoll::{Control, EpollSet, KNOWN_EVENTS};
 use crate::event_counters::EventCounter;
+use crate::signal_fds::SignalFd;
+use crate::timer_fds::TimerFd;
+use super::UserPtr;
+use linux_abi::{signalfd, timerfd, ItimerSpec, Timespec};
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
 
@@ -128,4 +136,115 @@ fn wait_for_events(call: &Call<'_>, epoll_fd: u64, address: u64, most: usize, de
     }
     call.write_out(address, &bytes)?;
     value(found.len() as u64)
+}
+
+/// `timerfd_create(clock, flags)`: CLOCK_REALTIME, CLOCK_MONOTONIC,
+/// CLOCK_BOOTTIME and their alarm forms (root may use them).
+pub fn timerfd_create(call: &mut Call<'_>) -> CallResult {
+    const CLOCK_REALTIME: u64 = 0;
+    const CLOCK_MONOTONIC: u64 = 1;
+    const CLOCK_BOOTTIME: u64 = 7;
+    const CLOCK_REALTIME_ALARM: u64 = 8;
+    const CLOCK_BOOTTIME_ALARM: u64 = 9;
+    let (clock, timer_flags) = (call.argument(0), call.argument(1));
+    timerfd::check_create_flags(timer_flags)?;
+    let realtime = match clock {
+        CLOCK_REALTIME | CLOCK_REALTIME_ALARM => true,
+        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM => false,
+        _ => return Err(Errno::EINVAL),
+    };
+    let status = flags::O_RDWR | if timer_flags & timerfd::NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
+    let file = OpenFile::new(Backing::Timer(TimerFd::new(realtime)), status);
+    let fd = install_descriptor(call, file, Placement::LowestFrom(0), timer_flags & timerfd::CLOEXEC != 0)?;
+    value(u64::from(fd))
+}
+
+fn timer_of(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
+    let file = descriptor(call, fd)?;
+    match file.backing {
+        Backing::Timer(_) => Ok(file),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn as_itimerspec((remaining, interval): (u64, u64)) -> ItimerSpec {
+    ItimerSpec { interval: Timespec::from_nanoseconds(interval), value: Timespec::from_nanoseconds(remaining) }
+}
+
+/// `timerfd_settime(fd, flags, new, old)`.
+pub fn timerfd_settime(call: &mut Call<'_>) -> CallResult {
+    let file = timer_of(call, call.argument(0))?;
+    let timer_flags = call.argument(1);
+    timerfd::check_set_flags(timer_flags)?;
+    let new = UserPtr::<ItimerSpec>::argument(call, 2).ok_or(Errno::EFAULT)?.read(call)?;
+    let Backing::Timer(timer) = &file.backing else { return Err(Errno::EINVAL) };
+    let old = timer.set(new.value.as_nanoseconds(), timer_flags & timerfd::TIMER_ABSTIME != 0, new.interval.as_nanoseconds());
+    if let Some(out) = UserPtr::<ItimerSpec>::argument(call, 3) {
+        out.write(call, &as_itimerspec(old))?;
+    }
+    value(0)
+}
+
+/// `timerfd_gettime(fd, current)`.
+pub fn timerfd_gettime(call: &mut Call<'_>) -> CallResult {
+    let file = timer_of(call, call.argument(0))?;
+    let Backing::Timer(timer) = &file.backing else { return Err(Errno::EINVAL) };
+    let out = UserPtr::<ItimerSpec>::argument(call, 1).ok_or(Errno::EFAULT)?;
+    out.write(call, &as_itimerspec(timer.get()))?;
+    value(0)
+}
+
+/// `signalfd(fd, mask, size)` and `signalfd4(fd, mask, size, flags)`: a
+/// new descriptor (fd -1) or a new mask for an existing one.
+pub fn signalfd(call: &mut Call<'_>, with_flags: bool) -> CallResult {
+    const SFD_NONBLOCK: u64 = 0o4000;
+    const SFD_CLOEXEC: u64 = 0o2000000;
+    let (fd, size) = (call.argument(0) as i32, call.argument(2));
+    let signal_flags = if with_flags { call.argument(3) } else { 0 };
+    if size != 8 || signal_flags & !(SFD_NONBLOCK | SFD_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let mask = call.word_in(call.argument(1))?;
+    if fd != -1 {
+        let file = descriptor(call, fd as u64)?;
+        let Backing::Signals(signals) = &file.backing else { return Err(Errno::EINVAL) };
+        signals.set_mask(mask);
+        return value(fd as u64);
+    }
+    let process = Arc::downgrade(call.process);
+    let status = flags::O_RDWR | if signal_flags & SFD_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
+    let file = OpenFile::new(Backing::Signals(SignalFd::new(mask, process, call.thread.tid)), status);
+    let fd = install_descriptor(call, file, Placement::LowestFrom(0), signal_flags & SFD_CLOEXEC != 0)?;
+    value(u64::from(fd))
+}
+
+/// A read of a signal descriptor: as many pending signals of its mask as
+/// fit, at least one (waiting for it unless `nonblocking`).
+pub(super) fn read_signals(call: &Call<'_>, signals: &SignalFd, length: usize, nonblocking: bool) -> Result<Vec<u8>, Errno> {
+    if length < signalfd::RECORD_BYTES {
+        return Err(Errno::EINVAL);
+    }
+    let room = (length / signalfd::RECORD_BYTES).min(64);
+    loop {
+        let mut records = Vec::new();
+        records.try_reserve_exact(room * signalfd::RECORD_BYTES).map_err(|_| Errno::ENOMEM)?;
+        {
+            let mut state = call.process.state();
+            while records.len() < room * signalfd::RECORD_BYTES {
+                let Some((_, info)) = state.signals.take_waited(call.thread.tid, signals.mask()) else { break };
+                records.extend_from_slice(&signalfd::record(&info));
+            }
+        }
+        if !records.is_empty() {
+            return Ok(records);
+        }
+        if nonblocking {
+            return Err(Errno::EAGAIN);
+        }
+        if call.interrupted() {
+            return Err(linux_abi::restart::ERESTARTSYS);
+        }
+        let pending = || call.process.state().signals.pending_for(call.thread.tid) & signals.mask() != 0 || call.interrupted();
+        sched::sleep_until(u64::MAX, pending);
+    }
 }

@@ -55,6 +55,13 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             }
             return Ok(counter.read(nonblocking, &interrupted)?.to_le_bytes().to_vec());
         }
+        Backing::Timer(timer) => {
+            if length < 8 {
+                return Err(Errno::EINVAL);
+            }
+            return Ok(timer.read(nonblocking, &interrupted)?.to_le_bytes().to_vec());
+        }
+        Backing::Signals(signals) => return super::events::read_signals(call, signals, length, nonblocking),
         _ => {}
     }
     buffer.try_reserve_exact(length.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
@@ -79,7 +86,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             buffer.len()
         }
         Backing::Device(Device::Console, _) => console::read(&mut buffer, nonblocking, &interrupted)?,
-        Backing::PipeReader(_) | Backing::Socket(_) | Backing::EventCounter(_) => 0, // handled above
+        Backing::PipeReader(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
         Backing::MessageQueue(_) | Backing::Epoll(_) => return Err(Errno::EINVAL),
@@ -131,7 +138,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
             Ok(8)
         }
         Backing::PipeReader(_) => Err(Errno::EBADF),
-        Backing::MessageQueue(_) | Backing::Epoll(_) => Err(Errno::EINVAL),
+        Backing::MessageQueue(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => Err(Errno::EINVAL),
     }
 }
 
@@ -596,7 +603,7 @@ fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
         Backing::PipeReader(_) | Backing::PipeWriter(_) => Ok(anonymous_stat(fd, 0o010600)),
         Backing::Socket(_) => Ok(anonymous_stat(fd, 0o140777)),
         // Linux's anonymous inodes have no file type bits.
-        Backing::EventCounter(_) | Backing::Epoll(_) => Ok(anonymous_stat(fd, 0o600)),
+        Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => Ok(anonymous_stat(fd, 0o600)),
     }
 }
 
