@@ -83,6 +83,10 @@ impl Errno {
     pub const ENOTEMPTY: Self = Self(39);
     /// Too many symbolic links.
     pub const ELOOP: Self = Self(40);
+    /// No message of the desired type (`msgrcv`).
+    pub const ENOMSG: Self = Self(42);
+    /// Identifier removed (a System V object removed while waited on).
+    pub const EIDRM: Self = Self(43);
     /// Not a socket.
     pub const ENOTSOCK: Self = Self(88);
     /// Message too long.

@@ -37,6 +37,7 @@ pub mod scheduling;
 pub mod sigevent;
 pub mod signal_frame;
 pub mod signalfd;
+pub mod sysv_ipc;
 pub mod timerfd;
 mod sysno;
 mod user_values;

@@ -41,6 +41,7 @@ mod run;
 mod signal_fds;
 mod signals;
 mod syscall;
+mod sysv_ipc;
 mod timer_fds;
 mod tty;
 mod unix_sockets;

@@ -86,6 +86,8 @@ pub struct ProcessState {
     /// Threads whose CPU affinity is not every CPU, by thread id (bit n:
     /// CPU n). Kept and reported; the scheduler does not pin yet.
     pub affinity: Vec<(Pid, u64)>,
+    /// Its System V IPC attachments and semaphore undo adjustments.
+    pub sysv: crate::sysv_ipc::ProcessIpc,
     /// The CPU time of its threads that have ended.
     pub ended_threads: CpuTimes,
     /// The CPU time of the children it waited for (and of theirs).
@@ -359,6 +361,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         limits: Default::default(),
         scheduling: Vec::new(),
         affinity: Vec::new(),
+        sysv: Default::default(),
         ended_threads: CpuTimes::default(),
         reaped_children: CpuTimes::default(),
     }

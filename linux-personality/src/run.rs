@@ -294,6 +294,8 @@ pub fn exit(process: &Arc<Process>, status: u32) {
         state.exit_status = Some(status);
         (state.parent, core::mem::take(&mut state.children), state.ended_threads.plus(state.reaped_children))
     };
+    let ipc = core::mem::take(&mut process.state().sysv);
+    crate::sysv_ipc::leave(ipc, process.pid, true);
     crate::itimers::disarm(process, crate::itimers::REAL_TIMER.locate, 0);
     crate::posix_timers::delete_all(process);
     // Orphans go to init (pid 1), zombies with them so it can reap them.

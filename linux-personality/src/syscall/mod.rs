@@ -18,6 +18,7 @@ mod user_ptr;
 mod clocks;
 mod events;
 mod sockets;
+mod sysv;
 mod timers;
 
 use alloc::sync::Arc;
@@ -176,6 +177,18 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         getsockname | getpeername => sockets::socket_name(call),
         eventfd => events::eventfd(call, false),
         eventfd2 => events::eventfd(call, true),
+        shmget => sysv::shmget(call),
+        shmat => sysv::shmat(call),
+        shmdt => sysv::shmdt(call),
+        shmctl => sysv::shmctl(call),
+        semget => sysv::semget(call),
+        semop => sysv::semop(call, false),
+        semtimedop => sysv::semop(call, true),
+        semctl => sysv::semctl(call),
+        msgget => sysv::msgget(call),
+        msgsnd => sysv::msgsnd(call),
+        msgrcv => sysv::msgrcv(call),
+        msgctl => sysv::msgctl(call),
         timerfd_create => events::timerfd_create(call),
         timerfd_settime => events::timerfd_settime(call),
         timerfd_gettime => events::timerfd_gettime(call),

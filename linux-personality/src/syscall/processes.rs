@@ -145,6 +145,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             limits: state.limits,
             scheduling: Vec::new(),
             affinity: Vec::new(),
+            sysv: state.sysv.for_child(),
             ended_threads: Default::default(),
             reaped_children: Default::default(),
         };
@@ -283,6 +284,9 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     call.thread.clear_tid = 0;
     close_on_exec_descriptors(call);
     crate::posix_timers::delete_all(call.process);
+    // The old memory goes, and the segments attached in it (undo stays).
+    let attachments = core::mem::take(&mut call.process.state().sysv.attachments);
+    crate::sysv_ipc::leave(crate::sysv_ipc::ProcessIpc { attachments, undo: Vec::new() }, call.process.pid, false);
     {
         let mut state = call.process.state();
         state.signals.reset_for_exec(old_tid, call.process.pid);

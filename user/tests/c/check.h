@@ -48,6 +48,9 @@ static const char *errno_name(int error) {
     case ENOEXEC: return "ENOEXEC";
     case E2BIG: return "E2BIG";
     case EDEADLK: return "EDEADLK";
+    case ENOMSG: return "ENOMSG";
+    case EIDRM: return "EIDRM";
+    case ENOSPC: return "ENOSPC";
     case EOWNERDEAD: return "EOWNERDEAD";
     case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
     default: return "E?";
