@@ -26,6 +26,7 @@ mod event_counters;
 mod exec;
 mod file_mappings;
 mod flocks;
+mod fifos;
 mod fs;
 mod futexes;
 mod itimers;

@@ -25,6 +25,10 @@ struct PipeState {
     bytes: VecDeque<u8>,
     readers: u32,
     writers: u32,
+    /// How many reading and writing ends were ever opened (a FIFO's opener
+    /// waits for the other count to move: a peer that opened and closed
+    /// meanwhile still ends the wait, as on Linux).
+    opened: (u64, u64),
 }
 
 /// One pipe.
@@ -36,8 +40,49 @@ pub struct Pipe {
 impl Pipe {
     /// A pipe with one reader and one writer end open.
     pub fn new() -> Self {
-        let state = PipeState { bytes: VecDeque::new(), readers: 1, writers: 1 };
+        let state = PipeState { bytes: VecDeque::new(), readers: 1, writers: 1, opened: (1, 1) };
         Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new() }
+    }
+
+    /// A named pipe's (FIFO's) pipe, no end open yet.
+    pub fn unopened() -> Self {
+        let state = PipeState { bytes: VecDeque::new(), readers: 0, writers: 0, opened: (0, 0) };
+        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new() }
+    }
+
+    /// A FIFO's `open` adds a reading or writing end. Without `nonblocking`
+    /// it waits until the other side has an end too (ERESTARTSYS for a
+    /// signal, the end taken back). A nonblocking writing end with no
+    /// reader is ENXIO (Linux's rule); a nonblocking reading end never waits.
+    pub fn open_end(&self, reading: bool, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<(), Errno> {
+        let mut state = self.state.lock();
+        if !reading && nonblocking && state.readers == 0 {
+            return Err(Errno::ENXIO);
+        }
+        if reading {
+            state.readers += 1;
+            state.opened.0 += 1;
+        } else {
+            state.writers += 1;
+            state.opened.1 += 1;
+        }
+        let peers_opened = |state: &PipeState| if reading { state.opened.1 } else { state.opened.0 };
+        let peers = |state: &PipeState| if reading { state.writers } else { state.readers };
+        let seen = peers_opened(&state);
+        drop(state);
+        self.changed.broadcast();
+        if nonblocking {
+            return Ok(());
+        }
+        let mut state = self.state.lock();
+        while peers(&state) == 0 && peers_opened(&state) == seen {
+            if interrupted() {
+                if reading { state.readers -= 1 } else { state.writers -= 1 }
+                return Err(linux_abi::restart::ERESTARTSYS);
+            }
+            state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
+        }
+        Ok(())
     }
 
     /// A reading or writing end was closed.

@@ -86,6 +86,10 @@ pub struct ProcessState {
     /// Threads whose CPU affinity is not every CPU, by thread id (bit n:
     /// CPU n). Kept and reported; the scheduler does not pin yet.
     pub affinity: Vec<(Pid, u64)>,
+    /// Its nice value (-20..=19; fork and execve keep it).
+    pub nice: i32,
+    /// Its supplementary groups (fork and execve keep them).
+    pub groups: Vec<u32>,
     /// Its System V IPC attachments and semaphore undo adjustments.
     pub sysv: crate::sysv_ipc::ProcessIpc,
     /// The CPU time of its threads that have ended.
@@ -361,6 +365,8 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         limits: Default::default(),
         scheduling: Vec::new(),
         affinity: Vec::new(),
+        nice: 0,
+        groups: Vec::new(),
         sysv: Default::default(),
         ended_threads: CpuTimes::default(),
         reaped_children: CpuTimes::default(),

@@ -341,7 +341,19 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     }
     let backing = match kind {
         FileKind::CharDevice(major, minor) => Backing::Device(device((major, minor))?, inode),
-        FileKind::Fifo => return Err(Errno::ENXIO),
+        FileKind::Fifo => {
+            // O_RDWR of a FIFO (one description both reading and
+            // writing) is not supported yet.
+            let reading = match accmode {
+                flags::O_RDONLY => true,
+                flags::O_WRONLY => false,
+                _ => return Err(Errno::ENXIO),
+            };
+            let pipe = crate::fifos::pipe_of(inode)?;
+            pipe.open_end(reading, open_flags & flags::O_NONBLOCK != 0, &|| call.interrupted())?;
+            let backing = if reading { Backing::PipeReader(pipe) } else { Backing::PipeWriter(pipe) };
+            return install(call, OpenFile::new(backing, open_flags), Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0);
+        }
         _ => Backing::Inode(inode),
     };
     if kind == FileKind::Regular && open_flags & flags::O_TRUNC != 0 && accmode != flags::O_RDONLY {

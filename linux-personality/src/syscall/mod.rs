@@ -5,8 +5,10 @@
 //! ENOSYS, logged once with its name; a bad argument is its errno, never
 //! a panic.
 
+mod file_space;
 mod files;
 mod futex_calls;
+mod identity;
 mod info;
 mod memory;
 mod paths;
@@ -284,12 +286,18 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         times => info::times(call),
         getuid | getgid | geteuid | getegid => value(0), // root
         syslog => info::syslog(call),
-        setuid | setgid | setreuid | setregid | setgroups | setresuid | setresgid => value(0), // accepted for root
+        setuid | setgid | setreuid | setregid | setresuid | setresgid => value(0), // accepted for root
+        setgroups => identity::setgroups(call),
+        getpriority => identity::getpriority(call),
+        setpriority => identity::setpriority(call),
+        fadvise64 => file_space::fadvise(call),
+        fallocate => file_space::fallocate(call),
+        memfd_create => file_space::memfd_create(call),
         setpgid => processes::setpgid(call),
         getppid => processes::getppid(call),
         getpgrp => processes::getpgid_of(call, 0),
         setsid => processes::setsid(call),
-        getgroups => value(0), // none
+        getgroups => identity::getgroups(call),
         getresuid | getresgid => info::getresid(call),
         getpgid => processes::getpgid(call),
         getsid => processes::getsid(call),
@@ -331,6 +339,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         waitid => processes::waitid(call),
         openat => files::openat(call),
         mkdirat => paths::mkdirat(call),
+        mknod => paths::mknod(call, false),
+        mknodat => paths::mknod(call, true),
         newfstatat => files::newfstatat(call),
         unlinkat => paths::unlinkat(call),
         renameat => paths::renameat(call, RenameCall::Renameat),

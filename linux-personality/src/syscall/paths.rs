@@ -136,6 +136,38 @@ fn make_directory(call: &Call<'_>, dirfd: u64, path_address: u64, mode: u64) -> 
     value(0)
 }
 
+/// `mknod(path, mode, device)` and `mknodat(dirfd, …)`: a regular file,
+/// a FIFO or a character device node (root may make them); EPERM for a
+/// directory, a block device or a socket node (not supported), EINVAL for
+/// an unknown type, EEXIST for an existing name.
+pub fn mknod(call: &mut Call<'_>, at: bool) -> CallResult {
+    const S_IFMT: u32 = 0o170000;
+    const S_IFREG: u32 = 0o100000;
+    const S_IFCHR: u32 = 0o020000;
+    const S_IFIFO: u32 = 0o010000;
+    const S_IFDIR: u32 = 0o040000;
+    const S_IFBLK: u32 = 0o060000;
+    const S_IFSOCK: u32 = 0o140000;
+    let first = usize::from(at);
+    let (dirfd, path_address) = if at { (call.argument(0), call.argument(1)) } else { (AT_FDCWD as u64, call.argument(0)) };
+    let (mode, device) = (call.argument(first + 1) as u32, call.argument(first + 2));
+    let kind = match mode & S_IFMT {
+        0 | S_IFREG => FileKind::Regular,
+        S_IFIFO => FileKind::Fifo,
+        S_IFCHR => FileKind::CharDevice(((device >> 8) & 0xfff) as u32 | ((device >> 32) & !0xfff) as u32, (device & 0xff) as u32 | ((device >> 12) & !0xff) as u32),
+        S_IFDIR | S_IFBLK | S_IFSOCK => return Err(Errno::EPERM),
+        _ => return Err(Errno::EINVAL),
+    };
+    let path = path_in(call, path_address)?;
+    let resolved = resolve_at(call, dirfd, &path, false)?;
+    if resolved.inode.is_some() {
+        return Err(Errno::EEXIST);
+    }
+    let umask = call.process.state().umask;
+    fs::with(|tree| tree.create(resolved.parent, &resolved.name, kind, mode & 0o7777 & !umask, now()))?;
+    value(0)
+}
+
 pub fn rmdir(call: &mut Call<'_>) -> CallResult {
     let path = path_in(call, call.argument(0))?;
     remove(call, AT_FDCWD as u64, &path, true)

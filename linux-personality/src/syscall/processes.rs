@@ -145,6 +145,8 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             limits: state.limits,
             scheduling: Vec::new(),
             affinity: Vec::new(),
+            nice: state.nice,
+            groups: state.groups.clone(),
             sysv: state.sysv.for_child(),
             ended_threads: Default::default(),
             reaped_children: Default::default(),

@@ -47,6 +47,7 @@ static const char *errno_name(int error) {
     case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
     case ENOEXEC: return "ENOEXEC";
     case E2BIG: return "E2BIG";
+    case ENXIO: return "ENXIO";
     case EDEADLK: return "EDEADLK";
     case ENOMSG: return "ENOMSG";
     case EIDRM: return "EIDRM";

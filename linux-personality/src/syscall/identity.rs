@@ -1,0 +1,89 @@
+//! A process's nice value (`getpriority`, `setpriority`) and its
+//! supplementary groups (`getgroups`, `setgroups`). Every process runs as
+//! root, so each change is allowed; the scheduler does not weigh nice
+//! values yet (they are kept, inherited and reported).
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::{value, Call, CallResult};
+use crate::process::{self, Process};
+use linux_abi::Errno;
+
+const PRIO_PROCESS: u64 = 0;
+const PRIO_PGRP: u64 = 1;
+const PRIO_USER: u64 = 2;
+
+/// The processes `which` and `who` name (0: the caller's own); ESRCH for
+/// none, EINVAL for an unknown `which`.
+fn targets(call: &Call<'_>, which: u64, who: u32) -> Result<Vec<Arc<Process>>, Errno> {
+    let found: Vec<Arc<Process>> = match which {
+        PRIO_PROCESS => {
+            let pid = if who == 0 { call.pid() } else { who };
+            process::find(pid).into_iter().filter(|found| found.state().exit_status.is_none()).collect()
+        }
+        PRIO_PGRP => {
+            let group = if who == 0 { call.process.state().pgid } else { who };
+            process::all().into_iter().filter(|found| found.state().pgid == group && found.state().exit_status.is_none()).collect()
+        }
+        // Every process is root's.
+        PRIO_USER if who == 0 => process::all().into_iter().filter(|found| found.state().exit_status.is_none()).collect(),
+        PRIO_USER => Vec::new(),
+        _ => return Err(Errno::EINVAL),
+    };
+    if found.is_empty() {
+        return Err(Errno::ESRCH);
+    }
+    Ok(found)
+}
+
+/// `getpriority`: 20 minus the lowest nice value of the targets (the raw
+/// system call's answer; the C library turns it back).
+pub fn getpriority(call: &mut Call<'_>) -> CallResult {
+    let lowest = targets(call, call.argument(0), call.argument(1) as u32)?.iter().map(|found| found.state().nice).min().unwrap_or(0);
+    value((20 - lowest) as u64)
+}
+
+/// `setpriority`: the targets' nice value, clamped to -20..=19.
+pub fn setpriority(call: &mut Call<'_>) -> CallResult {
+    let nice = (call.argument(2) as i32).clamp(-20, 19);
+    for found in targets(call, call.argument(0), call.argument(1) as u32)? {
+        found.state().nice = nice;
+    }
+    value(0)
+}
+
+/// The most supplementary groups (`NGROUPS_MAX`).
+const GROUPS_MAX: usize = 65536;
+
+/// `getgroups(size, list)`: how many with size 0, EINVAL when they do not fit.
+pub fn getgroups(call: &mut Call<'_>) -> CallResult {
+    let size = call.argument(0) as i32;
+    let groups = call.process.state().groups.clone();
+    if size < 0 {
+        return Err(Errno::EINVAL);
+    }
+    if size == 0 {
+        return value(groups.len() as u64);
+    }
+    if (size as usize) < groups.len() {
+        return Err(Errno::EINVAL);
+    }
+    let bytes: Vec<u8> = groups.iter().flat_map(|group| group.to_le_bytes()).collect();
+    call.write_out(call.argument(1), &bytes)?;
+    value(groups.len() as u64)
+}
+
+/// `setgroups(size, list)`: EINVAL past `NGROUPS_MAX`.
+pub fn setgroups(call: &mut Call<'_>) -> CallResult {
+    let size = call.argument(0) as i32;
+    if size < 0 || size as usize > GROUPS_MAX {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(size as usize * 4).map_err(|_| Errno::ENOMEM)?;
+    bytes.resize(size as usize * 4, 0);
+    call.read_in(call.argument(1), &mut bytes)?;
+    call.process.state().groups = bytes.chunks(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect();
+    value(0)
+}
