@@ -6,7 +6,7 @@
 //! back when the object's last capability is gone.
 //!
 //! Besides capabilities, the Linux personality keeps objects as the shared
-//! pages of files mapped `MAP_SHARED` ([`read`], [`write`], [`map_into`]).
+//! pages of files mapped `MAP_SHARED` ([`read()`], [`write()`], [`map_into`]).
 //! Releasing an object a space still maps is safe: the space is an owner
 //! of each frame too, and the last owner frees it.
 //!
