@@ -53,15 +53,22 @@ fn unpark_all(threads: alloc::vec::Vec<Thread>) {
     }
 }
 
+/// A waiter waiting while the word is 0, and the word set to 1 (the
+/// waker's first step); the caller wakes.
+fn waiter_and_changed_word() -> (Arc<Shared>, thread::JoinHandle<()>) {
+    let state = shared();
+    let waiter = {
+        let state = state.clone();
+        thread::spawn(move || wait_while_zero(&state, true))
+    };
+    state.word.store(1, Ordering::SeqCst);
+    (state, waiter)
+}
+
 #[test]
 fn a_wake_after_the_word_changes_is_never_lost() {
     loom::model(|| {
-        let state = shared();
-        let waiter = {
-            let state = state.clone();
-            thread::spawn(move || wait_while_zero(&state, true))
-        };
-        state.word.store(1, Ordering::SeqCst);
+        let (state, waiter) = waiter_and_changed_word();
         let woken = state.queue.lock().unwrap().wake(WORD, 1, MATCH_ANY).unwrap();
         unpark_all(woken);
         waiter.join().unwrap();
@@ -72,12 +79,7 @@ fn a_wake_after_the_word_changes_is_never_lost() {
 #[test]
 fn a_requeued_waiter_is_woken_on_its_new_word() {
     loom::model(|| {
-        let state = shared();
-        let waiter = {
-            let state = state.clone();
-            thread::spawn(move || wait_while_zero(&state, true))
-        };
-        state.word.store(1, Ordering::SeqCst);
+        let (state, waiter) = waiter_and_changed_word();
         let (woken, _moved) = state.queue.lock().unwrap().requeue(WORD, OTHER, 0, 1);
         unpark_all(woken);
         let woken = state.queue.lock().unwrap().wake(OTHER, 1, MATCH_ANY).unwrap();
