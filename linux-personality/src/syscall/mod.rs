@@ -199,8 +199,9 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         epoll_create => events::epoll_create(call, false),
         epoll_create1 => events::epoll_create(call, true),
         epoll_ctl => events::epoll_ctl(call),
-        epoll_wait | epoll_pwait => events::epoll_wait(call),
-        epoll_pwait2 => events::epoll_pwait2(call),
+        epoll_wait => events::epoll_wait(call),
+        epoll_pwait => signals::wait_mask(call, call.argument(4), call.argument(5)).and_then(|mask| signals::with_wait_mask(call, mask, events::epoll_wait)),
+        epoll_pwait2 => signals::wait_mask(call, call.argument(4), call.argument(5)).and_then(|mask| signals::with_wait_mask(call, mask, events::epoll_pwait2)),
         access => paths::access(call, AccessCall::Access),
         pipe => files::pipe(call, PipeCall::Pipe),
         select => files::select(call, SelectCall::Select),
@@ -350,8 +351,13 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         readlinkat => paths::readlinkat(call),
         fchmodat => paths::fchmodat(call),
         faccessat | faccessat2 => paths::access(call, AccessCall::Faccessat),
-        pselect6 => files::select(call, SelectCall::Pselect6),
-        ppoll => files::ppoll(call),
+        pselect6 => {
+            // The sixth argument points to { const sigset_t *mask; size_t size; }.
+            let pair = call.argument(5);
+            let (pointer, size) = if pair == 0 { (0, 0) } else { (call.word_in(pair)?, call.word_in(pair + 8)?) };
+            signals::wait_mask(call, pointer, size).and_then(|mask| signals::with_wait_mask(call, mask, |call| files::select(call, SelectCall::Pselect6)))
+        }
+        ppoll => signals::wait_mask(call, call.argument(3), call.argument(4)).and_then(|mask| signals::with_wait_mask(call, mask, files::ppoll)),
         set_robust_list => futex_calls::set_robust_list(call),
         get_robust_list => futex_calls::get_robust_list(call),
         utimensat => paths::utimensat(call),

@@ -158,3 +158,35 @@ pub fn sigaltstack(call: &mut Call<'_>) -> CallResult {
     }
     value(0)
 }
+
+/// The signal mask a waiting call (`ppoll`, `pselect6`, `epoll_pwait`,
+/// `epoll_pwait2`) was given: none for a NULL pointer, EINVAL for a size
+/// other than 8.
+pub(super) fn wait_mask(call: &Call<'_>, pointer: u64, size: u64) -> Result<Option<u64>, Errno> {
+    if pointer == 0 {
+        return Ok(None);
+    }
+    if size != 8 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(Some(call.word_in(pointer)?))
+}
+
+/// Runs a waiting call with `mask` as the thread's signal mask while it
+/// waits, as Linux does: when a signal interrupts it, the mask stays for
+/// the delivery (the handler's frame keeps the old one, as for
+/// `rt_sigsuspend`); on any other return the old mask is back at once, so
+/// a signal it blocks stays pending.
+pub(super) fn with_wait_mask(call: &mut Call<'_>, mask: Option<u64>, wait: impl FnOnce(&mut Call<'_>) -> CallResult) -> CallResult {
+    let Some(mask) = mask else { return wait(call) };
+    call.process.state().signals.suspend(call.thread.tid, mask);
+    let result = wait(call);
+    let interrupted = matches!(result, Err(errno) if errno == Errno::EINTR || errno == linux_abi::restart::ERESTARTNOHAND);
+    if !interrupted {
+        let mut state = call.process.state();
+        if let Some(previous) = state.signals.take_suspended_mask(call.thread.tid) {
+            state.signals.set_blocked(call.thread.tid, previous);
+        }
+    }
+    result
+}
