@@ -199,6 +199,12 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         self.translate(address).is_some() || self.region_at(address).is_some()
     }
 
+    /// The rights of the page at `address`: its demand-zero region's, or
+    /// its mapping's; `None` when nothing is there.
+    pub fn rights_at(&self, address: u64) -> Option<Rights> {
+        self.region_at(address).map(|region| region.rights).or_else(|| self.translate(address).map(|page| page.rights))
+    }
+
     /// Whether the page at `address` has a frame now (`mincore`).
     pub fn is_resident(&self, address: u64) -> bool {
         self.translate(address).is_some()

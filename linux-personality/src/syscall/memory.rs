@@ -282,3 +282,84 @@ pub fn mlockall(call: &mut Call<'_>) -> CallResult {
     }
     value(0)
 }
+
+/// `mremap(old, old_size, new_size, flags, new_address)` for private
+/// mappings: shrinking cuts the tail; growing extends in place when the
+/// pages after are free, else (MREMAP_MAYMOVE) moves to a new place,
+/// copying only the pages that have frames; MREMAP_FIXED moves to
+/// `new_address`. EFAULT when the old range is not all mapped, ENOMEM when
+/// it cannot grow in place and may not move, EINVAL for bad flags, sizes,
+/// MREMAP_DONTUNMAP, or a shared mapping (not supported yet).
+pub fn mremap(call: &mut Call<'_>) -> CallResult {
+    const MREMAP_MAYMOVE: u64 = 1;
+    const MREMAP_FIXED: u64 = 2;
+    let (old, old_size, new_size, flags, wanted) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4));
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0 || old % PAGE_SIZE != 0 || new_size == 0 || old_size == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let fixed = flags & MREMAP_FIXED != 0;
+    if fixed && (flags & MREMAP_MAYMOVE == 0 || wanted % PAGE_SIZE != 0) {
+        return Err(Errno::EINVAL);
+    }
+    let (old_length, new_length) = (old_size.next_multiple_of(PAGE_SIZE), new_size.next_multiple_of(PAGE_SIZE));
+    let native = &call.process.native;
+    let (rights, shared) = native.with_memory(|memory| {
+        let pages = (old..old + old_length).step_by(PAGE_SIZE as usize);
+        let all_mapped = pages.clone().all(|page| memory.is_mapped(page));
+        let shared = pages.clone().any(|page| memory.translate(page).is_some_and(|found| found.shared));
+        (all_mapped.then(|| memory.rights_at(old)).flatten(), shared)
+    })?;
+    let rights = rights.ok_or(Errno::EFAULT)?;
+    if shared {
+        return Err(Errno::EINVAL);
+    }
+    if !fixed && new_length <= old_length {
+        if new_length < old_length {
+            let flush = native.with_memory(|memory| memory.unmap(old + new_length, old_length - new_length))?.map_err(Errno::from)?;
+            carry_out(flush);
+        }
+        return value(old);
+    }
+    if !fixed {
+        let tail = old + old_length..old + new_length;
+        let grown = native.with_memory(|memory| {
+            let free = tail.end <= MMAP_TOP_LIMIT && tail.clone().step_by(PAGE_SIZE as usize).all(|page| !memory.is_mapped(page));
+            free && memory.add_demand_zero(tail.start, tail.end - tail.start, rights).is_ok()
+        })?;
+        if grown {
+            return value(old);
+        }
+        if flags & MREMAP_MAYMOVE == 0 {
+            return Err(Errno::ENOMEM);
+        }
+    }
+    let destination = if fixed {
+        let flush = native.with_memory(|memory| memory.unmap(wanted, new_length))?.map_err(Errno::from)?;
+        carry_out(flush);
+        wanted
+    } else {
+        let mut state = call.process.state();
+        let address = state.mmap_next.checked_sub(new_length).filter(|address| *address >= MMAP_FLOOR).ok_or(Errno::ENOMEM)?;
+        state.mmap_next = address;
+        address
+    };
+    native.with_memory(|memory| memory.add_demand_zero(destination, new_length, Rights::READ_WRITE))?.map_err(Errno::from)?;
+    // Only pages with frames are copied: untouched ones stay demand-zero.
+    let mut page = vec![0u8; PAGE_SIZE as usize];
+    for offset in (0..old_length.min(new_length)).step_by(PAGE_SIZE as usize) {
+        if native.with_memory(|memory| memory.is_resident(old + offset))? {
+            call.read_in(old + offset, &mut page)?;
+            call.write_out(destination + offset, &page)?;
+        }
+    }
+    if rights != Rights::READ_WRITE {
+        let flush = native.with_memory(|memory| memory.protect(destination, new_length, rights))?.map_err(Errno::from)?;
+        carry_out(flush);
+    }
+    let flush = native.with_memory(|memory| memory.unmap(old, old_length))?.map_err(Errno::from)?;
+    carry_out(flush);
+    value(destination)
+}
+
+/// Where growing in place must stop: the top of the mmap area.
+const MMAP_TOP_LIMIT: u64 = crate::process::MMAP_TOP;

@@ -340,6 +340,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         waitid => processes::waitid(call),
         openat => files::openat(call),
         mkdirat => paths::mkdirat(call),
+        mremap => memory::mremap(call),
         mknod => paths::mknod(call, false),
         mknodat => paths::mknod(call, true),
         newfstatat => files::newfstatat(call),
