@@ -67,9 +67,10 @@ pub fn get(process: &Process, kind: CpuTimerKind) -> (u64, u64) {
     process.state().cpu_timers[kind.index()].remaining(reading)
 }
 
-/// Sends the signal of each armed timer that has expired. Cheap when none
-/// is armed (one relaxed load).
-pub fn check(process: &Process) {
+/// Sends the signal of each armed timer that has expired (these two and
+/// the POSIX timers on CPU clocks). Cheap when none is armed (one relaxed
+/// load).
+pub fn check(process: &alloc::sync::Arc<Process>) {
     if !process.cpu_timers_armed.load(Ordering::Relaxed) {
         return;
     }
@@ -85,5 +86,12 @@ pub fn check(process: &Process) {
     }
     for kind in KINDS.into_iter().filter(|kind| due[kind.index()]) {
         crate::syscall::send_signal(process, kind.signal());
+    }
+    let (expired, posix_armed) = crate::posix_timers::expired_cpu_timers(process);
+    if posix_armed {
+        process.cpu_timers_armed.store(true, Ordering::Relaxed);
+    }
+    for id in expired {
+        crate::posix_timers::fire(process, id);
     }
 }

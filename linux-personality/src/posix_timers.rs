@@ -4,17 +4,20 @@
 //! is still pending from the last one is an overrun: counted, not queued
 //! again, and reported by `timer_getoverrun` and in `si_overrun`.
 //!
-//! Every clock's timer runs on the uptime clock; a `CLOCK_REALTIME`
+//! A timer on a wall clock runs on the uptime clock; a `CLOCK_REALTIME`
 //! absolute time is turned into uptime when the timer is set (a later
-//! `clock_settime` does not move it). The CPU-time clocks are approximated
-//! by elapsed time, as `clock_gettime` approximates them. `execve` and
-//! exit delete every timer; a forked child has none.
+//! `clock_settime` does not move it). A timer on a CPU-time clock (the
+//! process's or one of its threads') is a [`CpuIntervalTimer`] on that
+//! clock's reading, checked with the interval timers each time a thread
+//! enters the kernel (`crate::cpu_itimers`). `execve` and exit delete
+//! every timer; a forked child has none.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::itimers::{self, TimerKind, TimerSlot};
 use super::process::{Process, ProcessState};
+use linux_abi::cpu_times::{CpuIntervalTimer, CpuTimes};
 use linux_abi::sigevent::Notify;
 use linux_abi::signal_frame::{codes, SigInfo};
 use linux_abi::Errno;
@@ -32,6 +35,9 @@ pub struct PosixTimer {
     pub slot: TimerSlot,
     /// Expiries while its signal was still pending (since it was last sent).
     pub overrun: u32,
+    /// On a CPU-time clock: whose (the process, or thread `Some(tid)`) and
+    /// its setting on that clock's reading.
+    pub cpu: Option<(Option<u32>, CpuIntervalTimer)>,
 }
 
 fn locate(state: &mut ProcessState, id: u32) -> Option<&mut TimerSlot> {
@@ -51,7 +57,7 @@ const POSIX_TIMER: TimerKind = TimerKind { locate, fire };
 
 /// An expiry: the signal with `SI_TIMER` information, or an overrun if
 /// this timer's last signal is still pending.
-fn fire(process: &Arc<Process>, id: u32) {
+pub fn fire(process: &Arc<Process>, id: u32) {
     let sent = {
         let mut state = process.state();
         // The timer and the signal state are separate fields: one lookup.
@@ -74,8 +80,9 @@ fn fire(process: &Arc<Process>, id: u32) {
     }
 }
 
-/// A new timer on `realtime`'s clock that tells `notify`; its id.
-pub fn create(process: &Process, realtime: bool, notify: Option<Notify>) -> Result<u32, Errno> {
+/// A new timer on `realtime`'s clock (or on a CPU-time clock: the
+/// process's, or thread `Some(tid)`'s) that tells `notify`; its id.
+pub fn create(process: &Process, realtime: bool, cpu: Option<Option<u32>>, notify: Option<Notify>) -> Result<u32, Errno> {
     let mut state = process.state();
     if state.posix_timers.len() >= MAX_TIMERS {
         return Err(Errno::EAGAIN);
@@ -84,7 +91,8 @@ pub fn create(process: &Process, realtime: bool, notify: Option<Notify>) -> Resu
     // Without a sigevent: SIGALRM carrying the timer's id.
     let notify = notify.unwrap_or(Notify::Signal { signal: crate::signals::numbers::SIGALRM, value: u64::from(id), thread: None });
     state.posix_timers.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
-    state.posix_timers.push(PosixTimer { id, realtime, notify, slot: TimerSlot::default(), overrun: 0 });
+    let cpu = cpu.map(|owner| (owner, CpuIntervalTimer::default()));
+    state.posix_timers.push(PosixTimer { id, realtime, notify, slot: TimerSlot::default(), overrun: 0, cpu });
     Ok(id)
 }
 
@@ -101,8 +109,69 @@ pub fn set(process: &Arc<Process>, id: u32, deadline: Option<u64>, interval: u64
 
 /// Timer `id`'s time left and interval.
 pub fn get(process: &Process, id: u32) -> Result<(u64, u64), Errno> {
+    if let Some(owner) = cpu_owner(process, id)? {
+        let reading = cpu_reading(process, owner);
+        return with_timer(process, id, |timer| timer.cpu.map_or((0, 0), |(_, cpu)| cpu.remaining(reading)));
+    }
     let now = machine::timer::uptime_nanoseconds();
     with_timer(process, id, |timer| timer.slot.remaining(now))
+}
+
+/// Whose CPU clock timer `id` runs on: `Some(None)` the process's,
+/// `Some(Some(tid))` a thread's, `None` a wall clock (EINVAL: no timer).
+pub fn cpu_owner(process: &Process, id: u32) -> Result<Option<Option<u32>>, Errno> {
+    with_timer(process, id, |timer| timer.cpu.map(|(owner, _)| owner))
+}
+
+/// The reading of the CPU clock `owner` names (a thread that ended reads 0).
+pub fn cpu_reading(process: &Process, owner: Option<u32>) -> u64 {
+    match owner {
+        None => process.cpu_times().total(),
+        Some(tid) => process.thread_cpu_times(tid).map_or(0, CpuTimes::total),
+    }
+}
+
+/// Arms CPU-clock timer `id`: first expiry `first` on its clock (absolute)
+/// or `first` from now (0: disarm), then every `interval`; the old setting.
+pub fn set_cpu(process: &Process, id: u32, first: u64, absolute: bool, interval: u64) -> Result<(u64, u64), Errno> {
+    let owner = cpu_owner(process, id)?.ok_or(Errno::EINVAL)?;
+    let reading = cpu_reading(process, owner);
+    let value = match (first, absolute) {
+        (0, _) => 0,
+        (at, true) => at.saturating_sub(reading).max(1),
+        (span, false) => span,
+    };
+    let old = {
+        let mut state = process.state();
+        let timer = find_mut(&mut state, id).ok_or(Errno::EINVAL)?;
+        let Some((_, cpu)) = &mut timer.cpu else { return Err(Errno::EINVAL) };
+        let old = cpu.remaining(reading);
+        *cpu = CpuIntervalTimer::armed(reading, value, interval);
+        old
+    };
+    if value > 0 {
+        process.cpu_timers_armed.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(old)
+}
+
+/// The CPU-clock timers that expired by now (`crate::cpu_itimers` fires
+/// them), and whether any is still armed.
+pub fn expired_cpu_timers(process: &Process) -> (Vec<u32>, bool) {
+    let owners: Vec<(u32, Option<u32>)> = process.state().posix_timers.iter().filter_map(|timer| timer.cpu.map(|(owner, _)| (timer.id, owner))).collect();
+    let readings: Vec<(u32, u64)> = owners.iter().map(|(id, owner)| (*id, cpu_reading(process, *owner))).collect();
+    let mut state = process.state();
+    let mut due = Vec::new();
+    let mut armed = false;
+    for (id, reading) in readings {
+        if let Some((_, cpu)) = find_mut(&mut state, id).and_then(|timer| timer.cpu.as_mut()) {
+            if cpu.expire(reading) {
+                due.push(id);
+            }
+            armed |= cpu.is_armed();
+        }
+    }
+    (due, armed)
 }
 
 /// Timer `id`'s overrun count.

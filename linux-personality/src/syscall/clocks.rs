@@ -9,8 +9,6 @@ use crate::clock::{monotonic_nanoseconds, realtime_nanoseconds};
 
 pub(super) const CLOCK_REALTIME: u64 = 0;
 pub(super) const CLOCK_MONOTONIC: u64 = 1;
-pub(super) const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
-pub(super) const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
 pub(super) const CLOCK_MONOTONIC_RAW: u64 = 4;
 pub(super) const CLOCK_REALTIME_COARSE: u64 = 5;
 pub(super) const CLOCK_MONOTONIC_COARSE: u64 = 6;

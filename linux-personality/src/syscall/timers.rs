@@ -6,6 +6,7 @@
 
 use super::{value, Call, CallResult, UserPtr};
 use crate::cpu_itimers::{self, CpuTimerKind};
+use linux_abi::cpu_times::{CpuClock, CpuClockOwner};
 use crate::{itimers, posix_timers};
 use linux_abi::sigevent::{parse_sigevent, SIGEVENT_READ_BYTES};
 use linux_abi::{Errno, ItimerSpec, ItimerVal, Timespec, Timeval};
@@ -74,15 +75,25 @@ pub fn alarm(call: &mut Call<'_>) -> CallResult {
 /// `timer_create(clock, sigevent, id)`: the clocks Linux has timers on
 /// (EOPNOTSUPP for the raw and coarse ones, EINVAL for others).
 pub fn timer_create(call: &mut Call<'_>) -> CallResult {
-    use super::clocks::{
-        CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE,
-        CLOCK_THREAD_CPUTIME_ID,
-    };
+    use super::clocks::{CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_REALTIME_COARSE};
     const CLOCK_REALTIME_ALARM: u64 = 8;
     const CLOCK_BOOTTIME_ALARM: u64 = 9;
+    // A CPU clock: the process's or one of its threads' (another
+    // process's: EINVAL here).
+    let cpu = match CpuClock::decode(call.argument(0) as i32)? {
+        None => None,
+        Some(clock) => Some(match clock.owner {
+            CpuClockOwner::ThisProcess => None,
+            CpuClockOwner::Process(pid) if pid == call.pid() => None,
+            CpuClockOwner::ThisThread => Some(call.thread.tid),
+            CpuClockOwner::Thread(tid) if call.process.has_thread(tid) => Some(tid),
+            _ => return Err(Errno::EINVAL),
+        }),
+    };
     let realtime = match call.argument(0) {
+        _ if cpu.is_some() => false,
         CLOCK_REALTIME | CLOCK_REALTIME_ALARM => true,
-        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM | CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => false,
+        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM => false,
         CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE => return Err(Errno::EOPNOTSUPP),
         _ => return Err(Errno::EINVAL),
     };
@@ -95,7 +106,7 @@ pub fn timer_create(call: &mut Call<'_>) -> CallResult {
             Some(parse_sigevent(&bytes, |tid| process.has_thread(tid))?)
         }
     };
-    let id = posix_timers::create(call.process, realtime, notify)?;
+    let id = posix_timers::create(call.process, realtime, cpu, notify)?;
     if let Err(errno) = call.write_out(call.argument(2), &(id as i32).to_le_bytes()) {
         let _ = posix_timers::delete(call.process, id);
         return Err(errno);
@@ -113,6 +124,13 @@ pub fn timer_settime(call: &mut Call<'_>) -> CallResult {
     const TIMER_ABSTIME: u64 = 1;
     let (id, flags) = (call.argument(0) as u32, call.argument(1));
     let new = UserPtr::<ItimerSpec>::argument(call, 2).ok_or(Errno::EINVAL)?.read(call)?;
+    if posix_timers::cpu_owner(call.process, id)?.is_some() {
+        let old = posix_timers::set_cpu(call.process, id, new.value.as_nanoseconds(), flags & TIMER_ABSTIME != 0, new.interval.as_nanoseconds())?;
+        if let Some(out) = UserPtr::<ItimerSpec>::argument(call, 3) {
+            out.write(call, &as_itimerspec(old))?;
+        }
+        return value(0);
+    }
     let realtime = posix_timers::is_realtime(call.process, id)?;
     let now = crate::clock::monotonic_nanoseconds();
     let deadline = match (new.value.as_nanoseconds(), flags & TIMER_ABSTIME != 0) {

@@ -103,6 +103,25 @@ pub fn current_cpu_time() -> u64 {
     thread.cpu_time() + running
 }
 
+/// `thread`'s CPU time (ns) now: what was charged to it, plus the stint
+/// so far when a CPU is running it (so it is exact even when that CPU's
+/// ticks come late, as on an overloaded host).
+pub fn cpu_time_of(thread: &Arc<Thread>) -> u64 {
+    loop {
+        let charged = thread.cpu_time();
+        let now = machine::timer::uptime_nanoseconds();
+        let running = CPUS.iter().take(percpu::online_count()).find_map(|cpu| {
+            let current = cpu.current.lock();
+            current.as_ref().filter(|on_cpu| Arc::ptr_eq(on_cpu, thread)).map(|_| cpu.stint_start.load(Ordering::Relaxed))
+        });
+        // A charge in between moved time from the stint to `charged`:
+        // read again rather than count it twice.
+        if thread.cpu_time() == charged {
+            return charged + running.map_or(0, |start| now.saturating_sub(start));
+        }
+    }
+}
+
 /// Turns on timer preemption and the wake-IPI handler (once, at boot).
 pub fn enable_preemption() {
     trap::set_handler(trap::VECTOR_TIMER, timer_tick);

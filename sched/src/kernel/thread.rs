@@ -108,9 +108,9 @@ impl Thread {
         self.pinned.store(pinned, Ordering::Release);
     }
 
-    /// Nanoseconds it has run, up to its CPU's last switch or tick (at most
-    /// a tick behind for a thread running now; [`crate::current_cpu_time`]
-    /// is exact for the caller).
+    /// Nanoseconds charged to it, up to its CPU's last switch or tick
+    /// ([`crate::cpu_time_of`] adds the stint of a thread running now;
+    /// [`crate::current_cpu_time`] is the caller's own).
     pub fn cpu_time(&self) -> u64 {
         self.cpu_time.load(Ordering::Relaxed)
     }

@@ -89,6 +89,45 @@ static void cpu_interval_timers(void) {
     signal(SIGPROF, SIG_DFL);
 }
 
+static volatile int timer_signals;
+static void count_timer(int signal) {
+    (void)signal;
+    timer_signals++;
+}
+
+/* POSIX timers on the process's and the thread's CPU clocks. */
+static void cpu_clock_timers(void) {
+    signal(SIGUSR1, count_timer);
+    struct sigevent event = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
+    timer_t timer;
+    CHECK("timer_create(CLOCK_PROCESS_CPUTIME_ID)", timer_create(CLOCK_PROCESS_CPUTIME_ID, &event, &timer));
+    struct itimerspec fifty_ms = {{0, 0}, {0, 50000000}}, current;
+    CHECK("  timer_settime 50 ms of CPU time", timer_settime(timer, 0, &fifty_ms, NULL));
+    usleep(300000);
+    EXPECT("  300 ms asleep: no expiry", timer_signals == 0);
+    timer_gettime(timer, &current);
+    EXPECT("  more than 20 ms left", current.it_value.tv_sec == 0 && current.it_value.tv_nsec > 20000000);
+    long until = clock_ms(CLOCK_MONOTONIC) + 5000;
+    while (timer_signals == 0 && clock_ms(CLOCK_MONOTONIC) < until) {
+        for (int i = 0; i < 200000 && timer_signals == 0; i++) {
+            sink = sink * 3 + 1;
+        }
+    }
+    EXPECT("  computing: it expires once", timer_signals == 1);
+    timer_gettime(timer, &current);
+    EXPECT("  then disarmed", current.it_value.tv_sec == 0 && current.it_value.tv_nsec == 0);
+    timer_delete(timer);
+
+    timer_signals = 0;
+    CHECK("timer_create(CLOCK_THREAD_CPUTIME_ID)", timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer));
+    struct itimerspec every_20_ms = {{0, 20000000}, {0, 20000000}};
+    timer_settime(timer, 0, &every_20_ms, NULL);
+    spin_ms(300);
+    timer_delete(timer);
+    EXPECT("  every 20 ms, 300 ms computing: 3 to 30 expiries", timer_signals >= 3 && timer_signals <= 30);
+    signal(SIGUSR1, SIG_DFL);
+}
+
 static void *spinning_thread(void *argument) {
     (void)argument;
     spin_ms(300);
@@ -180,6 +219,7 @@ int main(void) {
     EXPECT("/proc/self/stat: user ticks at least 30", utime >= 30);
 
     cpu_interval_timers();
+    cpu_clock_timers();
 
     struct timespec any;
     CHECK("clock_gettime of a process that does not exist", clock_gettime((clockid_t)((~999999 << 3) | 2), &any));
