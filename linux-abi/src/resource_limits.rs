@@ -9,6 +9,13 @@ use crate::Errno;
 pub const INFINITY: u64 = u64::MAX;
 /// Resources Linux has (`RLIM_NLIMITS`).
 pub const RESOURCES: usize = 16;
+/// `RLIMIT_CPU`: seconds of CPU time (SIGXCPU at the soft limit and each
+/// second after, SIGKILL at the hard one).
+pub const RLIMIT_CPU: u64 = 0;
+/// `RLIMIT_FSIZE`: the largest file a process may write (SIGXFSZ, EFBIG).
+pub const RLIMIT_FSIZE: u64 = 1;
+/// `RLIMIT_DATA`: the largest data segment (`brk` refuses beyond it).
+pub const RLIMIT_DATA: u64 = 2;
 /// `RLIMIT_STACK`.
 pub const RLIMIT_STACK: u64 = 3;
 /// `RLIMIT_CORE`.
@@ -62,15 +69,73 @@ impl ResourceLimits {
         Ok(())
     }
 
+    /// The soft limit of `resource` (a known one; unlimited otherwise).
+    pub fn soft(&self, resource: u64) -> u64 {
+        self.limits.get(resource as usize).map_or(INFINITY, |limit| limit[0])
+    }
+
+    /// How many bytes of a write of `length` at `position` the file-size
+    /// limit lets through: all, some (a short write), or none (`None`:
+    /// EFBIG and SIGXFSZ).
+    pub fn writable(&self, position: u64, length: u64) -> Option<u64> {
+        let limit = self.soft(RLIMIT_FSIZE);
+        match position {
+            _ if length == 0 => Some(0),
+            at if at >= limit => None,
+            at => Some(length.min(limit - at)),
+        }
+    }
+
+    /// What `RLIMIT_CPU` asks after `cpu_seconds` of CPU time, when
+    /// SIGXCPU was last sent at `last_warned` seconds (0: never).
+    pub fn cpu_verdict(&self, cpu_seconds: u64, last_warned: u64) -> CpuVerdict {
+        let [soft, hard] = self.limits[RLIMIT_CPU as usize];
+        if cpu_seconds >= hard {
+            CpuVerdict::Kill
+        } else if cpu_seconds >= soft && cpu_seconds > last_warned {
+            CpuVerdict::Warn
+        } else {
+            CpuVerdict::Nothing
+        }
+    }
+
     /// The soft limit on descriptors: every descriptor is below it.
     pub fn descriptors(&self) -> u64 {
         self.limits[RLIMIT_NOFILE as usize][0]
     }
 }
 
+/// What the CPU-time limit asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuVerdict {
+    /// Within the limits (or warned this second already).
+    Nothing,
+    /// Past the soft limit: SIGXCPU (again each further second).
+    Warn,
+    /// At the hard limit: SIGKILL.
+    Kill,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_size_and_cpu_limits_decide_as_linux() {
+        let mut limits = ResourceLimits::default();
+        assert_eq!(limits.writable(1 << 40, 10), Some(10), "unlimited by default");
+        limits.set(RLIMIT_FSIZE, [100, 200], true).unwrap();
+        assert_eq!(limits.writable(90, 20), Some(10), "a short write up to the limit");
+        assert_eq!(limits.writable(100, 1), None);
+        assert_eq!(limits.writable(500, 0), Some(0));
+        assert_eq!(limits.cpu_verdict(1_000_000, 0), CpuVerdict::Nothing);
+        limits.set(RLIMIT_CPU, [2, 5], true).unwrap();
+        assert_eq!(limits.cpu_verdict(1, 0), CpuVerdict::Nothing);
+        assert_eq!(limits.cpu_verdict(2, 0), CpuVerdict::Warn);
+        assert_eq!(limits.cpu_verdict(2, 2), CpuVerdict::Nothing, "once per second");
+        assert_eq!(limits.cpu_verdict(3, 2), CpuVerdict::Warn);
+        assert_eq!(limits.cpu_verdict(5, 4), CpuVerdict::Kill);
+    }
 
     #[test]
     fn defaults_are_linuxs_and_changes_are_checked() {

@@ -12,7 +12,8 @@ use core::sync::atomic::Ordering;
 use linux_abi::cpu_times::{CpuIntervalTimer, CpuTimes};
 
 use crate::process::Process;
-use crate::signals::numbers::{SIGPROF, SIGVTALRM};
+use crate::signals::numbers::{SIGKILL, SIGPROF, SIGVTALRM, SIGXCPU};
+use linux_abi::resource_limits::{CpuVerdict, RLIMIT_CPU};
 
 /// Which of the two.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -76,13 +77,27 @@ pub fn check(process: &alloc::sync::Arc<Process>) {
     }
     let times = process.cpu_times();
     let mut due = [false; 2];
-    {
+    let verdict = {
         let mut state = process.state();
         for kind in KINDS {
             due[kind.index()] = state.cpu_timers[kind.index()].expire(kind.reading(times));
         }
-        let armed = state.cpu_timers.iter().any(CpuIntervalTimer::is_armed);
+        let limited = state.limits.get(RLIMIT_CPU).is_ok_and(|limit| limit != [u64::MAX; 2]);
+        let armed = limited || state.cpu_timers.iter().any(CpuIntervalTimer::is_armed);
         process.cpu_timers_armed.store(armed, Ordering::Relaxed);
+        // RLIMIT_CPU: SIGXCPU past the soft limit (each further second),
+        // SIGKILL at the hard one.
+        let seconds = times.total() / 1_000_000_000;
+        let verdict = state.limits.cpu_verdict(seconds, state.cpu_warned);
+        if verdict == CpuVerdict::Warn {
+            state.cpu_warned = seconds;
+        }
+        verdict
+    };
+    match verdict {
+        CpuVerdict::Warn => crate::syscall::send_signal(process, SIGXCPU),
+        CpuVerdict::Kill => crate::syscall::send_signal(process, SIGKILL),
+        CpuVerdict::Nothing => {}
     }
     for kind in KINDS.into_iter().filter(|kind| due[kind.index()]) {
         crate::syscall::send_signal(process, kind.signal());

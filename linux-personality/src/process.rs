@@ -92,6 +92,8 @@ pub struct ProcessState {
     pub groups: Vec<u32>,
     /// Its System V IPC attachments and semaphore undo adjustments.
     pub sysv: crate::sysv_ipc::ProcessIpc,
+    /// The CPU second SIGXCPU was last sent at (`RLIMIT_CPU`).
+    pub cpu_warned: u64,
     /// The CPU time of its threads that have ended.
     pub ended_threads: CpuTimes,
     /// The CPU time of the children it waited for (and of theirs).
@@ -184,6 +186,7 @@ impl Process {
         table.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
         let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
         state.signals.name_main_thread(pid);
+        let cpu_limited = state.limits.get(linux_abi::resource_limits::RLIMIT_CPU).is_ok_and(|limit| limit != [u64::MAX; 2]);
         let process = Arc::new(Self {
             pid,
             native,
@@ -192,7 +195,7 @@ impl Process {
             threads: KernelTicketLock::new(TABLE_LEVEL, Vec::new()),
             group_exit: KernelTicketLock::new(TABLE_LEVEL, None),
             exec_by: KernelTicketLock::new(TABLE_LEVEL, None),
-            cpu_timers_armed: AtomicBool::new(false),
+            cpu_timers_armed: AtomicBool::new(cpu_limited),
         });
         table.push(process.clone());
         Ok(process)
@@ -366,6 +369,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         scheduling: Vec::new(),
         affinity: Vec::new(),
         nice: 0,
+        cpu_warned: 0,
         groups: Vec::new(),
         sysv: Default::default(),
         ended_threads: CpuTimes::default(),

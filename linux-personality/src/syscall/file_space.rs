@@ -58,6 +58,9 @@ pub fn fallocate(call: &mut Call<'_>) -> CallResult {
     if !file.writable() {
         return Err(Errno::EBADF);
     }
+    if mode & KEEP_SIZE == 0 {
+        super::files::check_file_size(call, end)?;
+    }
     match mode {
         0 => {
             let size = fs::with(|tree| tree.stat(inode))?.size;

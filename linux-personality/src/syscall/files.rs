@@ -106,24 +106,30 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         Backing::Inode(inode) => {
             let inode = *inode;
             let append = file.status() & flags::O_APPEND != 0;
-            file.with_offset(|offset| {
+            let limits = call.process.state().limits;
+            let written = file.with_offset(|offset| {
                 fs::with(|tree| {
                     let position = match (at, append) {
                         (Some(position), _) => position,
                         (None, true) => tree.stat(inode)?.size,
                         (None, false) => *offset,
                     };
-                    let count = tree.write(inode, position, data, now())?;
+                    // RLIMIT_FSIZE: a short write up to it, none past it.
+                    let Some(allowed) = limits.writable(position, data.len() as u64) else { return Ok(None) };
+                    let count = tree.write(inode, position, &data[..allowed as usize], now())?;
                     if at.is_none() {
                         *offset = position + count as u64;
                     }
-                    Ok((position, count))
+                    Ok(Some((position, count)))
                 })
-                .map(|(position, count)| {
-                    crate::file_mappings::written(inode, position, &data[..count]);
-                    count
+                .map(|written| {
+                    written.map(|(position, count)| {
+                        crate::file_mappings::written(inode, position, &data[..count]);
+                        count
+                    })
                 })
-            })
+            })?;
+            written.ok_or_else(|| file_too_big(call))
         }
         Backing::Device(Device::Console, _) => {
             console::write(data);
@@ -152,6 +158,24 @@ pub(super) fn write_socket(end: &crate::unix_sockets::SocketEnd, data: &[u8], no
 
 /// A write's result; EPIPE sends SIGPIPE to the writing thread, as from
 /// the process itself (Linux's `send_sig`).
+/// The file-size limit refused a write or size change: SIGXFSZ to the
+/// calling thread, EFBIG for the call (Linux's answer).
+pub(super) fn file_too_big(call: &Call<'_>) -> Errno {
+    const SIGXFSZ: u32 = crate::signals::numbers::SIGXFSZ;
+    let info = linux_abi::signal_frame::SigInfo::from_process(SIGXFSZ, linux_abi::signal_frame::codes::SI_KERNEL, 0, 0);
+    call.process.state().signals.raise_for_thread(call.thread.tid, SIGXFSZ, info);
+    Errno::EFBIG
+}
+
+/// Refuses (SIGXFSZ, EFBIG) a file size past `RLIMIT_FSIZE`.
+pub(super) fn check_file_size(call: &Call<'_>, size: u64) -> Result<(), Errno> {
+    let limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_FSIZE);
+    if size > limit {
+        return Err(file_too_big(call));
+    }
+    Ok(())
+}
+
 pub(super) fn signal_broken_pipe(call: &Call<'_>, written: Result<usize, Errno>) -> Result<usize, Errno> {
     if written == Err(Errno::EPIPE) {
         let info = linux_abi::signal_frame::SigInfo::from_process(SIGPIPE, linux_abi::signal_frame::codes::SI_USER, call.pid(), 0);
@@ -525,6 +549,7 @@ pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
     if !file.writable() {
         return Err(Errno::EINVAL);
     }
+    check_file_size(call, length as u64)?;
     fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
     crate::file_mappings::truncated(inode, length as u64);
     value(0)

@@ -30,6 +30,9 @@ pub fn getrlimit(call: &mut Call<'_>) -> CallResult {
 pub fn setrlimit(call: &mut Call<'_>) -> CallResult {
     let new = UserPtr::<[u64; 2]>::argument(call, 1).ok_or(Errno::EFAULT)?.read(call)?;
     call.process.state().limits.set(call.argument(0), new, true)?;
+    if call.argument(0) == linux_abi::resource_limits::RLIMIT_CPU {
+        call.process.cpu_timers_armed.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
     value(0)
 }
 
@@ -46,6 +49,9 @@ pub fn prlimit64(call: &mut Call<'_>) -> CallResult {
     let old = target.state().limits.get(resource)?;
     if let Some(new) = new {
         target.state().limits.set(resource, new, true)?;
+        if resource == linux_abi::resource_limits::RLIMIT_CPU {
+            target.cpu_timers_armed.store(true, core::sync::atomic::Ordering::Relaxed);
+        }
     }
     if let Some(out) = UserPtr::<[u64; 2]>::argument(call, 3) {
         out.write(call, &old)?;

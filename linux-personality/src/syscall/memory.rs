@@ -41,7 +41,8 @@ pub fn brk(call: &mut Call<'_>) -> CallResult {
         let state = call.process.state();
         (state.break_start, state.program_break)
     };
-    if wanted < start || wanted > start + (1 << 36) {
+    let data_limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_DATA);
+    if wanted < start || wanted > start + (1 << 36) || wanted - start > data_limit {
         return value(current);
     }
     let (old_end, new_end) = (current.next_multiple_of(PAGE_SIZE), wanted.next_multiple_of(PAGE_SIZE));

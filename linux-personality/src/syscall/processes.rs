@@ -146,6 +146,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             scheduling: Vec::new(),
             affinity: Vec::new(),
             nice: state.nice,
+            cpu_warned: 0,
             groups: state.groups.clone(),
             sysv: state.sysv.for_child(),
             ended_threads: Default::default(),

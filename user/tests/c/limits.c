@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/syscall.h>
 #include "check.h"
 
 static void show(const char *name, int resource) {
@@ -16,6 +18,72 @@ static void show(const char *name, int resource) {
     getrlimit(resource, &limit);
     printf("%s: soft %lld hard %lld\n", name, (long long)(limit.rlim_cur == RLIM_INFINITY ? -1 : (long long)limit.rlim_cur),
            (long long)(limit.rlim_max == RLIM_INFINITY ? -1 : (long long)limit.rlim_max));
+}
+
+/* RLIMIT_FSIZE: a short write up to it, then EFBIG and SIGXFSZ. */
+static void file_size_limit(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit hundred = {100, 100};
+        setrlimit(RLIMIT_FSIZE, &hundred);
+        signal(SIGXFSZ, SIG_IGN);
+        int fd = open("/tmp/limited", O_RDWR | O_CREAT | O_TRUNC, 0644);
+        char bytes[150] = {0};
+        CHECK("RLIMIT_FSIZE 100: a write of 150", write(fd, bytes, 150));
+        CHECK("  another write", write(fd, bytes, 1));
+        CHECK("  ftruncate to 200", ftruncate(fd, 200));
+        CHECK("  ftruncate to 50", ftruncate(fd, 50));
+        signal(SIGXFSZ, SIG_DFL);
+        lseek(fd, 100, SEEK_SET);
+        write(fd, bytes, 1);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("  a write past it with SIGXFSZ's default action: killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    unlink("/tmp/limited");
+}
+
+/* RLIMIT_DATA: brk refuses to grow past it. */
+static void data_limit(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        long start = syscall(SYS_brk, 0);
+        struct rlimit small = {1 << 20, 1 << 20};
+        setrlimit(RLIMIT_DATA, &small);
+        long grown = syscall(SYS_brk, start + (64 << 20));
+        _exit(grown == start ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("RLIMIT_DATA 1 MiB: brk by 64 MiB refused: %s\n", WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "yes" : "no");
+}
+
+static int warnings[2];
+static void on_xcpu(int signal) {
+    (void)signal;
+    write(warnings[1], "x", 1);
+}
+
+/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL at the hard one. */
+static void cpu_limit(void) {
+    pipe(warnings);
+    pid_t child = fork();
+    if (child == 0) {
+        close(warnings[0]);
+        signal(SIGXCPU, on_xcpu);
+        struct rlimit one_two = {1, 2};
+        setrlimit(RLIMIT_CPU, &one_two);
+        for (volatile unsigned long spin = 0;; spin++) {
+        }
+    }
+    close(warnings[1]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    char byte;
+    printf("RLIMIT_CPU 1 s soft, 2 s hard: SIGXCPU seen: %s, then killed by signal %d\n", read(warnings[0], &byte, 1) == 1 ? "yes" : "no",
+           WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    close(warnings[0]);
 }
 
 int main(void) {
@@ -55,5 +123,11 @@ int main(void) {
     int status = 0;
     waitpid(child, &status, 0);
     printf("fork keeps the limit: %s\n", WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "yes" : "no");
+    for (int fd = 3; fd <= 7; fd++) {
+        close(fd);
+    }
+    file_size_limit();
+    data_limit();
+    cpu_limit();
     return 0;
 }
