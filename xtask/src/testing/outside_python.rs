@@ -17,11 +17,14 @@ use crate::outside::SuiteTest;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// One module's limit, in guest time: the slowest takes about a minute.
-const MODULE_TIME_LIMIT: Duration = Duration::from_secs(300);
+/// One module's limit, in guest time. The slowest, test_subprocess, takes
+/// about 220 s on Lamina on an idle 2-core machine and 330 s on a loaded
+/// one (its waits poll in 10 ms steps): the limit leaves room for a slow
+/// CI machine rather than fail listed cases there.
+const MODULE_TIME_LIMIT: Duration = Duration::from_secs(900);
 /// A module prints as each case ends; a case that hangs is ended by the
 /// module's limit, so silence past it means the kernel hung.
-const SILENCE_LIMIT: Duration = Duration::from_secs(360);
+const SILENCE_LIMIT: Duration = Duration::from_secs(960);
 /// The standard library and the tests travel in the initramfs (~110 MiB).
 const MEMORY_MIB: u32 = 2048;
 
