@@ -35,6 +35,7 @@ impl EventCounter {
                 *count = left;
                 drop(count);
                 self.changed.broadcast();
+                crate::poll_wakeups::changed();
                 return Ok(taken);
             }
             if nonblocking {
@@ -55,6 +56,7 @@ impl EventCounter {
                 *count = sum;
                 drop(count);
                 self.changed.broadcast();
+                crate::poll_wakeups::changed();
                 return Ok(());
             }
             if nonblocking {

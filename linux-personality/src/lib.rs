@@ -34,6 +34,7 @@ mod kernel_log;
 mod mqueues;
 mod open_files;
 mod pipes;
+mod poll_wakeups;
 mod posix_timers;
 mod process;
 mod procfs;

@@ -71,6 +71,7 @@ impl Pipe {
         let seen = peers_opened(&state);
         drop(state);
         self.changed.broadcast();
+                crate::poll_wakeups::changed();
         if nonblocking {
             return Ok(());
         }
@@ -95,6 +96,7 @@ impl Pipe {
         }
         drop(state);
         self.changed.broadcast();
+                crate::poll_wakeups::changed();
     }
 
     /// Reads up to `limit` bytes, appended to `buffer`; none at end of
@@ -122,6 +124,7 @@ impl Pipe {
                     state.bytes.drain(..count);
                     drop(state);
                     self.changed.broadcast();
+                crate::poll_wakeups::changed();
                 }
                 return Ok(count);
             }
@@ -163,6 +166,7 @@ impl Pipe {
                 written += count;
                 drop(state);
                 self.changed.broadcast();
+                crate::poll_wakeups::changed();
                 state = self.state.lock();
                 continue;
             }

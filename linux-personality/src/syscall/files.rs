@@ -831,7 +831,11 @@ fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
 /// Waits until `check` finds something ready, the deadline passes
 /// (nanoseconds of uptime; `None`: forever) or a signal comes.
 pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
+    // Registered before the first check: a pipe, socket or eventfd change
+    // after it ends the sleep at once (`poll_wakeups`).
+    let mut registration = crate::poll_wakeups::Registration::new();
     loop {
+        registration.renew();
         let ready = check()?;
         let now = machine::timer::uptime_nanoseconds();
         if ready > 0 || deadline.is_some_and(|deadline| now >= deadline) {
@@ -844,7 +848,7 @@ pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl
             return Err(if deadline.is_none() { linux_abi::restart::ERESTARTNOHAND } else { Errno::EINTR });
         }
         let next = (now + 10_000_000).min(deadline.unwrap_or(u64::MAX));
-        sched::sleep_until(next, || call.interrupted());
+        sched::sleep_until(next, || registration.changed() || call.interrupted());
     }
 }
 
