@@ -30,6 +30,7 @@ mod layer_errors;
 pub mod line_discipline;
 pub mod message_queue;
 pub mod poll;
+pub mod pollers;
 pub mod procfs_text;
 pub mod resource_limits;
 pub mod restart;
@@ -55,3 +56,5 @@ pub use wait_status::{child_codes, WaitStatus};
 mod tests;
 #[cfg(all(test, loom))]
 mod futex_loom;
+#[cfg(all(test, loom))]
+mod pollers_loom;

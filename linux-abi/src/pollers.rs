@@ -1,0 +1,87 @@
+//! The set of threads waiting in `poll`, `select` or `epoll_wait` for a
+//! change, and a generation that every change bumps: the wake-up protocol
+//! of `linux-personality/src/poll_wakeups.rs`, kept here (under the
+//! caller's lock, generic over how a thread is named) so that loom checks
+//! this very code (`pollers_loom.rs`).
+//!
+//! A poller registers and takes the generation *before* it checks its
+//! descriptors, and sleeps only while the generation has not moved; a
+//! change bumps the generation *before* it wakes the registered pollers.
+//! So a change after the check wakes the poller, and one before it is seen
+//! by the check.
+
+use alloc::vec::Vec;
+
+/// Registered pollers and the change generation.
+pub struct PollerSet<W> {
+    generation: u64,
+    pollers: Vec<W>,
+}
+
+impl<W: Clone> Default for PollerSet<W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<W: Clone> PollerSet<W> {
+    /// No pollers, generation 0.
+    pub const fn new() -> Self {
+        Self { generation: 0, pollers: Vec::new() }
+    }
+
+    /// Registers `poller`; the generation it has seen. A poller that cannot
+    /// be registered (no memory) is only woken by its own time limit.
+    pub fn register(&mut self, poller: W) -> u64 {
+        if self.pollers.try_reserve(1).is_ok() {
+            self.pollers.push(poller);
+        }
+        self.generation
+    }
+
+    /// The current generation (a poller renews what it has seen before
+    /// each check).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether a change came after generation `seen`.
+    pub fn moved_since(&self, seen: u64) -> bool {
+        self.generation != seen
+    }
+
+    /// Forgets the poller `is_me` picks.
+    pub fn unregister(&mut self, is_me: impl Fn(&W) -> bool) {
+        self.pollers.retain(|poller| !is_me(poller));
+    }
+
+    /// A change: bumps the generation and gives the pollers to wake (none
+    /// when the list cannot be copied: they wake on their time limits).
+    pub fn changed(&mut self) -> Vec<W> {
+        self.generation = self.generation.wrapping_add(1);
+        let mut woken = Vec::new();
+        if !self.pollers.is_empty() && woken.try_reserve_exact(self.pollers.len()).is_ok() {
+            woken.extend(self.pollers.iter().cloned());
+        }
+        woken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_move_the_generation_and_name_the_registered() {
+        let mut set = PollerSet::new();
+        assert!(set.changed().is_empty());
+        let seen = set.register(7);
+        set.register(8);
+        assert!(!set.moved_since(seen));
+        assert_eq!(set.changed(), alloc::vec![7, 8]);
+        assert!(set.moved_since(seen));
+        set.unregister(|poller| *poller == 7);
+        assert_eq!(set.changed(), alloc::vec![8]);
+        assert_eq!(set.generation(), 3);
+    }
+}

@@ -1,0 +1,42 @@
+//! loom model of the poll wake-up protocol over the real [`PollerSet`]:
+//! a poller registers, then checks a descriptor's readiness, then sleeps
+//! while the generation has not moved; a writer makes the descriptor ready,
+//! then reports the change and unparks the pollers. Every interleaving
+//! ends with the poller awake and seeing the descriptor ready.
+
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::{Arc, Mutex};
+use loom::thread::{self, Thread};
+
+use crate::pollers::PollerSet;
+
+#[test]
+fn a_change_after_the_check_wakes_the_poller() {
+    loom::model(|| {
+        let set = Arc::new(Mutex::new(PollerSet::<Thread>::new()));
+        let ready = Arc::new(AtomicBool::new(false));
+        let poller = {
+            let (set, ready) = (set.clone(), ready.clone());
+            thread::spawn(move || {
+                let me = thread::current();
+                let mut seen = set.lock().unwrap().register(me.clone());
+                loop {
+                    if ready.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    while !set.lock().unwrap().moved_since(seen) {
+                        thread::park();
+                    }
+                    seen = set.lock().unwrap().generation();
+                }
+                set.lock().unwrap().unregister(|poller| poller.id() == me.id());
+            })
+        };
+        ready.store(true, Ordering::SeqCst);
+        let woken = set.lock().unwrap().changed();
+        for thread in woken {
+            thread.unpark();
+        }
+        poller.join().unwrap();
+    });
+}
