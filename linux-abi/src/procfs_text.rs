@@ -30,6 +30,8 @@ pub struct ProcessFacts {
     pub children_times: crate::cpu_times::CpuTimes,
     /// How many threads it has.
     pub threads: u32,
+    /// Its nice value (-20..=19).
+    pub nice: i32,
 }
 
 /// `/proc/<pid>/stat`: the 52 fields of `proc(5)`, CPU times in clock
@@ -43,7 +45,7 @@ pub fn process_stat(facts: &ProcessFacts) -> String {
     let (user, system) = facts.times.ticks();
     let (children_user, children_system) = facts.children_times.ticks();
     let mut text = format!(
-        "{} ({}) {} {} {} {} 0 -1 0 0 0 0 0 {} {} {} {} 20 0 {} 0 0 0",
+        "{} ({}) {} {} {} {} 0 -1 0 0 0 0 0 {} {} {} {} {} {} {} 0 0 0",
         facts.pid,
         command,
         state,
@@ -54,6 +56,8 @@ pub fn process_stat(facts: &ProcessFacts) -> String {
         system,
         children_user,
         children_system,
+        20 + facts.nice,
+        facts.nice,
         facts.threads.max(1)
     );
     for _ in 24..=52 {
@@ -137,6 +141,7 @@ mod tests {
             times: crate::cpu_times::CpuTimes { user: 1_230_000_000, system: 40_000_000 },
             children_times: crate::cpu_times::CpuTimes { user: 50_000_000, system: 0 },
             threads: 3,
+            nice: 5,
         }
     }
 
@@ -151,7 +156,7 @@ mod tests {
         let fields: std::vec::Vec<&str> = tail.split_whitespace().collect();
         assert_eq!(fields.len(), 52 - 2, "fields 3..=52");
         assert_eq!(&fields[..4], &["S", "1", "42", "7"], "state, ppid, pgrp, session");
-        assert_eq!(fields[18 - 3], "20", "priority is field 18");
+        assert_eq!(&fields[18 - 3..20 - 3], &["25", "5"], "priority and nice are fields 18 and 19");
         assert_eq!(fields[20 - 3], "3", "num_threads is field 20");
         assert_eq!(&fields[14 - 3..18 - 3], &["123", "4", "5", "0"], "utime stime cutime cstime in ticks");
         let zombie = process_stat(&ProcessFacts { zombie: true, ..facts() });

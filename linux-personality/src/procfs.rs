@@ -45,6 +45,7 @@ pub fn snapshot() -> Result<Vec<ProcessFacts>, Errno> {
                 times,
                 children_times: state.reaped_children,
                 threads,
+                nice: state.nice,
             },
             arguments: try_copy(&state.arguments)?,
         };

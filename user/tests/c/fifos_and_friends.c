@@ -129,6 +129,13 @@ static void identity(void) {
     printf("getpriority of this process: %d %s\n", base, errno_name(errno));
     CHECK("setpriority +3", setpriority(PRIO_PROCESS, 0, base + 3));
     printf("  now %d\n", getpriority(PRIO_PROCESS, getpid()));
+    FILE *stat_file = fopen("/proc/self/stat", "r");
+    long priority = 0, nice = 0;
+    if (stat_file) {
+        fscanf(stat_file, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %ld %ld", &priority, &nice);
+        fclose(stat_file);
+    }
+    printf("  /proc/self/stat priority %ld nice %ld\n", priority, nice);
     pid_t child = fork();
     if (child == 0) {
         _exit(getpriority(PRIO_PROCESS, 0));
