@@ -302,7 +302,15 @@ pub fn exit(process: &Arc<Process>, status: u32) {
     if let Some(init) = process::find(1).filter(|init| init.pid != process.pid) {
         for child in &children {
             if let Some(orphan) = process::find(child.pid) {
-                orphan.state().parent = 1;
+                let death_signal = {
+                    let mut state = orphan.state();
+                    state.parent = 1;
+                    state.control.death_signal
+                };
+                // PR_SET_PDEATHSIG: the child asked to be told its parent died.
+                if death_signal != 0 && orphan.state().exit_status.is_none() {
+                    syscall::send_signal(&orphan, death_signal);
+                }
             }
         }
         let mut state = init.state();

@@ -13,6 +13,7 @@ mod info;
 mod memory;
 mod paths;
 mod mqueues;
+mod process_control;
 mod processes;
 mod scheduling;
 mod signals;
@@ -33,6 +34,7 @@ use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
+pub use process_control::ProcessControl;
 pub use processes::{send_signal, send_signal_with, send_thread_signal_with, signal_group};
 pub use user_ptr::UserPtr;
 
@@ -309,7 +311,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         sigaltstack => signals::sigaltstack(call),
         statfs => info::statfs(call, false),
         fstatfs => info::statfs(call, true),
-        prctl => value(0), // accepted, nothing to do yet
+        prctl => process_control::prctl(call),
         sync => value(0),  // tmpfs has nothing to write back
         mount => info::mount(call),
         umount2 => value(0), // the tree stays as it is

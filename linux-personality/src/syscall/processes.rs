@@ -145,6 +145,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             limits: state.limits,
             scheduling: Vec::new(),
             affinity: Vec::new(),
+            control: crate::syscall::ProcessControl { death_signal: 0, ..state.control },
             nice: state.nice,
             cpu_warned: 0,
             groups: state.groups.clone(),

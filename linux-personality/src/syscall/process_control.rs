@@ -1,0 +1,98 @@
+//! `prctl(2)`, the common operations: the process name (PR_SET_NAME,
+//! PR_GET_NAME), the parent-death signal, dumpability, no_new_privs, the
+//! child-subreaper flag (kept, not acted on), timer slack and the
+//! capability bounding set (root's: every capability). Anything else is
+//! EINVAL, as Linux answers an operation it does not know.
+
+use super::{value, Call, CallResult};
+use linux_abi::Errno;
+
+const PR_SET_PDEATHSIG: u64 = 1;
+const PR_GET_PDEATHSIG: u64 = 2;
+const PR_GET_DUMPABLE: u64 = 3;
+const PR_SET_DUMPABLE: u64 = 4;
+const PR_SET_NAME: u64 = 15;
+const PR_GET_NAME: u64 = 16;
+const PR_CAPBSET_READ: u64 = 23;
+const PR_SET_TIMERSLACK: u64 = 29;
+const PR_GET_TIMERSLACK: u64 = 30;
+const PR_SET_CHILD_SUBREAPER: u64 = 36;
+const PR_GET_CHILD_SUBREAPER: u64 = 37;
+const PR_SET_NO_NEW_PRIVS: u64 = 38;
+const PR_GET_NO_NEW_PRIVS: u64 = 39;
+/// The highest capability number Linux 6.1 knows (CAP_CHECKPOINT_RESTORE).
+const CAP_LAST_CAP: u64 = 40;
+/// Linux's default timer slack (ns).
+const TIMER_SLACK: u64 = 50_000;
+
+/// What `prctl` keeps for a process (fork copies it, but not the
+/// parent-death signal; execve keeps it).
+#[derive(Clone, Copy, Default)]
+pub struct ProcessControl {
+    pub death_signal: u32,
+    pub not_dumpable: bool,
+    pub no_new_privileges: bool,
+    pub child_subreaper: bool,
+}
+
+pub fn prctl(call: &mut Call<'_>) -> CallResult {
+    let (operation, argument) = (call.argument(0), call.argument(1));
+    match operation {
+        PR_SET_NAME => {
+            let mut name = [0u8; 16];
+            call.read_in(argument, &mut name)?;
+            let length = name.iter().position(|byte| *byte == 0).unwrap_or(15).min(15);
+            call.process.state().command = name[..length].to_vec();
+            value(0)
+        }
+        PR_GET_NAME => {
+            let mut name = [0u8; 16];
+            let command = call.process.state().command.clone();
+            let length = command.len().min(15);
+            name[..length].copy_from_slice(&command[..length]);
+            call.write_out(argument, &name)?;
+            value(0)
+        }
+        PR_SET_PDEATHSIG => {
+            if argument > u64::from(crate::signals::MAX_SIGNAL) {
+                return Err(Errno::EINVAL);
+            }
+            call.process.state().control.death_signal = argument as u32;
+            value(0)
+        }
+        PR_GET_PDEATHSIG => {
+            let signal = call.process.state().control.death_signal;
+            call.write_out(argument, &signal.to_le_bytes())?;
+            value(0)
+        }
+        PR_GET_DUMPABLE => value(u64::from(!call.process.state().control.not_dumpable)),
+        PR_SET_DUMPABLE => match argument {
+            0 | 1 => {
+                call.process.state().control.not_dumpable = argument == 0;
+                value(0)
+            }
+            _ => Err(Errno::EINVAL),
+        },
+        PR_SET_NO_NEW_PRIVS => {
+            if argument != 1 || call.argument(2) != 0 || call.argument(3) != 0 || call.argument(4) != 0 {
+                return Err(Errno::EINVAL);
+            }
+            call.process.state().control.no_new_privileges = true;
+            value(0)
+        }
+        PR_GET_NO_NEW_PRIVS => value(u64::from(call.process.state().control.no_new_privileges)),
+        PR_SET_CHILD_SUBREAPER => {
+            call.process.state().control.child_subreaper = argument != 0;
+            value(0)
+        }
+        PR_GET_CHILD_SUBREAPER => {
+            let flag = u32::from(call.process.state().control.child_subreaper);
+            call.write_out(argument, &flag.to_le_bytes())?;
+            value(0)
+        }
+        PR_GET_TIMERSLACK => value(TIMER_SLACK),
+        PR_SET_TIMERSLACK => value(0),
+        PR_CAPBSET_READ if argument <= CAP_LAST_CAP => value(1),
+        _ => Err(Errno::EINVAL),
+    }
+}
