@@ -22,6 +22,7 @@ mod elf_plan;
 mod errno;
 mod file_status;
 pub mod cpu_times;
+pub mod credentials;
 pub mod event_counter;
 pub mod flock_table;
 pub mod futex;

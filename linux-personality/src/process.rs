@@ -86,6 +86,8 @@ pub struct ProcessState {
     /// Threads whose CPU affinity is not every CPU, by thread id (bit n:
     /// CPU n). Kept and reported; the scheduler does not pin yet.
     pub affinity: Vec<(Pid, u64)>,
+    /// Its users and groups (fork and execve keep them).
+    pub credentials: linux_abi::credentials::Credentials,
     /// What `prctl` set (`syscall::process_control`).
     pub control: crate::syscall::ProcessControl,
     /// Its nice value (-20..=19; fork and execve keep it).
@@ -370,6 +372,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         limits: Default::default(),
         scheduling: Vec::new(),
         affinity: Vec::new(),
+        credentials: linux_abi::credentials::Credentials::root(),
         control: Default::default(),
         nice: 0,
         cpu_warned: 0,

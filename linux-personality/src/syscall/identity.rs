@@ -1,13 +1,16 @@
-//! A process's nice value (`getpriority`, `setpriority`) and its
-//! supplementary groups (`getgroups`, `setgroups`). Every process runs as
-//! root, so each change is allowed; the scheduler does not weigh nice
-//! values yet (they are kept, inherited and reported).
+//! A process's identities (the `get*id`/`set*id` family, with Linux's
+//! rules from `linux_abi::credentials`), its supplementary groups
+//! (`getgroups`, `setgroups`: root only) and nice value (`getpriority`,
+//! `setpriority`: lowering it needs root). Files stay root's and their
+//! permission bits are not checked yet; `kill` checks who may signal whom.
+//! The scheduler does not weigh nice values yet.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::{value, Call, CallResult};
 use crate::process::{self, Process};
+use linux_abi::credentials::Credentials;
 use linux_abi::Errno;
 
 const PRIO_PROCESS: u64 = 0;
@@ -47,7 +50,11 @@ pub fn getpriority(call: &mut Call<'_>) -> CallResult {
 /// `setpriority`: the targets' nice value, clamped to -20..=19.
 pub fn setpriority(call: &mut Call<'_>) -> CallResult {
     let nice = (call.argument(2) as i32).clamp(-20, 19);
+    let privileged = call.process.state().credentials.privileged();
     for found in targets(call, call.argument(0), call.argument(1) as u32)? {
+        if !privileged && nice < found.state().nice {
+            return Err(Errno::EACCES);
+        }
         found.state().nice = nice;
     }
     value(0)
@@ -76,6 +83,9 @@ pub fn getgroups(call: &mut Call<'_>) -> CallResult {
 
 /// `setgroups(size, list)`: EINVAL past `NGROUPS_MAX`.
 pub fn setgroups(call: &mut Call<'_>) -> CallResult {
+    if !call.process.state().credentials.privileged() {
+        return Err(Errno::EPERM);
+    }
     let size = call.argument(0) as i32;
     if size < 0 || size as usize > GROUPS_MAX {
         return Err(Errno::EINVAL);
@@ -86,4 +96,53 @@ pub fn setgroups(call: &mut Call<'_>) -> CallResult {
     call.read_in(call.argument(1), &mut bytes)?;
     call.process.state().groups = bytes.chunks(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect();
     value(0)
+}
+
+/// Which of a credential's ids a getter or setter works on.
+#[derive(Clone, Copy)]
+pub enum Which {
+    User,
+    Group,
+}
+
+/// `getuid`, `geteuid` (`effective`), `getgid`, `getegid`.
+pub fn get_id(call: &mut Call<'_>, which: Which, effective: bool) -> CallResult {
+    let credentials = call.process.state().credentials;
+    let ids = match which {
+        Which::User => credentials.user,
+        Which::Group => credentials.group,
+    };
+    value(u64::from(if effective { ids.effective } else { ids.real }))
+}
+
+/// `getresuid`, `getresgid`: real, effective and saved.
+pub fn get_all_ids(call: &mut Call<'_>, which: Which) -> CallResult {
+    let credentials = call.process.state().credentials;
+    let ids = match which {
+        Which::User => credentials.user,
+        Which::Group => credentials.group,
+    };
+    for (index, id) in [ids.real, ids.effective, ids.saved].into_iter().enumerate() {
+        super::UserPtr::<u32>::argument(call, index).ok_or(Errno::EFAULT)?.write(call, &id)?;
+    }
+    value(0)
+}
+
+/// The `set*id` family: `change` applies Linux's rules
+/// (`linux_abi::credentials`); EPERM, EINVAL as they answer.
+pub fn set_ids(call: &mut Call<'_>, change: impl FnOnce(&mut Credentials, [u32; 3]) -> Result<u64, Errno>) -> CallResult {
+    let arguments = [call.argument(0) as u32, call.argument(1) as u32, call.argument(2) as u32];
+    let mut state = call.process.state();
+    let mut credentials = state.credentials;
+    let answer = change(&mut credentials, arguments)?;
+    state.credentials = credentials;
+    value(answer)
+}
+
+/// Whether the caller may signal `target` (`kill`): root, or a real or
+/// effective uid that is the target's real or saved one.
+pub fn may_signal(call: &Call<'_>, target: &Process) -> bool {
+    let mine = call.process.state().credentials;
+    let theirs = target.state().credentials;
+    mine.may_signal(&theirs)
 }

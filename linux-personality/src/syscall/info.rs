@@ -101,14 +101,6 @@ pub fn sysinfo(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-pub fn getresid(call: &mut Call<'_>) -> CallResult {
-    // One user: real, effective and saved ids are all root's.
-    for index in 0..3 {
-        UserPtr::<u32>::argument(call, index).ok_or(Errno::EFAULT)?.write(call, &0)?;
-    }
-    value(0)
-}
-
 /// `statfs(path, buffer)` and (`by_descriptor`) `fstatfs(fd, buffer)`:
 /// the one tmpfs, once the path or descriptor is found to exist.
 pub fn statfs(call: &mut Call<'_>, by_descriptor: bool) -> CallResult {

@@ -145,6 +145,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             limits: state.limits,
             scheduling: Vec::new(),
             affinity: Vec::new(),
+            credentials: state.credentials,
             control: crate::syscall::ProcessControl { death_signal: 0, ..state.control },
             nice: state.nice,
             cpu_warned: 0,
@@ -530,6 +531,7 @@ pub fn kill(call: &mut Call<'_>) -> CallResult {
     let info = sender_info(call, signal, codes::SI_USER);
     let sent = match target {
         pid if pid > 0 => match process::find(pid as Pid).filter(|found| found.state().exit_status.is_none()) {
+            Some(found) if !super::identity::may_signal(call, &found) => return Err(Errno::EPERM),
             Some(found) => {
                 send(&found, signal, info);
                 1
@@ -538,7 +540,8 @@ pub fn kill(call: &mut Call<'_>) -> CallResult {
         },
         0 => signal_group_with(call.process.state().pgid, signal, info),
         -1 => {
-            let everyone: Vec<Arc<Process>> = process::all().into_iter().filter(|other| other.pid != 1 && other.pid != call.pid()).collect();
+            let everyone: Vec<Arc<Process>> =
+                process::all().into_iter().filter(|other| other.pid != 1 && other.pid != call.pid() && super::identity::may_signal(call, other)).collect();
             for other in &everyone {
                 send(other, signal, info);
             }

@@ -1,0 +1,221 @@
+//! A process's user and group identities and Linux's rules for changing
+//! them (`credentials(7)`, `setuid(2)`, `setreuid(2)`, `setresuid(2)`,
+//! `setfsuid(2)`): real, effective, saved and file-system ids. A process
+//! with effective uid 0 may set any id; another may only move between the
+//! ids it already has. Pure: the kernel keeps one [`Credentials`] per
+//! process and asks these methods.
+
+use crate::Errno;
+
+/// "Leave this id unchanged" in `setre*id` and `setres*id`.
+pub const UNCHANGED: u32 = u32::MAX;
+
+/// Real, effective, saved and file-system ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ids {
+    /// Who the process is.
+    pub real: u32,
+    /// Whom permission checks (but file access) treat it as.
+    pub effective: u32,
+    /// What it may switch back to.
+    pub saved: u32,
+    /// Whom file access treats it as (follows the effective id).
+    pub file_system: u32,
+}
+
+impl Ids {
+    fn all(id: u32) -> Ids {
+        Ids { real: id, effective: id, saved: id, file_system: id }
+    }
+
+    fn holds(&self, id: u32) -> bool {
+        id == self.real || id == self.effective || id == self.saved
+    }
+
+    /// `set*id(id)`: privileged, all three; else the effective id only, to
+    /// the real or saved one (EPERM otherwise).
+    fn set(&mut self, id: u32, privileged: bool) -> Result<(), Errno> {
+        if id == UNCHANGED {
+            return Err(Errno::EINVAL);
+        }
+        if privileged {
+            *self = Ids::all(id);
+        } else if id == self.real || id == self.saved {
+            self.effective = id;
+            self.file_system = id;
+        } else {
+            return Err(Errno::EPERM);
+        }
+        Ok(())
+    }
+
+    /// `setre*id(real, effective)`.
+    fn set_real_effective(&mut self, real: u32, effective: u32, privileged: bool) -> Result<(), Errno> {
+        let mut new = *self;
+        if real != UNCHANGED {
+            if !privileged && real != self.real && real != self.effective {
+                return Err(Errno::EPERM);
+            }
+            new.real = real;
+        }
+        if effective != UNCHANGED {
+            if !privileged && !self.holds(effective) {
+                return Err(Errno::EPERM);
+            }
+            new.effective = effective;
+        }
+        // The saved id follows the effective one when the real id is set or
+        // the effective one moves away from the old real id.
+        if real != UNCHANGED || (effective != UNCHANGED && effective != self.real) {
+            new.saved = new.effective;
+        }
+        new.file_system = new.effective;
+        *self = new;
+        Ok(())
+    }
+
+    /// `setres*id(real, effective, saved)`.
+    fn set_all(&mut self, real: u32, effective: u32, saved: u32, privileged: bool) -> Result<(), Errno> {
+        let allowed = |id: u32| id == UNCHANGED || privileged || self.holds(id);
+        if !(allowed(real) && allowed(effective) && allowed(saved)) {
+            return Err(Errno::EPERM);
+        }
+        let keep = |new: u32, old: u32| if new == UNCHANGED { old } else { new };
+        let effective = keep(effective, self.effective);
+        *self = Ids { real: keep(real, self.real), effective, saved: keep(saved, self.saved), file_system: effective };
+        Ok(())
+    }
+
+    /// `setfs*id(id)`: the old file-system id; changed only when allowed
+    /// (privileged, or one of the ids held, or the file-system id itself).
+    fn set_file_system(&mut self, id: u32, privileged: bool) -> u32 {
+        let old = self.file_system;
+        if id != UNCHANGED && (privileged || self.holds(id) || id == self.file_system) {
+            self.file_system = id;
+        }
+        old
+    }
+}
+
+/// A process's users and groups.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// User ids.
+    pub user: Ids,
+    /// Group ids.
+    pub group: Ids,
+}
+
+impl Credentials {
+    /// Root's: every id 0.
+    pub fn root() -> Credentials {
+        Credentials::default()
+    }
+
+    /// Whether it acts with root's privileges (effective uid 0).
+    pub fn privileged(&self) -> bool {
+        self.user.effective == 0
+    }
+
+    /// `setuid(2)`.
+    pub fn setuid(&mut self, id: u32) -> Result<(), Errno> {
+        let privileged = self.privileged();
+        self.user.set(id, privileged)
+    }
+
+    /// `setgid(2)`.
+    pub fn setgid(&mut self, id: u32) -> Result<(), Errno> {
+        let privileged = self.privileged();
+        self.group.set(id, privileged)
+    }
+
+    /// `setreuid(2)`.
+    pub fn setreuid(&mut self, real: u32, effective: u32) -> Result<(), Errno> {
+        let privileged = self.privileged();
+        self.user.set_real_effective(real, effective, privileged)
+    }
+
+    /// `setregid(2)`.
+    pub fn setregid(&mut self, real: u32, effective: u32) -> Result<(), Errno> {
+        let privileged = self.privileged();
+        self.group.set_real_effective(real, effective, privileged)
+    }
+
+    /// `setresuid(2)`.
+    pub fn setresuid(&mut self, real: u32, effective: u32, saved: u32) -> Result<(), Errno> {
+        let privileged = self.privileged();
+        self.user.set_all(real, effective, saved, privileged)
+    }
+
+    /// `setresgid(2)`.
+    pub fn setresgid(&mut self, real: u32, effective: u32, saved: u32) -> Result<(), Errno> {
+        let privileged = self.privileged();
+        self.group.set_all(real, effective, saved, privileged)
+    }
+
+    /// `setfsuid(2)`: the old file-system uid.
+    pub fn setfsuid(&mut self, id: u32) -> u32 {
+        let privileged = self.privileged();
+        self.user.set_file_system(id, privileged)
+    }
+
+    /// `setfsgid(2)`: the old file-system gid.
+    pub fn setfsgid(&mut self, id: u32) -> u32 {
+        let privileged = self.privileged();
+        self.group.set_file_system(id, privileged)
+    }
+
+    /// Whether a process with these credentials may send a signal to one
+    /// with `target`'s (`kill(2)`): privileged, or its real or effective
+    /// uid is the target's real or saved uid.
+    pub fn may_signal(&self, target: &Credentials) -> bool {
+        self.privileged() || [self.user.real, self.user.effective].iter().any(|id| *id == target.user.real || *id == target.user.saved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(real: u32, effective: u32, saved: u32) -> Credentials {
+        Credentials { user: Ids { real, effective, saved, file_system: effective }, group: Ids::default() }
+    }
+
+    #[test]
+    fn root_sets_anything_and_others_only_what_they_hold() {
+        let mut root = Credentials::root();
+        root.setuid(1000).unwrap();
+        assert_eq!(root.user, Ids::all(1000), "root's setuid sets all of them");
+        assert_eq!(root.setuid(0), Err(Errno::EPERM), "and there is no way back");
+        let mut switching = user(1000, 0, 0);
+        switching.setresuid(UNCHANGED, 1000, UNCHANGED).unwrap();
+        assert_eq!(switching.user.effective, 1000);
+        switching.setuid(0).unwrap();
+        assert_eq!(switching.user, Ids { real: 1000, effective: 0, saved: 0, file_system: 0 }, "back through the saved id");
+        assert_eq!(user(1000, 1000, 1000).setresuid(0, UNCHANGED, UNCHANGED), Err(Errno::EPERM));
+        assert_eq!(user(1000, 1000, 1000).setuid(UNCHANGED), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn setreuid_moves_the_saved_id_as_linux_does() {
+        let mut swapped = user(1000, 0, 0);
+        swapped.setreuid(0, 1000).unwrap();
+        assert_eq!(swapped.user, Ids { real: 0, effective: 1000, saved: 1000, file_system: 1000 });
+        let mut plain = user(1000, 1000, 1000);
+        assert_eq!(plain.setreuid(UNCHANGED, 2000), Err(Errno::EPERM));
+        plain.setreuid(UNCHANGED, UNCHANGED).unwrap();
+        assert_eq!(plain.user, Ids::all(1000));
+    }
+
+    #[test]
+    fn file_system_ids_and_signals() {
+        let mut creds = user(1000, 1000, 1000);
+        assert_eq!(creds.setfsuid(2000), 1000);
+        assert_eq!(creds.user.file_system, 1000, "not allowed: unchanged");
+        assert_eq!(creds.setfsuid(UNCHANGED), 1000, "the query form");
+        assert!(user(1000, 1000, 1000).may_signal(&user(1000, 5, 5)));
+        assert!(!user(1000, 1000, 1000).may_signal(&user(2000, 2000, 2000)));
+        assert!(Credentials::root().may_signal(&user(2000, 2000, 2000)));
+        assert!(user(1000, 1000, 1000).may_signal(&user(5, 5, 1000)), "the target's saved id counts");
+    }
+}
