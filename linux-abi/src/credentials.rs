@@ -173,6 +173,64 @@ impl Credentials {
     }
 }
 
+/// Read, write and execute (search) bits, as `access(2)` numbers them.
+pub mod want {
+    /// `R_OK`.
+    pub const READ: u32 = 4;
+    /// `W_OK`.
+    pub const WRITE: u32 = 2;
+    /// `X_OK` (search, for a directory).
+    pub const EXECUTE: u32 = 1;
+}
+
+/// Whom a file check treats the caller as: a user, a group, its
+/// supplementary groups, and whether it has root's override.
+#[derive(Clone, Copy, Debug)]
+pub struct Accessor<'a> {
+    /// The user id checked (file-system id, or the real one for `access`).
+    pub uid: u32,
+    /// The group id checked.
+    pub gid: u32,
+    /// Supplementary groups.
+    pub groups: &'a [u32],
+}
+
+/// Whether `who` may have `wanted` (`want` bits) of a file owned by
+/// `owner`/`group` with permission bits `mode` (`is_directory` for the
+/// search bit): the owner's bits for the owner, the group's for a member,
+/// the others' else; uid 0 may read and write anything and execute what
+/// has any execute bit (search any directory).
+pub fn may_access(who: &Accessor<'_>, owner: u32, group: u32, mode: u32, is_directory: bool, wanted: u32) -> bool {
+    if who.uid == 0 {
+        return wanted & want::EXECUTE == 0 || is_directory || mode & 0o111 != 0;
+    }
+    let granted = if who.uid == owner {
+        (mode >> 6) & 7
+    } else if who.gid == group || who.groups.contains(&group) {
+        (mode >> 3) & 7
+    } else {
+        mode & 7
+    };
+    wanted & !granted == 0
+}
+
+/// What `chown(owner, group)` may do for `who` on a file owned by
+/// `current` (`UNCHANGED` for "leave"): root anything; the owner may keep
+/// the user and give the file to a group it is in. EPERM otherwise.
+pub fn may_chown(who: &Accessor<'_>, current: (u32, u32), new: (u32, u32)) -> Result<(), Errno> {
+    if who.uid == 0 {
+        return Ok(());
+    }
+    let (new_owner, new_group) = new;
+    let keeps_owner = new_owner == UNCHANGED || new_owner == current.0;
+    let group_allowed = new_group == UNCHANGED || new_group == current.1 || new_group == who.gid || who.groups.contains(&new_group);
+    if who.uid == current.0 && keeps_owner && group_allowed {
+        Ok(())
+    } else {
+        Err(Errno::EPERM)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +252,27 @@ mod tests {
         assert_eq!(switching.user, Ids { real: 1000, effective: 0, saved: 0, file_system: 0 }, "back through the saved id");
         assert_eq!(user(1000, 1000, 1000).setresuid(0, UNCHANGED, UNCHANGED), Err(Errno::EPERM));
         assert_eq!(user(1000, 1000, 1000).setuid(UNCHANGED), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn file_access_follows_owner_group_other_and_roots_override() {
+        let alice = Accessor { uid: 1000, gid: 100, groups: &[200] };
+        let root = Accessor { uid: 0, gid: 0, groups: &[] };
+        assert!(may_access(&alice, 1000, 0, 0o600, false, want::READ | want::WRITE));
+        assert!(!may_access(&alice, 1000, 0, 0o400, false, want::WRITE), "the owner's bits, even when others' allow");
+        assert!(!may_access(&alice, 1000, 0, 0o077, false, want::READ));
+        assert!(may_access(&alice, 5, 200, 0o040, false, want::READ), "a supplementary group");
+        assert!(!may_access(&alice, 5, 6, 0o770, false, want::READ));
+        assert!(may_access(&alice, 5, 6, 0o004, false, want::READ));
+        assert!(may_access(&root, 5, 6, 0o000, false, want::READ | want::WRITE));
+        assert!(!may_access(&root, 5, 6, 0o600, false, want::EXECUTE), "root executes only what has an execute bit");
+        assert!(may_access(&root, 5, 6, 0o001, false, want::EXECUTE));
+        assert!(may_access(&root, 5, 6, 0o000, true, want::EXECUTE), "and searches any directory");
+        assert_eq!(may_chown(&alice, (1000, 100), (UNCHANGED, 200)), Ok(()));
+        assert_eq!(may_chown(&alice, (1000, 100), (2000, UNCHANGED)), Err(Errno::EPERM));
+        assert_eq!(may_chown(&alice, (1000, 100), (UNCHANGED, 300)), Err(Errno::EPERM));
+        assert_eq!(may_chown(&alice, (5, 100), (UNCHANGED, 100)), Err(Errno::EPERM));
+        assert_eq!(may_chown(&root, (5, 5), (1, 2)), Ok(()));
     }
 
     #[test]

@@ -163,3 +163,15 @@ fn an_overwrite_stays_inside_the_file_and_keeps_its_times() {
     let after = fs.stat(file).unwrap();
     assert_eq!((after.size, after.modified, after.changed), (before.size, before.modified, before.changed));
 }
+
+#[test]
+fn a_new_owner_clears_set_user_id_as_linux_does() {
+    let mut fs = tree();
+    let root = fs.root();
+    let file = fs.create(root, b"program", FileKind::Regular, 0o6755, NOW).unwrap();
+    fs.set_owner(file, Some(1000), None, NOW).unwrap();
+    let stat = fs.stat(file).unwrap();
+    assert_eq!((stat.uid, stat.gid, stat.mode & 0o7777), (1000, 0, 0o0755), "set-group-ID goes too: group-executable");
+    fs.set_owner(file, None, Some(50), NOW).unwrap();
+    assert_eq!(fs.stat(file).unwrap().gid, 50);
+}

@@ -416,6 +416,27 @@ impl Tmpfs {
         Ok(())
     }
 
+    /// Gives the inode to `owner` and/or `group` (`chown`; `None` leaves
+    /// one). A regular file loses set-user-ID, and set-group-ID when it is
+    /// group-executable, as on Linux.
+    pub fn set_owner(&mut self, id: InodeId, owner: Option<u32>, group: Option<u32>, now: Timestamp) -> Result<(), Errno> {
+        let inode = self.inode_mut(id)?;
+        if let Some(owner) = owner {
+            inode.uid = owner;
+        }
+        if let Some(group) = group {
+            inode.gid = group;
+        }
+        if inode.kind == FileKind::Regular {
+            inode.permissions &= !0o4000;
+            if inode.permissions & 0o010 != 0 {
+                inode.permissions &= !0o2000;
+            }
+        }
+        inode.changed = now;
+        Ok(())
+    }
+
     /// Sets access and modification times (`utimensat`).
     pub fn set_times(&mut self, id: InodeId, accessed: Timestamp, modified: Timestamp, now: Timestamp) -> Result<(), Errno> {
         let inode = self.inode_mut(id)?;

@@ -349,7 +349,10 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
             if resolved.trailing_slash {
                 return Err(Errno::EISDIR);
             }
-            fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Regular, mode & 0o7777 & !umask, now()))?
+            super::permissions::check_directory_change(call, resolved.parent)?;
+            let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Regular, mode & 0o7777 & !umask, now()))?;
+            super::permissions::own_new(call, made)?;
+            made
         }
         None => return Err(Errno::ENOENT),
     };
@@ -362,6 +365,12 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     }
     if kind == FileKind::Directory && accmode != flags::O_RDONLY {
         return Err(Errno::EISDIR);
+    }
+    if open_flags & flags::O_PATH == 0 {
+        use super::permissions::{check, want};
+        let reads = if accmode == flags::O_RDONLY || accmode == flags::O_RDWR { want::READ } else { 0 };
+        let writes = if accmode != flags::O_RDONLY || (open_flags & flags::O_TRUNC != 0 && kind == FileKind::Regular) { want::WRITE } else { 0 };
+        check(call, inode, reads | writes, false)?;
     }
     let backing = match kind {
         FileKind::CharDevice(major, minor) => Backing::Device(device((major, minor))?, inode),
@@ -558,6 +567,7 @@ pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
 pub fn fchmod(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let inode = file.inode().ok_or(Errno::EINVAL)?;
+    super::permissions::check_owner(call, inode)?;
     fs::with(|tree| tree.set_permissions(inode, call.argument(1) as u32, now()))?;
     value(0)
 }

@@ -12,6 +12,7 @@ mod identity;
 mod info;
 mod memory;
 mod paths;
+mod permissions;
 mod mqueues;
 mod process_control;
 mod processes;
@@ -280,7 +281,10 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         chown => paths::chown(call, false, true),
         lchown => paths::chown(call, false, false),
         fchownat => paths::chown(call, true, true),
-        fchown => files::descriptor(call, call.argument(0)).and_then(|_| value(0)), // one user: ownership stays
+        fchown => files::descriptor(call, call.argument(0))
+            .and_then(|file| file.inode().ok_or(Errno::EBADF))
+            .and_then(|inode| permissions::change_owner(call, inode, call.argument(1) as u32, call.argument(2) as u32))
+            .and_then(|()| value(0)),
         umask => processes::umask(call),
         gettimeofday => clocks::gettimeofday(call),
         getrlimit => info::getrlimit(call),
@@ -364,7 +368,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         symlinkat => paths::symlinkat(call),
         readlinkat => paths::readlinkat(call),
         fchmodat => paths::fchmodat(call),
-        faccessat | faccessat2 => paths::access(call, AccessCall::Faccessat),
+        faccessat => paths::access(call, AccessCall::Faccessat),
+        faccessat2 => paths::access(call, AccessCall::Faccessat2),
         pselect6 => {
             // The sixth argument points to { const sigset_t *mask; size_t size; }.
             let pair = call.argument(5);

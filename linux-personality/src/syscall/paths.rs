@@ -63,11 +63,12 @@ pub fn lookup_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Resu
 }
 
 /// `access` names a path from the working directory; `faccessat` and
-/// `faccessat2` from a directory descriptor.
+/// `faccessat2` from a directory descriptor (`faccessat2` has flags).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum AccessCall {
     Access,
     Faccessat,
+    Faccessat2,
 }
 
 pub fn access(call: &mut Call<'_>, which: AccessCall) -> CallResult {
@@ -77,11 +78,10 @@ pub fn access(call: &mut Call<'_>, which: AccessCall) -> CallResult {
     }
     let path = path_in(call, path_address)?;
     let inode = lookup_at(call, dirfd, &path, true)?;
-    let stat = fs::with(|tree| tree.stat(inode))?;
-    // Root may read and write anything; execute needs some execute bit.
-    if mode & 1 != 0 && stat.mode & 0o111 == 0 && stat.mode & 0o170000 != 0o040000 {
-        return Err(Errno::EACCES);
-    }
+    // The real ids decide, unless faccessat2 asks for the effective ones.
+    const AT_EACCESS: u64 = 0x200;
+    let effective = which == AccessCall::Faccessat2 && call.argument(3) & AT_EACCESS != 0;
+    super::permissions::check(call, inode, mode as u32, !effective)?;
     value(0)
 }
 
@@ -132,7 +132,9 @@ fn make_directory(call: &Call<'_>, dirfd: u64, path_address: u64, mode: u64) -> 
         return Err(Errno::EEXIST);
     }
     let umask = call.process.state().umask;
-    fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Directory, mode as u32 & 0o7777 & !umask, now()))?;
+    super::permissions::check_directory_change(call, resolved.parent)?;
+    let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Directory, mode as u32 & 0o7777 & !umask, now()))?;
+    super::permissions::own_new(call, made)?;
     value(0)
 }
 
@@ -164,7 +166,9 @@ pub fn mknod(call: &mut Call<'_>, at: bool) -> CallResult {
         return Err(Errno::EEXIST);
     }
     let umask = call.process.state().umask;
-    fs::with(|tree| tree.create(resolved.parent, &resolved.name, kind, mode & 0o7777 & !umask, now()))?;
+    super::permissions::check_directory_change(call, resolved.parent)?;
+    let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, kind, mode & 0o7777 & !umask, now()))?;
+    super::permissions::own_new(call, made)?;
     value(0)
 }
 
@@ -191,6 +195,9 @@ fn remove(call: &Call<'_>, dirfd: u64, path: &[u8], directory: bool) -> CallResu
     let resolved = resolve_at(call, dirfd, path, false)?;
     if resolved.inode.is_none() {
         return Err(Errno::ENOENT);
+    }
+    if let Some(victim) = resolved.inode {
+        super::permissions::check_removal(call, resolved.parent, victim)?;
     }
     if directory {
         fs::with(|tree| tree.rmdir(resolved.parent, &resolved.name, now()))?;
@@ -237,6 +244,13 @@ fn rename_paths(call: &Call<'_>, from_dir: u64, from_address: u64, to_dir: u64, 
     if flags & RENAME_NOREPLACE != 0 && to.inode.is_some() {
         return Err(Errno::EEXIST);
     }
+    if let Some(moved) = from.inode {
+        super::permissions::check_removal(call, from.parent, moved)?;
+    }
+    match to.inode {
+        Some(replaced) => super::permissions::check_removal(call, to.parent, replaced)?,
+        None => super::permissions::check_directory_change(call, to.parent)?,
+    }
     fs::with(|tree| tree.rename(from.parent, &from.name, to.parent, &to.name, now()))?;
     if let Some(replaced) = to.inode.filter(|replaced| Some(*replaced) != from.inode) {
         crate::file_mappings::unlinked(replaced);
@@ -260,6 +274,7 @@ fn link_paths(call: &Call<'_>, from_dir: u64, from_address: u64, to_dir: u64, to
     if to.inode.is_some() {
         return Err(Errno::EEXIST);
     }
+    super::permissions::check_directory_change(call, to.parent)?;
     fs::with(|tree| tree.link(to.parent, &to.name, target, now()))?;
     value(0)
 }
@@ -279,7 +294,9 @@ fn make_symlink(call: &Call<'_>, target_address: u64, dirfd: u64, path_address: 
     if resolved.inode.is_some() {
         return Err(Errno::EEXIST);
     }
-    fs::with(|tree| tree.symlink(resolved.parent, &resolved.name, &target, now()))?;
+    super::permissions::check_directory_change(call, resolved.parent)?;
+    let made = fs::with(|tree| tree.symlink(resolved.parent, &resolved.name, &target, now()))?;
+    super::permissions::own_new(call, made)?;
     value(0)
 }
 
@@ -312,6 +329,7 @@ fn read_link_at(call: &Call<'_>, dirfd: u64, path_address: u64, buffer: u64, siz
 pub fn chmod(call: &mut Call<'_>) -> CallResult {
     let path = path_in(call, call.argument(0))?;
     let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
+    super::permissions::check_owner(call, inode)?;
     fs::with(|tree| tree.set_permissions(inode, call.argument(1) as u32, now()))?;
     value(0)
 }
@@ -319,6 +337,7 @@ pub fn chmod(call: &mut Call<'_>) -> CallResult {
 pub fn fchmodat(call: &mut Call<'_>) -> CallResult {
     let path = path_in(call, call.argument(1))?;
     let inode = lookup_at(call, call.argument(0), &path, true)?;
+    super::permissions::check_owner(call, inode)?;
     fs::with(|tree| tree.set_permissions(inode, call.argument(2) as u32, now()))?;
     value(0)
 }
@@ -346,12 +365,14 @@ pub fn chown(call: &mut Call<'_>, at: bool, follow: bool) -> CallResult {
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
-    if flags & AT_EMPTY_PATH != 0 && call.string_in(path_address, MAX_PATH - 1)?.is_empty() {
-        open_files::file(call.process.native.space(), dirfd)?;
+    let inode = if flags & AT_EMPTY_PATH != 0 && call.string_in(path_address, MAX_PATH - 1)?.is_empty() {
+        open_files::file(call.process.native.space(), dirfd)?.inode().ok_or(Errno::EBADF)?
     } else {
         let path = path_in(call, path_address)?;
-        lookup_at(call, dirfd, &path, follow && flags & AT_SYMLINK_NOFOLLOW == 0)?;
-    }
+        lookup_at(call, dirfd, &path, follow && flags & AT_SYMLINK_NOFOLLOW == 0)?
+    };
+    let first = if at { 2 } else { 1 };
+    super::permissions::change_owner(call, inode, call.argument(first) as u32, call.argument(first + 1) as u32)?;
     value(0)
 }
 

@@ -228,6 +228,7 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     if stat.mode & 0o111 == 0 {
         return Err(Errno::EACCES);
     }
+    super::permissions::check(call, inode, super::permissions::want::EXECUTE, false)?;
     let header = fs::with(|tree| {
         let contents = tree.contents(inode)?;
         Ok(contents[..contents.len().min(256)].to_vec())
