@@ -6,7 +6,7 @@
 use alloc::vec::Vec;
 
 use crate::inode::{Contents, FileKind, InodeId};
-use crate::{Errno, Tmpfs};
+use crate::{Errno, Stat, Tmpfs};
 
 /// Longest path accepted, the NUL included (`PATH_MAX`).
 pub const MAX_PATH: usize = 4096;
@@ -39,11 +39,18 @@ impl Tmpfs {
     /// Resolves `path` up to its last component (see [`Resolved`]): what
     /// create, unlink, rename and friends need.
     pub fn resolve(&self, start: InodeId, path: &[u8], follow_last: bool) -> Result<Resolved, Errno> {
-        let mut depth = 0;
-        self.walk(start, path, follow_last, &mut depth)
+        self.resolve_as(start, path, follow_last, &|_| true)
     }
 
-    fn walk(&self, start: InodeId, path: &[u8], follow_last: bool, depth: &mut u32) -> Result<Resolved, Errno> {
+    /// As [`resolve`](Self::resolve), for a caller that may only look into
+    /// directories `may_search` allows (their search bit): EACCES at the
+    /// first it may not.
+    pub fn resolve_as(&self, start: InodeId, path: &[u8], follow_last: bool, may_search: &dyn Fn(&Stat) -> bool) -> Result<Resolved, Errno> {
+        let mut depth = 0;
+        self.walk(start, path, follow_last, &mut depth, may_search)
+    }
+
+    fn walk(&self, start: InodeId, path: &[u8], follow_last: bool, depth: &mut u32, may_search: &dyn Fn(&Stat) -> bool) -> Result<Resolved, Errno> {
         if path.is_empty() {
             return Err(Errno::ENOENT);
         }
@@ -63,6 +70,9 @@ impl Tmpfs {
             if self.kind(directory)? != FileKind::Directory {
                 return Err(Errno::ENOTDIR);
             }
+            if !may_search(&self.stat(directory)?) {
+                return Err(Errno::EACCES);
+            }
             let found = self.child(directory, component);
             let last = components.peek().is_none();
             if last {
@@ -70,7 +80,7 @@ impl Tmpfs {
                     return Ok(Resolved { parent: directory, name: component.to_vec(), inode: None, trailing_slash });
                 };
                 if (follow_last || trailing_slash) && self.kind(inode)? == FileKind::Symlink {
-                    let mut followed = self.follow(directory, inode, depth)?;
+                    let mut followed = self.follow(directory, inode, depth, may_search)?;
                     followed.trailing_slash |= trailing_slash;
                     if trailing_slash && followed.inode.is_some_and(|inode| self.kind(inode) != Ok(FileKind::Directory)) {
                         return Err(Errno::ENOTDIR);
@@ -84,7 +94,7 @@ impl Tmpfs {
             }
             let inode = found.ok_or(Errno::ENOENT)?;
             directory = if self.kind(inode)? == FileKind::Symlink {
-                self.follow(directory, inode, depth)?.inode.ok_or(Errno::ENOENT)?
+                self.follow(directory, inode, depth, may_search)?.inode.ok_or(Errno::ENOENT)?
             } else {
                 inode
             };
@@ -93,13 +103,13 @@ impl Tmpfs {
     }
 
     /// Resolves the target of the symbolic link `link` found in `directory`.
-    fn follow(&self, directory: InodeId, link: InodeId, depth: &mut u32) -> Result<Resolved, Errno> {
+    fn follow(&self, directory: InodeId, link: InodeId, depth: &mut u32, may_search: &dyn Fn(&Stat) -> bool) -> Result<Resolved, Errno> {
         *depth += 1;
         if *depth > MAX_SYMLINK_DEPTH {
             return Err(Errno::ELOOP);
         }
         let target = self.read_link(link)?;
-        self.walk(directory, target, true, depth)
+        self.walk(directory, target, true, depth, may_search)
     }
 
     /// The entry `name` of `directory` (with `.` and `..`), if there is one.

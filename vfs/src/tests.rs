@@ -175,3 +175,16 @@ fn a_new_owner_clears_set_user_id_as_linux_does() {
     fs.set_owner(file, None, Some(50), NOW).unwrap();
     assert_eq!(fs.stat(file).unwrap().gid, 50);
 }
+
+#[test]
+fn a_directory_the_caller_may_not_search_stops_the_walk() {
+    let fs = tree();
+    let root = fs.root();
+    let no_search = |stat: &crate::Stat| stat.mode & 0o001 != 0;
+    // /bin is 0o755 but the root directory's others bits decide first.
+    let root_mode = fs.stat(root).unwrap().mode;
+    let expected = if root_mode & 0o001 != 0 { Ok(true) } else { Err(Errno::EACCES) };
+    assert_eq!(fs.resolve_as(root, b"/bin/busybox", true, &no_search).map(|found| found.inode.is_some()), expected);
+    assert_eq!(fs.resolve_as(root, b"/bin/busybox", true, &|_| false).map(|found| found.inode.is_some()), Err(Errno::EACCES));
+    assert!(fs.resolve_as(root, b"/bin/busybox", true, &|_| true).unwrap().inode.is_some());
+}

@@ -46,15 +46,16 @@ pub fn start_directory(call: &Call<'_>, dirfd: u64) -> Result<InodeId, Errno> {
 /// `/proc` up to date first when the path leads there.
 pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Result<Resolved, Errno> {
     let start = if path.first() == Some(&b'/') { fs::with(|tree| Ok(tree.root()))? } else { start_directory(call, dirfd)? };
+    let may_search = super::permissions::search_rule(call);
     if procfs::concerns(path) {
         let facts = procfs::snapshot()?;
         let caller = call.pid();
         return fs::with(|tree| {
             procfs::refresh(tree, &facts, caller)?;
-            tree.resolve(start, path, follow)
+            tree.resolve_as(start, path, follow, &may_search)
         });
     }
-    fs::with(|tree| tree.resolve(start, path, follow))
+    fs::with(|tree| tree.resolve_as(start, path, follow, &may_search))
 }
 
 /// The inode `path` names from `dirfd`.

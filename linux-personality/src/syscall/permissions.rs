@@ -6,8 +6,8 @@
 //! (its owner or root) and owner (`may_chown`). New files are given the
 //! creator's file-system user and group.
 //!
-//! Path lookup itself does not check search permission on each directory
-//! yet (docs/syscalls.md).
+//! Path lookup checks search permission on each directory it passes
+//! ([`search_rule`]).
 
 use alloc::vec::Vec;
 
@@ -28,6 +28,16 @@ fn caller(call: &Call<'_>, real: bool) -> (u32, u32, Vec<u32>) {
     let credentials = state.credentials;
     let (uid, gid) = if real { (credentials.user.real, credentials.group.real) } else { (credentials.user.file_system, credentials.group.file_system) };
     (uid, gid, state.groups.clone())
+}
+
+/// Which directories the caller may look into while resolving a path:
+/// those whose search bit its file-system ids are given (root: all).
+pub fn search_rule(call: &Call<'_>) -> impl Fn(&vfs::Stat) -> bool {
+    let (uid, gid, groups) = caller(call, false);
+    move |stat: &vfs::Stat| {
+        let who = Accessor { uid, gid, groups: &groups };
+        may_access(&who, stat.uid, stat.gid, stat.mode & 0o7777, true, want::EXECUTE)
+    }
 }
 
 /// EACCES unless the caller may have `wanted` (`want` bits) of `inode`.

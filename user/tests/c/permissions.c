@@ -3,7 +3,8 @@
  * and others' bits decide open, access (real ids) and exec; new files are
  * the creator's; chmod and chown follow Linux's rules; a directory's write
  * bit guards its entries and the sticky bit keeps others' files in /tmp;
- * root reads and writes anything but executes only what has an execute bit.
+ * a directory without search permission hides what is in it; root reads
+ * and writes anything but executes only what has an execute bit.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -49,6 +50,8 @@ static void as_alice(void) {
     fstat(made, &status);
     printf("a new file is the creator's: uid %u gid %u\n", status.st_uid, status.st_gid);
     CHECK("unlink own file in sticky /tmp", unlink("/tmp/p-made"));
+    CHECK("open a 0644 file in a root 0700 directory", open("/tmp/p-private/file", O_RDONLY));
+    CHECK("stat of it", stat("/tmp/p-private/file", &status));
     CHECK("exec of root's 0700 program", execl("/tmp/p-root", "p-root", (char *)NULL));
     _exit(0);
 }
@@ -62,6 +65,8 @@ int main(void) {
     make("/tmp/p-group", 0640, 0, 300);
     mkdir("/tmp/p-dir", 0755);
     make("/tmp/p-dir/kept", 0666, 1000, 100);
+    mkdir("/tmp/p-private", 0700);
+    make("/tmp/p-private/file", 0644, 0, 0);
     chmod("/tmp", 01777);
     pid_t child = fork();
     if (child == 0) {
@@ -79,6 +84,9 @@ int main(void) {
     for (unsigned i = 0; i < sizeof paths / sizeof *paths; i++) {
         unlink(paths[i]);
     }
+    CHECK("root opens the file in the 0700 directory", open("/tmp/p-private/file", O_RDONLY) >= 0);
+    unlink("/tmp/p-private/file");
+    rmdir("/tmp/p-private");
     rmdir("/tmp/p-dir/sub");
     rmdir("/tmp/p-dir");
     return 0;
