@@ -389,6 +389,9 @@ pub fn utimensat(call: &mut Call<'_>) -> CallResult {
     };
     let current = fs::with(|tree| tree.stat(inode))?;
     let mut chosen = [now(), now()];
+    // Explicit times need the owner or root (EPERM); "now" also suits a
+    // caller that may write the file (EACCES otherwise).
+    let mut explicit = false;
     if times != 0 {
         for (index, slot) in chosen.iter_mut().enumerate() {
             let seconds = call.word_in(times + index as u64 * 16)?;
@@ -396,10 +399,18 @@ pub fn utimensat(call: &mut Call<'_>) -> CallResult {
             *slot = match nanoseconds {
                 UTIME_NOW => now(),
                 UTIME_OMIT => if index == 0 { current.accessed } else { current.modified },
-                n if n < 1_000_000_000 => Timestamp { seconds, nanoseconds: n as u32 },
+                n if n < 1_000_000_000 => {
+                    explicit = true;
+                    Timestamp { seconds, nanoseconds: n as u32 }
+                }
                 _ => return Err(Errno::EINVAL),
             };
         }
+    }
+    if explicit {
+        super::permissions::check_owner(call, inode)?;
+    } else if super::permissions::check_owner(call, inode).is_err() {
+        super::permissions::check(call, inode, super::permissions::want::WRITE, false)?;
     }
     fs::with(|tree| tree.set_times(inode, chosen[0], chosen[1], now()))?;
     value(0)

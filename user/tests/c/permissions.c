@@ -52,6 +52,11 @@ static void as_alice(void) {
     CHECK("unlink own file in sticky /tmp", unlink("/tmp/p-made"));
     CHECK("open a 0644 file in a root 0700 directory", open("/tmp/p-private/file", O_RDONLY));
     CHECK("stat of it", stat("/tmp/p-private/file", &status));
+    struct timespec times[2] = {{1, 0}, {1, 0}};
+    CHECK("utimensat explicit times on root's 0666 file", utimensat(AT_FDCWD, "/tmp/p-dir/kept-by-root", times, 0));
+    CHECK("utimensat now on root's 0666 file", utimensat(AT_FDCWD, "/tmp/p-dir/kept-by-root", NULL, 0));
+    CHECK("utimensat now on root's 0644 file", utimensat(AT_FDCWD, "/tmp/p-group", NULL, 0));
+    CHECK("utimensat explicit times on own file", utimensat(AT_FDCWD, "/tmp/p-own", times, 0));
     CHECK("exec of root's 0700 program", execl("/tmp/p-root", "p-root", (char *)NULL));
     _exit(0);
 }
@@ -65,6 +70,7 @@ int main(void) {
     make("/tmp/p-group", 0640, 0, 300);
     mkdir("/tmp/p-dir", 0755);
     make("/tmp/p-dir/kept", 0666, 1000, 100);
+    make("/tmp/p-dir/kept-by-root", 0666, 0, 0);
     mkdir("/tmp/p-private", 0700);
     make("/tmp/p-private/file", 0644, 0, 0);
     chmod("/tmp", 01777);
@@ -80,7 +86,7 @@ int main(void) {
     chmod("/tmp/p-public", 0644);
     CHECK("root's access X_OK of a file with no execute bit", access("/tmp/p-public", X_OK));
     CHECK("root's access X_OK of a directory", access("/tmp/p-dir", X_OK));
-    const char *paths[] = {"/tmp/p-own", "/tmp/p-own-ro", "/tmp/p-root", "/tmp/p-public", "/tmp/p-group", "/tmp/p-dir/kept", "/tmp/p-dir/new", "/tmp/p-made"};
+    const char *paths[] = {"/tmp/p-own", "/tmp/p-own-ro", "/tmp/p-root", "/tmp/p-public", "/tmp/p-group", "/tmp/p-dir/kept", "/tmp/p-dir/kept-by-root", "/tmp/p-dir/new", "/tmp/p-made"};
     for (unsigned i = 0; i < sizeof paths / sizeof *paths; i++) {
         unlink(paths[i]);
     }
