@@ -67,6 +67,15 @@ pub fn brk(call: &mut Call<'_>) -> CallResult {
     }
 }
 
+/// A place for `length` bytes of new mappings in the caller's mmap area
+/// (growing down; ENOMEM when it is used up).
+pub(super) fn place_mapping(call: &Call<'_>, length: u64) -> Result<u64, Errno> {
+    let mut state = call.process.state();
+    let address = state.mmap_next.checked_sub(length).filter(|address| *address >= MMAP_FLOOR).ok_or(Errno::ENOMEM)?;
+    state.mmap_next = address;
+    Ok(address)
+}
+
 pub fn mmap(call: &mut Call<'_>) -> CallResult {
     let (hint, length, protection, flags, fd, offset) =
         (call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4), call.argument(5));
@@ -89,14 +98,7 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     } else {
         None
     };
-    let address = if fixed {
-        hint
-    } else {
-        let mut state = call.process.state();
-        let address = state.mmap_next.checked_sub(length).filter(|address| *address >= MMAP_FLOOR).ok_or(Errno::ENOMEM)?;
-        state.mmap_next = address;
-        address
-    };
+    let address = if fixed { hint } else { place_mapping(call, length)? };
     let first_rights = if file.is_some() { Rights::READ_WRITE } else { final_rights };
     let shared = flags & MAP_SHARED != 0;
     let shared_anonymous = file.is_none() && shared;
@@ -339,10 +341,7 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
         carry_out(flush);
         wanted
     } else {
-        let mut state = call.process.state();
-        let address = state.mmap_next.checked_sub(new_length).filter(|address| *address >= MMAP_FLOOR).ok_or(Errno::ENOMEM)?;
-        state.mmap_next = address;
-        address
+        place_mapping(call, new_length)?
     };
     native.with_memory(|memory| memory.add_demand_zero(destination, new_length, Rights::READ_WRITE))?.map_err(Errno::from)?;
     // Only pages with frames are copied: untouched ones stay demand-zero.

@@ -71,12 +71,7 @@ pub fn shmat(call: &mut Call<'_>) -> CallResult {
     };
     let length = size.next_multiple_of(PAGE_SIZE);
     let address = match wanted {
-        0 => {
-            let mut state = call.process.state();
-            let address = state.mmap_next.checked_sub(length).filter(|address| *address >= 0x1000_0000).ok_or(Errno::ENOMEM)?;
-            state.mmap_next = address;
-            address
-        }
+        0 => super::memory::place_mapping(call, length)?,
         at if flags & rules::SHM_RND != 0 => at & !(PAGE_SIZE - 1),
         at if at % PAGE_SIZE != 0 => return Err(Errno::EINVAL),
         at => at,
