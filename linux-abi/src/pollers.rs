@@ -9,8 +9,57 @@
 //! change bumps the generation *before* it wakes the registered pollers.
 //! So a change after the check wakes the poller, and one before it is seen
 //! by the check.
+//!
+//! Changes are frequent (every pipe read and write) and pollers rare, so a
+//! [`PollerGate`] counts the pollers outside the set's lock: a poller
+//! enters it before registering, a change looks at it after changing its
+//! data and skips the set when nobody is there. A sequentially consistent
+//! fence on each side (after the poller's count, before the change's look)
+//! makes sure that either the change sees the poller or the poller's check
+//! sees the change — loom finds the lost wake-up without them.
 
 use alloc::vec::Vec;
+
+#[cfg(not(loom))]
+use core::sync::atomic::{fence, AtomicUsize, Ordering};
+#[cfg(loom)]
+use loom::sync::atomic::{fence, AtomicUsize, Ordering};
+
+/// How many pollers are registered or about to be, read without a lock.
+pub struct PollerGate {
+    pollers: AtomicUsize,
+}
+
+impl PollerGate {
+    /// Nobody.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Self { pollers: AtomicUsize::new(0) }
+    }
+
+    /// Nobody (loom's atomics are not `const`).
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self { pollers: AtomicUsize::new(0) }
+    }
+
+    /// A poller comes, before it registers and checks.
+    pub fn enter(&self) {
+        self.pollers.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    /// A poller went, after it unregistered.
+    pub fn leave(&self) {
+        self.pollers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Whether a change (its data already changed) must go through the set.
+    pub fn anyone(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.pollers.load(Ordering::SeqCst) != 0
+    }
+}
 
 /// Registered pollers and the change generation.
 pub struct PollerSet<W> {

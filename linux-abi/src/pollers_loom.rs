@@ -1,24 +1,27 @@
-//! loom model of the poll wake-up protocol over the real [`PollerSet`]:
-//! a poller registers, then checks a descriptor's readiness, then sleeps
-//! while the generation has not moved; a writer makes the descriptor ready,
-//! then reports the change and unparks the pollers. Every interleaving
+//! loom model of the poll wake-up protocol over the real [`PollerSet`] and
+//! [`PollerGate`]: a poller enters the gate, registers, then checks a
+//! descriptor's readiness, then sleeps while the generation has not moved;
+//! a writer makes the descriptor ready, then — only if the gate shows a
+//! poller — reports the change and unparks the pollers. Every interleaving
 //! ends with the poller awake and seeing the descriptor ready.
 
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread::{self, Thread};
 
-use crate::pollers::PollerSet;
+use crate::pollers::{PollerGate, PollerSet};
 
 #[test]
 fn a_change_after_the_check_wakes_the_poller() {
     loom::model(|| {
         let set = Arc::new(Mutex::new(PollerSet::<Thread>::new()));
+        let gate = Arc::new(PollerGate::new());
         let ready = Arc::new(AtomicBool::new(false));
         let poller = {
-            let (set, ready) = (set.clone(), ready.clone());
+            let (set, gate, ready) = (set.clone(), gate.clone(), ready.clone());
             thread::spawn(move || {
                 let me = thread::current();
+                gate.enter();
                 let mut seen = set.lock().unwrap().register(me.clone());
                 loop {
                     if ready.load(Ordering::SeqCst) {
@@ -30,12 +33,15 @@ fn a_change_after_the_check_wakes_the_poller() {
                     seen = set.lock().unwrap().generation();
                 }
                 set.lock().unwrap().unregister(|poller| poller.id() == me.id());
+                gate.leave();
             })
         };
         ready.store(true, Ordering::SeqCst);
-        let woken = set.lock().unwrap().changed();
-        for thread in woken {
-            thread.unpark();
+        if gate.anyone() {
+            let woken = set.lock().unwrap().changed();
+            for thread in woken {
+                thread.unpark();
+            }
         }
         poller.join().unwrap();
     });

@@ -78,12 +78,7 @@ impl ResourceLimits {
     /// limit lets through: all, some (a short write), or none (`None`:
     /// EFBIG and SIGXFSZ).
     pub fn writable(&self, position: u64, length: u64) -> Option<u64> {
-        let limit = self.soft(RLIMIT_FSIZE);
-        match position {
-            _ if length == 0 => Some(0),
-            at if at >= limit => None,
-            at => Some(length.min(limit - at)),
-        }
+        writable_under(self.soft(RLIMIT_FSIZE), position, length)
     }
 
     /// What `RLIMIT_CPU` asks after `cpu_seconds` of CPU time, when
@@ -102,6 +97,16 @@ impl ResourceLimits {
     /// The soft limit on descriptors: every descriptor is below it.
     pub fn descriptors(&self) -> u64 {
         self.limits[RLIMIT_NOFILE as usize][0]
+    }
+}
+
+/// As [`ResourceLimits::writable`], given the soft `RLIMIT_FSIZE` alone
+/// (what a write reads from its process, without copying every limit).
+pub fn writable_under(limit: u64, position: u64, length: u64) -> Option<u64> {
+    match position {
+        _ if length == 0 => Some(0),
+        at if at >= limit => None,
+        at => Some(length.min(limit - at)),
     }
 }
 

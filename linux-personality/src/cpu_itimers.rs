@@ -102,7 +102,7 @@ pub fn check(process: &alloc::sync::Arc<Process>) {
     for kind in KINDS.into_iter().filter(|kind| due[kind.index()]) {
         crate::syscall::send_signal(process, kind.signal());
     }
-    let (expired, posix_armed) = crate::posix_timers::expired_cpu_timers(process);
+    let (expired, posix_armed) = crate::posix_timers::expired_cpu_timers(process, times);
     if posix_armed {
         process.cpu_timers_armed.store(true, Ordering::Relaxed);
     }

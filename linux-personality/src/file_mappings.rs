@@ -18,6 +18,7 @@
 //! locks; nothing here maps into an address space while holding it.
 
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel_objects::capabilities::memory_objects;
 use kernel_objects::capabilities::NativeProcess;
@@ -39,6 +40,16 @@ struct MappedFile {
 }
 
 static MAPPINGS: KernelTicketLock<Vec<MappedFile>> = KernelTicketLock::new(MAPPINGS_LEVEL, Vec::new());
+
+/// How many files have shared pages (kept with the table, under its lock):
+/// every `read` and `write` of a file asks, so with none mapped they skip
+/// the table's lock. A file mapped concurrently has nothing stored through
+/// its pages yet that a racing read could miss.
+static MAPPED_FILES: AtomicUsize = AtomicUsize::new(0);
+
+fn none_mapped() -> bool {
+    MAPPED_FILES.load(Ordering::Relaxed) == 0
+}
 
 const PAGE: usize = PAGE_SIZE as usize;
 
@@ -78,6 +89,7 @@ fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> 
             // The mapping holds the file open: its inode is not reused.
             fs::with(|tree| tree.opened(inode))?;
             table.push(MappedFile { inode, pages: Vec::new() });
+            MAPPED_FILES.store(table.len(), Ordering::Relaxed);
             table.len() - 1
         }
     };
@@ -110,6 +122,9 @@ fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> 
 /// Copies the mapped pages of `inode` (if any) back into the file, up to
 /// its size, so that reads of the file see what was stored through them.
 pub fn write_back(inode: InodeId) -> Result<(), Errno> {
+    if none_mapped() {
+        return Ok(());
+    }
     let table = MAPPINGS.lock();
     let Some(file) = table.iter().find(|file| file.inode == inode) else { return Ok(()) };
     let size = fs::with(|tree| tree.stat(inode))?.size;
@@ -135,6 +150,9 @@ pub fn write_back(inode: InodeId) -> Result<(), Errno> {
 /// After `data` was written to `inode` at `position`: the mapped pages it
 /// covers get the same bytes.
 pub fn written(inode: InodeId, position: u64, data: &[u8]) {
+    if none_mapped() {
+        return;
+    }
     let table = MAPPINGS.lock();
     let Some(file) = table.iter().find(|file| file.inode == inode) else { return };
     let mut done = 0usize;
@@ -152,6 +170,9 @@ pub fn written(inode: InodeId, position: u64, data: &[u8]) {
 /// After `inode` was truncated to `length`: mapped pages past the new end
 /// read as zeroes (as a later extension of the file does).
 pub fn truncated(inode: InodeId, length: u64) {
+    if none_mapped() {
+        return;
+    }
     let table = MAPPINGS.lock();
     let Some(file) = table.iter().find(|file| file.inode == inode) else { return };
     let zeroes = [0u8; PAGE];
@@ -172,7 +193,9 @@ pub fn unlinked(inode: InodeId) {
     }
     let forgotten = {
         let mut table = MAPPINGS.lock();
-        table.iter().position(|file| file.inode == inode).map(|index| table.swap_remove(index))
+        let forgotten = table.iter().position(|file| file.inode == inode).map(|index| table.swap_remove(index));
+        MAPPED_FILES.store(table.len(), Ordering::Relaxed);
+        forgotten
     };
     if let Some(file) = forgotten {
         for handle in file.pages.into_iter().flatten() {

@@ -10,7 +10,7 @@
 
 use alloc::sync::Arc;
 
-use linux_abi::pollers::PollerSet;
+use linux_abi::pollers::{PollerGate, PollerSet};
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 
@@ -18,9 +18,15 @@ use spinlock::Level;
 const POLLERS_LEVEL: Level = Level::new(5);
 
 static POLLERS: KernelTicketLock<PollerSet<Arc<sched::Thread>>> = KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new());
+/// The pollers, counted without the lock: a change with none skips it.
+static GATE: PollerGate = PollerGate::new();
 
-/// Something a poller may wait for changed: wake every registered poller.
+/// Something a poller may wait for changed (its data already is): wake
+/// every registered poller. One atomic load when nobody polls.
 pub fn changed() {
+    if !GATE.anyone() {
+        return;
+    }
     let woken = POLLERS.lock().changed();
     for thread in &woken {
         sched::unpark(thread);
@@ -37,6 +43,7 @@ impl Registration {
     /// Registers the caller.
     pub fn new() -> Registration {
         let me = sched::current();
+        GATE.enter();
         let seen = POLLERS.lock().register(me.clone());
         Registration { me, seen }
     }
@@ -55,5 +62,6 @@ impl Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         POLLERS.lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));
+        GATE.leave();
     }
 }

@@ -156,10 +156,18 @@ pub fn set_cpu(process: &Process, id: u32, first: u64, absolute: bool, interval:
 }
 
 /// The CPU-clock timers that expired by now (`crate::cpu_itimers` fires
-/// them), and whether any is still armed.
-pub fn expired_cpu_timers(process: &Process) -> (Vec<u32>, bool) {
+/// them), and whether any is still armed. `process_times`: the process's
+/// CPU time, which the caller has just read (a thread's clock is read here).
+pub fn expired_cpu_timers(process: &Process, process_times: CpuTimes) -> (Vec<u32>, bool) {
     let owners: Vec<(u32, Option<u32>)> = process.state().posix_timers.iter().filter_map(|timer| timer.cpu.map(|(owner, _)| (timer.id, owner))).collect();
-    let readings: Vec<(u32, u64)> = owners.iter().map(|(id, owner)| (*id, cpu_reading(process, *owner))).collect();
+    if owners.is_empty() {
+        return (Vec::new(), false);
+    }
+    let reading = |owner: Option<u32>| match owner {
+        None => process_times.total(),
+        Some(_) => cpu_reading(process, owner),
+    };
+    let readings: Vec<(u32, u64)> = owners.iter().map(|(id, owner)| (*id, reading(*owner))).collect();
     let mut state = process.state();
     let mut due = Vec::new();
     let mut armed = false;

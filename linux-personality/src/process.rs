@@ -386,6 +386,6 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
 /// `thread`'s CPU time now (the caller's own read without looking at
 /// other CPUs).
 pub fn thread_times(thread: &Arc<sched::Thread>, me: &Arc<sched::Thread>) -> CpuTimes {
-    let running = if Arc::ptr_eq(thread, me) { sched::current_cpu_time() } else { sched::cpu_time_of(thread) };
+    let running = if Arc::ptr_eq(thread, me) { sched::own_cpu_time(me) } else { sched::cpu_time_of(thread) };
     CpuTimes::from_running(running, thread.kernel_time())
 }

@@ -89,7 +89,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         let Ok(tables) = process.native.prepare_to_enter() else { return };
         let exit = run_user_in(tables, &mut context);
         // What follows is kernel work for this thread: its system time.
-        let entered = sched::current_cpu_time();
+        let entered = sched::own_cpu_time(&kernel_thread);
         match exit {
             UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
                 Flow::Continue => {}
@@ -128,7 +128,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             }
             UserExit::Interrupt { .. } => {}
         }
-        kernel_thread.add_kernel_time(sched::current_cpu_time().saturating_sub(entered));
+        kernel_thread.add_kernel_time(sched::own_cpu_time(&kernel_thread).saturating_sub(entered));
         crate::cpu_itimers::check(&process);
     }
 }
@@ -302,14 +302,14 @@ pub fn exit(process: &Arc<Process>, status: u32) {
     if let Some(init) = process::find(1).filter(|init| init.pid != process.pid) {
         for child in &children {
             if let Some(orphan) = process::find(child.pid) {
+                // PR_SET_PDEATHSIG: a living child asked to be told its parent died.
                 let death_signal = {
                     let mut state = orphan.state();
                     state.parent = 1;
-                    state.control.death_signal
+                    Some(state.control.death_signal).filter(|signal| *signal != 0 && state.exit_status.is_none())
                 };
-                // PR_SET_PDEATHSIG: the child asked to be told its parent died.
-                if death_signal != 0 && orphan.state().exit_status.is_none() {
-                    syscall::send_signal(&orphan, death_signal);
+                if let Some(signal) = death_signal {
+                    syscall::send_signal(&orphan, signal);
                 }
             }
         }

@@ -13,6 +13,20 @@ pub(super) const CLOCK_MONOTONIC_RAW: u64 = 4;
 pub(super) const CLOCK_REALTIME_COARSE: u64 = 5;
 pub(super) const CLOCK_MONOTONIC_COARSE: u64 = 6;
 pub(super) const CLOCK_BOOTTIME: u64 = 7;
+const CLOCK_REALTIME_ALARM: u64 = 8;
+const CLOCK_BOOTTIME_ALARM: u64 = 9;
+
+/// For the clocks timers run on (`timer_create`, `timerfd_create`):
+/// whether absolute times are on CLOCK_REALTIME (`Some(true)`) or on the
+/// uptime (`Some(false)`: MONOTONIC, BOOTTIME); the alarm forms count as
+/// their clocks (root may use them). `None` for any other clock.
+pub(super) fn timer_clock_is_realtime(id: u64) -> Option<bool> {
+    match id {
+        CLOCK_REALTIME | CLOCK_REALTIME_ALARM => Some(true),
+        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM => Some(false),
+        _ => None,
+    }
+}
 
 fn clock(id: u64) -> Result<u64, Errno> {
     match id {

@@ -141,18 +141,9 @@ fn wait_for_events(call: &Call<'_>, epoll_fd: u64, address: u64, most: usize, de
 /// `timerfd_create(clock, flags)`: CLOCK_REALTIME, CLOCK_MONOTONIC,
 /// CLOCK_BOOTTIME and their alarm forms (root may use them).
 pub fn timerfd_create(call: &mut Call<'_>) -> CallResult {
-    const CLOCK_REALTIME: u64 = 0;
-    const CLOCK_MONOTONIC: u64 = 1;
-    const CLOCK_BOOTTIME: u64 = 7;
-    const CLOCK_REALTIME_ALARM: u64 = 8;
-    const CLOCK_BOOTTIME_ALARM: u64 = 9;
     let (clock, timer_flags) = (call.argument(0), call.argument(1));
     timerfd::check_create_flags(timer_flags)?;
-    let realtime = match clock {
-        CLOCK_REALTIME | CLOCK_REALTIME_ALARM => true,
-        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM => false,
-        _ => return Err(Errno::EINVAL),
-    };
+    let realtime = super::clocks::timer_clock_is_realtime(clock).ok_or(Errno::EINVAL)?;
     let status = flags::O_RDWR | if timer_flags & timerfd::NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
     let file = OpenFile::new(Backing::Timer(TimerFd::new(realtime)), status);
     let fd = install_descriptor(call, file, Placement::LowestFrom(0), timer_flags & timerfd::CLOEXEC != 0)?;

@@ -106,7 +106,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         Backing::Inode(inode) => {
             let inode = *inode;
             let append = file.status() & flags::O_APPEND != 0;
-            let limits = call.process.state().limits;
+            let size_limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_FSIZE);
             let written = file.with_offset(|offset| {
                 fs::with(|tree| {
                     let position = match (at, append) {
@@ -115,7 +115,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
                         (None, false) => *offset,
                     };
                     // RLIMIT_FSIZE: a short write up to it, none past it.
-                    let Some(allowed) = limits.writable(position, data.len() as u64) else { return Ok(None) };
+                    let Some(allowed) = linux_abi::resource_limits::writable_under(size_limit, position, data.len() as u64) else { return Ok(None) };
                     let count = tree.write(inode, position, &data[..allowed as usize], now())?;
                     if at.is_none() {
                         *offset = position + count as u64;

@@ -127,6 +127,13 @@ pub fn mkdirat(call: &mut Call<'_>) -> CallResult {
 }
 
 fn make_directory(call: &Call<'_>, dirfd: u64, path_address: u64, mode: u64) -> CallResult {
+    make_node(call, dirfd, path_address, FileKind::Directory, mode as u32)
+}
+
+/// Makes a `kind` node at the path (EEXIST for an existing name) with
+/// `mode` less the umask, owned by the caller, if it may change the
+/// directory.
+fn make_node(call: &Call<'_>, dirfd: u64, path_address: u64, kind: FileKind, mode: u32) -> CallResult {
     let path = path_in(call, path_address)?;
     let resolved = resolve_at(call, dirfd, &path, false)?;
     if resolved.inode.is_some() {
@@ -134,7 +141,7 @@ fn make_directory(call: &Call<'_>, dirfd: u64, path_address: u64, mode: u64) -> 
     }
     let umask = call.process.state().umask;
     super::permissions::check_directory_change(call, resolved.parent)?;
-    let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, FileKind::Directory, mode as u32 & 0o7777 & !umask, now()))?;
+    let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, kind, mode & 0o7777 & !umask, now()))?;
     super::permissions::own_new(call, made)?;
     value(0)
 }
@@ -161,16 +168,7 @@ pub fn mknod(call: &mut Call<'_>, at: bool) -> CallResult {
         S_IFDIR | S_IFBLK | S_IFSOCK => return Err(Errno::EPERM),
         _ => return Err(Errno::EINVAL),
     };
-    let path = path_in(call, path_address)?;
-    let resolved = resolve_at(call, dirfd, &path, false)?;
-    if resolved.inode.is_some() {
-        return Err(Errno::EEXIST);
-    }
-    let umask = call.process.state().umask;
-    super::permissions::check_directory_change(call, resolved.parent)?;
-    let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, kind, mode & 0o7777 & !umask, now()))?;
-    super::permissions::own_new(call, made)?;
-    value(0)
+    make_node(call, dirfd, path_address, kind, mode)
 }
 
 pub fn rmdir(call: &mut Call<'_>) -> CallResult {

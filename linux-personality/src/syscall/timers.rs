@@ -75,9 +75,7 @@ pub fn alarm(call: &mut Call<'_>) -> CallResult {
 /// `timer_create(clock, sigevent, id)`: the clocks Linux has timers on
 /// (EOPNOTSUPP for the raw and coarse ones, EINVAL for others).
 pub fn timer_create(call: &mut Call<'_>) -> CallResult {
-    use super::clocks::{CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_REALTIME_COARSE};
-    const CLOCK_REALTIME_ALARM: u64 = 8;
-    const CLOCK_BOOTTIME_ALARM: u64 = 9;
+    use super::clocks::{timer_clock_is_realtime, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE};
     // A CPU clock: the process's or one of its threads' (another
     // process's: EINVAL here).
     let cpu = match CpuClock::decode(call.argument(0) as i32)? {
@@ -90,12 +88,11 @@ pub fn timer_create(call: &mut Call<'_>) -> CallResult {
             _ => return Err(Errno::EINVAL),
         }),
     };
-    let realtime = match call.argument(0) {
-        _ if cpu.is_some() => false,
-        CLOCK_REALTIME | CLOCK_REALTIME_ALARM => true,
-        CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_BOOTTIME_ALARM => false,
-        CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE => return Err(Errno::EOPNOTSUPP),
-        _ => return Err(Errno::EINVAL),
+    let realtime = match (cpu, timer_clock_is_realtime(call.argument(0))) {
+        (Some(_), _) => false,
+        (None, Some(realtime)) => realtime,
+        (None, None) if matches!(call.argument(0), CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE) => return Err(Errno::EOPNOTSUPP),
+        (None, None) => return Err(Errno::EINVAL),
     };
     let notify = match call.argument(1) {
         0 => None,

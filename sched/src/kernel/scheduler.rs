@@ -94,13 +94,15 @@ fn charge_stint(this: &CpuScheduler, current: &Thread, now: u64) {
     current.add_cpu_time(now.saturating_sub(started));
 }
 
-/// The calling thread's CPU time (ns), its running stint included.
-pub fn current_cpu_time() -> u64 {
+/// The CPU time (ns) of `me`, the calling thread, its running stint
+/// included. Cheap (no lock, no reference count): the personality reads it
+/// twice per system call to charge its kernel time.
+pub fn own_cpu_time(me: &Thread) -> u64 {
     let _off = cpu::InterruptsOff::new();
+    debug_assert!(Arc::ptr_eq(&context::current(), &me.context), "own_cpu_time of a thread that is not the caller");
     let (_, this) = this_cpu();
-    let Some(thread) = this.current.lock().clone() else { return 0 };
     let running = machine::timer::uptime_nanoseconds().saturating_sub(this.stint_start.load(Ordering::Relaxed));
-    thread.cpu_time() + running
+    me.cpu_time() + running
 }
 
 /// `thread`'s CPU time (ns) now: what was charged to it, plus the stint
@@ -376,8 +378,8 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
     this.last_tick.store(now, Ordering::Relaxed);
     // A thread that keeps its CPU is charged each tick, so that others
     // read its CPU time at most a tick behind.
-    if let Some(current) = this.current.lock().clone() {
-        charge_stint(this, &current, now);
+    if let Some(current) = this.current.lock().as_ref() {
+        charge_stint(this, current, now);
     }
     super::sleepers::wake_expired(now);
     let waiting = !this.queues.lock().is_empty();

@@ -110,7 +110,7 @@ impl Thread {
 
     /// Nanoseconds charged to it, up to its CPU's last switch or tick
     /// ([`crate::cpu_time_of`] adds the stint of a thread running now;
-    /// [`crate::current_cpu_time`] is the caller's own).
+    /// [`crate::own_cpu_time`] is the caller's own).
     pub fn cpu_time(&self) -> u64 {
         self.cpu_time.load(Ordering::Relaxed)
     }
@@ -126,7 +126,7 @@ impl Thread {
     }
 
     /// Charges `nanoseconds` of its CPU time to kernel work (the layer
-    /// above measures its system calls with [`crate::current_cpu_time`]).
+    /// above measures its system calls with [`crate::own_cpu_time`]).
     pub fn add_kernel_time(&self, nanoseconds: u64) {
         self.kernel_time.fetch_add(nanoseconds, Ordering::Relaxed);
     }
