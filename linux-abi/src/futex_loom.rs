@@ -1,5 +1,5 @@
 //! loom models of the futex protocol the kernel runs over [`FutexQueue`]
-//! (`linux-personality/src/futexes.rs`): a waiter joins the queue *before*
+//! (`linux-objects/src/futexes.rs`): a waiter joins the queue *before*
 //! it reads the word, a waker changes the word *before* it wakes. Every
 //! interleaving ends with the waiter awake (loom reports a thread parked
 //! forever as a deadlock); the model of the opposite order finds the lost

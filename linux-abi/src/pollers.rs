@@ -1,6 +1,6 @@
 //! The set of threads waiting in `poll`, `select` or `epoll_wait` for a
 //! change, and a generation that every change bumps: the wake-up protocol
-//! of `linux-personality/src/poll_wakeups.rs`, kept here (under the
+//! of `linux-objects/src/poll_wakeups.rs`, kept here (under the
 //! caller's lock, generic over how a thread is named) so that loom checks
 //! this very code (`pollers_loom.rs`).
 //!

@@ -3,7 +3,7 @@
 //! identifiers (slot + sequence × 32768), `semop`'s all-or-nothing
 //! operations with their undo adjustments, `msgrcv`'s choice of message,
 //! and the `*id64_ds` records `IPC_STAT` fills. The kernel keeps the
-//! objects (`linux-personality/src/sysv_ipc.rs`) and makes callers wait;
+//! objects (`linux-objects/src/sysv_ipc.rs`) and makes callers wait;
 //! nothing here blocks or panics on any argument.
 
 use alloc::vec::Vec;

@@ -1,9 +1,10 @@
 //! The Linux personality: Linux programs on Lamina, unchanged (Biscuit's
 //! half of the mission). Where things are: `syscall/` holds the system-call
-//! table (`syscall/mod.rs`) and one file per family of calls; `process.rs`,
-//! `exec.rs` and `run.rs` the processes and their threads; `fs.rs`,
-//! `open_files.rs` and `pipes.rs` files; `signals.rs` signal delivery;
-//! `tty.rs` the console's line discipline; `procfs.rs` `/proc`.
+//! table (`syscall/mod.rs`) and one file per family of calls (`fchmodat`
+//! is in `syscall/paths.rs`); `run.rs` runs a thread in user mode and
+//! takes it back at each system call, fault and signal. What the calls act
+//! on — processes, files, pipes, sockets, signals, timers, IPC, the tty,
+//! `/proc` — is the `linux-objects` crate below this one.
 //!
 //! At boot the initramfs becomes the file tree, the console starts, and
 //! the first program runs as process 1: `/init` as on Linux (xtask puts
@@ -19,34 +20,15 @@
 
 extern crate alloc;
 
-mod clock;
-mod cpu_itimers;
-mod epoll;
-mod event_counters;
-mod exec;
-mod file_mappings;
-mod flocks;
-mod fifos;
-mod fs;
-mod futexes;
-mod itimers;
-mod kernel_log;
-mod mqueues;
-mod open_files;
-mod pipes;
-mod poll_wakeups;
-mod posix_timers;
-mod process;
-mod procfs;
-mod random;
 mod run;
-mod signal_fds;
-mod signals;
 mod syscall;
-mod sysv_ipc;
-mod timer_fds;
-mod tty;
-mod unix_sockets;
+
+// The objects the calls act on (linux-objects), named here as this
+// crate's own modules so that calls say `crate::process`, `crate::fs`, ….
+use linux_objects::{
+    clock, cpu_itimers, epoll, event_counters, exec, fifos, file_mappings, flocks, fs, futexes, itimers, kernel_log, mqueues, open_files, pipes, poll_wakeups, posix_timers,
+    process, procfs, random, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets,
+};
 
 use alloc::vec::Vec;
 

@@ -309,7 +309,7 @@ pub fn exit(process: &Arc<Process>, status: u32) {
                     Some(state.control.death_signal).filter(|signal| *signal != 0 && state.exit_status.is_none())
                 };
                 if let Some(signal) = death_signal {
-                    syscall::send_signal(&orphan, signal);
+                    crate::signal_sending::send_signal(&orphan, signal);
                 }
             }
         }

@@ -3,6 +3,10 @@
 //! depend only on crates listed above it) and written to `docs/crates.md`
 //! as a Mermaid picture and a table, so that the picture stays true (the
 //! host tier fails when the committed file differs from what this makes).
+//! It also counts each crate's Rust lines (every `.rs` file under its
+//! directory) and refuses a crate that holds more than
+//! [`LARGEST_SHARE_PERCENT`] of the workspace's: past that a crate is
+//! doing several jobs and should be split (issue 16's rule).
 //!
 //! Must never change any file but `docs/crates.md`.
 
@@ -15,6 +19,9 @@ use crate::workspace;
 
 /// Where the picture goes, from the workspace root.
 pub const GRAPH_FILE: &str = "docs/crates.md";
+
+/// No crate may hold more than this share of the workspace's Rust lines.
+pub const LARGEST_SHARE_PERCENT: usize = 15;
 
 /// The workspace's crates in layer order and each one's workspace
 /// dependencies (normal and build; dev-dependencies are the host tests').
@@ -29,7 +36,53 @@ pub fn crates_command() -> Outcome {
     let path = workspace::root().join(GRAPH_FILE);
     std::fs::write(&path, graph.render()).context(|| format!("writing {}", path.display()))?;
     println!("{}", path.display());
-    Ok(())
+    let sizes = crate_sizes(&graph.order)?;
+    let total: usize = sizes.iter().map(|(_, lines)| lines).sum();
+    for (name, lines) in &sizes {
+        println!("{lines:>7} lines {:>3} %  {name}", lines * 100 / total.max(1));
+    }
+    check_sizes(&sizes).map_err(Failure::failed)
+}
+
+/// Each crate's Rust lines: every `.rs` file under its directory (its
+/// `target/` excepted), largest first.
+pub fn crate_sizes(order: &[String]) -> Outcome<Vec<(String, usize)>> {
+    fn lines_under(directory: &std::path::Path) -> std::io::Result<usize> {
+        let mut lines = 0;
+        for entry in std::fs::read_dir(directory)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "target") {
+                    lines += lines_under(&path)?;
+                }
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                lines += std::fs::read_to_string(&path)?.lines().count();
+            }
+        }
+        Ok(lines)
+    }
+    let mut sizes = Vec::new();
+    for name in order {
+        let directory = workspace::root().join(name);
+        sizes.push((name.clone(), lines_under(&directory).context(|| format!("counting lines under {}", directory.display()))?));
+    }
+    sizes.sort_by(|a, b| b.1.cmp(&a.1));
+    Ok(sizes)
+}
+
+/// `Err` naming every crate over [`LARGEST_SHARE_PERCENT`] of the total.
+pub fn check_sizes(sizes: &[(String, usize)]) -> Result<(), String> {
+    let total: usize = sizes.iter().map(|(_, lines)| lines).sum();
+    let over: Vec<String> = sizes
+        .iter()
+        .filter(|(_, lines)| lines * 100 > total * LARGEST_SHARE_PERCENT)
+        .map(|(name, lines)| format!("{name} holds {lines} of the workspace's {total} Rust lines, more than {LARGEST_SHARE_PERCENT} %: split it"))
+        .collect();
+    if over.is_empty() {
+        Ok(())
+    } else {
+        Err(over.join("\n"))
+    }
 }
 
 /// The graph of this workspace, as `cargo metadata` and the root manifest say.
@@ -191,6 +244,22 @@ mod tests {
     fn the_members_list_is_read_in_order() {
         let manifest = "[workspace]\nmembers = [\n    \"machine\",   # layer 0\n    # a comment\n    \"linux-abi\", # x\n]\n";
         assert_eq!(member_order(manifest), vec!["machine".to_string(), "linux-abi".to_string()]);
+    }
+
+    #[test]
+    fn a_crate_over_the_largest_share_is_refused() {
+        let sizes = |lines: &[usize]| lines.iter().enumerate().map(|(index, lines)| (format!("c{index}"), *lines)).collect::<Vec<_>>();
+        assert!(check_sizes(&sizes(&[15, 15, 70])).unwrap_err().contains("c2 holds 70"));
+        assert!(check_sizes(&sizes(&[15; 7].iter().chain(&[10, 5]).copied().collect::<Vec<_>>())).is_ok());
+        assert!(check_sizes(&sizes(&[16, 84])).is_err());
+    }
+
+    /// No crate of this workspace is doing several crates' jobs.
+    #[test]
+    fn no_crate_holds_more_than_the_largest_share() {
+        let graph = read_graph().expect("cargo metadata");
+        let sizes = crate_sizes(&graph.order).expect("counting lines");
+        check_sizes(&sizes).unwrap();
     }
 
     /// The committed picture is what the workspace is now, and the

@@ -35,8 +35,6 @@ use super::process::{Pid, Process};
 use super::run::ThreadSelf;
 use linux_abi::{Errno, Sysno};
 
-pub use process_control::ProcessControl;
-pub use processes::{send_signal, send_signal_with, send_thread_signal_with, signal_group};
 pub use user_ptr::UserPtr;
 
 /// What the thread does after a system call.

@@ -25,16 +25,6 @@ const CAP_LAST_CAP: u64 = 40;
 /// Linux's default timer slack (ns).
 const TIMER_SLACK: u64 = 50_000;
 
-/// What `prctl` keeps for a process (fork copies it, but not the
-/// parent-death signal; execve keeps it).
-#[derive(Clone, Copy, Default)]
-pub struct ProcessControl {
-    pub death_signal: u32,
-    pub not_dumpable: bool,
-    pub no_new_privileges: bool,
-    pub child_subreaper: bool,
-}
-
 pub fn prctl(call: &mut Call<'_>) -> CallResult {
     let (operation, argument) = (call.argument(0), call.argument(1));
     match operation {

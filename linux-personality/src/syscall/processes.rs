@@ -20,6 +20,7 @@ use crate::fs;
 use crate::open_files::is_descriptor;
 use crate::process::{self, Child, Pid, Process, ProcessState, MMAP_TOP};
 use crate::run::{self, exited};
+use crate::signal_sending::{send_signal_with, send_thread_signal_with, signal_group_with};
 use crate::signals::MAX_SIGNAL;
 
 pub fn exit(call: &mut Call<'_>) -> CallResult {
@@ -146,7 +147,7 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             scheduling: Vec::new(),
             affinity: Vec::new(),
             credentials: state.credentials,
-            control: crate::syscall::ProcessControl { death_signal: 0, ..state.control },
+            control: process::ProcessControl { death_signal: 0, ..state.control },
             nice: state.nice,
             cpu_warned: 0,
             groups: state.groups.clone(),
@@ -460,71 +461,10 @@ fn check_signal(signal: u64) -> Result<u32, Errno> {
     Ok(signal as u32)
 }
 
-/// Sends `signal` from the kernel (a timer's SIGALRM) to `target`.
-pub fn send_signal(target: &Process, signal: u32) {
-    send(target, signal, kernel_info(signal));
-}
-
-/// The `siginfo` of a signal the kernel sends (a terminal's ^C, a timer).
-fn kernel_info(signal: u32) -> SigInfo {
-    SigInfo::from_process(signal, codes::SI_KERNEL, 0, 0)
-}
-
 /// The `siginfo` of a signal process `call` sends with `kill` (`code`
 /// `SI_USER`) or `tgkill` (`SI_TKILL`).
 fn sender_info(call: &Call<'_>, signal: u32, code: i32) -> SigInfo {
     SigInfo::from_process(signal, code, call.pid(), 0)
-}
-
-/// Sends `signal` to `target` with `info` (a timer's expiry).
-pub fn send_signal_with(target: &Process, signal: u32, info: SigInfo) {
-    send(target, signal, info);
-}
-
-/// Sends `signal` (0: only check) to `target` with `info`.
-fn send(target: &Process, signal: u32, info: SigInfo) {
-    send_to(target, None, signal, info);
-}
-
-/// Sends `signal` (0: only check) with `info` to thread `tid` of
-/// `target`, or (`None`) to the whole process.
-fn send_to(target: &Process, tid: Option<Pid>, signal: u32, info: SigInfo) {
-    if signal == 0 {
-        return;
-    }
-    let raised = {
-        let mut state = target.state();
-        if signal == crate::signals::numbers::SIGCONT {
-            state.stopped = false;
-        }
-        let pending = match tid {
-            Some(tid) => state.signals.raise_for_thread(tid, signal, info),
-            None => state.signals.raise_with(signal, info),
-        };
-        pending || signal == crate::signals::numbers::SIGCONT
-    };
-    if raised {
-        target.notify();
-    }
-}
-
-/// Sends `signal` to thread `tid` of `target` with `info` (a timer's
-/// expiry for `SIGEV_THREAD_ID`).
-pub fn send_thread_signal_with(target: &Process, tid: Pid, signal: u32, info: SigInfo) {
-    send_to(target, Some(tid), signal, info);
-}
-
-/// Sends `signal` from the kernel to every member of process group `group`.
-pub fn signal_group(group: Pid, signal: u32) -> usize {
-    signal_group_with(group, signal, kernel_info(signal))
-}
-
-fn signal_group_with(group: Pid, signal: u32, info: SigInfo) -> usize {
-    let members: Vec<Arc<Process>> = process::all().into_iter().filter(|member| member.state().pgid == group && member.state().exit_status.is_none()).collect();
-    for member in &members {
-        send(member, signal, info);
-    }
-    members.len()
 }
 
 pub fn kill(call: &mut Call<'_>) -> CallResult {
@@ -534,7 +474,7 @@ pub fn kill(call: &mut Call<'_>) -> CallResult {
         pid if pid > 0 => match process::find(pid as Pid).filter(|found| found.state().exit_status.is_none()) {
             Some(found) if !super::identity::may_signal(call, &found) => return Err(Errno::EPERM),
             Some(found) => {
-                send(&found, signal, info);
+                send_signal_with(&found, signal, info);
                 1
             }
             None => 0,
@@ -544,7 +484,7 @@ pub fn kill(call: &mut Call<'_>) -> CallResult {
             let everyone: Vec<Arc<Process>> =
                 process::all().into_iter().filter(|other| other.pid != 1 && other.pid != call.pid() && super::identity::may_signal(call, other)).collect();
             for other in &everyone {
-                send(other, signal, info);
+                send_signal_with(other, signal, info);
             }
             everyone.len()
         }
@@ -562,7 +502,7 @@ pub fn tgkill(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let target = process::owner_of_thread(thread as Pid).filter(|found| found.pid == group as Pid).ok_or(Errno::ESRCH)?;
-    send_to(&target, Some(thread as Pid), signal, sender_info(call, signal, codes::SI_TKILL));
+    send_thread_signal_with(&target, thread as Pid, signal, sender_info(call, signal, codes::SI_TKILL));
     value(0)
 }
 
@@ -573,7 +513,7 @@ pub fn tkill(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let target = process::owner_of_thread(thread as Pid).ok_or(Errno::ESRCH)?;
-    send_to(&target, Some(thread as Pid), signal, sender_info(call, signal, codes::SI_TKILL));
+    send_thread_signal_with(&target, thread as Pid, signal, sender_info(call, signal, codes::SI_TKILL));
     value(0)
 }
 
@@ -589,7 +529,7 @@ pub fn rt_sigqueueinfo(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EPERM);
     }
     let target = process::find(pid as Pid).filter(|found| pid > 0 && found.state().exit_status.is_none()).ok_or(Errno::ESRCH)?;
-    send(&target, signal, SigInfo { signo: signal, ..given });
+    send_signal_with(&target, signal, SigInfo { signo: signal, ..given });
     value(0)
 }
 

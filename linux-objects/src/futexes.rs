@@ -4,8 +4,8 @@
 //! meet), waits, wakes, requeues, PI locks, and the robust-list walk of a
 //! thread that ends.
 //!
-//! The system call itself (decoding, time limits) is `syscall::futex`;
-//! this module may not block while holding the table's lock, and reads
+//! The system call itself (decoding, time limits) is `syscall::futex` in
+//! `linux-personality`; this module may not block while holding the table's lock, and reads
 //! and changes user words only through the process's checked user memory
 //! (EFAULT, never a kernel fault).
 

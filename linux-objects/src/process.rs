@@ -88,8 +88,8 @@ pub struct ProcessState {
     pub affinity: Vec<(Pid, u64)>,
     /// Its users and groups (fork and execve keep them).
     pub credentials: linux_abi::credentials::Credentials,
-    /// What `prctl` set (`syscall::process_control`).
-    pub control: crate::syscall::ProcessControl,
+    /// What `prctl` set (`linux-personality`'s `syscall/process_control.rs`).
+    pub control: ProcessControl,
     /// Its nice value (-20..=19; fork and execve keep it).
     pub nice: i32,
     /// Its supplementary groups (fork and execve keep them).
@@ -388,4 +388,14 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
 pub fn thread_times(thread: &Arc<sched::Thread>, me: &Arc<sched::Thread>) -> CpuTimes {
     let running = if Arc::ptr_eq(thread, me) { sched::own_cpu_time(me) } else { sched::cpu_time_of(thread) };
     CpuTimes::from_running(running, thread.kernel_time())
+}
+
+/// What `prctl` keeps for a process (fork copies it, but not the
+/// parent-death signal; execve keeps it).
+#[derive(Clone, Copy, Default)]
+pub struct ProcessControl {
+    pub death_signal: u32,
+    pub not_dumpable: bool,
+    pub no_new_privileges: bool,
+    pub child_subreaper: bool,
 }

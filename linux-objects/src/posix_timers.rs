@@ -74,8 +74,8 @@ pub fn fire(process: &Arc<Process>, id: u32) {
         }
     };
     match sent {
-        Some((signal, info, Some(thread))) => crate::syscall::send_thread_signal_with(process, thread, signal, info),
-        Some((signal, info, None)) => crate::syscall::send_signal_with(process, signal, info),
+        Some((signal, info, Some(thread))) => crate::signal_sending::send_thread_signal_with(process, thread, signal, info),
+        Some((signal, info, None)) => crate::signal_sending::send_signal_with(process, signal, info),
         None => {}
     }
 }

@@ -109,7 +109,7 @@ impl MessageQueue {
         if let Some(Registration { pid, signal: Some((signal, value)) }) = notification {
             if let Some(target) = process::find(pid) {
                 let info = SigInfo { signo: signal, code: SI_MESGQ, words: [u64::from(sender), value, 0] };
-                crate::syscall::send_signal_with(&target, signal, info);
+                crate::signal_sending::send_signal_with(&target, signal, info);
             }
         }
         Ok(())

@@ -126,7 +126,7 @@ fn serve(process: Arc<Process>, kind: TimerKind, key: u32, generation: u64) {
 }
 
 /// `ITIMER_REAL`: the slot in the state, SIGALRM on expiry.
-pub const REAL_TIMER: TimerKind = TimerKind { locate: |state, _| Some(&mut state.real_timer), fire: |process, _| crate::syscall::send_signal(process, SIGALRM) };
+pub const REAL_TIMER: TimerKind = TimerKind { locate: |state, _| Some(&mut state.real_timer), fire: |process, _| crate::signal_sending::send_signal(process, SIGALRM) };
 
 /// Sets the real timer to expire `value` ns from now (0: disarm) and then
 /// every `interval` ns; returns the old setting.

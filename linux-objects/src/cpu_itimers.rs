@@ -95,12 +95,12 @@ pub fn check(process: &alloc::sync::Arc<Process>) {
         verdict
     };
     match verdict {
-        CpuVerdict::Warn => crate::syscall::send_signal(process, SIGXCPU),
-        CpuVerdict::Kill => crate::syscall::send_signal(process, SIGKILL),
+        CpuVerdict::Warn => crate::signal_sending::send_signal(process, SIGXCPU),
+        CpuVerdict::Kill => crate::signal_sending::send_signal(process, SIGKILL),
         CpuVerdict::Nothing => {}
     }
     for kind in KINDS.into_iter().filter(|kind| due[kind.index()]) {
-        crate::syscall::send_signal(process, kind.signal());
+        crate::signal_sending::send_signal(process, kind.signal());
     }
     let (expired, posix_armed) = crate::posix_timers::expired_cpu_timers(process, times);
     if posix_armed {

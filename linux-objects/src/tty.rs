@@ -75,7 +75,7 @@ fn input(byte: u8) {
             TerminalSignal::Quit => SIGQUIT,
             TerminalSignal::Suspend => SIGTSTP,
         };
-        crate::syscall::signal_group(group, number);
+        crate::signal_sending::signal_group(group, number);
     }
 }
 

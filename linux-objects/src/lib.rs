@@ -1,0 +1,50 @@
+//! The Linux personality's objects: what Linux system calls act on, kept
+//! apart from the calls themselves (the table and its decoding are the
+//! `linux-personality` crate above this one). Where things are:
+//! `process.rs` and `exec.rs` processes and program images; `fs.rs`,
+//! `open_files.rs`, `flocks.rs` and `file_mappings.rs` files; `pipes.rs`,
+//! `fifos.rs`, `unix_sockets.rs`, `event_counters.rs`, `epoll.rs`,
+//! `poll_wakeups.rs`, `mqueues.rs`, `sysv_ipc.rs` and `futexes.rs` the
+//! ways processes talk and wait; `signals.rs` and `signal_sending.rs`
+//! signal state and delivery; `itimers.rs`, `cpu_itimers.rs`,
+//! `posix_timers.rs`, `timer_fds.rs`, `signal_fds.rs` and `clock.rs`
+//! clocks and timers; `tty.rs` the console's line discipline; `procfs.rs`
+//! `/proc`.
+//!
+//! Pure rules (errno values, structure layouts, queue arithmetic) live in
+//! the host-tested `linux-abi`; this crate holds the running kernel's
+//! tables of them. Must not decode system-call arguments or touch user
+//! registers (that is the personality's job), and must never contain
+//! `unsafe` code.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod clock;
+pub mod cpu_itimers;
+pub mod epoll;
+pub mod event_counters;
+pub mod exec;
+pub mod fifos;
+pub mod file_mappings;
+pub mod flocks;
+pub mod fs;
+pub mod futexes;
+pub mod itimers;
+pub mod kernel_log;
+pub mod mqueues;
+pub mod open_files;
+pub mod pipes;
+pub mod poll_wakeups;
+pub mod posix_timers;
+pub mod process;
+pub mod procfs;
+pub mod random;
+pub mod signal_fds;
+pub mod signal_sending;
+pub mod signals;
+pub mod sysv_ipc;
+pub mod timer_fds;
+pub mod tty;
+pub mod unix_sockets;
