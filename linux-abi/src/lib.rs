@@ -41,6 +41,7 @@ pub mod signal_frame;
 pub mod signalfd;
 pub mod sysv_ipc;
 pub mod timerfd;
+pub mod vdso;
 mod sysno;
 mod user_values;
 mod wait_status;

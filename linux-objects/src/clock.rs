@@ -5,21 +5,36 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
 use vfs::Timestamp;
 
 /// Nanoseconds since the epoch at uptime 0.
 static BOOT_EPOCH: AtomicU64 = AtomicU64::new(0);
 
-/// Records the wall-clock time read at boot.
-pub fn set_boot_epoch(seconds_now: u64) {
+/// Held while the epoch changes, so that the kernel's copy and the vDSO's
+/// (`vdso::publish_epoch`) are changed in the same order by concurrent
+/// setters. Above the memory objects' level (5), which publishing takes.
+static EPOCH_CHANGE: KernelTicketLock<()> = KernelTicketLock::new(Level::new(8), ());
+
+/// Records the wall-clock time read at boot; the epoch in nanoseconds.
+pub fn set_boot_epoch(seconds_now: u64) -> u64 {
     let uptime = machine::timer::uptime_nanoseconds() / 1_000_000_000;
-    BOOT_EPOCH.store(seconds_now.saturating_sub(uptime) * 1_000_000_000, Ordering::Relaxed);
+    let epoch = seconds_now.saturating_sub(uptime) * 1_000_000_000;
+    set_epoch(epoch);
+    epoch
 }
 
 /// Sets `CLOCK_REALTIME` to `nanoseconds` since the epoch (not before the
 /// boot: the clock counts from the epoch at uptime 0).
 pub fn set_realtime(nanoseconds: u64) {
-    BOOT_EPOCH.store(nanoseconds.saturating_sub(monotonic_nanoseconds()), Ordering::Relaxed);
+    set_epoch(nanoseconds.saturating_sub(monotonic_nanoseconds()));
+}
+
+fn set_epoch(epoch: u64) {
+    let _changing = EPOCH_CHANGE.lock();
+    BOOT_EPOCH.store(epoch, Ordering::Relaxed);
+    crate::vdso::publish_epoch(epoch);
 }
 
 /// Nanoseconds since boot.

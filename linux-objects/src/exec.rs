@@ -1,7 +1,7 @@
 //! Building a program's address space: the ELF load plan's segments in
 //! fresh frames (file bytes copied, the rest zero), a demand-zero stack
 //! below [`STACK_TOP`](linux_abi::STACK_TOP) with the initial stack Linux
-//! gives (argc, argv, envp, auxv) at its top.
+//! gives (argc, argv, envp, auxv) at its top, and the vDSO (`vdso.rs`).
 //!
 //! Must never leave a half-built space behind: every refusal destroys
 //! what was built.
@@ -113,6 +113,7 @@ fn fill(
         map_segments(memory, container, interpreter_plan, interpreter_file)?;
     }
     memory.add_demand_zero(STACK_TOP - STACK_BYTES, STACK_BYTES, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
+    let vdso = crate::vdso::map_into(memory)?;
     let hardware_capabilities = u64::from(machine::cpu::cpuid(1, 0).edx);
     let auxiliary: Vec<(u64, u64)> = [
         (auxv::AT_PHDR, plan.program_headers),
@@ -131,6 +132,7 @@ fn fill(
         (auxv::AT_SECURE, 0),
     ]
     .into_iter()
+    .chain(vdso.map(|address| (auxv::AT_SYSINFO_EHDR, address)))
     .collect();
     let stack = InitialStack::build(STACK_TOP, arguments, environment, &auxiliary, random).map_err(|error| match error {
         linux_abi::StackError::TooBig => Errno::E2BIG,

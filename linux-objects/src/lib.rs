@@ -48,3 +48,4 @@ pub mod sysv_ipc;
 pub mod timer_fds;
 pub mod tty;
 pub mod unix_sockets;
+pub mod vdso;

@@ -27,7 +27,7 @@ mod syscall;
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
     clock, cpu_itimers, epoll, event_counters, exec, fifos, file_mappings, flocks, fs, futexes, itimers, kernel_log, mqueues, open_files, pipes, poll_wakeups, posix_timers,
-    process, procfs, random, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets,
+    process, procfs, random, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets, vdso,
 };
 
 use alloc::vec::Vec;
@@ -48,7 +48,10 @@ static RELEASE_OPEN_FILE: fn(u64) = open_files::release;
 pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     kernel_objects::capabilities::on_last_file_reference(&RELEASE_OPEN_FILE);
     random::seed(machine::timer::uptime_nanoseconds() ^ u64::from(machine::cpu::cpuid(1, 0).ebx) << 32);
-    clock::set_boot_epoch(machine::rtc::seconds_since_epoch().unwrap_or(0));
+    let boot_epoch = clock::set_boot_epoch(machine::rtc::seconds_since_epoch().unwrap_or(0));
+    if let Err(errno) = vdso::install(sched::current().container(), boot_epoch) {
+        machine::println!("lamina: warning: no vDSO ({errno:?}): programs read the clocks by system call");
+    }
     let quiet = facts.command_line.split_whitespace().any(|word| word == "quiet");
     kernel_log::set_quiet(quiet);
     match fs::init(Some(initramfs)) {

@@ -35,6 +35,13 @@ static void getpid_loop(long rounds) {
         syscall(SYS_getpid);
 }
 
+/* libc's clock_gettime: through the vDSO where the kernel gives one. */
+static void clock_gettime_loop(long rounds) {
+    struct timespec time;
+    for (long i = 0; i < rounds; i++)
+        clock_gettime(CLOCK_MONOTONIC, &time);
+}
+
 static void read_devzero(long rounds) {
     int fd = open("/dev/zero", O_RDONLY);
     for (long i = 0; i < rounds; i++)
@@ -227,6 +234,7 @@ struct benchmark {
 
 static const struct benchmark benchmarks[] = {
     {"getpid", getpid_loop, 20000, 0},
+    {"clock_gettime", clock_gettime_loop, 20000, 0},
     {"read_devzero_4k", read_devzero, 5000, 0},
     {"write_devnull_4k", write_devnull, 5000, 0},
     {"pipe_pingpong", pipe_pingpong, 2000, 0},

@@ -1,8 +1,8 @@
 //! `cargo xtask bench [--groups a,b]`: runs benchmark groups, prints a table
 //! and merges the records into `target/bench/results.json`.
 //!
-//! Known groups: `boot` (time to the monitor prompt). Each issue that adds
-//! benchmarks adds its group to [`GROUPS`].
+//! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `syscalls`,
+//! `apps`. Each issue that adds benchmarks adds its group to [`GROUPS`].
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::bench_results::{save_records, BenchmarkRecord};

@@ -43,7 +43,8 @@ commands:
                            come back apart, byte for byte
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
-  bench [--groups a,b]     run benchmark groups (known: boot)
+  bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,
+                           ipc, sched, mem, caps, syscalls, apps (all by default)
   crates                   check the crate graph keeps the layer order; write docs/crates.md
   help                     this text
 

@@ -46,6 +46,8 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::Program("mformat"), "mtools"),
     needs(Presence::StaticExecutable("/bin/busybox"), "busybox-static"),
     needs(Presence::Program("musl-gcc"), "musl-tools"),
+    // The kernel's vDSO (linux-objects/vdso/vdso.c) is C, built by build.rs.
+    needs(Presence::Program("cc"), "gcc"),
     // Debian's own dynamic python3 and its standard library, run unchanged
     // in the user tier.
     needs(Presence::File("/usr/bin/python3"), "python3"),

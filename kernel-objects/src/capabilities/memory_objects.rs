@@ -133,17 +133,47 @@ fn each_frame(
 /// Maps every page of the object into `process` from `address` on with
 /// `rights`, all or nothing (a failure unmaps what was mapped).
 pub fn map_into(process: &super::NativeProcess, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
+    let mut rollback = None;
+    let mapped = process.with_memory(|memory| map_pages(memory, address, handle, rights, &mut rollback))?;
+    // The rollback's flush waits for other CPUs: never under the space's lock.
+    if let Some(flush) = rollback {
+        crate::address_spaces::carry_out(flush);
+    }
+    mapped
+}
+
+/// As [`map_into`], into a space no process runs yet (a program being
+/// built by `execve`).
+pub fn map_into_space(memory: &mut crate::address_spaces::KernelSpace, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
+    let mut rollback = None;
+    let mapped = map_pages(memory, address, handle, rights, &mut rollback);
+    if let Some(flush) = rollback {
+        crate::address_spaces::carry_out(flush);
+    }
+    mapped
+}
+
+fn map_pages(memory: &mut crate::address_spaces::KernelSpace, address: u64, handle: u64, rights: vmem::Rights, rollback: &mut Option<vmem::TlbFlush>) -> Result<(), Errno> {
     let pages = {
         let table = TABLE.lock();
         lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
     };
     let frames = frames(handle, 0, pages)?;
-    let mut rollback = None;
-    let mapped = process.with_memory(|memory| super::native_calls::map_frames(memory, address, &frames, rights, &mut rollback))?;
-    if let Some(flush) = rollback {
-        crate::address_spaces::carry_out(flush);
+    super::native_calls::map_frames(memory, address, &frames, rights, rollback)
+}
+
+/// Stores `value` in the aligned `u64` at byte `offset` of the object as
+/// one atomic write (what user space reading the page sees whole).
+pub fn store_u64(handle: u64, offset: u64, value: u64) -> Result<(), Errno> {
+    let key = crate::untyped_memory::key().ok_or(Errno::ENOMEM)?;
+    let table = TABLE.lock();
+    let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
+    let frame = object.frames.get((offset / PAGE_SIZE) as usize).ok_or(Errno::EINVAL)?;
+    if key.store_u64(*frame, (offset % PAGE_SIZE) as usize, value) {
+        Ok(())
+    } else {
+        Err(Errno::EINVAL)
     }
-    mapped
 }
 
 /// Frees the object (its last capability is gone and no space maps it).

@@ -120,6 +120,21 @@ fn update_u32(frame: u64, offset: usize, mut change: impl FnMut(u32) -> Option<u
     }
 }
 
+/// Stores `value` in the aligned `u64` at `offset` of `frame` as one
+/// atomic write (a reader in user space sees the old or the new value,
+/// never a mixture); `false` for a bad frame or offset.
+fn store_u64(frame: u64, offset: usize, value: u64) -> bool {
+    if !is_frame(frame) || offset % 8 != 0 || offset + 8 > PAGE_SIZE as usize {
+        return false;
+    }
+    // SAFETY: the aligned word lies inside a frame of the direct map that
+    // the caller owns (module contract); user space may read it at the
+    // same time, which is why it is only written as an atomic here, and
+    // the reference lives only for this statement.
+    unsafe { core::sync::atomic::AtomicU64::from_ptr((physical_to_virtual(frame) + offset as u64) as *mut u64) }.store(value, core::sync::atomic::Ordering::Release);
+    true
+}
+
 /// The key to untyped memory (see the module comment). Not `Clone`: the
 /// one made at boot is shared by reference.
 pub struct DirectMap {
@@ -175,5 +190,11 @@ impl DirectMap {
     /// write); the value found, `None` for a bad frame or offset.
     pub fn update_u32(&self, frame: u64, offset: usize, change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
         update_u32(frame, offset, change)
+    }
+
+    /// Stores `value` in the aligned `u64` at `offset` of `frame` as one
+    /// atomic write; `false` for a bad frame or offset.
+    pub fn store_u64(&self, frame: u64, offset: usize, value: u64) -> bool {
+        store_u64(frame, offset, value)
     }
 }

@@ -60,6 +60,12 @@ pub fn apic_ticks_per_millisecond() -> u64 {
     APIC_TICKS_PER_MS.load(Ordering::Relaxed)
 }
 
+/// The time-stamp counter's reading at calibration: uptime 0 (what user
+/// mode needs, with [`tsc_per_millisecond`], to read the uptime itself).
+pub fn boot_timestamp() -> u64 {
+    BOOT_TSC.load(Ordering::Relaxed)
+}
+
 /// Nanoseconds since calibration.
 pub fn uptime_nanoseconds() -> u64 {
     let elapsed = cpu::read_timestamp_counter().saturating_sub(BOOT_TSC.load(Ordering::Relaxed));
