@@ -32,6 +32,7 @@ pub fn exit_thread(call: &mut Call<'_>) -> CallResult {
 }
 
 pub fn fork(call: &mut Call<'_>) -> CallResult {
+    within_task_limit(call)?;
     let context = call.context.clone();
     fork_with(call, context, None)
 }
@@ -45,6 +46,7 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
     const CLONE_SIGHAND: u64 = 0x800;
     const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
     let (flags, stack, parent_tid, child_tid, tls) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3), call.argument(4));
+    within_task_limit(call)?;
     if flags & CLONE_THREAD != 0 {
         if flags & CLONE_VM == 0 || flags & CLONE_SIGHAND == 0 {
             return Err(Errno::EINVAL);
@@ -98,6 +100,28 @@ pub fn clone(call: &mut Call<'_>) -> CallResult {
         }
     }
     Ok(outcome)
+}
+
+/// `RLIMIT_NPROC`: a caller whose real user is not root may not make a
+/// task when its user already has the soft limit's number (EAGAIN), as
+/// Linux counts them: every thread, and a process not yet reaped as one.
+fn within_task_limit(call: &Call<'_>) -> Result<(), Errno> {
+    let (user, limit) = {
+        let state = call.process.state();
+        (state.credentials.user.real, state.limits.soft(linux_abi::resource_limits::RLIMIT_NPROC))
+    };
+    if user == 0 || limit == linux_abi::resource_limits::INFINITY {
+        return Ok(());
+    }
+    let tasks: u64 = process::all()
+        .iter()
+        .filter(|other| other.state().credentials.user.real == user)
+        .map(|other| other.thread_count().max(1) as u64)
+        .sum();
+    if tasks >= limit {
+        return Err(Errno::EAGAIN);
+    }
+    Ok(())
 }
 
 /// A copy of the calling process that resumes from `context` with `rax` 0.

@@ -2,9 +2,11 @@
  * Resource limits: the defaults a fresh process sees, setrlimit's checks
  * (soft above hard is EINVAL, an unknown resource EINVAL), limits kept
  * across fork, and RLIMIT_NOFILE enforced: no descriptor at or past the
- * soft limit (open EMFILE, dup2 EBADF, F_DUPFD EINVAL).
+ * soft limit (open EMFILE, dup2 EBADF, F_DUPFD EINVAL); RLIMIT_FSIZE,
+ * RLIMIT_DATA, RLIMIT_CPU and RLIMIT_NPROC enforced.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +88,51 @@ static void cpu_limit(void) {
     close(warnings[0]);
 }
 
+/* RLIMIT_NPROC: a user other than root gets EAGAIN from fork and from
+ * pthread_create once it has that many tasks; root is not held to it. */
+static void *idle_thread(void *unused) {
+    pause();
+    return unused;
+}
+
+static void task_limit(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit three = {3, 3};
+        setrlimit(RLIMIT_NPROC, &three);
+        pid_t root_child = fork();
+        if (root_child == 0) _exit(0);
+        printf("RLIMIT_NPROC 3: root still forks: %s\n", root_child > 0 ? "yes" : "no");
+        waitpid(root_child, NULL, 0);
+        if (setuid(1000) != 0) _exit(1);
+        /* This process is the user's first task: two more fit. */
+        int made = 0;
+        pid_t kids[8];
+        for (int i = 0; i < 8; i++) {
+            kids[i] = fork();
+            if (kids[i] == 0) {
+                pause();
+                _exit(0);
+            }
+            if (kids[i] < 0) {
+                printf("  as user 1000: fork %d: %s\n", i + 1, errno_name(errno));
+                break;
+            }
+            made++;
+        }
+        printf("  as user 1000: forks that worked: %d\n", made);
+        pthread_t thread;
+        int error = pthread_create(&thread, NULL, idle_thread, NULL);
+        printf("  pthread_create at the limit: %s\n", errno_name(error));
+        for (int i = 0; i < made; i++) kill(kids[i], SIGKILL);
+        for (int i = 0; i < made; i++) waitpid(kids[i], NULL, 0);
+        error = pthread_create(&thread, NULL, idle_thread, NULL);
+        printf("  pthread_create after reaping them: %s\n", errno_name(error));
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     show("RLIMIT_NOFILE", RLIMIT_NOFILE);
@@ -129,5 +176,6 @@ int main(void) {
     file_size_limit();
     data_limit();
     cpu_limit();
+    task_limit();
     return 0;
 }
