@@ -126,8 +126,48 @@ pub fn version(lamina_version: &str) -> String {
     format!("Linux version 6.1.0-lamina (Lamina {lamina_version}) #1 SMP\n")
 }
 
+/// Whose descriptor a `/proc/…/fd/N` path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DescriptorOwner {
+    /// `/proc/self/fd/N` or `/proc/thread-self/fd/N`: the caller's.
+    Caller,
+    /// `/proc/<pid>/fd/N`.
+    Process(u32),
+}
+
+/// The descriptor a path of the form `/proc/{self,thread-self,<pid>}/fd/N`
+/// names (Linux's "magic links": opening one opens that descriptor's
+/// file, whatever its name), or `None` for any other path.
+pub fn descriptor_link(path: &[u8]) -> Option<(DescriptorOwner, u32)> {
+    let rest = path.strip_prefix(b"/proc/")?;
+    let slash = rest.iter().position(|byte| *byte == b'/')?;
+    let (who, rest) = (&rest[..slash], &rest[slash + 1..]);
+    let number = rest.strip_prefix(b"fd/")?;
+    let decimal = |text: &[u8]| -> Option<u32> {
+        if text.is_empty() || (text.len() > 1 && text[0] == b'0') {
+            return None;
+        }
+        core::str::from_utf8(text).ok()?.parse().ok()
+    };
+    let owner = match who {
+        b"self" | b"thread-self" => DescriptorOwner::Caller,
+        pid => DescriptorOwner::Process(decimal(pid)?),
+    };
+    Some((owner, decimal(number)?))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn descriptor_links_are_recognised_exactly() {
+        assert_eq!(descriptor_link(b"/proc/self/fd/3"), Some((DescriptorOwner::Caller, 3)));
+        assert_eq!(descriptor_link(b"/proc/thread-self/fd/0"), Some((DescriptorOwner::Caller, 0)));
+        assert_eq!(descriptor_link(b"/proc/42/fd/17"), Some((DescriptorOwner::Process(42), 17)));
+        for other in [&b"/proc/self/fd"[..], b"/proc/self/fd/", b"/proc/self/fd/3/x", b"/proc/self/fd/03", b"/proc/self/fdinfo/3", b"/proc/x/fd/1", b"/tmp/proc/self/fd/1", b"/proc/self/fd/-1"] {
+            assert_eq!(descriptor_link(other), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
+
     use super::*;
 
     fn facts() -> ProcessFacts {

@@ -47,6 +47,11 @@ pub fn start_directory(call: &Call<'_>, dirfd: u64) -> Result<InodeId, Errno> {
 pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Result<Resolved, Errno> {
     let start = if path.first() == Some(&b'/') { fs::with(|tree| Ok(tree.root()))? } else { start_directory(call, dirfd)? };
     let may_search = super::permissions::search_rule(call);
+    if follow {
+        if let Some((owner, fd)) = linux_abi::procfs_text::descriptor_link(path) {
+            return descriptor_file(call, owner, fd);
+        }
+    }
     if procfs::concerns(path) {
         let facts = procfs::snapshot()?;
         let caller = call.pid();
@@ -56,6 +61,32 @@ pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Res
         });
     }
     fs::with(|tree| tree.resolve_as(start, path, follow, &may_search))
+}
+
+/// What `/proc/…/fd/N` leads to when followed: that descriptor's file
+/// itself, as Linux's magic links do (musl's `fchmodat` and `fexecve` and
+/// shells' process substitution rely on it). Another process's needs its
+/// user or root (EACCES); a descriptor without a file in the tree (a pipe,
+/// a socket) cannot be reopened here (ENXIO).
+fn descriptor_file(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwner, fd: u32) -> Result<Resolved, Errno> {
+    use linux_abi::procfs_text::DescriptorOwner;
+    let process = match owner {
+        DescriptorOwner::Caller => call.process.clone(),
+        DescriptorOwner::Process(pid) => crate::process::find(pid).filter(|found| found.state().exit_status.is_none()).ok_or(Errno::ENOENT)?,
+    };
+    if process.pid != call.pid() {
+        let (mine, theirs) = (call.process.state().credentials.user, process.state().credentials.user);
+        if mine.effective != 0 && mine.effective != theirs.real {
+            return Err(Errno::EACCES);
+        }
+    }
+    let file = crate::open_files::file(process.native.space(), u64::from(fd)).map_err(|_| Errno::ENOENT)?;
+    let inode = match file.backing {
+        crate::open_files::Backing::Inode(inode) | crate::open_files::Backing::Device(_, inode) => inode,
+        _ => return Err(Errno::ENXIO),
+    };
+    let root = fs::with(|tree| Ok(tree.root()))?;
+    Ok(Resolved { parent: root, name: b".".to_vec(), inode: Some(inode), trailing_slash: false })
 }
 
 /// The inode `path` names from `dirfd`.

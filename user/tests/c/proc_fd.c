@@ -1,0 +1,56 @@
+/*
+ * /proc/self/fd/N followed as Linux's magic links are: opening one opens
+ * that descriptor's file (even after its name is gone), chmod through it
+ * reaches the file, and musl's fchmodat(AT_SYMLINK_NOFOLLOW) — which goes
+ * through /proc/self/fd of an O_PATH descriptor — works. Output is
+ * identical on Lamina and Linux.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static void link_of(int fd, char *path, size_t size) {
+    snprintf(path, size, "/proc/self/fd/%d", fd);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    umask(022);
+    int fd = open("/tmp/magic", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    CHECK("write", write(fd, "through the link\n", 17));
+    char path[64];
+    link_of(fd, path, sizeof path);
+    int again = open(path, O_RDONLY);
+    EXPECT("open /proc/self/fd/N", again >= 0 && again != fd);
+    char buffer[64] = {0};
+    CHECK("read from the reopened file (its own offset)", read(again, buffer, sizeof buffer - 1));
+    printf("  it read: %s", buffer);
+    CHECK("chmod through the link", chmod(path, 0600));
+    struct stat status;
+    stat("/tmp/magic", &status);
+    printf("  mode now %o\n", status.st_mode & 0777);
+    CHECK("fchmodat AT_SYMLINK_NOFOLLOW", fchmodat(AT_FDCWD, "/tmp/magic", 0640, AT_SYMLINK_NOFOLLOW));
+    stat("/tmp/magic", &status);
+    printf("  mode now %o\n", status.st_mode & 0777);
+    int only_path = open("/tmp/magic", O_PATH);
+    link_of(only_path, path, sizeof path);
+    int from_path = open(path, O_RDONLY);
+    EXPECT("open the link of an O_PATH descriptor for reading", from_path >= 0);
+    close(from_path);
+    unlink("/tmp/magic");
+    link_of(fd, path, sizeof path);
+    int unlinked = open(path, O_RDONLY);
+    EXPECT("open the link after the name is gone", unlinked >= 0);
+    memset(buffer, 0, sizeof buffer);
+    CHECK("  read", read(unlinked, buffer, 4));
+    printf("  it read: %s\n", buffer);
+    CHECK("open /proc/self/fd/999", open("/proc/self/fd/999", O_RDONLY));
+    char parent_link[64];
+    snprintf(parent_link, sizeof parent_link, "/proc/%d/fd/%d", getpid(), fd);
+    EXPECT("/proc/<own pid>/fd/N opens too", open(parent_link, O_RDONLY) >= 0);
+    return 0;
+}
