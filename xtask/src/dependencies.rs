@@ -53,6 +53,14 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::File("/usr/bin/python3"), "python3"),
     // The outside test suites are built from Debian source packages.
     needs(Presence::Program("dpkg-source"), "dpkg-dev"),
+    // Recipes of the real programs built from Debian sources
+    // (outside/programs.rs): SQLite's amalgamation, make-dfsg's autoreconf.
+    needs(Presence::Program("tclsh8.6"), "tcl8.6"),
+    needs(Presence::Program("autoreconf"), "autoconf"),
+    needs(Presence::Program("automake"), "automake"),
+    needs(Presence::Program("autopoint"), "autopoint"),
+    needs(Presence::Program("msgfmt"), "gettext"),
+    needs(Presence::Program("pkg-config"), "pkgconf"),
 ];
 
 /// Makes sure every requirement is met, installing packages if we may.

@@ -4,6 +4,7 @@
 
 pub mod debian_sources;
 pub mod posix_suite;
+pub mod programs;
 pub mod python_suite;
 pub mod suite_runner;
 

@@ -8,6 +8,7 @@ pub mod host;
 pub mod iso_boot;
 pub mod kernel_tests;
 pub mod outside_python;
+pub mod outside_programs;
 pub mod outside_suites;
 pub mod tally;
 mod user_space;

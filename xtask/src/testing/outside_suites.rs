@@ -35,7 +35,7 @@ pub struct SuiteOptions {
 }
 
 /// The suites there are, in the order the tier runs them.
-const SUITES: [&str; 2] = ["posix", "python"];
+const SUITES: [&str; 3] = ["posix", "python", "programs"];
 
 /// A test that takes at least this long on Linux is slow.
 const SLOW: Duration = Duration::from_secs(3);
@@ -89,6 +89,11 @@ pub fn run_outside_suites(tally: &mut Tally, options: &SuiteOptions) {
     if wanted("python") {
         if let Err(failure) = super::outside_python::run_python(tally, options) {
             tally.record("suites: python: fetch and run", Err(failure.to_string()));
+        }
+    }
+    if wanted("programs") {
+        if let Err(failure) = super::outside_programs::run_programs(tally) {
+            tally.record("suites: programs: build and run", Err(failure.to_string()));
         }
     }
 }

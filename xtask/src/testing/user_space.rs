@@ -46,7 +46,9 @@ pub fn run_user_tests(tally: &mut Tally) {
     }
 }
 
-fn compare(name: &str, lamina: Option<&String>, linux: &str) -> CheckResult {
+/// Whether a test's output on Lamina is Linux's, with the first
+/// differences when not.
+pub(super) fn compare(name: &str, lamina: Option<&String>, linux: &str) -> CheckResult {
     let Some(lamina) = lamina else {
         return Err(format!("{name} printed nothing on Lamina"));
     };
@@ -69,7 +71,7 @@ fn compare(name: &str, lamina: Option<&String>, linux: &str) -> CheckResult {
 /// Splits the runner's output into `name -> lines` at `=== name` headers.
 /// A name that comes twice keeps both texts, joined under a line saying so,
 /// so that two tests of one name can never hide one another.
-fn sections(output: &str) -> BTreeMap<String, String> {
+pub(super) fn sections(output: &str) -> BTreeMap<String, String> {
     let mut sections: BTreeMap<String, String> = BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     let keep = |sections: &mut BTreeMap<String, String>, (name, text): (String, String)| {

@@ -1,0 +1,101 @@
+//! Real programs from Debian's sources, built statically with musl so that
+//! the same binary runs on Lamina and on Linux: Lua 5.4, the SQLite 3.40
+//! shell, GNU make 4.3 and GNU tar 1.34, each pinned to a Debian 12
+//! version, fetched with `apt-get source` (`debian_sources.rs`) and built
+//! under `target/outside/` by the recipe below (a shell script run in the
+//! unpacked tree, its log kept beside it). Never committed; built once.
+//!
+//! Must not install anything (the host packages a recipe needs are
+//! `dependencies.rs`'s) nor change files outside its own trees.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::debian_sources::{unpacked_source, SourcePackage};
+use crate::failure::{Context, Failure, Outcome};
+
+/// One program: where it comes from, how it is built, where the binary is.
+pub struct Program {
+    /// Its name in the guest (`/usr/local/bin/<name>`) and its script's
+    /// (`user/programs/<name>.sh`).
+    pub name: &'static str,
+    source: SourcePackage,
+    /// Run with `sh -e` in the unpacked tree.
+    recipe: &'static str,
+    /// The binary, relative to the tree.
+    binary: &'static str,
+}
+
+pub const PROGRAMS: &[Program] = &[
+    Program {
+        name: "lua",
+        source: SourcePackage { name: "lua5.4", version: "5.4.4-3+deb12u1" },
+        // Debian's first two patches turn the build into libtool's and add
+        // a generated header; upstream's Makefile builds the static `lua`.
+        recipe: "patch -R -p1 < debian/patches/0002-lua-modules-paths.patch\n\
+                 patch -R -p1 < debian/patches/0001-build-system.patch\n\
+                 make -C src -j2 posix CC=musl-gcc MYLDFLAGS=-static",
+        binary: "src/lua",
+    },
+    Program {
+        name: "sqlite3",
+        source: SourcePackage { name: "sqlite3", version: "3.40.1-2+deb12u2" },
+        // The amalgamation needs tclsh; the shell is linked by hand because
+        // Debian's patch links `make sqlite3` against the shared library.
+        recipe: "mkdir -p bld && cd bld\n\
+                 ../configure CC=musl-gcc --disable-tcl --disable-readline --disable-editline\n\
+                 make -j2 sqlite3.c shell.c\n\
+                 musl-gcc -O2 -static -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_ENABLE_MATH_FUNCTIONS \
+                 -DHAVE_USLEEP -DHAVE_LOCALTIME_R -o sqlite3 shell.c sqlite3.c -lm",
+        binary: "bld/sqlite3",
+    },
+    Program {
+        name: "make",
+        source: SourcePackage { name: "make-dfsg", version: "4.3-4.1" },
+        // The dfsg tarball ships no configure script.
+        recipe: "autoreconf -fi\n\
+                 mkdir -p bld && cd bld\n\
+                 ../configure CC=musl-gcc LDFLAGS=-static --without-guile --disable-nls\n\
+                 make -j2",
+        binary: "bld/make",
+    },
+    Program {
+        name: "tar",
+        source: SourcePackage { name: "tar", version: "1.34+dfsg-1.2+deb12u1" },
+        recipe: "mkdir -p bld && cd bld\n\
+                 FORCE_UNSAFE_CONFIGURE=1 ../configure CC=musl-gcc LDFLAGS=-static --disable-nls --without-posix-acls \
+                 --without-selinux --without-xattrs\n\
+                 make -j2",
+        binary: "bld/src/tar",
+    },
+];
+
+/// The program's static binary, built on first use. A failed build leaves
+/// no tree behind, so the next try starts from a clean unpack.
+pub fn built(program: &Program) -> Outcome<PathBuf> {
+    let tree = unpacked_source(program.source)?;
+    let binary = tree.join(program.binary);
+    let stamp = tree.join(".lamina-built");
+    if stamp.is_file() && binary.is_file() {
+        return Ok(binary);
+    }
+    let log = tree.with_file_name(format!("{}-build.log", program.name));
+    let log_file = std::fs::File::create(&log).context(|| format!("creating {}", log.display()))?;
+    let errors = log_file.try_clone().context(|| format!("opening {}", log.display()))?;
+    eprintln!("xtask: building {} from Debian's {} {} (log: {})", program.name, program.source.name, program.source.version, log.display());
+    let status = Command::new("sh")
+        .current_dir(&tree)
+        .args(["-ec", program.recipe])
+        .stdout(log_file)
+        .stderr(errors)
+        .status()
+        .context(|| format!("running the recipe of {}", program.name))?;
+    if !status.success() || !binary.is_file() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect();
+        let _ = std::fs::remove_dir_all(&tree);
+        return Err(Failure::failed(format!("building {} failed ({status}); the end of {}:\n{}", program.name, log.display(), tail.join("\n"))));
+    }
+    std::fs::write(&stamp, program.source.version).context(|| format!("writing {}", stamp.display()))?;
+    Ok(binary)
+}
