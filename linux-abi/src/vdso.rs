@@ -5,8 +5,9 @@
 //! formula (`machine::timer::uptime_nanoseconds`) without 128-bit
 //! arithmetic — the host test below checks that they agree.
 
-/// The data page (read-only to user space).
-pub const VVAR_ADDRESS: u64 = 0x7FFF_F000_0000;
+/// The data page (read-only to user space): 4 GiB below the stack's top,
+/// under the largest stack a program gets (1 GiB) and above the mmap area.
+pub const VVAR_ADDRESS: u64 = 0x7FFF_0000_0000;
 /// The vDSO image, the page after the data page: `AT_SYSINFO_EHDR`.
 pub const VDSO_ADDRESS: u64 = VVAR_ADDRESS + 4096;
 /// The most pages the image may take (checked when the kernel installs it).

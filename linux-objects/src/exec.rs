@@ -17,8 +17,17 @@ use kernel_objects::user_memory::{write_user, PendingFlush};
 use kernel_objects::address_spaces::{destroy_space, new_space, KernelSpace};
 use linux_abi::Errno;
 
-/// The main thread's stack: 8 MiB, as Linux's default rlimit.
-pub const STACK_BYTES: u64 = 8 << 20;
+/// The main thread's stack is as big as the soft `RLIMIT_STACK` (8 MiB by
+/// default, as on Linux), within these bounds (an unlimited stack gets the
+/// most; the region costs nothing until touched).
+pub const STACK_BYTES_LEAST: u64 = 128 << 10;
+/// See [`STACK_BYTES_LEAST`]; below the vDSO's pages.
+pub const STACK_BYTES_MOST: u64 = 1 << 30;
+
+/// The stack a program gets under a soft `RLIMIT_STACK` of `limit` bytes.
+pub fn stack_bytes(limit: u64) -> u64 {
+    limit.clamp(STACK_BYTES_LEAST, STACK_BYTES_MOST) & !(PAGE_SIZE - 1)
+}
 
 /// A program ready to run.
 pub struct Image {
@@ -66,9 +75,10 @@ impl ExecError {
 /// Where a program's interpreter file comes from: its contents by path.
 pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<&'f [u8], Errno> + 'f;
 
-/// Builds the address space for `file`, charged to `container`. A
-/// dynamically linked program gets its interpreter (read through
-/// `interpreter_files`) mapped too, and starts there.
+/// Builds the address space for `file`, charged to `container`, with a
+/// stack for a soft `RLIMIT_STACK` of `stack_limit`. A dynamically linked
+/// program gets its interpreter (read through `interpreter_files`) mapped
+/// too, and starts there.
 pub fn build<'f>(
     container: ContainerId,
     file: &'f [u8],
@@ -76,6 +86,7 @@ pub fn build<'f>(
     arguments: &[&[u8]],
     environment: &[&[u8]],
     random: [u8; 16],
+    stack_limit: u64,
 ) -> Result<Image, ExecError> {
     let plan = load_plan(file).map_err(ExecError::Format)?;
     let interpreter = match &plan.interpreter {
@@ -88,7 +99,7 @@ pub fn build<'f>(
     let mut memory = new_space(container).map_err(|_| Errno::ENOMEM)?;
     let interpreter = interpreter.as_ref().map(|(plan, contents)| (plan, *contents));
     let entry = interpreter.map_or(plan.entry, |(interpreter, _)| interpreter.entry);
-    match fill(&mut memory, container, &plan, file, interpreter, arguments, environment, random) {
+    match fill(&mut memory, container, &plan, file, interpreter, arguments, environment, random, stack_bytes(stack_limit)) {
         Ok(stack_pointer) => Ok(Image { memory, entry, stack_pointer, break_start: plan.end }),
         Err(error) => {
             destroy_space(memory);
@@ -107,12 +118,13 @@ fn fill(
     arguments: &[&[u8]],
     environment: &[&[u8]],
     random: [u8; 16],
+    stack: u64,
 ) -> Result<u64, ExecError> {
     map_segments(memory, container, plan, file)?;
     if let Some((interpreter_plan, interpreter_file)) = interpreter {
         map_segments(memory, container, interpreter_plan, interpreter_file)?;
     }
-    memory.add_demand_zero(STACK_TOP - STACK_BYTES, STACK_BYTES, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
+    memory.add_demand_zero(STACK_TOP - stack, stack, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
     let vdso = crate::vdso::map_into(memory)?;
     let hardware_capabilities = u64::from(machine::cpu::cpuid(1, 0).edx);
     let auxiliary: Vec<(u64, u64)> = [

@@ -105,7 +105,8 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     let image = fs::with(|tree| {
         let tree: &vfs::Tmpfs = tree;
         let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
-        Ok(exec::build(container, tree.contents(inode)?, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes))
+        let stack_limit = linux_abi::resource_limits::ResourceLimits::default().soft(linux_abi::resource_limits::RLIMIT_STACK);
+        Ok(exec::build(container, tree.contents(inode)?, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit))
     })
         .map_err(|errno| format!("{shown}: {errno:?}"))?
         .map_err(|error| format!("{shown}: {error}"))?;

@@ -291,11 +291,12 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     let environment_slices: Vec<&[u8]> = environment.iter().map(Vec::as_slice).collect();
     let mut random = [0u8; 16];
     crate::random::fill(&mut random);
+    let stack_limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_STACK);
     let image = fs::with(|tree| {
         let tree: &vfs::Tmpfs = tree;
         let contents = tree.contents(inode)?;
         let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
-        Ok(build(container, contents, &interpreter_files, &argument_slices, &environment_slices, random))
+        Ok(build(container, contents, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit))
     })?;
     let image = match image {
         Ok(image) => image,

@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,7 +134,38 @@ static void task_limit(void) {
     waitpid(child, NULL, 0);
 }
 
-int main(void) {
+/* Uses `depth` times 64 KiB of stack, touching every page. */
+static int __attribute__((noinline)) recurse(int depth) {
+    volatile char frame[64 << 10];
+    for (size_t i = 0; i < sizeof frame; i += 4096) frame[i] = (char)depth;
+    return depth == 0 ? frame[0] : recurse(depth - 1) + frame[4096];
+}
+
+/* RLIMIT_STACK: the stack a program gets at execve is the soft limit. */
+static void stack_limit(void) {
+    char self[256] = {0};
+    if (readlink("/proc/self/exe", self, sizeof self - 1) < 0) return;
+    struct { rlim_t limit; const char *megabytes; } cases[] = {{32 << 20, "20"}, {1 << 20, "4"}};
+    for (int i = 0; i < 2; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            struct rlimit limit = {cases[i].limit, RLIM_INFINITY};
+            setrlimit(RLIMIT_STACK, &limit);
+            execl(self, self, "recurse", cases[i].megabytes, (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        printf("RLIMIT_STACK %lu MiB, %s MiB used after execve: %s\n", (unsigned long)(cases[i].limit >> 20), cases[i].megabytes,
+               WIFEXITED(status) ? (WEXITSTATUS(status) == 0 ? "fine" : "failed") : WTERMSIG(status) == SIGSEGV ? "SIGSEGV" : "other signal");
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "recurse") == 0) {
+        recurse(atoi(argv[2]) * 16);
+        return 0;
+    }
     setvbuf(stdout, NULL, _IONBF, 0);
     show("RLIMIT_NOFILE", RLIMIT_NOFILE);
     show("RLIMIT_STACK", RLIMIT_STACK);
@@ -177,5 +209,6 @@ int main(void) {
     data_limit();
     cpu_limit();
     task_limit();
+    stack_limit();
     return 0;
 }
