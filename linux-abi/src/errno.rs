@@ -97,6 +97,12 @@ impl Errno {
     pub const EPROTONOSUPPORT: Self = Self(93);
     /// Operation not supported.
     pub const EOPNOTSUPP: Self = Self(95);
+    /// No buffer space (a control part larger than the kernel takes).
+    pub const ENOBUFS: Self = Self(105);
+    /// Too many references: more descriptors in one message than allowed.
+    pub const ETOOMANYREFS: Self = Self(109);
+    /// Connection refused (a datagram to a peer that has closed).
+    pub const ECONNREFUSED: Self = Self(111);
     /// Address family not supported.
     pub const EAFNOSUPPORT: Self = Self(97);
     /// No data available (also ENOATTR: no such extended attribute).

@@ -23,6 +23,7 @@ extern crate alloc;
 
 pub mod clock;
 pub mod cpu_itimers;
+pub mod descriptor_passing;
 pub mod epoll;
 pub mod event_counters;
 pub mod exec;

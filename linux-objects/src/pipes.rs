@@ -4,9 +4,19 @@
 //! `EPIPE` once none does. Writes of up to `PIPE_BUF` bytes are atomic.
 //!
 //! Waits end early when the waiting process gets a signal (`EINTR`).
+//!
+//! The same buffer carries a Unix socket's traffic: in packet mode
+//! (`SOCK_DGRAM`, `SOCK_SEQPACKET` pairs) every write is one record and a
+//! read takes one record whole (what does not fit the reader's buffer is
+//! dropped); in stream mode a write that carries descriptors
+//! (`SCM_RIGHTS`) is a record too: a read may run into it but not past
+//! it, and the read that takes bytes of it takes its descriptors (Linux's
+//! rule for stream sockets).
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
+
+use crate::descriptor_passing::InFlight;
 
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
@@ -16,13 +26,34 @@ use linux_abi::Errno;
 
 /// Bytes a pipe holds (Linux's default).
 pub const CAPACITY: usize = 65_536;
+/// Bytes a record socket's direction holds: Linux's default socket buffer
+/// (`SO_SNDBUF`), of which a record may take all but 32 bytes.
+pub const RECORD_CAPACITY: usize = 212_992;
+const LARGEST_RECORD: usize = RECORD_CAPACITY - 32;
 /// Writes up to this size are never interleaved with others.
 pub const PIPE_BUF: usize = 4096;
 /// The pipe lock's level (above the sync layer, whose condvar it waits on).
 const PIPE_LEVEL: Level = Level::new(8);
 
+/// A record: bytes `start..end` of everything ever written, and the
+/// descriptors that travel with it.
+struct Record {
+    start: u64,
+    end: u64,
+    descriptors: Option<InFlight>,
+}
+
 struct PipeState {
     bytes: VecDeque<u8>,
+    /// How many bytes it holds.
+    capacity: usize,
+    /// Every write is a record (packet mode), or only those that carry
+    /// descriptors are.
+    packets: bool,
+    records: VecDeque<Record>,
+    /// Bytes ever written and ever taken (record positions count in them).
+    written: u64,
+    taken: u64,
     readers: u32,
     writers: u32,
     /// How many reading and writing ends were ever opened (a FIFO's opener
@@ -40,14 +71,32 @@ pub struct Pipe {
 impl Pipe {
     /// A pipe with one reader and one writer end open.
     pub fn new() -> Self {
-        let state = PipeState { bytes: VecDeque::new(), readers: 1, writers: 1, opened: (1, 1) };
+        Self::with_ends(false, 1)
+    }
+
+    /// A socket's pipe, both ends open: records kept whole when `packets`.
+    pub fn for_socket(packets: bool) -> Self {
+        Self::with_ends(packets, 1)
+    }
+
+    fn with_ends(packets: bool, ends: u32) -> Self {
+        let state = PipeState {
+            bytes: VecDeque::new(),
+            capacity: if packets { RECORD_CAPACITY } else { CAPACITY },
+            packets,
+            records: VecDeque::new(),
+            written: 0,
+            taken: 0,
+            readers: ends,
+            writers: ends,
+            opened: (u64::from(ends), u64::from(ends)),
+        };
         Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new() }
     }
 
     /// A named pipe's (FIFO's) pipe, no end open yet.
     pub fn unopened() -> Self {
-        let state = PipeState { bytes: VecDeque::new(), readers: 0, writers: 0, opened: (0, 0) };
-        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new() }
+        Self::with_ends(false, 0)
     }
 
     /// A FIFO's `open` adds a reading or writing end. Without `nonblocking`
@@ -71,7 +120,7 @@ impl Pipe {
         let seen = peers_opened(&state);
         drop(state);
         self.changed.broadcast();
-                crate::poll_wakeups::changed();
+        crate::poll_wakeups::changed();
         if nonblocking {
             return Ok(());
         }
@@ -96,40 +145,58 @@ impl Pipe {
         }
         drop(state);
         self.changed.broadcast();
-                crate::poll_wakeups::changed();
+        crate::poll_wakeups::changed();
     }
 
     /// Reads up to `limit` bytes, appended to `buffer`; none at end of
     /// file. `interrupted` is asked while waiting.
     pub fn read(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
-        self.take_or_peek(buffer, limit, nonblocking, interrupted, true)
+        self.receive(buffer, limit, nonblocking, interrupted, true).map(|received| received.count)
     }
 
     /// As [`read`](Self::read), leaving the bytes in the pipe (`MSG_PEEK`).
     pub fn peek(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
-        self.take_or_peek(buffer, limit, nonblocking, interrupted, false)
+        self.receive(buffer, limit, nonblocking, interrupted, false).map(|received| received.count)
     }
 
-    fn take_or_peek(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool, take: bool) -> Result<usize, Errno> {
+    /// Reads as [`read`](Self::read) does, or leaves the bytes (`take`
+    /// false), and says how long the record was and what descriptors came
+    /// with the bytes (only when taken).
+    pub fn receive(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool, take: bool) -> Result<Received, Errno> {
         let mut state = self.state.lock();
         loop {
-            if !state.bytes.is_empty() {
-                let count = limit.min(state.bytes.len());
+            let waiting = if state.packets { state.records.is_empty() } else { state.bytes.is_empty() };
+            if !waiting {
+                let (available, whole) = readable_now(&state);
+                let count = limit.min(available);
                 buffer.try_reserve(count).map_err(|_| Errno::ENOMEM)?;
                 let (front, back) = state.bytes.as_slices();
                 let from_front = count.min(front.len());
                 buffer.extend_from_slice(&front[..from_front]);
                 buffer.extend_from_slice(&back[..count - from_front]);
+                let mut descriptors = None;
                 if take {
-                    state.bytes.drain(..count);
+                    // A packet's unread rest goes with it.
+                    let drained = if state.packets { available } else { count };
+                    state.bytes.drain(..drained);
+                    state.taken += drained as u64;
+                    let (taken, packets) = (state.taken, state.packets);
+                    if let Some(record) = state.records.front_mut() {
+                        if packets || record.start < taken {
+                            descriptors = record.descriptors.take();
+                        }
+                        if record.end <= taken {
+                            state.records.pop_front();
+                        }
+                    }
                     drop(state);
                     self.changed.broadcast();
-                crate::poll_wakeups::changed();
+                    crate::poll_wakeups::changed();
                 }
-                return Ok(count);
+                return Ok(Received { count, length: whole, descriptors });
             }
-            if state.writers == 0 || limit == 0 {
-                return Ok(0);
+            if state.writers == 0 || (limit == 0 && !state.packets) {
+                return Ok(Received { count: 0, length: 0, descriptors: None });
             }
             if nonblocking {
                 return Err(Errno::EAGAIN);
@@ -144,16 +211,57 @@ impl Pipe {
         }
     }
 
+    /// Writes `data` as one record carrying `descriptors` (waiting until
+    /// it all fits; EMSGSIZE when it never could): a datagram, or a stream
+    /// write with `SCM_RIGHTS`. EPIPE when no reader is left.
+    pub fn send_record(&self, data: &[u8], descriptors: Option<InFlight>, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+        let mut state = self.state.lock();
+        if data.len() > state.capacity.min(LARGEST_RECORD) {
+            return Err(Errno::EMSGSIZE);
+        }
+        loop {
+            if state.readers == 0 {
+                return Err(Errno::EPIPE);
+            }
+            if state.capacity - state.bytes.len() >= data.len() {
+                break;
+            }
+            if nonblocking {
+                return Err(Errno::EAGAIN);
+            }
+            if interrupted() {
+                return Err(linux_abi::restart::ERESTARTSYS);
+            }
+            state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
+        }
+        if state.bytes.try_reserve(data.len()).is_err() || state.records.try_reserve(1).is_err() {
+            return Err(Errno::ENOMEM);
+        }
+        let start = state.written;
+        state.bytes.extend(data);
+        state.written += data.len() as u64;
+        let end = state.written;
+        state.records.push_back(Record { start, end, descriptors });
+        drop(state);
+        self.changed.broadcast();
+        crate::poll_wakeups::changed();
+        Ok(data.len())
+    }
+
     /// Writes all of `data` (waiting for room); returns the bytes written,
     /// `EPIPE` when no reader is left.
     pub fn write(&self, data: &[u8], nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
         let mut written = 0;
         let mut state = self.state.lock();
+        if state.packets {
+            drop(state);
+            return self.send_record(data, None, nonblocking, interrupted);
+        }
         while written < data.len() {
             if state.readers == 0 {
                 return if written > 0 { Ok(written) } else { Err(Errno::EPIPE) };
             }
-            let room = CAPACITY - state.bytes.len();
+            let room = state.capacity - state.bytes.len();
             let rest = data.len() - written;
             // An atomic write waits until all of it fits.
             let fits = if rest <= PIPE_BUF { room >= rest } else { room > 0 };
@@ -163,10 +271,11 @@ impl Pipe {
                     return if written > 0 { Ok(written) } else { Err(Errno::ENOMEM) };
                 }
                 state.bytes.extend(&data[written..written + count]);
+                state.written += count as u64;
                 written += count;
                 drop(state);
                 self.changed.broadcast();
-                crate::poll_wakeups::changed();
+        crate::poll_wakeups::changed();
                 state = self.state.lock();
                 continue;
             }
@@ -194,6 +303,36 @@ impl Pipe {
     /// Whether a read would not wait, and whether a write would not.
     pub fn readiness(&self) -> (bool, bool) {
         let state = self.state.lock();
-        (!state.bytes.is_empty() || state.writers == 0, state.bytes.len() < CAPACITY || state.readers == 0)
+        let has_data = if state.packets { !state.records.is_empty() } else { !state.bytes.is_empty() };
+        (has_data || state.writers == 0, state.bytes.len() < state.capacity || state.readers == 0)
+    }
+}
+
+/// What one read took.
+pub struct Received {
+    /// Bytes put in the caller's buffer.
+    pub count: usize,
+    /// The whole record's length in packet mode (more than `count` when it
+    /// was cut short: `MSG_TRUNC`); the bytes available otherwise.
+    pub length: usize,
+    /// Descriptors that came with them (`SCM_RIGHTS`).
+    pub descriptors: Option<InFlight>,
+}
+
+/// What a read may take now from a pipe with bytes or records waiting:
+/// how many bytes, and the length to report. A packet read takes the
+/// first record; a stream read stops at the end of the first record.
+fn readable_now(state: &PipeState) -> (usize, usize) {
+    let queued = state.bytes.len();
+    match state.records.front() {
+        Some(record) if state.packets => {
+            let length = (record.end - record.start) as usize;
+            (length, length)
+        }
+        Some(record) => {
+            let rest = ((record.end - state.taken) as usize).min(queued);
+            (rest, rest)
+        }
+        None => (queued, queued),
     }
 }

@@ -1,18 +1,38 @@
-//! Unix-domain stream sockets made by `socketpair(AF_UNIX, SOCK_STREAM)`:
-//! two connected ends, each reading what the other writes, over two pipes
-//! (one each way) with pipe semantics — a read waits for bytes and sees
+//! Unix-domain socket pairs made by `socketpair(AF_UNIX, …)`: two
+//! connected ends, each reading what the other writes, over two pipes
+//! (one each way) with pipe semantics — a read waits for data and sees
 //! end of file once the peer has closed or shut down writing; a write
 //! waits for room and is `EPIPE` once the peer can no longer read.
-//! `shutdown` closes one direction early. Named sockets (`bind`,
-//! `connect`), datagrams and descriptor passing are not here yet.
+//! `shutdown` closes one direction early. `SOCK_STREAM` pairs carry
+//! bytes; `SOCK_DGRAM` and `SOCK_SEQPACKET` pairs carry records, kept
+//! whole (the pipes' packet mode). Descriptors travel with records
+//! (`descriptor_passing.rs`). Named sockets (`bind`, `connect`) are not
+//! here yet.
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::pipes::Pipe;
 
+/// What a socket carries (`SOCK_*`, as `SO_TYPE` gives it).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SocketKind {
+    Stream = 1,
+    Datagram = 2,
+    SeqPacket = 5,
+}
+
+impl SocketKind {
+    /// Whether records are kept whole.
+    pub fn keeps_records(self) -> bool {
+        self != SocketKind::Stream
+    }
+}
+
 /// One end of a connected pair.
 pub struct SocketEnd {
+    /// What it carries.
+    pub kind: SocketKind,
     /// What the peer writes, read here.
     incoming: Arc<Pipe>,
     /// What this end writes, read by the peer.
@@ -32,10 +52,12 @@ pub enum Shutdown {
 }
 
 impl SocketEnd {
-    /// A connected pair.
-    pub fn pair() -> (SocketEnd, SocketEnd) {
-        let (one_way, other_way) = (Arc::new(Pipe::new()), Arc::new(Pipe::new()));
+    /// A connected pair of `kind`.
+    pub fn pair(kind: SocketKind) -> (SocketEnd, SocketEnd) {
+        let packets = kind.keeps_records();
+        let (one_way, other_way) = (Arc::new(Pipe::for_socket(packets)), Arc::new(Pipe::for_socket(packets)));
         let end = |incoming: &Arc<Pipe>, outgoing: &Arc<Pipe>| SocketEnd {
+            kind,
             incoming: incoming.clone(),
             outgoing: outgoing.clone(),
             read_shut: AtomicBool::new(false),

@@ -1,9 +1,10 @@
-//! Socket system calls on what sockets there are: connected Unix stream
-//! pairs (`socketpair`). Sending and receiving (`sendto`, `recvfrom`,
-//! `sendmsg`, `recvmsg`, plus plain `read`/`write` in `files.rs`),
-//! `shutdown`, options and names. A call on a descriptor that is not a
-//! socket is ENOTSOCK; other families and types are refused with Linux's
-//! errno. `socket`, `bind`, `connect` and the network are not here yet.
+//! Socket system calls on what sockets there are: connected Unix pairs
+//! (`socketpair`: stream, datagram, seqpacket). Sending and receiving
+//! (`sendto`, `recvfrom`, `sendmsg`, `recvmsg` with `SCM_RIGHTS`, plus
+//! plain `read`/`write` in `files.rs`), `shutdown`, options and names. A
+//! call on a descriptor that is not a socket is ENOTSOCK; other families
+//! and types are refused with Linux's errno. `socket`, `bind`, `connect`
+//! and the network are not here yet.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -13,7 +14,9 @@ use caps::Placement;
 use super::files::{descriptor, drop_descriptor, install_descriptor, io_vectors, signal_broken_pipe, write_socket, CHUNK};
 use super::{value, Call, CallResult};
 use crate::open_files::{flags, Backing, OpenFile};
-use crate::unix_sockets::{Shutdown, SocketEnd};
+use crate::descriptor_passing::InFlight;
+use crate::pipes::Received;
+use crate::unix_sockets::{Shutdown, SocketEnd, SocketKind};
 use linux_abi::Errno;
 
 const AF_UNIX: u64 = 1;
@@ -23,9 +26,17 @@ const SOCK_SEQPACKET: u64 = 5;
 const SOCK_NONBLOCK: u64 = 0o4000;
 const SOCK_CLOEXEC: u64 = 0o2000000;
 const MSG_PEEK: u64 = 0x2;
+const MSG_CTRUNC: u32 = 0x8;
+const MSG_TRUNC: u64 = 0x20;
 const MSG_DONTWAIT: u64 = 0x40;
 const MSG_WAITALL: u64 = 0x100;
 const MSG_NOSIGNAL: u64 = 0x4000;
+const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
+/// `SCM_RIGHTS`, `SCM_CREDENTIALS` (control messages at `SOL_SOCKET`).
+const SCM_RIGHTS: u32 = 1;
+const SCM_CREDENTIALS: u32 = 2;
+/// `sizeof(struct cmsghdr)`: length (8), level (4), type (4).
+const CONTROL_HEADER: usize = 16;
 const SOL_SOCKET: u64 = 1;
 /// A Unix socket's buffer size as Linux reports it (`SO_SNDBUF`, `SO_RCVBUF`).
 const BUFFER_BYTES: u32 = 212_992;
@@ -60,18 +71,18 @@ pub fn socketpair(call: &mut Call<'_>) -> CallResult {
     if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(Errno::EINVAL);
     }
-    match kind & 0xf {
-        SOCK_STREAM => {}
-        // Message-preserving kinds are not here yet.
-        SOCK_DGRAM | SOCK_SEQPACKET => return Err(Errno::EOPNOTSUPP),
+    let kind_of_socket = match kind & 0xf {
+        SOCK_STREAM => SocketKind::Stream,
+        SOCK_DGRAM => SocketKind::Datagram,
+        SOCK_SEQPACKET => SocketKind::SeqPacket,
         _ => return Err(Errno::EINVAL),
-    }
+    };
     if protocol != 0 {
         return Err(Errno::EPROTONOSUPPORT);
     }
     let status = flags::O_RDWR | if kind & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
     let close_on_exec = kind & SOCK_CLOEXEC != 0;
-    let (one, other) = SocketEnd::pair();
+    let (one, other) = SocketEnd::pair(kind_of_socket);
     let first = install_descriptor(call, OpenFile::new(Backing::Socket(one), status), Placement::LowestFrom(0), close_on_exec)?;
     let second = match install_descriptor(call, OpenFile::new(Backing::Socket(other), status), Placement::LowestFrom(0), close_on_exec) {
         Ok(fd) => fd,
@@ -104,39 +115,48 @@ pub fn shutdown(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-/// Sends `data` on socket `file` with `MSG_*` `message_flags`.
-fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], message_flags: u64) -> Result<usize, Errno> {
+/// Sends `data` (with `descriptors`, if any) on socket `file` with
+/// `MSG_*` `message_flags`.
+fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], descriptors: Option<InFlight>, message_flags: u64) -> Result<usize, Errno> {
     let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
     let interrupted = || call.interrupted();
-    let written = write_socket(end_of(file)?, data, nonblocking, &interrupted);
-    if message_flags & MSG_NOSIGNAL != 0 {
-        written
-    } else {
-        signal_broken_pipe(call, written)
+    let end = end_of(file)?;
+    let written = match descriptors {
+        // A stream carries descriptors only with at least one byte.
+        Some(_) if data.is_empty() && end.kind == SocketKind::Stream => Ok(0),
+        Some(descriptors) if end.can_write() => end.outgoing().send_record(data, Some(descriptors), nonblocking, &interrupted),
+        _ => write_socket(end, data, nonblocking, &interrupted),
+    };
+    match written {
+        // A datagram to a peer that has gone is refused, without SIGPIPE.
+        Err(Errno::EPIPE) if end.kind == SocketKind::Datagram => Err(Errno::ECONNREFUSED),
+        written if message_flags & MSG_NOSIGNAL != 0 => written,
+        written => signal_broken_pipe(call, written),
     }
 }
 
-/// Receives up to `length` bytes from socket `file`.
-fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) -> Result<Vec<u8>, Errno> {
+/// Receives up to `length` bytes from socket `file`, with what came with
+/// them.
+fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) -> Result<(Vec<u8>, Received), Errno> {
     let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
     let interrupted = || call.interrupted();
-    let incoming = end_of(file)?.incoming();
+    let end = end_of(file)?;
+    let incoming = end.incoming();
     let length = length.min(CHUNK);
     let mut buffer = Vec::new();
-    if message_flags & MSG_PEEK != 0 {
-        incoming.peek(&mut buffer, length, nonblocking, &interrupted)?;
-        return Ok(buffer);
-    }
-    incoming.read(&mut buffer, length, nonblocking, &interrupted)?;
-    // MSG_WAITALL: on until it is all there, end of file, or a signal.
-    while message_flags & MSG_WAITALL != 0 && !buffer.is_empty() && buffer.len() < length {
+    let take = message_flags & MSG_PEEK == 0;
+    let mut received = incoming.receive(&mut buffer, length, nonblocking, &interrupted, take)?;
+    // MSG_WAITALL on a stream: on until it is all there, end of file, a
+    // signal, or descriptors.
+    while take && end.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !buffer.is_empty() && buffer.len() < length && received.descriptors.is_none() {
         let wanted = length - buffer.len();
-        match incoming.read(&mut buffer, wanted, nonblocking, &interrupted) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+        match incoming.receive(&mut buffer, wanted, nonblocking, &interrupted, true) {
+            Ok(more) if more.count > 0 => received.descriptors = more.descriptors,
+            _ => break,
         }
     }
-    Ok(buffer)
+    received.count = buffer.len();
+    Ok((buffer, received))
 }
 
 /// `sendto(fd, buffer, length, flags, address, address_length)`: the
@@ -148,19 +168,23 @@ pub fn sendto(call: &mut Call<'_>) -> CallResult {
     data.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
     data.resize(length, 0);
     call.read_in(call.argument(1), &mut data)?;
-    value(send(call, &file, &data, call.argument(3))? as u64)
+    value(send(call, &file, &data, None, call.argument(3))? as u64)
 }
 
 /// `recvfrom(fd, buffer, length, flags, address, address_length)`: a
-/// connected stream socket gives no address (length 0).
+/// connected pair's end gives no address (length 0). Descriptors that
+/// came with the bytes are closed (there is nowhere to put them).
+/// `MSG_TRUNC` on a record socket returns the record's whole length.
 pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
     let file = socket(call, call.argument(0))?;
-    let data = receive(call, &file, call.argument(2) as usize, call.argument(3))?;
+    let message_flags = call.argument(3);
+    let (data, received) = receive(call, &file, call.argument(2) as usize, message_flags)?;
     call.write_out(call.argument(1), &data)?;
     if call.argument(4) != 0 && call.argument(5) != 0 {
         call.write_out(call.argument(5), &0u32.to_le_bytes())?;
     }
-    value(data.len() as u64)
+    let records = end_of(&file)?.kind.keeps_records();
+    value(if records && message_flags & MSG_TRUNC != 0 { received.length } else { data.len() } as u64)
 }
 
 /// The fields of a `struct msghdr` at `address`: name length's address,
@@ -168,6 +192,7 @@ pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
 struct MessageHeader {
     name_length_at: u64,
     vectors: Vec<(u64, u64)>,
+    control_at: u64,
     control_length: u64,
     control_length_at: u64,
     flags_at: u64,
@@ -180,20 +205,20 @@ fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno>
     Ok(MessageHeader {
         name_length_at: address + 8,
         vectors: io_vectors(call, word(16), word(24))?,
+        control_at: word(32),
         control_length: word(40),
         control_length_at: address + 40,
         flags_at: address + 48,
     })
 }
 
-/// `sendmsg(fd, message, flags)`: the iovecs' bytes as one send. Passing
-/// descriptors or credentials (control messages) is not here yet.
+/// `sendmsg(fd, message, flags)`: the iovecs' bytes as one send, with the
+/// descriptors of its `SCM_RIGHTS` control messages (`SCM_CREDENTIALS`
+/// are accepted and not passed on).
 pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
     let file = socket(call, call.argument(0))?;
     let header = message_header(call, call.argument(1))?;
-    if header.control_length != 0 {
-        return Err(Errno::EOPNOTSUPP);
-    }
+    let descriptors = descriptors_to_send(call, &header)?;
     let mut data = Vec::new();
     for (base, length) in header.vectors {
         let start = data.len();
@@ -202,18 +227,62 @@ pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
         data.resize(start + length, 0);
         call.read_in(base, &mut data[start..])?;
     }
-    value(send(call, &file, &data, call.argument(2))? as u64)
+    value(send(call, &file, &data, descriptors, call.argument(2))? as u64)
 }
 
-/// `recvmsg(fd, message, flags)`: into the iovecs in turn; no name, no
-/// control messages, no flags.
+/// The descriptors a message's control part passes, taken into flight
+/// (EINVAL for a malformed control message, EBADF for a descriptor the
+/// caller does not hold).
+fn descriptors_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Option<InFlight>, Errno> {
+    let length = header.control_length as usize;
+    if length == 0 {
+        return Ok(None);
+    }
+    if length > 64 * 1024 {
+        return Err(Errno::ENOBUFS);
+    }
+    let mut control = Vec::new();
+    control.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
+    control.resize(length, 0);
+    call.read_in(header.control_at, &mut control)?;
+    let mut fds: Vec<u32> = Vec::new();
+    let mut at = 0;
+    while at + CONTROL_HEADER <= length {
+        let field = |offset: usize, size: usize| control[at + offset..at + offset + size].iter().rev().fold(0u64, |value, byte| value << 8 | u64::from(*byte));
+        let (message_length, level, kind) = (field(0, 8) as usize, field(8, 4) as u32, field(12, 4) as u32);
+        if message_length < CONTROL_HEADER || at + message_length > length {
+            return Err(Errno::EINVAL);
+        }
+        match (level as u64, kind) {
+            (SOL_SOCKET, SCM_RIGHTS) => {
+                for index in 0..(message_length - CONTROL_HEADER) / 4 {
+                    fds.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+                    fds.push(field(CONTROL_HEADER + index * 4, 4) as u32);
+                }
+            }
+            (SOL_SOCKET, SCM_CREDENTIALS) => {}
+            _ => return Err(Errno::EINVAL),
+        }
+        at += message_length.next_multiple_of(8);
+    }
+    if fds.is_empty() {
+        return Ok(None);
+    }
+    InFlight::send(call.process.native.space(), &fds).map(Some)
+}
+
+/// `recvmsg(fd, message, flags)`: into the iovecs in turn; descriptors
+/// that came with the bytes as an `SCM_RIGHTS` control message (as many
+/// as the control buffer holds, the rest closed and `MSG_CTRUNC` set);
+/// `MSG_TRUNC` when a record was cut short; no name.
 pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
     let file = socket(call, call.argument(0))?;
     let header = message_header(call, call.argument(1))?;
+    let message_flags = call.argument(2);
     let total: u64 = header.vectors.iter().map(|(_, length)| *length).fold(0, u64::saturating_add);
-    let data = receive(call, &file, total.min(CHUNK as u64) as usize, call.argument(2))?;
+    let (data, received) = receive(call, &file, total.min(CHUNK as u64) as usize, message_flags)?;
     let mut rest = data.as_slice();
-    for (base, length) in header.vectors {
+    for (base, length) in header.vectors.iter().copied() {
         if rest.is_empty() {
             break;
         }
@@ -221,16 +290,45 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
         call.write_out(base, part)?;
         rest = after;
     }
+    let mut out_flags = 0u32;
+    let records = end_of(&file)?.kind.keeps_records();
+    if records && received.length > data.len() {
+        out_flags |= MSG_TRUNC as u32;
+    }
+    let mut control_written = 0u64;
+    if let Some(descriptors) = received.descriptors {
+        let room = (header.control_length as usize).saturating_sub(CONTROL_HEADER) / 4;
+        if room < descriptors.count() {
+            out_flags |= MSG_CTRUNC;
+        }
+        let fds = descriptors.deliver(call.process.native.space(), room);
+        for fd in &fds {
+            call.process.state().set_close_on_exec(*fd, message_flags & MSG_CMSG_CLOEXEC != 0)?;
+        }
+        if !fds.is_empty() {
+            let mut control = Vec::new();
+            control.try_reserve_exact(CONTROL_HEADER + fds.len() * 4).map_err(|_| Errno::ENOMEM)?;
+            control.extend_from_slice(&((CONTROL_HEADER + fds.len() * 4) as u64).to_le_bytes());
+            control.extend_from_slice(&(SOL_SOCKET as u32).to_le_bytes());
+            control.extend_from_slice(&SCM_RIGHTS.to_le_bytes());
+            for fd in &fds {
+                control.extend_from_slice(&fd.to_le_bytes());
+            }
+            call.write_out(header.control_at, &control)?;
+            control_written = (control.len() as u64).next_multiple_of(8).min(header.control_length);
+        }
+    }
     call.write_out(header.name_length_at, &0u32.to_le_bytes())?;
-    call.write_out(header.control_length_at, &0u64.to_le_bytes())?;
-    call.write_out(header.flags_at, &0u32.to_le_bytes())?;
-    value(data.len() as u64)
+    call.write_out(header.control_length_at, &control_written.to_le_bytes())?;
+    call.write_out(header.flags_at, &out_flags.to_le_bytes())?;
+    let length = if records && message_flags & MSG_TRUNC != 0 { received.length } else { data.len() };
+    value(length as u64)
 }
 
 /// `getsockopt(fd, level, name, value, length)`: the `SOL_SOCKET` options
 /// a Unix stream socket answers.
 pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
-    socket(call, call.argument(0))?;
+    let file = socket(call, call.argument(0))?;
     const SO_TYPE: u64 = 3;
     const SO_ERROR: u64 = 4;
     const SO_SNDBUF: u64 = 7;
@@ -244,7 +342,7 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EOPNOTSUPP);
     }
     let answer: u32 = match call.argument(2) {
-        SO_TYPE => SOCK_STREAM as u32,
+        SO_TYPE => end_of(&file)?.kind as u32,
         SO_ERROR | SO_PASSCRED | SO_ACCEPTCONN | SO_PROTOCOL => 0,
         SO_SNDBUF | SO_RCVBUF => BUFFER_BYTES,
         SO_DOMAIN => AF_UNIX as u32,

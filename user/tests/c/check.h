@@ -54,6 +54,9 @@ static const char *errno_name(int error) {
     case ENOSPC: return "ENOSPC";
     case EOWNERDEAD: return "EOWNERDEAD";
     case ENOTRECOVERABLE: return "ENOTRECOVERABLE";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case ETOOMANYREFS: return "ETOOMANYREFS";
+    case ENOBUFS: return "ENOBUFS";
     default: return "E?";
     }
 }
