@@ -8,10 +8,9 @@
 use std::time::Duration;
 
 use super::tally::Tally;
-use super::user_space::{compare, sections};
+use super::user_space::{compare, runner_request, sections};
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
 use crate::failure::Outcome;
-use crate::machine_options::MachineOptions;
 use crate::outside::programs::{built, PROGRAMS};
 
 /// Longest one kernel's run of all four may take under TCG.
@@ -60,13 +59,5 @@ fn request() -> Outcome<ExecRequest> {
         files.push(FileCopy { host: root.join(format!("user/programs/{name}.sh")), guest: Some(format!("/programs/{name}.sh")) });
         script.push_str(&format!("echo '=== {name}'\ncd /tmp\n/bin/sh /programs/{name}.sh 2>&1\necho \"--- exit $?\"\n"));
     }
-    let runner = crate::guest_files::write_image("programs-run-all", script.as_bytes())?;
-    files.push(FileCopy { host: runner, guest: Some(RUNNER.to_string()) });
-    Ok(ExecRequest {
-        machine: MachineOptions::default(),
-        kernel: GuestKernel::Lamina,
-        files,
-        program: "/bin/busybox".into(),
-        program_arguments: vec!["sh".to_string(), RUNNER.to_string()],
-    })
+    runner_request(files, "programs-run-all", &script, RUNNER)
 }

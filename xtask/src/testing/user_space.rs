@@ -128,14 +128,20 @@ fn suite_request() -> Outcome<ExecRequest> {
         script.push_str(&format!("echo '=== rust/{name}'\n{guest} first second 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
         files.push(FileCopy { host: binary, guest: Some(guest) });
     }
-    let runner: PathBuf = crate::guest_files::write_image("run-all", script.as_bytes())?;
-    files.push(FileCopy { host: runner, guest: Some(RUNNER.to_string()) });
+    runner_request(files, "run-all", &script, RUNNER)
+}
+
+/// An `exec` request that runs `script` (written to the guest as
+/// `guest_path`) with BusyBox `sh`, beside `files`.
+pub(super) fn runner_request(mut files: Vec<FileCopy>, name: &str, script: &str, guest_path: &str) -> Outcome<ExecRequest> {
+    let runner: PathBuf = crate::guest_files::write_image(name, script.as_bytes())?;
+    files.push(FileCopy { host: runner, guest: Some(guest_path.to_string()) });
     Ok(ExecRequest {
         machine: MachineOptions::default(),
         kernel: GuestKernel::Lamina,
         files,
         program: "/bin/busybox".into(),
-        program_arguments: vec!["sh".to_string(), RUNNER.to_string()],
+        program_arguments: vec!["sh".to_string(), guest_path.to_string()],
     })
 }
 
