@@ -91,6 +91,8 @@ impl Errno {
     pub const ENOTSOCK: Self = Self(88);
     /// Message too long.
     pub const EMSGSIZE: Self = Self(90);
+    /// Protocol wrong type for socket (a stream connecting to a seqpacket listener).
+    pub const EPROTOTYPE: Self = Self(91);
     /// Protocol not available (an unknown socket option).
     pub const ENOPROTOOPT: Self = Self(92);
     /// Protocol not supported.
@@ -105,6 +107,14 @@ impl Errno {
     pub const ECONNREFUSED: Self = Self(111);
     /// Address family not supported.
     pub const EAFNOSUPPORT: Self = Self(97);
+    /// Address already in use (a name another socket is bound to).
+    pub const EADDRINUSE: Self = Self(98);
+    /// A connect is already under way.
+    pub const EALREADY: Self = Self(114);
+    /// The socket is already connected.
+    pub const EISCONN: Self = Self(106);
+    /// The socket is not connected.
+    pub const ENOTCONN: Self = Self(107);
     /// No data available (also ENOATTR: no such extended attribute).
     pub const ENODATA: Self = Self(61);
     /// Timed out.

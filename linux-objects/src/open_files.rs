@@ -82,7 +82,7 @@ pub enum Backing {
     /// A POSIX message queue (`mq_open`).
     MessageQueue(Arc<crate::mqueues::MessageQueue>),
     /// One end of a connected Unix stream socket pair.
-    Socket(crate::unix_sockets::SocketEnd),
+    Socket(alloc::sync::Arc<crate::named_sockets::UnixSocket>),
     /// An `eventfd` counter.
     EventCounter(crate::event_counters::EventCounter),
     /// An epoll instance.
@@ -131,7 +131,7 @@ impl OpenFile {
                 let (readable, writable) = queue.readiness();
                 (readable, writable, false)
             }
-            Backing::Socket(end) => end.readiness(),
+            Backing::Socket(socket) => socket.readiness(),
             Backing::EventCounter(counter) => {
                 let (readable, writable) = counter.readiness();
                 (readable, writable, false)

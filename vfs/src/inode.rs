@@ -23,6 +23,8 @@ pub enum FileKind {
     CharDevice(u32, u32),
     /// A named pipe.
     Fifo,
+    /// A Unix-domain socket's name (`bind`).
+    Socket,
 }
 
 impl FileKind {
@@ -34,6 +36,7 @@ impl FileKind {
             FileKind::Symlink => 0o120_000,
             FileKind::CharDevice(..) => 0o020_000,
             FileKind::Fifo => 0o010_000,
+            FileKind::Socket => 0o140_000,
         }
     }
 
@@ -45,6 +48,7 @@ impl FileKind {
             FileKind::Symlink => 10,
             FileKind::CharDevice(..) => 2,
             FileKind::Fifo => 1,
+            FileKind::Socket => 12,
         }
     }
 }

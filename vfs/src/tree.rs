@@ -100,12 +100,12 @@ impl Tmpfs {
     }
 
     /// Creates `name` in `directory`: a regular file, directory, device
-    /// node or FIFO (symbolic links: [`symlink`](Self::symlink)).
+    /// node, FIFO or socket name (symbolic links: [`symlink`](Self::symlink)).
     pub fn create(&mut self, directory: InodeId, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeId, Errno> {
         let contents = match kind {
             FileKind::Regular => Contents::Regular(Data::Owned(Vec::new())),
             FileKind::Directory => Contents::Directory { entries: BTreeMap::new(), parent: directory },
-            FileKind::CharDevice(..) | FileKind::Fifo => Contents::Device,
+            FileKind::CharDevice(..) | FileKind::Fifo | FileKind::Socket => Contents::Device,
             FileKind::Symlink => return Err(Errno::EINVAL),
         };
         self.add(directory, name, kind, permissions & 0o7777, contents, now)

@@ -45,8 +45,8 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             pipe.read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
             return Ok(buffer);
         }
-        Backing::Socket(end) => {
-            end.incoming().read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
+        Backing::Socket(socket) => {
+            socket.end_for_reading()?.incoming().read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
             return Ok(buffer);
         }
         Backing::EventCounter(counter) => {
@@ -137,7 +137,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         }
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
-        Backing::Socket(end) => signal_broken_pipe(call, write_socket(end, data, nonblocking, &interrupted)),
+        Backing::Socket(socket) => signal_broken_pipe(call, write_socket(&*socket.end()?, data, nonblocking, &interrupted)),
         Backing::EventCounter(counter) => {
             let value = data.get(..8).ok_or(Errno::EINVAL)?;
             counter.write(u64::from_le_bytes(value.try_into().map_err(|_| Errno::EINVAL)?), nonblocking, &interrupted)?;
@@ -374,6 +374,8 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     }
     let backing = match kind {
         FileKind::CharDevice(major, minor) => Backing::Device(device((major, minor))?, inode),
+        // A socket's name is reached with connect, not open.
+        FileKind::Socket => return Err(Errno::ENXIO),
         FileKind::Fifo => {
             // O_RDWR of a FIFO (one description both reading and
             // writing) is not supported yet.

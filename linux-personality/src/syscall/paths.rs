@@ -166,7 +166,15 @@ fn make_directory(call: &Call<'_>, dirfd: u64, path_address: u64, mode: u64) -> 
 /// directory.
 fn make_node(call: &Call<'_>, dirfd: u64, path_address: u64, kind: FileKind, mode: u32) -> CallResult {
     let path = path_in(call, path_address)?;
-    let resolved = resolve_at(call, dirfd, &path, false)?;
+    make_node_at(call, dirfd, &path, kind, mode)?;
+    value(0)
+}
+
+/// Makes a node of `kind` at `path` (EEXIST when the name is taken), owned
+/// by the caller, with `mode` less the umask; its inode (`bind` makes a
+/// socket's name this way).
+pub(super) fn make_node_at(call: &Call<'_>, dirfd: u64, path: &[u8], kind: FileKind, mode: u32) -> Result<vfs::InodeId, Errno> {
+    let resolved = resolve_at(call, dirfd, path, false)?;
     if resolved.inode.is_some() {
         return Err(Errno::EEXIST);
     }
@@ -174,13 +182,13 @@ fn make_node(call: &Call<'_>, dirfd: u64, path_address: u64, kind: FileKind, mod
     super::permissions::check_directory_change(call, resolved.parent)?;
     let made = fs::with(|tree| tree.create(resolved.parent, &resolved.name, kind, mode & 0o7777 & !umask, now()))?;
     super::permissions::own_new(call, made)?;
-    value(0)
+    Ok(made)
 }
 
 /// `mknod(path, mode, device)` and `mknodat(dirfd, …)`: a regular file,
-/// a FIFO or a character device node (root may make them); EPERM for a
-/// directory, a block device or a socket node (not supported), EINVAL for
-/// an unknown type, EEXIST for an existing name.
+/// a FIFO, a socket node or a character device node (root may make them);
+/// EPERM for a directory or a block device (not supported), EINVAL for an
+/// unknown type, EEXIST for an existing name.
 pub fn mknod(call: &mut Call<'_>, at: bool) -> CallResult {
     const S_IFMT: u32 = 0o170000;
     const S_IFREG: u32 = 0o100000;
@@ -195,8 +203,9 @@ pub fn mknod(call: &mut Call<'_>, at: bool) -> CallResult {
     let kind = match mode & S_IFMT {
         0 | S_IFREG => FileKind::Regular,
         S_IFIFO => FileKind::Fifo,
+        S_IFSOCK => FileKind::Socket,
         S_IFCHR => FileKind::CharDevice(((device >> 8) & 0xfff) as u32 | ((device >> 32) & !0xfff) as u32, (device & 0xff) as u32 | ((device >> 12) & !0xff) as u32),
-        S_IFDIR | S_IFBLK | S_IFSOCK => return Err(Errno::EPERM),
+        S_IFDIR | S_IFBLK => return Err(Errno::EPERM),
         _ => return Err(Errno::EINVAL),
     };
     make_node(call, dirfd, path_address, kind, mode)
@@ -221,7 +230,8 @@ pub fn unlinkat(call: &mut Call<'_>) -> CallResult {
     remove(call, call.argument(0), &path, flags & AT_REMOVEDIR != 0)
 }
 
-fn remove(call: &Call<'_>, dirfd: u64, path: &[u8], directory: bool) -> CallResult {
+/// Removes the name `path` (a directory when `directory`), as `unlinkat`.
+pub(super) fn remove(call: &Call<'_>, dirfd: u64, path: &[u8], directory: bool) -> CallResult {
     let resolved = resolve_at(call, dirfd, path, false)?;
     if resolved.inode.is_none() {
         return Err(Errno::ENOENT);

@@ -16,6 +16,7 @@ use super::{value, Call, CallResult};
 use crate::open_files::{flags, Backing, OpenFile};
 use crate::descriptor_passing::InFlight;
 use crate::pipes::Received;
+use crate::named_sockets::{SocketName, UnixSocket};
 use crate::unix_sockets::{Shutdown, SocketEnd, SocketKind};
 use linux_abi::Errno;
 
@@ -45,16 +46,21 @@ const BUFFER_BYTES: u32 = 212_992;
 /// (EBADF, ENOTSOCK).
 fn socket(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
     let file = descriptor(call, fd)?;
-    end_of(&file)?;
+    socket_of(&file)?;
     Ok(file)
 }
 
-/// The socket end `file` is open on (ENOTSOCK).
-fn end_of(file: &OpenFile) -> Result<&SocketEnd, Errno> {
+/// The socket `file` is open on (ENOTSOCK).
+fn socket_of(file: &OpenFile) -> Result<&Arc<UnixSocket>, Errno> {
     match &file.backing {
-        Backing::Socket(end) => Ok(end),
+        Backing::Socket(socket) => Ok(socket),
         _ => Err(Errno::ENOTSOCK),
     }
+}
+
+/// The connected end of the socket `file` is open on (ENOTSOCK, ENOTCONN).
+fn end_of(file: &OpenFile) -> Result<Arc<SocketEnd>, Errno> {
+    socket_of(file)?.end()
 }
 
 /// `socketpair(domain, type, protocol, sv)`.
@@ -68,23 +74,13 @@ pub fn socketpair(call: &mut Call<'_>) -> CallResult {
         AF_INET | AF_INET6 => return Err(Errno::EOPNOTSUPP),
         _ => return Err(Errno::EAFNOSUPPORT),
     }
-    if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
-        return Err(Errno::EINVAL);
-    }
-    let kind_of_socket = match kind & 0xf {
-        SOCK_STREAM => SocketKind::Stream,
-        SOCK_DGRAM => SocketKind::Datagram,
-        SOCK_SEQPACKET => SocketKind::SeqPacket,
-        _ => return Err(Errno::EINVAL),
-    };
+    let (kind_of_socket, status, close_on_exec) = socket_kind(kind)?;
     if protocol != 0 {
         return Err(Errno::EPROTONOSUPPORT);
     }
-    let status = flags::O_RDWR | if kind & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
-    let close_on_exec = kind & SOCK_CLOEXEC != 0;
     let (one, other) = SocketEnd::pair(kind_of_socket);
-    let first = install_descriptor(call, OpenFile::new(Backing::Socket(one), status), Placement::LowestFrom(0), close_on_exec)?;
-    let second = match install_descriptor(call, OpenFile::new(Backing::Socket(other), status), Placement::LowestFrom(0), close_on_exec) {
+    let first = install_descriptor(call, OpenFile::new(Backing::Socket(Arc::new(UnixSocket::connected(one))), status), Placement::LowestFrom(0), close_on_exec)?;
+    let second = match install_descriptor(call, OpenFile::new(Backing::Socket(Arc::new(UnixSocket::connected(other))), status), Placement::LowestFrom(0), close_on_exec) {
         Ok(fd) => fd,
         Err(errno) => {
             drop_descriptor(call, first);
@@ -111,7 +107,7 @@ pub fn shutdown(call: &mut Call<'_>) -> CallResult {
         2 => Shutdown::Both,
         _ => return Err(Errno::EINVAL),
     };
-    end_of(&file)?.shut_down(how);
+    socket_of(&file)?.shut_down(how)?;
     value(0)
 }
 
@@ -125,7 +121,7 @@ fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], descriptors: Option<InFli
         // A stream carries descriptors only with at least one byte.
         Some(_) if data.is_empty() && end.kind == SocketKind::Stream => Ok(0),
         Some(descriptors) if end.can_write() => end.outgoing().send_record(data, Some(descriptors), nonblocking, &interrupted),
-        _ => write_socket(end, data, nonblocking, &interrupted),
+        _ => write_socket(&end, data, nonblocking, &interrupted),
     };
     match written {
         // A datagram to a peer that has gone is refused, without SIGPIPE.
@@ -140,7 +136,7 @@ fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], descriptors: Option<InFli
 fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) -> Result<(Vec<u8>, Received), Errno> {
     let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
     let interrupted = || call.interrupted();
-    let end = end_of(file)?;
+    let end = socket_of(file)?.end_for_reading()?;
     let incoming = end.incoming();
     let length = length.min(CHUNK);
     let mut buffer = Vec::new();
@@ -183,7 +179,7 @@ pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
     if call.argument(4) != 0 && call.argument(5) != 0 {
         call.write_out(call.argument(5), &0u32.to_le_bytes())?;
     }
-    let records = end_of(&file)?.kind.keeps_records();
+    let records = socket_of(&file)?.kind.keeps_records();
     value(if records && message_flags & MSG_TRUNC != 0 { received.length } else { data.len() } as u64)
 }
 
@@ -291,7 +287,7 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
         rest = after;
     }
     let mut out_flags = 0u32;
-    let records = end_of(&file)?.kind.keeps_records();
+    let records = socket_of(&file)?.kind.keeps_records();
     if records && received.length > data.len() {
         out_flags |= MSG_TRUNC as u32;
     }
@@ -342,8 +338,9 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EOPNOTSUPP);
     }
     let answer: u32 = match call.argument(2) {
-        SO_TYPE => end_of(&file)?.kind as u32,
-        SO_ERROR | SO_PASSCRED | SO_ACCEPTCONN | SO_PROTOCOL => 0,
+        SO_TYPE => socket_of(&file)?.kind as u32,
+        SO_ACCEPTCONN => u32::from(socket_of(&file)?.is_listening()),
+        SO_ERROR | SO_PASSCRED | SO_PROTOCOL => 0,
         SO_SNDBUF | SO_RCVBUF => BUFFER_BYTES,
         SO_DOMAIN => AF_UNIX as u32,
         _ => return Err(Errno::ENOPROTOOPT),
@@ -375,16 +372,170 @@ pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
     }
 }
 
-/// `getsockname`, `getpeername`: both ends of a pair are unnamed, which
-/// Linux gives as just the family (`sa_family_t`, two bytes).
-pub fn socket_name(call: &mut Call<'_>) -> CallResult {
-    socket(call, call.argument(0))?;
-    let length_at = call.argument(2);
-    let name = (AF_UNIX as u16).to_le_bytes();
-    let count = buffer_length(call, length_at)?.min(name.len());
-    call.write_out(call.argument(1), &name[..count])?;
-    call.write_out(length_at, &(name.len() as u32).to_le_bytes())?;
+/// `getsockname` (`peer` false), `getpeername`: the `sockaddr_un` of the
+/// socket's name or its peer's — the family alone for an unnamed one;
+/// ENOTCONN for the peer of an unconnected socket.
+pub fn socket_name(call: &mut Call<'_>, peer: bool) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let (own, peers) = socket_of(&file)?.names();
+    let name = if peer { peers? } else { own };
+    write_address(call, call.argument(1), call.argument(2), name.as_ref())?;
     value(0)
+}
+
+/// Writes `name` as a `sockaddr_un` to `address` (no more than the length
+/// at `length_at` allows) and its full length to `length_at`.
+fn write_address(call: &Call<'_>, address: u64, length_at: u64, name: Option<&SocketName>) -> Result<(), Errno> {
+    let mut bytes = Vec::new();
+    bytes.try_reserve(2 + 109).map_err(|_| Errno::ENOMEM)?;
+    bytes.extend_from_slice(&(AF_UNIX as u16).to_le_bytes());
+    match name {
+        Some(SocketName::Path(_, path)) => {
+            bytes.extend_from_slice(path);
+            bytes.push(0);
+        }
+        Some(SocketName::Abstract(name)) => {
+            bytes.push(0);
+            bytes.extend_from_slice(name);
+        }
+        None => {}
+    }
+    let count = buffer_length(call, length_at)?.min(bytes.len());
+    call.write_out(address, &bytes[..count])?;
+    call.write_out(length_at, &(bytes.len() as u32).to_le_bytes())
+}
+
+/// What a `sockaddr_un` of `length` bytes at `address` names: a path
+/// (up to its first NUL) or an abstract name. EINVAL for a short or long
+/// address, or another family.
+fn read_address(call: &Call<'_>, address: u64, length: u64) -> Result<AddressName, Errno> {
+    const SUN_PATH: usize = 108;
+    let length = length as usize;
+    if !(3..=2 + SUN_PATH).contains(&length) {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = [0u8; 2 + SUN_PATH];
+    call.read_in(address, &mut bytes[..length])?;
+    if u16::from_le_bytes([bytes[0], bytes[1]]) != AF_UNIX as u16 {
+        return Err(Errno::EINVAL);
+    }
+    let path = &bytes[2..length];
+    if path[0] == 0 {
+        return Ok(AddressName::Abstract(path[1..].to_vec()));
+    }
+    let end = path.iter().position(|byte| *byte == 0).unwrap_or(path.len());
+    Ok(AddressName::Path(path[..end].to_vec()))
+}
+
+/// A `sockaddr_un` read from user memory, before a path is looked up.
+enum AddressName {
+    Path(Vec<u8>),
+    Abstract(Vec<u8>),
+}
+
+/// `socket(AF_UNIX, type, 0)`: a fresh socket. Other families are
+/// EAFNOSUPPORT for now (the network is issue 19's).
+pub fn socket_call(call: &mut Call<'_>) -> CallResult {
+    let (domain, kind, protocol) = (call.argument(0), call.argument(1), call.argument(2));
+    if domain != AF_UNIX {
+        return Err(Errno::EAFNOSUPPORT);
+    }
+    let (kind, status, close_on_exec) = socket_kind(kind)?;
+    if protocol != 0 {
+        return Err(Errno::EPROTONOSUPPORT);
+    }
+    let fd = install_descriptor(call, OpenFile::new(Backing::Socket(Arc::new(UnixSocket::new(kind))), status), Placement::LowestFrom(0), close_on_exec)?;
+    value(u64::from(fd))
+}
+
+/// A `type` argument's kind, status flags and close-on-exec (EINVAL for
+/// unknown bits or kinds).
+fn socket_kind(kind: u64) -> Result<(SocketKind, u32, bool), Errno> {
+    if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let kind_of_socket = match kind & 0xf {
+        SOCK_STREAM => SocketKind::Stream,
+        SOCK_DGRAM => SocketKind::Datagram,
+        SOCK_SEQPACKET => SocketKind::SeqPacket,
+        _ => return Err(Errno::EINVAL),
+    };
+    let status = flags::O_RDWR | if kind & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
+    Ok((kind_of_socket, status, kind & SOCK_CLOEXEC != 0))
+}
+
+/// `bind(fd, address, length)`: a path name makes a socket file (EEXIST
+/// as EADDRINUSE, as Linux says it); an abstract name is taken unless in use.
+pub fn bind(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let socket = socket_of(&file)?;
+    let name = match read_address(call, call.argument(1), call.argument(2))? {
+        AddressName::Abstract(name) => SocketName::Abstract(name),
+        AddressName::Path(path) => {
+            // The file first, as Linux: a taken path is EADDRINUSE even
+            // for a socket that is bound already.
+            let inode = super::paths::make_node_at(call, super::paths::AT_FDCWD as u64, &path, vfs::FileKind::Socket, 0o777)
+                .map_err(|errno| if errno == Errno::EEXIST { Errno::EADDRINUSE } else { errno })?;
+            let name = SocketName::Path(inode, path.clone());
+            if let Err(errno) = socket.bind(name) {
+                let _ = super::paths::remove(call, super::paths::AT_FDCWD as u64, &path, false);
+                return Err(errno);
+            }
+            return value(0);
+        }
+    };
+    socket.bind(name)?;
+    value(0)
+}
+
+/// `listen(fd, backlog)`.
+pub fn listen(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let backlog = (call.argument(1) as i32).max(0) as usize;
+    socket_of(&file)?.listen(backlog)?;
+    value(0)
+}
+
+/// `connect(fd, address, length)`: to the listener bound to that name
+/// (ENOENT for no such path, ECONNREFUSED for a name nobody listens on;
+/// the socket file needs write permission, EACCES).
+pub fn connect(call: &mut Call<'_>) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let name = match read_address(call, call.argument(1), call.argument(2))? {
+        AddressName::Abstract(name) => SocketName::Abstract(name),
+        AddressName::Path(path) => {
+            let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &path, true)?;
+            super::permissions::check(call, inode, super::permissions::want::WRITE, false)?;
+            SocketName::Path(inode, path)
+        }
+    };
+    let nonblocking = file.status() & flags::O_NONBLOCK != 0;
+    socket_of(&file)?.connect(&name, nonblocking, &|| call.interrupted())?;
+    value(0)
+}
+
+/// `accept(fd, address, length)` and `accept4(…, flags)`: the next
+/// connection as a new descriptor, the connecting socket's name written
+/// to `address` when asked.
+pub fn accept(call: &mut Call<'_>, with_flags: bool) -> CallResult {
+    let file = socket(call, call.argument(0))?;
+    let accept_flags = if with_flags { call.argument(3) } else { 0 };
+    if accept_flags & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let listener = socket_of(&file)?;
+    let nonblocking = file.status() & flags::O_NONBLOCK != 0;
+    let accepted = Arc::new(listener.accept(nonblocking, &|| call.interrupted())?);
+    let (_, peer) = accepted.names();
+    let status = flags::O_RDWR | if accept_flags & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
+    let fd = install_descriptor(call, OpenFile::new(Backing::Socket(accepted), status), Placement::LowestFrom(0), accept_flags & SOCK_CLOEXEC != 0)?;
+    if call.argument(1) != 0 {
+        if let Err(errno) = write_address(call, call.argument(1), call.argument(2), peer.ok().flatten().as_ref()) {
+            drop_descriptor(call, fd);
+            return Err(errno);
+        }
+    }
+    value(u64::from(fd))
 }
 
 /// The caller's buffer size at `at` (a `socklen_t`; EINVAL if negative).

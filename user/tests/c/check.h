@@ -57,6 +57,11 @@ static const char *errno_name(int error) {
     case ECONNREFUSED: return "ECONNREFUSED";
     case ETOOMANYREFS: return "ETOOMANYREFS";
     case ENOBUFS: return "ENOBUFS";
+    case EADDRINUSE: return "EADDRINUSE";
+    case ENOTCONN: return "ENOTCONN";
+    case EISCONN: return "EISCONN";
+    case EPROTOTYPE: return "EPROTOTYPE";
+    case EALREADY: return "EALREADY";
     default: return "E?";
     }
 }
