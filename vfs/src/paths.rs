@@ -140,6 +140,34 @@ impl Tmpfs {
         Ok(path)
     }
 
+    /// A path that names `inode`: a directory's own (its parent chain), any
+    /// other file's first name found walking the tree from the root (a
+    /// file with several links has several; `/proc/self/fd` gives one).
+    /// ENOENT for a file no name leads to any more.
+    pub fn some_path_of(&self, inode: InodeId) -> Result<Vec<u8>, Errno> {
+        if matches!(self.inode(inode)?.contents, Contents::Directory { .. }) {
+            return self.path_of(inode);
+        }
+        let mut to_visit = alloc::vec![self.root()];
+        while let Some(directory) = to_visit.pop() {
+            let Contents::Directory { entries, .. } = &self.inode(directory)?.contents else { continue };
+            for (name, child) in entries {
+                if *child == inode {
+                    let mut path = self.path_of(directory)?;
+                    if path != b"/" {
+                        path.push(b'/');
+                    }
+                    path.extend_from_slice(name);
+                    return Ok(path);
+                }
+                if matches!(self.inode(*child).map(|found| &found.contents), Ok(Contents::Directory { .. })) {
+                    to_visit.push(*child);
+                }
+            }
+        }
+        Err(Errno::ENOENT)
+    }
+
     /// The entry `name` of `directory`, with `.` and `..`.
     pub(crate) fn child(&self, directory: InodeId, name: &[u8]) -> Option<InodeId> {
         let Ok(inode) = self.inode(directory) else { return None };

@@ -188,3 +188,20 @@ fn a_directory_the_caller_may_not_search_stops_the_walk() {
     assert_eq!(fs.resolve_as(root, b"/bin/busybox", true, &|_| false).map(|found| found.inode.is_some()), Err(Errno::EACCES));
     assert!(fs.resolve_as(root, b"/bin/busybox", true, &|_| true).unwrap().inode.is_some());
 }
+
+#[test]
+fn some_path_of_names_files_and_directories() {
+    let mut fs = tree();
+    let root = fs.root();
+    let busybox = fs.lookup(root, b"/bin/busybox", true).unwrap();
+    let bin = fs.lookup(root, b"/bin", true).unwrap();
+    assert_eq!(fs.some_path_of(busybox), Ok(b"/bin/busybox".to_vec()));
+    assert_eq!(fs.some_path_of(bin), Ok(b"/bin".to_vec()));
+    assert_eq!(fs.some_path_of(root), Ok(b"/".to_vec()));
+    let tmp = fs.lookup(root, b"/tmp", true).unwrap();
+    let file = fs.create(tmp, b"gone", FileKind::Regular, 0o644, NOW).unwrap();
+    fs.opened(file).unwrap();
+    assert_eq!(fs.some_path_of(file), Ok(b"/tmp/gone".to_vec()));
+    fs.unlink(tmp, b"gone", NOW).unwrap();
+    assert_eq!(fs.some_path_of(file), Err(Errno::ENOENT), "no name leads to an unlinked file");
+}

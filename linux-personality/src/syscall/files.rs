@@ -656,10 +656,15 @@ fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
     }
 }
 
+/// The inode number `fstat` gives descriptor `fd` with no file behind it.
+pub(super) fn anonymous_inode_number(fd: u64) -> u64 {
+    0x1000 + fd
+}
+
 /// The status of a descriptor with no file behind it.
 fn anonymous_stat(fd: u64, mode: u32) -> Stat {
     let now = now();
-    Stat { inode: 0x1000 + fd, mode, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now }
+    Stat { inode: anonymous_inode_number(fd), mode, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now }
 }
 
 pub fn fstat(call: &mut Call<'_>) -> CallResult {

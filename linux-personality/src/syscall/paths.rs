@@ -69,6 +69,18 @@ pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Res
 /// user or root (EACCES); a descriptor without a file in the tree (a pipe,
 /// a socket) cannot be reopened here (ENXIO).
 fn descriptor_file(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwner, fd: u32) -> Result<Resolved, Errno> {
+    let file = descriptor_of(call, owner, fd)?;
+    let inode = match file.backing {
+        crate::open_files::Backing::Inode(inode) | crate::open_files::Backing::Device(_, inode) => inode,
+        _ => return Err(Errno::ENXIO),
+    };
+    let root = fs::with(|tree| Ok(tree.root()))?;
+    Ok(Resolved { parent: root, name: b".".to_vec(), inode: Some(inode), trailing_slash: false })
+}
+
+/// The open file behind descriptor `fd` of the caller or another process
+/// (whose user, or root, the caller must be: EACCES); ENOENT for none.
+fn descriptor_of(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwner, fd: u32) -> Result<alloc::sync::Arc<crate::open_files::OpenFile>, Errno> {
     use linux_abi::procfs_text::DescriptorOwner;
     let process = match owner {
         DescriptorOwner::Caller => call.process.clone(),
@@ -80,13 +92,27 @@ fn descriptor_file(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwn
             return Err(Errno::EACCES);
         }
     }
-    let file = crate::open_files::file(process.native.space(), u64::from(fd)).map_err(|_| Errno::ENOENT)?;
-    let inode = match file.backing {
-        crate::open_files::Backing::Inode(inode) | crate::open_files::Backing::Device(_, inode) => inode,
-        _ => return Err(Errno::ENXIO),
+    crate::open_files::file(process.native.space(), u64::from(fd)).map_err(|_| Errno::ENOENT)
+}
+
+/// What `readlink` gives for `/proc/…/fd/N`: the file's path, or for what
+/// has none the kind and the inode number `fstat` reports, as Linux
+/// writes them (`pipe:[…]`, `socket:[…]`, `anon_inode:[eventfd]`, …).
+fn descriptor_target(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwner, fd: u32) -> Result<Vec<u8>, Errno> {
+    use crate::open_files::Backing;
+    let file = descriptor_of(call, owner, fd)?;
+    let inode_number = super::files::anonymous_inode_number(u64::from(fd));
+    let text = match &file.backing {
+        Backing::Inode(inode) | Backing::Device(_, inode) => return fs::with(|tree| tree.some_path_of(*inode)),
+        Backing::PipeReader(_) | Backing::PipeWriter(_) => alloc::format!("pipe:[{inode_number}]"),
+        Backing::Socket(_) => alloc::format!("socket:[{inode_number}]"),
+        Backing::EventCounter(_) => "anon_inode:[eventfd]".into(),
+        Backing::Epoll(_) => "anon_inode:[eventpoll]".into(),
+        Backing::Timer(_) => "anon_inode:[timerfd]".into(),
+        Backing::Signals(_) => "anon_inode:[signalfd]".into(),
+        Backing::MessageQueue(_) => "anon_inode:[mqueue]".into(),
     };
-    let root = fs::with(|tree| Ok(tree.root()))?;
-    Ok(Resolved { parent: root, name: b".".to_vec(), inode: Some(inode), trailing_slash: false })
+    Ok(text.into_bytes())
 }
 
 /// The inode `path` names from `dirfd`.
@@ -353,10 +379,20 @@ fn read_link_at(call: &Call<'_>, dirfd: u64, path_address: u64, buffer: u64, siz
         return Err(Errno::EINVAL);
     }
     let path = path_in(call, path_address)?;
-    if path == b"/proc/self/exe" || path.strip_prefix(b"/proc/").is_some_and(|rest| rest.ends_with(b"/exe")) {
-        let command = call.process.state().executable.clone();
-        let count = command.len().min(size as usize);
-        call.write_out(buffer, &command[..count])?;
+    let magic = if let Some((owner, fd)) = linux_abi::procfs_text::descriptor_link(&path) {
+        Some(descriptor_target(call, owner, fd)?)
+    } else if let Some(who) = path.strip_prefix(b"/proc/").and_then(|rest| rest.strip_suffix(b"/exe")) {
+        let process = match who {
+            b"self" | b"thread-self" => Some(call.process.clone()),
+            pid => core::str::from_utf8(pid).ok().and_then(|pid| pid.parse().ok()).and_then(crate::process::find),
+        };
+        Some(process.ok_or(Errno::ENOENT)?.state().executable.clone())
+    } else {
+        None
+    };
+    if let Some(target) = magic {
+        let count = target.len().min(size as usize);
+        call.write_out(buffer, &target[..count])?;
         return value(count as u64);
     }
     let inode = lookup_at(call, dirfd, &path, false)?;
