@@ -20,6 +20,9 @@ pub const RLIMIT_DATA: u64 = 2;
 pub const RLIMIT_STACK: u64 = 3;
 /// `RLIMIT_CORE`.
 pub const RLIMIT_CORE: u64 = 4;
+/// `RLIMIT_AS`: the largest address space (`mmap`, `mremap`, `brk`,
+/// `shmat` refuse beyond it: ENOMEM).
+pub const RLIMIT_AS: u64 = 9;
 /// `RLIMIT_NPROC`: the most tasks (processes and threads) a user other
 /// than root may have; `fork` and `clone` give EAGAIN at it.
 pub const RLIMIT_NPROC: u64 = 6;

@@ -420,6 +420,21 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
 
     /// Every page holding a frame: (address, leaf table, index, entry), in
     /// address order.
+    /// The bytes the space covers: its demand-zero regions and every
+    /// mapped page outside them (what `RLIMIT_AS` limits). Walks the page
+    /// tables: asked only when such a limit is set.
+    pub fn size(&self) -> u64 {
+        let regions: u64 = self.regions.iter().map(|region| region.end - region.start).sum();
+        let mut loose = 0u64;
+        let _ = self.for_each_leaf(|address, _, _, _| {
+            if self.region_at(address).is_none() {
+                loose += 1;
+            }
+            Ok(())
+        });
+        regions + loose * PAGE_SIZE
+    }
+
     pub(crate) fn for_each_leaf(&self, mut visit: impl FnMut(u64, u64, usize, u64) -> Result<(), VmError>) -> Result<(), VmError> {
         let mut walk = TableWalk::new(self.root);
         while let Some(step) = walk.next(&self.memory) {

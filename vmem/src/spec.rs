@@ -74,6 +74,13 @@ impl AddressSpaceSpec {
         Ok(())
     }
 
+    /// The bytes the space covers: pages mapped or in a region, each once.
+    pub fn size(&self) -> u64 {
+        let in_regions = self.regions.len() as u64;
+        let outside = self.pages.keys().filter(|page| !self.regions.contains_key(page)).count() as u64;
+        (in_regions + outside) * PAGE_SIZE
+    }
+
     /// The rights user code has at `address` (`None`: nothing there yet).
     pub fn rights(&self, address: u64) -> Option<Rights> {
         self.pages.get(&(address & !(PAGE_SIZE - 1))).map(|(_, rights)| *rights)

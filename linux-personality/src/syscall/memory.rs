@@ -46,6 +46,9 @@ pub fn brk(call: &mut Call<'_>) -> CallResult {
         return value(current);
     }
     let (old_end, new_end) = (current.next_multiple_of(PAGE_SIZE), wanted.next_multiple_of(PAGE_SIZE));
+    if new_end > old_end && within_address_limit(call, new_end - old_end).is_err() {
+        return value(current);
+    }
     let changed = call.process.native.with_memory(|memory| -> Result<Option<vmem::TlbFlush>, VmError> {
         if new_end > old_end {
             memory.add_demand_zero(old_end, new_end - old_end, Rights::READ_WRITE).map(|()| None)
@@ -67,6 +70,21 @@ pub fn brk(call: &mut Call<'_>) -> CallResult {
     }
 }
 
+/// `RLIMIT_AS`: ENOMEM when `more` bytes would take the caller's address
+/// space past its soft limit (a mapping that replaces another is counted
+/// whole: a little stricter than Linux).
+pub(super) fn within_address_limit(call: &Call<'_>, more: u64) -> Result<(), Errno> {
+    let limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_AS);
+    if limit == linux_abi::resource_limits::INFINITY {
+        return Ok(());
+    }
+    let size = call.process.native.with_memory(|memory| memory.size())?;
+    if size.saturating_add(more) > limit {
+        return Err(Errno::ENOMEM);
+    }
+    Ok(())
+}
+
 /// A place for `length` bytes of new mappings in the caller's mmap area
 /// (growing down; ENOMEM when it is used up).
 pub(super) fn place_mapping(call: &Call<'_>, length: u64) -> Result<u64, Errno> {
@@ -84,6 +102,7 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     }
     let final_rights = rights(protection)?;
     let length = length.next_multiple_of(PAGE_SIZE);
+    within_address_limit(call, length)?;
     let fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0;
     if fixed && hint % PAGE_SIZE != 0 {
         return Err(Errno::EINVAL);
@@ -315,6 +334,9 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
     let rights = rights.ok_or(Errno::EFAULT)?;
     if shared {
         return Err(Errno::EINVAL);
+    }
+    if new_length > old_length {
+        within_address_limit(call, new_length - old_length)?;
     }
     if !fixed && new_length <= old_length {
         if new_length < old_length {

@@ -70,6 +70,7 @@ pub fn shmat(call: &mut Call<'_>) -> CallResult {
         (segment.handle, segment.size)
     };
     let length = size.next_multiple_of(PAGE_SIZE);
+    super::memory::within_address_limit(call, length)?;
     let address = match wanted {
         0 => super::memory::place_mapping(call, length)?,
         at if flags & rules::SHM_RND != 0 => at & !(PAGE_SIZE - 1),

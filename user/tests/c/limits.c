@@ -5,9 +5,11 @@
  * soft limit (open EMFILE, dup2 EBADF, F_DUPFD EINVAL); RLIMIT_FSIZE,
  * RLIMIT_DATA, RLIMIT_CPU and RLIMIT_NPROC enforced.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -161,6 +163,28 @@ static void stack_limit(void) {
     }
 }
 
+/* RLIMIT_AS: mmap, mremap and brk refuse to grow the space past it. */
+static void address_space_limit(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit limit = {64 << 20, RLIM_INFINITY};
+        setrlimit(RLIMIT_AS, &limit);
+        void *small = mmap(NULL, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        printf("RLIMIT_AS 64 MiB: mmap 16 MiB: %s\n", small == MAP_FAILED ? errno_name(errno) : "OK");
+        void *big = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        printf("  mmap 64 more MiB: %s\n", big == MAP_FAILED ? errno_name(errno) : "OK");
+        void *grown = mremap(small, 16 << 20, 128 << 20, MREMAP_MAYMOVE);
+        printf("  mremap 16 MiB to 128: %s\n", grown == MAP_FAILED ? errno_name(errno) : "OK");
+        long start = syscall(SYS_brk, 0);
+        printf("  brk by 100 MiB refused: %s\n", syscall(SYS_brk, start + (100 << 20)) == start ? "yes" : "no");
+        munmap(small, 16 << 20);
+        void *again = mmap(NULL, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        printf("  after munmap, mmap 16 MiB again: %s\n", again == MAP_FAILED ? errno_name(errno) : "OK");
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "recurse") == 0) {
         recurse(atoi(argv[2]) * 16);
@@ -210,5 +234,6 @@ int main(int argc, char **argv) {
     cpu_limit();
     task_limit();
     stack_limit();
+    address_space_limit();
     return 0;
 }
