@@ -261,6 +261,55 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         Ok(flush)
     }
 
+    /// Moves the pages and regions of `[from, from + length)` to `to`: each
+    /// page keeps its frame, rights and sharing (no owner changes, nothing
+    /// copied), each region its rights (`mremap`). The destination must be
+    /// empty and apart from the source (AlreadyMapped). The tables the
+    /// destination needs are made first, so running out of memory moves
+    /// nothing.
+    pub fn move_range(&mut self, from: u64, to: u64, length: u64) -> Result<TlbFlush, VmError> {
+        let source = user_range(from, length)?;
+        let target = user_range(to, length)?;
+        let overlaps = |region: &Region| region.start < target.end && target.start < region.end;
+        if (source.start < target.end && target.start < source.end) || self.regions.iter().any(overlaps) {
+            return Err(VmError::AlreadyMapped);
+        }
+        let pages = || (0..length).step_by(PAGE_SIZE as usize);
+        if pages().any(|offset| entry::holds_frame(self.leaf_entry(to + offset))) {
+            return Err(VmError::AlreadyMapped);
+        }
+        for offset in pages() {
+            if entry::holds_frame(self.leaf_entry(from + offset)) {
+                self.leaf_slot(to + offset, true)?.ok_or(VmError::OutOfMemory)?;
+            }
+        }
+        let mut moved = Vec::new();
+        moved.try_reserve(self.regions.len()).map_err(|_| VmError::OutOfMemory)?;
+        for region in self.regions.iter().filter(|region| region.start < source.end && source.start < region.end) {
+            let (start, end) = (region.start.max(source.start), region.end.min(source.end));
+            moved.push(Region { start: start - from + to, end: end - from + to, rights: region.rights });
+        }
+        self.regions.try_reserve(moved.len() + 2).map_err(|_| VmError::OutOfMemory)?;
+        self.reshape_regions(source, None)?;
+        self.regions.extend(moved);
+        self.regions.sort_unstable_by_key(|region| region.start);
+        let mut flush = self.flush();
+        for offset in pages() {
+            let Some((table, index)) = self.leaf_slot(from + offset, false)? else { continue };
+            let current = self.memory.read_word(table, index);
+            if !entry::holds_frame(current) {
+                continue;
+            }
+            let (new_table, new_index) = self.leaf_slot(to + offset, false)?.ok_or(VmError::OutOfMemory)?;
+            self.memory.write_word(table, index, 0);
+            self.memory.write_word(new_table, new_index, current);
+            if entry::is_present(current) {
+                flush.add_page(from + offset);
+            }
+        }
+        Ok(flush)
+    }
+
     /// Leaves the owner set of `frame`, freeing it if this was the last owner.
     pub(crate) fn let_go(&self, frame: u64) {
         if self.owners.leave(frame) == LeaveOutcome::Last {

@@ -59,6 +59,24 @@ impl AddressSpaceSpec {
         Ok(())
     }
 
+    /// Moves the pages and regions of `[from, from + length)` to `to`,
+    /// which must be empty and apart from the source.
+    pub fn move_range(&mut self, from: u64, to: u64, length: u64) -> Result<(), VmError> {
+        let (source, target) = (pages(from, length)?, pages(to, length)?);
+        if (from < to + length && to < from + length) || target.iter().any(|page| self.pages.contains_key(page) || self.regions.contains_key(page)) {
+            return Err(VmError::AlreadyMapped);
+        }
+        for (old, new) in source.into_iter().zip(target) {
+            if let Some(page) = self.pages.remove(&old) {
+                self.pages.insert(new, page);
+            }
+            if let Some(rights) = self.regions.remove(&old) {
+                self.regions.insert(new, rights);
+            }
+        }
+        Ok(())
+    }
+
     /// Changes rights of existing pages and regions.
     pub fn protect(&mut self, start: u64, length: u64, rights: Rights) -> Result<(), VmError> {
         let pages = pages(start, length)?;

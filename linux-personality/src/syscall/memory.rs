@@ -332,10 +332,12 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
         (all_mapped.then(|| memory.rights_at(old)).flatten(), shared)
     })?;
     let rights = rights.ok_or(Errno::EFAULT)?;
-    if shared {
-        return Err(Errno::EINVAL);
-    }
     if new_length > old_length {
+        // A shared mapping's new pages would have to be the object's
+        // (the file's, or those a fork shares): not here yet.
+        if shared {
+            return Err(Errno::EINVAL);
+        }
         within_address_limit(call, new_length - old_length)?;
     }
     if !fixed && new_length <= old_length {
@@ -359,27 +361,34 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
         }
     }
     let destination = if fixed {
+        if wanted < old + old_length && old < wanted + new_length {
+            return Err(Errno::EINVAL);
+        }
         let flush = native.with_memory(|memory| memory.unmap(wanted, new_length))?.map_err(Errno::from)?;
         carry_out(flush);
         wanted
     } else {
         place_mapping(call, new_length)?
     };
-    native.with_memory(|memory| memory.add_demand_zero(destination, new_length, Rights::READ_WRITE))?.map_err(Errno::from)?;
-    // Only pages with frames are copied: untouched ones stay demand-zero.
-    let mut page = vec![0u8; PAGE_SIZE as usize];
-    for offset in (0..old_length.min(new_length)).step_by(PAGE_SIZE as usize) {
-        if native.with_memory(|memory| memory.is_resident(old + offset))? {
-            call.read_in(old + offset, &mut page)?;
-            call.write_out(destination + offset, &page)?;
+    // The pages move with their frames (shared ones stay shared); what
+    // is past the old end is new demand-zero memory; what is past the new
+    // end goes.
+    let kept = old_length.min(new_length);
+    let moved = native.with_memory(|memory| -> Result<Vec<vmem::TlbFlush>, VmError> {
+        let mut flushes = Vec::new();
+        flushes.try_reserve(2).map_err(|_| VmError::OutOfMemory)?;
+        flushes.push(memory.move_range(old, destination, kept)?);
+        if new_length > old_length {
+            memory.add_demand_zero(destination + old_length, new_length - old_length, rights)?;
         }
-    }
-    if rights != Rights::READ_WRITE {
-        let flush = native.with_memory(|memory| memory.protect(destination, new_length, rights))?.map_err(Errno::from)?;
+        if old_length > new_length {
+            flushes.push(memory.unmap(old + new_length, old_length - new_length)?);
+        }
+        Ok(flushes)
+    })?;
+    for flush in moved.map_err(Errno::from)? {
         carry_out(flush);
     }
-    let flush = native.with_memory(|memory| memory.unmap(old, old_length))?.map_err(Errno::from)?;
-    carry_out(flush);
     value(destination)
 }
 

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -53,5 +54,31 @@ int main(void) {
     CHECK("unknown flags", (long)mremap(fixed, PAGE, PAGE, 0x40));
     CHECK("MREMAP_FIXED without MREMAP_MAYMOVE", (long)mremap(fixed, PAGE, PAGE, MREMAP_FIXED, target));
     CHECK("a new size of 0", (long)mremap(fixed, PAGE, 0, MREMAP_MAYMOVE));
+    CHECK("MREMAP_FIXED onto the old range itself", (long)mremap(fixed, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, fixed));
+
+    /* A shared mapping moves with its pages: a forked child that kept the
+     * old place still shares them. */
+    char *shared = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared[0] = 'a';
+    int go[2];
+    pipe(go);
+    pid_t child = fork();
+    if (child == 0) {
+        char byte;
+        read(go[0], &byte, 1);
+        _exit(shared[0] == 'b' && shared[PAGE] == 'c' ? 0 : 1);
+    }
+    char *elsewhere = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *moved_shared = mremap(shared, 2 * PAGE, 2 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, elsewhere);
+    EXPECT("a shared mapping moved", moved_shared == elsewhere);
+    printf("  its contents came along: %c\n", moved_shared[0]);
+    moved_shared[0] = 'b';
+    moved_shared[PAGE] = 'c';
+    write(go[1], "x", 1);
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT("  the child sees writes made at the new place", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *shrunk = mremap(moved_shared, 2 * PAGE, PAGE, 0);
+    EXPECT("  shrinking it in place", shrunk == moved_shared && !mapped(moved_shared + PAGE));
     return 0;
 }

@@ -48,7 +48,7 @@ fn run(seed: u64, steps: usize) {
     for step in 0..steps {
         let which = rng.below(spaces.len());
         let (space, spec) = &mut spaces[which];
-        match rng.below(9) {
+        match rng.below(10) {
             0 => {
                 let (address, word, rights) = (page(&mut rng), rng.next_u64(), rights(&mut rng));
                 let expected = spec.map(address, word, rights);
@@ -76,6 +76,11 @@ fn run(seed: u64, steps: usize) {
                 let (address, kind) = (page(&mut rng), access(&mut rng));
                 let value = (kind == Access::Write).then(|| rng.next_u64());
                 assert_eq!(user_access(space, address, kind, value), spec.access(address, kind, value), "{kind:?} of {address:#x} at step {step}");
+            }
+            9 => {
+                let (from, to, pages) = (page(&mut rng), page(&mut rng), 1 + rng.below(4) as u64);
+                let real = space.move_range(from, to, pages * PAGE_SIZE).map(|_| ());
+                assert_eq!(real, spec.move_range(from, to, pages * PAGE_SIZE), "move {from:#x} to {to:#x} ({pages} pages) at step {step}");
             }
             7 if spaces.len() < 3 => {
                 let (space, spec) = &mut spaces[which];
