@@ -290,6 +290,25 @@ impl Pipe {
         Ok(written)
     }
 
+    /// How many bytes it holds (`F_GETPIPE_SZ`).
+    pub fn capacity(&self) -> usize {
+        self.state.lock().capacity
+    }
+
+    /// Makes it hold `bytes` (`F_SETPIPE_SZ`, already rounded): EBUSY when
+    /// more than that is in it now.
+    pub fn set_capacity(&self, bytes: usize) -> Result<(), Errno> {
+        let mut state = self.state.lock();
+        if state.bytes.len() > bytes {
+            return Err(Errno::EBUSY);
+        }
+        state.capacity = bytes;
+        drop(state);
+        self.changed.broadcast();
+        crate::poll_wakeups::changed();
+        Ok(())
+    }
+
     /// Whether every writing end has closed.
     pub fn writers_gone(&self) -> bool {
         self.state.lock().writers == 0

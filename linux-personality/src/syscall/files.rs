@@ -358,7 +358,12 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     };
     let kind = fs::with(|tree| tree.kind(inode))?;
     if kind == FileKind::Symlink {
-        return Err(Errno::ELOOP); // O_NOFOLLOW on a symbolic link
+        // O_NOFOLLOW on a symbolic link: ELOOP, but O_PATH opens the link
+        // itself (glibc's fchmodat(AT_SYMLINK_NOFOLLOW) looks at it so).
+        if open_flags & flags::O_PATH == 0 {
+            return Err(Errno::ELOOP);
+        }
+        return install(call, OpenFile::new(Backing::Inode(inode), open_flags), Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0);
     }
     if open_flags & flags::O_DIRECTORY != 0 && kind != FileKind::Directory {
         return Err(Errno::ENOTDIR);
@@ -523,9 +528,42 @@ pub fn fcntl(call: &mut Call<'_>) -> CallResult {
             value(0)
         }
         F_SETLK | F_SETLKW => value(0),
+        F_SETPIPE_SZ | F_GETPIPE_SZ => {
+            let (Backing::PipeReader(pipe) | Backing::PipeWriter(pipe)) = &file.backing else { return Err(Errno::EBADF) };
+            if command == F_GETPIPE_SZ {
+                return value(pipe.capacity() as u64);
+            }
+            // Whole pages, a power of two of them, at most fs.pipe-max-size
+            // (1 MiB) unless root.
+            let wanted = (argument as u32 as u64).max(PAGE_BYTES).next_power_of_two();
+            if wanted > PIPE_MAX_SIZE && call.process.state().credentials.user.effective != 0 {
+                return Err(Errno::EPERM);
+            }
+            if wanted > 1 << 31 {
+                return Err(Errno::EINVAL);
+            }
+            pipe.set_capacity(wanted as usize)?;
+            value(wanted)
+        }
+        // Directory change notices (dnotify): accepted on a directory, never
+        // delivered (nothing here watches directories yet).
+        F_NOTIFY => {
+            let Backing::Inode(inode) = file.backing else { return Err(Errno::ENOTDIR) };
+            if fs::with(|tree| tree.kind(inode))? != FileKind::Directory {
+                return Err(Errno::ENOTDIR);
+            }
+            value(0)
+        }
         _ => Err(Errno::EINVAL),
     }
 }
+
+const F_NOTIFY: u64 = 1026;
+const F_SETPIPE_SZ: u64 = 1031;
+const F_GETPIPE_SZ: u64 = 1032;
+const PAGE_BYTES: u64 = 4096;
+/// `fs.pipe-max-size`'s default: the most an unprivileged process may ask.
+const PIPE_MAX_SIZE: u64 = 1 << 20;
 
 pub fn lseek(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
