@@ -83,6 +83,8 @@ impl Errno {
     pub const ENOTEMPTY: Self = Self(39);
     /// Too many symbolic links.
     pub const ELOOP: Self = Self(40);
+    /// No record locks available (the lock table has no room).
+    pub const ENOLCK: Self = Self(37);
     /// No message of the desired type (`msgrcv`).
     pub const ENOMSG: Self = Self(42);
     /// Identifier removed (a System V object removed while waited on).

@@ -33,6 +33,7 @@ pub mod message_queue;
 pub mod poll;
 pub mod pollers;
 pub mod procfs_text;
+pub mod record_locks;
 pub mod resource_limits;
 pub mod restart;
 pub mod scheduling;
