@@ -43,6 +43,7 @@ pub mod posix_timers;
 pub mod process;
 pub mod procfs;
 pub mod random;
+pub mod record_locks;
 pub mod signal_fds;
 pub mod signal_sending;
 pub mod signals;

@@ -228,6 +228,10 @@ pub fn release(handle: u64) {
             _ => None,
         }
     };
+    // Its open-file-description locks go with it.
+    if let Some(file) = &released {
+        crate::record_locks::release(linux_abi::record_locks::LockOwner::Description(Arc::as_ptr(file) as u64));
+    }
     drop(released);
 }
 

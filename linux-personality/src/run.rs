@@ -289,6 +289,7 @@ fn child_info(pid: Pid, status: u32) -> SigInfo {
 /// Ends `process` with wait status `status`.
 pub fn exit(process: &Arc<Process>, status: u32) {
     process.native.destroy();
+    crate::record_locks::release(linux_abi::record_locks::LockOwner::Process(process.pid));
     let (parent, children, times) = {
         let mut state = process.state();
         state.exit_status = Some(status);

@@ -445,6 +445,12 @@ fn within_descriptor_limit(call: &Call<'_>, fd: u32) -> Result<(), Errno> {
 
 pub fn close(call: &mut Call<'_>) -> CallResult {
     let slot = Slot::try_from(call.argument(0)).map_err(|_| Errno::EBADF)?;
+    // POSIX: closing any descriptor of a file drops the process's locks on it.
+    if let Ok(file) = descriptor(call, call.argument(0)) {
+        if let Backing::Inode(inode) = file.backing {
+            crate::record_locks::closed(inode, call.pid());
+        }
+    }
     let removed = caps().with(|database| database.drop_capability(call.process.native.space(), slot)).map_err(|_| Errno::EBADF)?;
     undo(&removed);
     call.process.state().set_close_on_exec(slot, false)?;
@@ -498,9 +504,6 @@ pub fn fcntl(call: &mut Call<'_>) -> CallResult {
     const F_SETFD: u64 = 2;
     const F_GETFL: u64 = 3;
     const F_SETFL: u64 = 4;
-    const F_GETLK: u64 = 5;
-    const F_SETLK: u64 = 6;
-    const F_SETLKW: u64 = 7;
     const F_DUPFD_CLOEXEC: u64 = 1030;
     let (fd, command, argument) = (call.argument(0), call.argument(1), call.argument(2));
     let file = descriptor(call, fd)?;
@@ -519,15 +522,7 @@ pub fn fcntl(call: &mut Call<'_>) -> CallResult {
             file.set_status(argument as u32);
             value(0)
         }
-        F_GETLK => {
-            // No locks are ever held by others: report the range unlocked.
-            let mut lock = [0u8; 32];
-            call.read_in(argument, &mut lock)?;
-            lock[0..2].copy_from_slice(&2u16.to_le_bytes()); // F_UNLCK
-            call.write_out(argument, &lock)?;
-            value(0)
-        }
-        F_SETLK | F_SETLKW => value(0),
+        F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => record_lock(call, &file, command, argument),
         F_SETPIPE_SZ | F_GETPIPE_SZ => {
             let (Backing::PipeReader(pipe) | Backing::PipeWriter(pipe)) = &file.backing else { return Err(Errno::EBADF) };
             if command == F_GETPIPE_SZ {
@@ -558,7 +553,77 @@ pub fn fcntl(call: &mut Call<'_>) -> CallResult {
     }
 }
 
+const F_GETLK: u64 = 5;
+const F_SETLK: u64 = 6;
+const F_SETLKW: u64 = 7;
+const F_OFD_GETLK: u64 = 36;
+const F_OFD_SETLK: u64 = 37;
+const F_OFD_SETLKW: u64 = 38;
 const F_NOTIFY: u64 = 1026;
+
+/// The record-lock commands on the `struct flock` at `address`: a
+/// process's locks (`F_*LK*`) or the description's (`F_OFD_*`), with
+/// Linux's checks (EBADF for a lock the descriptor's mode does not allow,
+/// EINVAL for a bad type or range, or an OFD request with `l_pid` set).
+fn record_lock(call: &Call<'_>, file: &Arc<OpenFile>, command: u64, address: u64) -> CallResult {
+    use linux_abi::record_locks::{range_of, LockKind, LockOwner};
+    const F_RDLCK: u16 = 0;
+    const F_WRLCK: u16 = 1;
+    const F_UNLCK: u16 = 2;
+    let mut request = [0u8; 32];
+    call.read_in(address, &mut request)?;
+    let half = |at: usize| u16::from_le_bytes([request[at], request[at + 1]]);
+    let word = |at: usize| i64::from_le_bytes(request[at..at + 8].try_into().unwrap_or_default());
+    let (kind, whence, start, length, pid) = (half(0), half(2), word(8), word(16), i32::from_le_bytes(request[24..28].try_into().unwrap_or_default()));
+    let description = matches!(command, F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW);
+    if description && pid != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let Backing::Inode(inode) = file.backing else { return Err(Errno::EINVAL) };
+    let size = fs::with(|tree| tree.stat(inode))?.size;
+    let position = file.with_offset(|offset| *offset);
+    let (from, to) = range_of(whence, start, length, position, size)?;
+    let owner = if description { LockOwner::Description(Arc::as_ptr(file) as u64) } else { LockOwner::Process(call.pid()) };
+    let lock_kind = match kind {
+        F_RDLCK => Some(LockKind::Read),
+        F_WRLCK => Some(LockKind::Write),
+        F_UNLCK => None,
+        _ => return Err(Errno::EINVAL),
+    };
+    if matches!(command, F_GETLK | F_OFD_GETLK) {
+        let kind = lock_kind.ok_or(Errno::EINVAL)?;
+        let mut answer = request;
+        match crate::record_locks::conflict(inode, owner, kind, from, to) {
+            None => answer[0..2].copy_from_slice(&F_UNLCK.to_le_bytes()),
+            Some(held) => {
+                answer[0..2].copy_from_slice(&(if held.kind == LockKind::Read { F_RDLCK } else { F_WRLCK }).to_le_bytes());
+                answer[2..4].copy_from_slice(&0u16.to_le_bytes()); // SEEK_SET
+                answer[8..16].copy_from_slice(&held.start.to_le_bytes());
+                let length = if held.end == u64::MAX { 0 } else { held.end - held.start };
+                answer[16..24].copy_from_slice(&length.to_le_bytes());
+                let holder = match held.owner {
+                    LockOwner::Process(pid) => pid as i32,
+                    LockOwner::Description(_) => -1,
+                };
+                answer[24..28].copy_from_slice(&holder.to_le_bytes());
+            }
+        }
+        call.write_out(address, &answer)?;
+        return value(0);
+    }
+    match lock_kind {
+        None => crate::record_locks::unlock(inode, owner, from, to)?,
+        Some(kind) => {
+            let allowed = if kind == LockKind::Read { file.readable() } else { file.writable() };
+            if !allowed {
+                return Err(Errno::EBADF);
+            }
+            let wait = matches!(command, F_SETLKW | F_OFD_SETLKW);
+            crate::record_locks::lock(inode, owner, kind, from, to, wait, &|| call.interrupted())?;
+        }
+    }
+    value(0)
+}
 const F_SETPIPE_SZ: u64 = 1031;
 const F_GETPIPE_SZ: u64 = 1032;
 const PAGE_BYTES: u64 = 4096;
