@@ -445,12 +445,7 @@ fn within_descriptor_limit(call: &Call<'_>, fd: u32) -> Result<(), Errno> {
 
 pub fn close(call: &mut Call<'_>) -> CallResult {
     let slot = Slot::try_from(call.argument(0)).map_err(|_| Errno::EBADF)?;
-    // POSIX: closing any descriptor of a file drops the process's locks on it.
-    if let Ok(file) = descriptor(call, call.argument(0)) {
-        if let Backing::Inode(inode) = file.backing {
-            crate::record_locks::closed(inode, call.pid());
-        }
-    }
+    drop_record_locks(call, call.argument(0));
     let removed = caps().with(|database| database.drop_capability(call.process.native.space(), slot)).map_err(|_| Errno::EBADF)?;
     undo(&removed);
     call.process.state().set_close_on_exec(slot, false)?;
@@ -489,9 +484,20 @@ pub fn dup3(call: &mut Call<'_>) -> CallResult {
     replace_descriptor(call, old, new, flags_value & flags::O_CLOEXEC != 0)
 }
 
+/// POSIX: closing any descriptor of a file (`close`, `dup2` over it,
+/// close-on-exec) drops the process's record locks on that file.
+pub(super) fn drop_record_locks(call: &Call<'_>, fd: u64) {
+    if let Ok(file) = descriptor(call, fd) {
+        if let Backing::Inode(inode) = file.backing {
+            crate::record_locks::closed(inode, call.pid());
+        }
+    }
+}
+
 fn replace_descriptor(call: &Call<'_>, old: u64, new: u64, close_on_exec: bool) -> CallResult {
     descriptor(call, old)?;
     let new_slot = Slot::try_from(new).ok().filter(|slot| *slot < kernel_objects::capabilities::SELF_SLOT && new < descriptor_limit(call)).ok_or(Errno::EBADF)?;
+    drop_record_locks(call, new);
     if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), new_slot)) {
         undo(&removed);
     }

@@ -357,6 +357,7 @@ fn close_on_exec_descriptors(call: &Call<'_>) {
         marked
     };
     for fd in marked {
+        super::files::drop_record_locks(call, u64::from(fd));
         if let Ok(removed) = caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
             undo(&removed);
         }
