@@ -75,6 +75,19 @@ pub fn map(process: &NativeProcess, inode: InodeId, offset: u64, length: u64, ad
     Ok(())
 }
 
+/// Which file page (its inode and page index) the shared frame at
+/// physical address `frame` is, if it is one (`mremap` growing a shared
+/// file mapping maps the file's next pages).
+pub fn page_holding(frame: u64) -> Option<(InodeId, u64)> {
+    if none_mapped() {
+        return None;
+    }
+    let mappings = MAPPINGS.lock();
+    mappings.iter().find_map(|file| {
+        file.pages.iter().position(|page| page.is_some_and(|handle| memory_objects::holds_frame(handle, frame))).map(|index| (file.inode, index as u64))
+    })
+}
+
 /// The memory objects of pages `first..first + count` of `inode`, made
 /// (charged to `process`'s container) and filled where missing.
 fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> Result<Vec<u64>, Errno> {

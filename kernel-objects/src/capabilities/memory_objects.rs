@@ -162,6 +162,13 @@ fn map_pages(memory: &mut crate::address_spaces::KernelSpace, address: u64, hand
     super::native_calls::map_frames(memory, address, &frames, rights, rollback)
 }
 
+/// Whether the object holds the frame at physical address `frame` (to
+/// tell which object a mapped page belongs to; nothing is reached).
+pub fn holds_frame(handle: u64, frame: u64) -> bool {
+    let table = TABLE.lock();
+    lookup(&table, handle).is_some_and(|object| object.frames.contains(&frame))
+}
+
 /// Stores `value` in the aligned `u64` at byte `offset` of the object as
 /// one atomic write (what user space reading the page sees whole).
 pub fn store_u64(handle: u64, offset: u64, value: u64) -> Result<(), Errno> {

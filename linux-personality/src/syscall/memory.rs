@@ -325,21 +325,29 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
     }
     let (old_length, new_length) = (old_size.next_multiple_of(PAGE_SIZE), new_size.next_multiple_of(PAGE_SIZE));
     let native = &call.process.native;
-    let (rights, shared) = native.with_memory(|memory| {
+    let (rights, last_shared_frame) = native.with_memory(|memory| {
         let pages = (old..old + old_length).step_by(PAGE_SIZE as usize);
         let all_mapped = pages.clone().all(|page| memory.is_mapped(page));
-        let shared = pages.clone().any(|page| memory.translate(page).is_some_and(|found| found.shared));
-        (all_mapped.then(|| memory.rights_at(old)).flatten(), shared)
+        let last = memory.translate(old + old_length - PAGE_SIZE).filter(|found| found.shared).map(|found| found.frame);
+        (all_mapped.then(|| memory.rights_at(old)).flatten(), last)
     })?;
     let rights = rights.ok_or(Errno::EFAULT)?;
+    // What new pages past the old end are: demand-zero for a private
+    // mapping, the next pages of the file for a shared file mapping. A
+    // shared anonymous mapping would need its object's pages (Linux keeps
+    // them, and faults SIGBUS past the object's size): not here yet.
+    let tail = match last_shared_frame {
+        None => Some(Tail::Private),
+        Some(frame) => crate::file_mappings::page_holding(frame).map(|(inode, page)| Tail::File(inode, page + 1)),
+    };
     if new_length > old_length {
-        // A shared mapping's new pages would have to be the object's
-        // (the file's, or those a fork shares): not here yet.
-        if shared {
-            return Err(Errno::EINVAL);
-        }
         within_address_limit(call, new_length - old_length)?;
     }
+    let tail = match tail {
+        Some(tail) => tail,
+        None if new_length > old_length => return Err(Errno::EINVAL),
+        None => Tail::Private, // never used: nothing grows
+    };
     if !fixed && new_length <= old_length {
         if new_length < old_length {
             let flush = native.with_memory(|memory| memory.unmap(old + new_length, old_length - new_length))?.map_err(Errno::from)?;
@@ -348,12 +356,11 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
         return value(old);
     }
     if !fixed {
-        let tail = old + old_length..old + new_length;
-        let grown = native.with_memory(|memory| {
-            let free = tail.end <= MMAP_TOP_LIMIT && tail.clone().step_by(PAGE_SIZE as usize).all(|page| !memory.is_mapped(page));
-            free && memory.add_demand_zero(tail.start, tail.end - tail.start, rights).is_ok()
+        let free = native.with_memory(|memory| {
+            let end = old + new_length;
+            end <= MMAP_TOP_LIMIT && (old + old_length..end).step_by(PAGE_SIZE as usize).all(|page| !memory.is_mapped(page))
         })?;
-        if grown {
+        if free && add_tail(call, &tail, old + old_length, new_length - old_length, rights).is_ok() {
             return value(old);
         }
         if flags & MREMAP_MAYMOVE == 0 {
@@ -371,16 +378,12 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
         place_mapping(call, new_length)?
     };
     // The pages move with their frames (shared ones stay shared); what
-    // is past the old end is new demand-zero memory; what is past the new
-    // end goes.
+    // is past the new end goes; then the tail past the old end comes.
     let kept = old_length.min(new_length);
     let moved = native.with_memory(|memory| -> Result<Vec<vmem::TlbFlush>, VmError> {
         let mut flushes = Vec::new();
         flushes.try_reserve(2).map_err(|_| VmError::OutOfMemory)?;
         flushes.push(memory.move_range(old, destination, kept)?);
-        if new_length > old_length {
-            memory.add_demand_zero(destination + old_length, new_length - old_length, rights)?;
-        }
         if old_length > new_length {
             flushes.push(memory.unmap(old + new_length, old_length - new_length)?);
         }
@@ -389,7 +392,25 @@ pub fn mremap(call: &mut Call<'_>) -> CallResult {
     for flush in moved.map_err(Errno::from)? {
         carry_out(flush);
     }
+    if new_length > old_length {
+        add_tail(call, &tail, destination + old_length, new_length - old_length, rights)?;
+    }
     value(destination)
+}
+
+/// What `mremap` puts past a mapping's old end.
+enum Tail {
+    Private,
+    /// The file's pages from this page index on.
+    File(vfs::InodeId, u64),
+}
+
+/// Maps `length` bytes of `tail` at `address` with `rights`.
+fn add_tail(call: &Call<'_>, tail: &Tail, address: u64, length: u64, rights: Rights) -> Result<(), Errno> {
+    match tail {
+        Tail::Private => call.process.native.with_memory(|memory| memory.add_demand_zero(address, length, rights))?.map_err(Errno::from),
+        Tail::File(inode, page) => crate::file_mappings::map(&call.process.native, *inode, page * PAGE_SIZE, length, address, rights),
+    }
 }
 
 /// Where growing in place must stop: the top of the mmap area.

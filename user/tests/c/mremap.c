@@ -5,6 +5,7 @@
  * a chosen place with MREMAP_FIXED, and the argument errors.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -80,5 +81,26 @@ int main(void) {
     EXPECT("  the child sees writes made at the new place", WIFEXITED(status) && WEXITSTATUS(status) == 0);
     char *shrunk = mremap(moved_shared, 2 * PAGE, PAGE, 0);
     EXPECT("  shrinking it in place", shrunk == moved_shared && !mapped(moved_shared + PAGE));
+
+    /* A shared file mapping grows into the file's next pages. */
+    int fd = open("/tmp/mremap-file", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    char page[PAGE];
+    for (int i = 0; i < 3; i++) {
+        memset(page, 'A' + i, sizeof page);
+        write(fd, page, sizeof page);
+    }
+    char *file_map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    char *file_grown = mremap(file_map, PAGE, 3 * PAGE, MREMAP_MAYMOVE);
+    EXPECT("growing a shared file mapping", file_grown != MAP_FAILED);
+    if (file_grown != MAP_FAILED) {
+        printf("  its pages are the file's: %c %c %c\n", file_grown[0], file_grown[PAGE], file_grown[2 * PAGE]);
+        file_grown[2 * PAGE + 1] = 'z';
+        msync(file_grown, 3 * PAGE, MS_SYNC);
+        char byte = 0;
+        pread(fd, &byte, 1, 2 * PAGE + 1);
+        printf("  a store through a new page reaches the file: %c\n", byte);
+    }
+    close(fd);
+    unlink("/tmp/mremap-file");
     return 0;
 }
