@@ -58,6 +58,7 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
     for tier in tiers {
         run_tier(tier, &kernel_plan, &mut tally);
     }
+    print!("{}", tally.recap());
     println!("{}", tally.summary());
     match tally.failed() {
         0 => Ok(()),

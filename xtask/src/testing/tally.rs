@@ -11,7 +11,12 @@ pub type CheckResult = Result<(), String>;
 pub struct Tally {
     passed: u32,
     failed: u32,
+    /// Each failed check's name and the first lines of why, for the recap.
+    failures: Vec<(String, String)>,
 }
+
+/// How many lines of a failure's reason the closing recap repeats.
+const RECAP_LINES: usize = 6;
 
 impl Tally {
     /// Prints and counts the result of the check called `name`.
@@ -24,6 +29,8 @@ impl Tally {
             Err(why) => {
                 self.failed += 1;
                 println!("test {name} ... FAILED: {why}");
+                let head: Vec<&str> = why.lines().take(RECAP_LINES).collect();
+                self.failures.push((name.to_string(), head.join("\n")));
             }
         }
     }
@@ -35,6 +42,15 @@ impl Tally {
     /// The closing line, alone on its line: `N passed, M failed`.
     pub fn summary(&self) -> String {
         format!("{} passed, {} failed", self.passed, self.failed)
+    }
+
+    /// The failed checks again, each with the start of why, so that the
+    /// end of a long log (all a CI page may keep) names what failed.
+    pub fn recap(&self) -> String {
+        self.failures
+            .iter()
+            .map(|(name, why)| format!("failed: {name}: {why}\n"))
+            .collect()
     }
 }
 
@@ -60,5 +76,18 @@ mod tests {
             (tally.summary().as_str(), tally.failed()),
             ("2 passed, 1 failed", 1)
         );
+    }
+
+    #[test]
+    fn the_recap_names_each_failure_with_the_start_of_why() {
+        let mut tally = Tally::default();
+        tally.record("a", Ok(()));
+        let long: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        tally.record("b", Err(long));
+        tally.record("c", Err("short".into()));
+        let recap = tally.recap();
+        assert!(recap.starts_with("failed: b: line 1\n"), "{recap}");
+        assert!(recap.contains("line 6\n") && !recap.contains("line 7"), "{recap}");
+        assert!(recap.ends_with("failed: c: short\n"), "{recap}");
     }
 }
