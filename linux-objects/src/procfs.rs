@@ -1,6 +1,7 @@
 //! `/proc`, kept as real files and directories of the tree and brought up
 //! to date just before any path under `/proc` is resolved: one directory
-//! per process (`stat`, `status`, `cmdline`, `comm`), `self` naming the
+//! per process (`stat`, `status`, `cmdline`, `comm`, and `fd` — one link
+//! per open descriptor — for the process a path names), `self` naming the
 //! caller's, and `cpuinfo`, `meminfo`, `uptime`, `loadavg`, `stat`,
 //! `mounts`, `version`.
 //!
@@ -61,13 +62,44 @@ fn try_copy(bytes: &[u8]) -> Result<Vec<u8>, Errno> {
     Ok(copy)
 }
 
+/// Where a `/proc/<pid>/fd/N` link points, as `readlink` shows it.
+pub enum LinkTarget {
+    /// A file of the tree: its path, found when the link is written.
+    Inode(InodeId),
+    /// What has no path: `pipe:[…]`, `socket:[…]`, `anon_inode:[…]`.
+    Text(Vec<u8>),
+}
+
+/// The open descriptors of process `pid`, for its `fd` directory.
+pub struct DescriptorListing {
+    /// Whose descriptors.
+    pub pid: u32,
+    /// Each descriptor's number and link target, in any order.
+    pub entries: Vec<(u32, LinkTarget)>,
+}
+
 /// Whether `path` (resolved from `start`) may lead into `/proc`.
 pub fn concerns(path: &[u8]) -> bool {
     path.starts_with(b"/proc")
 }
 
-/// Brings `/proc` up to date for a caller with pid `caller`.
-pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32) -> Result<(), Errno> {
+/// The process whose `fd` directory `path` goes into (`/proc/self/fd…`,
+/// `/proc/<pid>/fd…`), `caller` standing for `self`.
+pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
+    let mut parts = path.split(|&byte| byte == b'/').filter(|part| !part.is_empty());
+    if parts.next()? != b"proc" {
+        return None;
+    }
+    let pid = match parts.next()? {
+        b"self" | b"thread-self" => caller,
+        digits => parse_pid(digits)?,
+    };
+    (parts.next()? == b"fd").then_some(pid)
+}
+
+/// Brings `/proc` up to date for a caller with pid `caller`, with the
+/// `fd` directory of the process `descriptors` lists.
+pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>) -> Result<(), Errno> {
     let root = tree.root();
     let proc = match tree.child_of(root, b"proc") {
         Some(proc) => proc,
@@ -77,11 +109,7 @@ pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32) -> Result<
     for entry in tree.list(proc)? {
         let Some(pid) = parse_pid(&entry.name) else { continue };
         if !facts.iter().any(|fact| fact.facts.pid == pid) {
-            for file in tree.list(entry.inode)? {
-                if file.name != b"." && file.name != b".." {
-                    tree.unlink(entry.inode, &file.name, now())?;
-                }
-            }
+            empty_directory(tree, entry.inode)?;
             tree.rmdir(proc, &entry.name, now())?;
         }
     }
@@ -101,6 +129,9 @@ pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32) -> Result<
         let mut comm = fact.facts.command.clone();
         comm.push(b'\n');
         put(tree, directory, "comm", &comm)?;
+        if let Some(listing) = descriptors.filter(|listing| listing.pid == fact.facts.pid) {
+            write_descriptor_links(tree, directory, listing)?;
+        }
     }
     if tree.child_of(proc, b"self").is_some() {
         tree.unlink(proc, b"self", now())?;
@@ -118,6 +149,50 @@ pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32) -> Result<
     put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;
     put(tree, proc, "mounts", procfs_text::MOUNTS.as_bytes())?;
     put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
+    Ok(())
+}
+
+/// Makes `directory`'s `fd` hold exactly one link per listed descriptor.
+fn write_descriptor_links(tree: &mut Tmpfs, directory: InodeId, listing: &DescriptorListing) -> Result<(), Errno> {
+    let fd_directory = match tree.child_of(directory, b"fd") {
+        Some(fd_directory) => fd_directory,
+        None => tree.create(directory, b"fd", FileKind::Directory, 0o500, now())?,
+    };
+    empty_directory(tree, fd_directory)?;
+    for (fd, target) in &listing.entries {
+        let text = match target {
+            LinkTarget::Inode(inode) => tree.some_path_of(*inode)?,
+            LinkTarget::Text(text) => text.clone(),
+        };
+        tree.symlink(fd_directory, format!("{fd}").as_bytes(), &text, now())?;
+    }
+    Ok(())
+}
+
+/// How deep [`empty_directory`] goes: a process's directory holds `fd`;
+/// anything deeper was not made here and makes `rmdir` fail (ENOTEMPTY).
+const SUBDIRECTORY_DEPTH: u32 = 2;
+
+/// Removes everything in `directory`, subdirectories included down to
+/// [`SUBDIRECTORY_DEPTH`] (a bound, since this runs on a kernel stack).
+fn empty_directory(tree: &mut Tmpfs, directory: InodeId) -> Result<(), Errno> {
+    empty_directory_to(tree, directory, SUBDIRECTORY_DEPTH)
+}
+
+fn empty_directory_to(tree: &mut Tmpfs, directory: InodeId, depth: u32) -> Result<(), Errno> {
+    for entry in tree.list(directory)? {
+        if entry.name == b"." || entry.name == b".." {
+            continue;
+        }
+        if tree.kind(entry.inode)? == FileKind::Directory {
+            if let Some(deeper) = depth.checked_sub(1) {
+                empty_directory_to(tree, entry.inode, deeper)?;
+            }
+            tree.rmdir(directory, &entry.name, now())?;
+        } else {
+            tree.unlink(directory, &entry.name, now())?;
+        }
+    }
     Ok(())
 }
 

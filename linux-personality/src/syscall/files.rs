@@ -452,6 +452,37 @@ pub fn close(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
+/// `close_range(first, last, flags)`: closes every open descriptor from
+/// `first` to `last` (inclusive; `last` may be ~0), or with
+/// `CLOSE_RANGE_CLOEXEC` marks them close-on-exec. `CLOSE_RANGE_UNSHARE`
+/// is accepted as a no-op: a process's descriptor table is already its own
+/// (its threads share it, as with `CLONE_FILES`, and a thread that asks to
+/// unshare still closes in the shared table — a documented difference).
+pub fn close_range(call: &mut Call<'_>) -> CallResult {
+    const CLOSE_RANGE_UNSHARE: u64 = 1 << 1;
+    const CLOSE_RANGE_CLOEXEC: u64 = 1 << 2;
+    let (first, last, options) = (call.argument(0) as u32, call.argument(1) as u32, call.argument(2));
+    if options & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
+        return Err(Errno::EINVAL);
+    }
+    let space = call.process.native.space();
+    let open: Vec<Slot> = caps().with(|database| {
+        database.contents(space).filter(|(slot, capability)| (first..=last).contains(slot) && open_files::is_descriptor(capability.object.kind())).map(|(slot, _)| slot).collect()
+    });
+    for slot in open {
+        if options & CLOSE_RANGE_CLOEXEC != 0 {
+            call.process.state().set_close_on_exec(slot, true)?;
+            continue;
+        }
+        drop_record_locks(call, u64::from(slot));
+        if let Ok(removed) = caps().with(|database| database.drop_capability(space, slot)) {
+            undo(&removed);
+        }
+        call.process.state().set_close_on_exec(slot, false)?;
+    }
+    value(0)
+}
+
 /// A copy of descriptor `fd` at `placement` (same open file description).
 fn duplicate(call: &Call<'_>, fd: u64, placement: Placement, close_on_exec: bool) -> CallResult {
     let slot = Slot::try_from(fd).map_err(|_| Errno::EBADF)?;

@@ -148,6 +148,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         write => files::write(call),
         open => files::open(call),
         close => files::close(call),
+        close_range => files::close_range(call),
         stat => files::stat(call, FinalLink::Follow),
         fstat => files::fstat(call),
         lstat => files::stat(call, FinalLink::DoNotFollow),

@@ -55,8 +55,12 @@ pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Res
     if procfs::concerns(path) {
         let facts = procfs::snapshot()?;
         let caller = call.pid();
+        let descriptors = match procfs::descriptor_directory_owner(path, caller) {
+            Some(pid) => descriptor_listing(call, pid)?,
+            None => None,
+        };
         return fs::with(|tree| {
-            procfs::refresh(tree, &facts, caller)?;
+            procfs::refresh(tree, &facts, caller, descriptors.as_ref())?;
             tree.resolve_as(start, path, follow, &may_search)
         });
     }
@@ -99,11 +103,48 @@ fn descriptor_of(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwner
 /// has none the kind and the inode number `fstat` reports, as Linux
 /// writes them (`pipe:[…]`, `socket:[…]`, `anon_inode:[eventfd]`, …).
 fn descriptor_target(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorOwner, fd: u32) -> Result<Vec<u8>, Errno> {
-    use crate::open_files::Backing;
     let file = descriptor_of(call, owner, fd)?;
+    match link_target(&file, fd) {
+        procfs::LinkTarget::Inode(inode) => fs::with(|tree| tree.some_path_of(inode)),
+        procfs::LinkTarget::Text(text) => Ok(text),
+    }
+}
+
+/// The descriptors of process `pid` for its `/proc/<pid>/fd` (None when
+/// there is no such live process, or the caller may not look: the
+/// directory then stays as it was, and lookups in it fail as before).
+fn descriptor_listing(call: &Call<'_>, pid: u32) -> Result<Option<procfs::DescriptorListing>, Errno> {
+    use linux_abi::procfs_text::DescriptorOwner;
+    let owner = if pid == call.pid() { DescriptorOwner::Caller } else { DescriptorOwner::Process(pid) };
+    let process = match owner {
+        DescriptorOwner::Caller => call.process.clone(),
+        DescriptorOwner::Process(pid) => match crate::process::find(pid) {
+            Some(process) => process,
+            None => return Ok(None),
+        },
+    };
+    let space = process.native.space();
+    let slots: Vec<u32> = kernel_objects::capabilities::caps().with(|database| {
+        database.contents(space).filter(|(_, capability)| open_files::is_descriptor(capability.object.kind())).map(|(slot, _)| slot).collect()
+    });
+    let mut entries = Vec::new();
+    entries.try_reserve_exact(slots.len()).map_err(|_| Errno::ENOMEM)?;
+    for fd in slots {
+        match descriptor_of(call, owner, fd) {
+            Ok(file) => entries.push((fd, link_target(&file, fd))),
+            Err(Errno::EACCES) => return Ok(None),
+            Err(_) => {} // closed meanwhile
+        }
+    }
+    Ok(Some(procfs::DescriptorListing { pid, entries }))
+}
+
+/// Where descriptor `fd`'s link points.
+fn link_target(file: &open_files::OpenFile, fd: u32) -> procfs::LinkTarget {
+    use crate::open_files::Backing;
     let inode_number = super::files::anonymous_inode_number(u64::from(fd));
     let text = match &file.backing {
-        Backing::Inode(inode) | Backing::Device(_, inode) => return fs::with(|tree| tree.some_path_of(*inode)),
+        Backing::Inode(inode) | Backing::Device(_, inode) => return procfs::LinkTarget::Inode(*inode),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => alloc::format!("pipe:[{inode_number}]"),
         Backing::Socket(_) => alloc::format!("socket:[{inode_number}]"),
         Backing::EventCounter(_) => "anon_inode:[eventfd]".into(),
@@ -112,7 +153,7 @@ fn descriptor_target(call: &Call<'_>, owner: linux_abi::procfs_text::DescriptorO
         Backing::Signals(_) => "anon_inode:[signalfd]".into(),
         Backing::MessageQueue(_) => "anon_inode:[mqueue]".into(),
     };
-    Ok(text.into_bytes())
+    procfs::LinkTarget::Text(text.into_bytes())
 }
 
 /// The inode `path` names from `dirfd`.
