@@ -27,6 +27,7 @@ fn execute(command: &str, facts: &SystemFacts) {
             machine::println!("  cpus      the CPUs online, each answering from itself");
             machine::println!("  mem       memory: usable, used by the kernel, free, heap");
             machine::println!("  uptime    time since boot and timer ticks per CPU");
+            machine::println!("  pci       the PCI functions found at boot, with their windows and interrupt");
             machine::println!("  poweroff  power the machine off");
         }
         "cpus" => {
@@ -35,6 +36,7 @@ fn execute(command: &str, facts: &SystemFacts) {
         }
         "mem" => report_memory(facts),
         "uptime" => report_uptime(),
+        "pci" => report_pci(),
         "poweroff" => {
             machine::println!("lamina: powering off");
             stop::power_off()
@@ -60,6 +62,26 @@ fn report_memory(facts: &SystemFacts) {
     machine::println!("  kernel image + machine layer (page tables, heap, stacks) {:>6} KiB", facts.machine_bytes >> 10);
     machine::println!("  free frames      {:>6} MiB", mebibytes(facts.free_bytes));
     machine::println!("  heap             {:>6} KiB used of {} KiB", (heap_total - heap_free) >> 10, heap_total >> 10);
+}
+
+fn report_pci() {
+    use machine::pci::Bar;
+    for function in machine::pci::functions() {
+        let at = function.address;
+        machine::println!(
+            "  {:02x}:{:02x}.{} {:04x}:{:04x} class {:06x} subsystem {:04x} pin {} line {}",
+            at.bus, at.device, at.function, function.vendor, function.device, function.class, function.subsystem, function.interrupt_pin, function.interrupt_line
+        );
+        for index in 0..6 {
+            match function.bar(index) {
+                Bar::Unused => {}
+                Bar::Io { port, size } => machine::println!("      bar {index}: io {port:#x} +{size:#x}"),
+                Bar::Memory { physical, size, mapped } => {
+                    machine::println!("      bar {index}: memory {physical:#x} +{size:#x}{}", if mapped.is_some() { " (mapped)" } else { "" })
+                }
+            }
+        }
+    }
 }
 
 fn report_uptime() {

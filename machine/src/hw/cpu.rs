@@ -16,6 +16,22 @@ pub(crate) fn inb(port: u16) -> u8 {
     value
 }
 
+/// Reads a 16-bit word from an I/O port.
+pub(crate) fn inw(port: u16) -> u16 {
+    let value: u16;
+    // SAFETY: as for `inb`.
+    unsafe { asm!("in ax, dx", out("ax") value, in("dx") port, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
+/// Reads a 32-bit word from an I/O port.
+pub(crate) fn inl(port: u16) -> u32 {
+    let value: u32;
+    // SAFETY: as for `inb`.
+    unsafe { asm!("in eax, dx", out("eax") value, in("dx") port, options(nomem, nostack, preserves_flags)) };
+    value
+}
+
 /// Writes a byte to an I/O port.
 pub(crate) fn outb(port: u16, value: u8) {
     // SAFETY: port output has no effect on Rust-visible memory.

@@ -14,6 +14,7 @@ pub mod ioapic;
 pub mod irq_lock;
 pub mod layout;
 pub mod paging;
+pub mod pci;
 pub mod percpu;
 pub mod rtc;
 pub mod serial;

@@ -16,7 +16,7 @@ use super::irq_lock::IrqLock;
 use super::layout::{self, physical_to_virtual, DirectMapReader, Range, BOOT_DIRECT_MAP_LIMIT, DEVICE_MEMORY_BASE, HEAP_BASE, PAGE_SIZE};
 use super::stacks::{self, KernelStack};
 use super::stop::{self, ExitCode};
-use super::{apic, cpu, entry, heap, ioapic, paging, percpu, serial, smp, timer, tlb, trap, user};
+use super::{apic, cpu, entry, heap, ioapic, paging, pci, percpu, serial, smp, timer, tlb, trap, user};
 use crate::acpi::{self, AcpiInformation};
 use crate::bootinfo::{self, BootInformation, MemoryKind};
 
@@ -156,6 +156,7 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     let acpi = acpi::parse(&reader, information.rsdp)
         .unwrap_or_else(|error| boot_failed(format_args!("reading ACPI tables: {error}")));
     set_up_interrupt_controllers(&acpi);
+    discover_pci(&acpi);
     timer::calibrate();
     trap::set_handler(trap::VECTOR_TIMER, count_tick);
     trap::set_handler(trap::IRQ_BASE + SERIAL_ISA_IRQ, |_| serial::handle_interrupt());
@@ -209,6 +210,37 @@ fn map_device_page(physical: u64, slot: u64) -> u64 {
         paging::map_device(boot.kernel_root, virtual_address, physical & !(PAGE_SIZE - 1), PAGE_SIZE, &mut boot.frames)
     });
     virtual_address + (physical & (PAGE_SIZE - 1))
+}
+
+/// Device-memory slots (pages) before this one hold the APIC and I/O APIC.
+const FIRST_PCI_SLOT: u64 = 16;
+/// Pages of the device-memory region PCI windows may use.
+const PCI_SLOTS: u64 = 4096;
+
+/// Finds the PCI functions, mapping virtio devices' memory BARs into the
+/// device-memory region; a PCI line's mode comes from the MADT's override
+/// of that ISA number, else PCI's own (level, active low).
+fn discover_pci(acpi: &AcpiInformation) {
+    let mut next_slot = FIRST_PCI_SLOT;
+    let mut map = |physical: u64, length: u64| {
+        let pages = length.div_ceil(PAGE_SIZE);
+        if next_slot + pages > FIRST_PCI_SLOT + PCI_SLOTS {
+            return None;
+        }
+        let virtual_address = DEVICE_MEMORY_BASE + next_slot * PAGE_SIZE;
+        with_boot("mapping PCI memory", |boot| paging::map_device(boot.kernel_root, virtual_address, physical, pages * PAGE_SIZE, &mut boot.frames));
+        next_slot += pages;
+        Some(virtual_address)
+    };
+    let interrupt_of = |line: u8| {
+        let mode = acpi
+            .overrides
+            .iter()
+            .find(|entry| entry.isa_irq == line)
+            .map_or(ioapic::LineMode { active_low: true, level_triggered: true }, |entry| ioapic::LineMode::from_madt_flags(entry.flags));
+        (acpi.global_interrupt_for_isa(line), mode)
+    };
+    pci::discover(&mut map, &interrupt_of);
 }
 
 fn disable_legacy_pic() {
