@@ -135,6 +135,33 @@ fn store_u64(frame: u64, offset: usize, value: u64) -> bool {
     true
 }
 
+/// The aligned `u16` at `offset` of `frame`, read as one atomic load
+/// with Acquire order (a device or another CPU may write it: what it wrote
+/// before storing the word is visible after); `None` for a bad frame or
+/// offset.
+fn load_u16(frame: u64, offset: usize) -> Option<u16> {
+    if !is_frame(frame) || offset % 2 != 0 || offset + 2 > PAGE_SIZE as usize {
+        return None;
+    }
+    // SAFETY: the aligned word lies inside a frame of the direct map that
+    // the caller owns (module contract); a device may write it meanwhile,
+    // which is why it is only read as an atomic, and the reference lives
+    // only for this statement.
+    Some(unsafe { core::sync::atomic::AtomicU16::from_ptr((physical_to_virtual(frame) + offset as u64) as *mut u16) }.load(core::sync::atomic::Ordering::Acquire))
+}
+
+/// Stores `value` in the aligned `u16` at `offset` of `frame` as one
+/// atomic write with Release order (whoever reads it sees the writes made
+/// before); `false` for a bad frame or offset.
+fn store_u16(frame: u64, offset: usize, value: u16) -> bool {
+    if !is_frame(frame) || offset % 2 != 0 || offset + 2 > PAGE_SIZE as usize {
+        return false;
+    }
+    // SAFETY: as in `load_u16`.
+    unsafe { core::sync::atomic::AtomicU16::from_ptr((physical_to_virtual(frame) + offset as u64) as *mut u16) }.store(value, core::sync::atomic::Ordering::Release);
+    true
+}
+
 /// The key to untyped memory (see the module comment). Not `Clone`: the
 /// one made at boot is shared by reference.
 pub struct DirectMap {
@@ -196,5 +223,18 @@ impl DirectMap {
     /// atomic write; `false` for a bad frame or offset.
     pub fn store_u64(&self, frame: u64, offset: usize, value: u64) -> bool {
         store_u64(frame, offset, value)
+    }
+
+    /// The aligned `u16` at `offset` of `frame`, one atomic Acquire load
+    /// (a ring index a device writes); `None` for a bad frame or offset.
+    pub fn load_u16(&self, frame: u64, offset: usize) -> Option<u16> {
+        load_u16(frame, offset)
+    }
+
+    /// Stores the aligned `u16` at `offset` of `frame` as one atomic
+    /// Release write (a ring index a device reads); `false` for a bad
+    /// frame or offset.
+    pub fn store_u16(&self, frame: u64, offset: usize, value: u16) -> bool {
+        store_u16(frame, offset, value)
     }
 }
