@@ -59,7 +59,9 @@ pub fn qemu_arguments(
     let mut arguments = vec!["-M".to_string(), "pc".to_string()];
     arguments.extend(firmware_arguments(medium));
     arguments.extend(processor_arguments(machine));
-    arguments.extend(["-no-reboot", "-display", "none"].map(String::from));
+    // No network card unless one is asked for: `-M pc` would add an e1000
+    // on QEMU's unrestricted user network, and a Linux guest drives it.
+    arguments.extend(["-no-reboot", "-display", "none", "-nic", "none"].map(String::from));
     arguments.extend(
         console_arguments(console)
             .iter()
@@ -178,7 +180,7 @@ mod tests {
         assert_eq!(
             line,
             "-M pc -bios /usr/share/qemu/qboot.rom -cpu max -smp 4 -m 256M -accel tcg,thread=multi \
-             -no-reboot -display none -serial stdio -monitor none \
+             -no-reboot -display none -nic none -serial stdio -monitor none \
              -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel k"
         );
     }
