@@ -33,3 +33,4 @@ pub mod pci;
 pub mod queue;
 #[cfg(test)]
 mod testing;
+pub mod transport;
