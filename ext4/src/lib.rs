@@ -1,3 +1,79 @@
-//! The ext4 on-disk format (skeleton: being written).
+//! The ext4 on-disk format, for reading (writing and the jbd2 journal
+//! come later).
+//!
+//! **Provides** [`Ext4`]: open a file system on any [`BlockDevice`]
+//! (superblock, group descriptors and feature policy checked up front, the
+//! result saying whether it may be written: [`Mount`]), then read inodes,
+//! directories ([`Ext4::read_dir`], [`Ext4::lookup`]), file bytes
+//! ([`Ext4::read`], holes as zeros), link targets ([`Ext4::read_link`]),
+//! absolute paths ([`Ext4::resolve`]) and `statfs` numbers. Below that, the
+//! formats one module each: [`Superblock`], [`GroupDescriptor`], [`Inode`],
+//! extent trees and block maps ([`Run`]), directory blocks, and the crc32c
+//! and crc16 checksums; parsed structures keep their bytes and can
+//! `encode` themselves back, ready for a writer.
+//!
+//! **Relies on** a [`BlockDevice`] that reads and writes whole 512-byte
+//! sectors (virtio-blk in the kernel, [`MemoryDisk`] on the host) and on
+//! `alloc`. Nothing else: no `std`, no dependencies.
+//!
+//! **Must never** panic, index out of bounds, overflow, loop without bound
+//! or allocate beyond what the device's size justifies, whatever the image
+//! holds: every malformed structure is an [`Error::Corrupted`] naming the
+//! structure and the check, every checksum is verified when the file
+//! system has them, and every feature it does not implement either refuses
+//! the mount ([`Error::Unsupported`]) or makes it read-only.
 #![no_std]
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+mod block_device;
+mod block_map;
+mod bytes;
+pub mod checksum;
+mod directory;
+mod directory_reader;
+mod disk;
+mod error;
+mod extents;
+pub mod features;
+mod file_data;
+mod filesystem;
+mod geometry;
+mod group_descriptors;
+mod htree;
+mod inode;
+mod inode_table;
+mod mapping;
+mod memory_disk;
+mod path;
+mod superblock;
+mod symlink;
+mod timestamp;
+
+pub use block_device::{checked_byte_range, BlockDevice, IoError, SECTOR_SIZE};
+pub use directory::{leaf_checksum, needed_record_length, record_length, Entry, MAX_NAME_LENGTH, TAIL_SIZE};
+pub use directory_reader::DirectoryEntry;
+pub use error::{errno, Corruption, Error, Problem, Structure, Unsupported};
+pub use extents::{node_checksum as extent_node_checksum, MAX_DEPTH as MAX_EXTENT_DEPTH};
+pub use features::{FeatureNames, FeatureSet, Mount, ReadOnlyReason};
+pub use filesystem::{Ext4, Statistics};
+pub use group_descriptors::{
+    descriptor_block_location, descriptor_checksum, GroupDescriptor, GroupDescriptors, BLOCK_UNINIT, INODE_UNINIT,
+    ITABLE_ZEROED,
+};
+pub use htree::{index_checksum, BlockRole};
+pub use inode::{checksum_seed as inode_checksum_seed, flags as inode_flags, FileType, Inode, InodeNumber};
+pub use inode_table::{locate as locate_inode, InodeLocation};
+pub use mapping::{Run, LOGICAL_BLOCK_LIMIT};
+pub use memory_disk::MemoryDisk;
+pub use path::Resolution;
+pub use superblock::{
+    superblock_checksum, Checksums, Superblock, CHECKSUM_TYPE_CRC32C, MAGIC, STATE_CLEAN, STATE_ERRORS,
+    SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE,
+};
+pub use symlink::MAX_TARGET_LENGTH;
+pub use timestamp::Timestamp;
