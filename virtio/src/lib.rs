@@ -29,6 +29,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod block;
 pub mod pci;
 pub mod queue;
 #[cfg(test)]
