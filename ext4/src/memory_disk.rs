@@ -12,9 +12,15 @@ use crate::block_device::{checked_byte_range, BlockDevice, IoError, SECTOR_SIZE}
 
 /// A `Vec<u8>` seen as a disk of 512-byte sectors (a trailing partial
 /// sector is not addressable).
-#[derive(Debug)]
 pub struct MemoryDisk {
     bytes: RefCell<Vec<u8>>,
+}
+
+impl core::fmt::Debug for MemoryDisk {
+    /// The size only: a whole image is too much to print.
+    fn fmt(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(formatter, "MemoryDisk({} sectors)", self.sector_count())
+    }
 }
 
 impl MemoryDisk {

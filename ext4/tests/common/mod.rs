@@ -12,7 +12,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-use ext4::{Error, Ext4, FileType, Inode, MemoryDisk};
+use std::sync::Arc;
+
+use ext4::{BlockDevice, Error, Ext4, FileType, Inode, IoError, MemoryDisk, SECTOR_SIZE};
 
 pub const MKFS: &str = "/usr/sbin/mkfs.ext4";
 pub const E2FSCK: &str = "/usr/sbin/e2fsck";
@@ -118,12 +120,17 @@ fn build_tree(root: &Path) {
 /// An image of the source tree: `mkfs.ext4 -b block_size -O features`, then
 /// `e2fsck -fyD` to index large directories.
 pub fn make_image(block_size: u32, megabytes: u32, options: &[&str]) -> Vec<u8> {
+    make_image_from(source_tree(), block_size, megabytes, options)
+}
+
+/// An image of `tree` (see [`make_image`]).
+pub fn make_image_from(tree: &Path, block_size: u32, megabytes: u32, options: &[&str]) -> Vec<u8> {
     require_e2fsprogs();
     let dir = TempDir::new("image");
     let image = dir.0.join("image");
     let mut mkfs = Command::new(MKFS);
     mkfs.args(["-q", "-F", "-E", "lazy_itable_init=0", "-b", &block_size.to_string(), "-d"]);
-    mkfs.arg(source_tree()).args(options).arg(&image).arg(format!("{megabytes}M"));
+    mkfs.arg(tree).args(options).arg(&image).arg(format!("{megabytes}M"));
     run(&mut mkfs, &[0]);
     run(Command::new(E2FSCK).arg("-fyD").arg(&image), &[0, 1]);
     fs::read(&image).unwrap()
@@ -148,7 +155,7 @@ pub fn open(image: &[u8]) -> Result<Ext4<MemoryDisk>, Error> {
 }
 
 /// Reads all of a file in 64 KiB steps (at most `limit` bytes).
-pub fn read_all(fs: &Ext4<MemoryDisk>, inode: &Inode, limit: u64) -> Result<Vec<u8>, Error> {
+pub fn read_all<D: BlockDevice>(fs: &Ext4<D>, inode: &Inode, limit: u64) -> Result<Vec<u8>, Error> {
     let mut data = Vec::new();
     let mut chunk = vec![0u8; 65536];
     while (data.len() as u64) < limit {
@@ -161,9 +168,9 @@ pub fn read_all(fs: &Ext4<MemoryDisk>, inode: &Inode, limit: u64) -> Result<Vec<
     Ok(data)
 }
 
-/// Visits every reachable inode (each once), reading files (up to 4 MiB),
+/// Visits every reachable inode (each once), reading files (up to `file_limit` bytes),
 /// directories and links; returns the first error.
-pub fn walk_everything(fs: &Ext4<MemoryDisk>) -> Result<usize, Error> {
+pub fn walk_everything<D: BlockDevice>(fs: &Ext4<D>, file_limit: u64) -> Result<usize, Error> {
     let mut seen = HashSet::new();
     let mut pending = vec![fs.root()];
     while let Some(number) = pending.pop() {
@@ -178,7 +185,7 @@ pub fn walk_everything(fs: &Ext4<MemoryDisk>) -> Result<usize, Error> {
                 }
             }
             FileType::Regular => {
-                read_all(fs, &inode, 4 << 20)?;
+                read_all(fs, &inode, file_limit)?;
             }
             FileType::Symlink => {
                 fs.read_link(&inode)?;
@@ -187,4 +194,37 @@ pub fn walk_everything(fs: &Ext4<MemoryDisk>) -> Result<usize, Error> {
         }
     }
     Ok(seen.len())
+}
+
+/// A read-only disk that shares one image and overlays a few changed
+/// bytes, so thousands of damaged variants cost no copies.
+pub struct PatchedDisk {
+    pub base: Arc<Vec<u8>>,
+    pub patches: Vec<(usize, u8)>,
+}
+
+impl BlockDevice for PatchedDisk {
+    fn sector_count(&self) -> u64 {
+        (self.base.len() / SECTOR_SIZE) as u64
+    }
+
+    fn read_sectors(&self, first_sector: u64, buffer: &mut [u8]) -> Result<(), IoError> {
+        let range = ext4::checked_byte_range(first_sector, buffer.len(), self.sector_count())?;
+        let (start, end) = (range.start as usize, range.end as usize);
+        buffer.copy_from_slice(&self.base[start..end]);
+        for &(offset, value) in &self.patches {
+            if (start..end).contains(&offset) {
+                buffer[offset - start] = value;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_sectors(&self, _first_sector: u64, _data: &[u8]) -> Result<(), IoError> {
+        Err(IoError::ReadOnly)
+    }
+
+    fn flush(&self) -> Result<(), IoError> {
+        Ok(())
+    }
 }
