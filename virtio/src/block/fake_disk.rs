@@ -56,7 +56,8 @@ impl FakeDisk {
             answers.reverse();
         }
         for (head, length) in &answers {
-            self.device.push_used(memory, *head, self.length_override.unwrap_or(*length));
+            self.device
+                .push_used(memory, *head, self.length_override.unwrap_or(*length));
         }
         answers.len()
     }
@@ -97,8 +98,14 @@ impl FakeDisk {
         let mut written = 0;
         for buffer in data {
             for chunk in 0..u64::from(buffer.length) / SECTOR as u64 {
-                let Some(range) = self.sector_range(sector) else { return (1, written) };
-                let bytes = self.cache.get(&sector).cloned().unwrap_or_else(|| self.durable[range].to_vec());
+                let Some(range) = self.sector_range(sector) else {
+                    return (1, written);
+                };
+                let bytes = self
+                    .cache
+                    .get(&sector)
+                    .cloned()
+                    .unwrap_or_else(|| self.durable[range].to_vec());
                 memory.write_bytes(buffer.physical + chunk * SECTOR as u64, &bytes);
                 written += SECTOR as u32;
                 sector += 1;

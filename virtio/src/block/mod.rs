@@ -11,6 +11,8 @@ mod requests;
 #[cfg(test)]
 mod fake_disk;
 #[cfg(test)]
+mod format_tests;
+#[cfg(test)]
 mod tests;
 
 pub use config::{Access, BlockConfig, Flush};

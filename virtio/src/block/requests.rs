@@ -115,14 +115,26 @@ impl BlockRequests {
     }
 
     /// Reads sectors from `sector` into `data` (whole sectors).
-    pub fn read(&mut self, queue: &mut SplitQueue, memory: &impl DmaMemory, sector: u64, data: &[DataBuffer]) -> Result<Token, BlockError> {
+    pub fn read(
+        &mut self,
+        queue: &mut SplitQueue,
+        memory: &impl DmaMemory,
+        sector: u64,
+        data: &[DataBuffer],
+    ) -> Result<Token, BlockError> {
         let sectors = self.check_transfer(sector, data)?;
         let request = RequestKind::Read { sector, sectors };
         self.submit(queue, memory, request, data, Direction::DeviceWrites)
     }
 
     /// Writes `data` (whole sectors) from `sector` on.
-    pub fn write(&mut self, queue: &mut SplitQueue, memory: &impl DmaMemory, sector: u64, data: &[DataBuffer]) -> Result<Token, BlockError> {
+    pub fn write(
+        &mut self,
+        queue: &mut SplitQueue,
+        memory: &impl DmaMemory,
+        sector: u64,
+        data: &[DataBuffer],
+    ) -> Result<Token, BlockError> {
         if self.config.is_read_only() {
             return Err(BlockError::ReadOnly);
         }
@@ -140,7 +152,12 @@ impl BlockRequests {
     }
 
     /// Reads the device's identifier (up to 20 bytes) into `into`.
-    pub fn get_id(&mut self, queue: &mut SplitQueue, memory: &impl DmaMemory, into: DataBuffer) -> Result<Token, BlockError> {
+    pub fn get_id(
+        &mut self,
+        queue: &mut SplitQueue,
+        memory: &impl DmaMemory,
+        into: DataBuffer,
+    ) -> Result<Token, BlockError> {
         if into.length < ID_BYTES {
             return Err(BlockError::IdBufferTooSmall);
         }
@@ -156,13 +173,21 @@ impl BlockRequests {
             _ => outcome_of(self.read_status(memory, pending.slot)),
         };
         self.free_slots.push(pending.slot);
-        Ok(Completion { token, request: pending.request, outcome })
+        Ok(Completion {
+            token,
+            request: pending.request,
+            outcome,
+        })
     }
 
     /// Takes the next used chain from `queue` and completes it. A device
     /// error comes back as [`BlockError::Device`]; if it named a request,
     /// that request is abandoned (its slot freed).
-    pub fn complete_next(&mut self, queue: &mut SplitQueue, memory: &impl DmaMemory) -> Option<Result<Completion, BlockError>> {
+    pub fn complete_next(
+        &mut self,
+        queue: &mut SplitQueue,
+        memory: &impl DmaMemory,
+    ) -> Option<Result<Completion, BlockError>> {
         match queue.take_used(memory)? {
             Ok(used) => Some(self.complete(memory, used)),
             Err(error) => {
@@ -187,7 +212,10 @@ impl BlockRequests {
         if data.is_empty() {
             return Err(BlockError::NoData);
         }
-        let too_many = self.config.segment_limit.is_some_and(|limit| data.len() as u64 > u64::from(limit));
+        let too_many = self
+            .config
+            .segment_limit
+            .is_some_and(|limit| data.len() as u64 > u64::from(limit));
         if too_many {
             return Err(BlockError::TooManySegments);
         }
@@ -196,7 +224,11 @@ impl BlockRequests {
             if buffer.length % SECTOR_SIZE != 0 {
                 return Err(BlockError::NotWholeSectors);
             }
-            if self.config.segment_size_limit.is_some_and(|limit| buffer.length > limit) {
+            if self
+                .config
+                .segment_size_limit
+                .is_some_and(|limit| buffer.length > limit)
+            {
                 return Err(BlockError::SegmentTooLarge);
             }
             let buffer_sectors = u64::from(buffer.length / SECTOR_SIZE);
@@ -225,10 +257,22 @@ impl BlockRequests {
         memory.write_bytes(header_address, &header_of(request).to_bytes());
         memory.write_bytes(status_address, &[STATUS_NOT_WRITTEN]);
         let mut chain = Vec::with_capacity(data.len() + 2);
-        chain.push(Buffer { physical: header_address, length: HEADER_BYTES, direction: Direction::DeviceReads });
-        let data_buffers = data.iter().map(|buffer| Buffer { physical: buffer.physical, length: buffer.length, direction: data_direction });
+        chain.push(Buffer {
+            physical: header_address,
+            length: HEADER_BYTES,
+            direction: Direction::DeviceReads,
+        });
+        let data_buffers = data.iter().map(|buffer| Buffer {
+            physical: buffer.physical,
+            length: buffer.length,
+            direction: data_direction,
+        });
         chain.extend(data_buffers);
-        chain.push(Buffer { physical: status_address, length: 1, direction: Direction::DeviceWrites });
+        chain.push(Buffer {
+            physical: status_address,
+            length: 1,
+            direction: Direction::DeviceWrites,
+        });
         match queue.add(memory, &chain) {
             Ok(token) => match self.pending.get_mut(usize::from(token.head())) {
                 Some(entry) => {

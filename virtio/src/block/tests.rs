@@ -1,7 +1,7 @@
-//! Host tests of the block layer: the header format, the configuration,
-//! and full round trips against the fake disk (write, flush, read back,
-//! answers out of order), failures the device reports, requests refused
-//! before they reach the queue, and slot accounting.
+//! Host tests of block requests: full round trips against the fake disk
+//! (write, flush, read back, answers out of order), bring-up through the
+//! modern transport, failures the device reports, requests refused before
+//! they reach the queue, and slot accounting.
 
 use super::fake_disk::{AnswerOrder, FakeDisk};
 use super::*;
@@ -16,9 +16,9 @@ const BASE: u64 = 0x10_0000;
 const RING: u64 = BASE;
 const AREA: u64 = BASE + 0x4_0000;
 const DATA: u64 = BASE + 0x8_0000;
-const DISK_SECTORS: usize = 64;
+pub(super) const DISK_SECTORS: usize = 64;
 
-fn config(capacity_sectors: u64) -> BlockConfig {
+pub(super) fn config(capacity_sectors: u64) -> BlockConfig {
     BlockConfig {
         capacity_sectors,
         segment_size_limit: None,
@@ -41,37 +41,43 @@ fn rig(layout: RingLayout, config: BlockConfig) -> Rig {
     let memory = VecMemory::new(BASE, 0x10_0000);
     let queue = SplitQueue::new(&memory, layout, EventIndex::NotNegotiated);
     let requests = BlockRequests::new(AREA, &queue, config).unwrap();
-    Rig { memory, queue, requests, disk: FakeDisk::new(layout, DISK_SECTORS) }
+    Rig {
+        memory,
+        queue,
+        requests,
+        disk: FakeDisk::new(layout, DISK_SECTORS),
+    }
 }
 
 fn modern_rig(size: u16, config: BlockConfig) -> Rig {
-    rig(RingLayout::modern(size, RING, RING + 0x1_0000, RING + 0x2_0000).unwrap(), config)
+    rig(
+        RingLayout::modern(size, RING, RING + 0x1_0000, RING + 0x2_0000).unwrap(),
+        config,
+    )
 }
 
 fn sector(physical: u64, sectors: u32) -> DataBuffer {
-    DataBuffer { physical, length: sectors * SECTOR_SIZE }
+    DataBuffer {
+        physical,
+        length: sectors * SECTOR_SIZE,
+    }
 }
 
 fn pattern(seed: u8, length: usize) -> Vec<u8> {
-    (0..length).map(|n| seed.wrapping_mul(31).wrapping_add(n as u8)).collect()
+    (0..length)
+        .map(|n| seed.wrapping_mul(31).wrapping_add(n as u8))
+        .collect()
 }
 
 impl Rig {
     fn complete_all(&mut self) -> Vec<Completion> {
-        core::iter::from_fn(|| self.requests.complete_next(&mut self.queue, &self.memory)).map(|c| c.unwrap()).collect()
+        core::iter::from_fn(|| self.requests.complete_next(&mut self.queue, &self.memory))
+            .map(|c| c.unwrap())
+            .collect()
     }
 }
 
-#[test]
-fn the_header_is_type_reserved_sector_little_endian() {
-    let header = RequestHeader { request_type: RequestType::Out, sector: 0x0102_0304_0506_0708 };
-    assert_eq!(header.to_bytes(), [1, 0, 0, 0, 0, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1]);
-    let numbers = [RequestType::In, RequestType::Flush, RequestType::GetId, RequestType::Discard, RequestType::WriteZeroes];
-    assert_eq!(numbers.map(RequestType::number), [0, 4, 8, 11, 13]);
-    assert_eq!([0, 1, 2, 9].map(Status::from_byte), [Status::Ok, Status::IoError, Status::Unsupported, Status::Unknown(9)]);
-}
-
-fn device_config_bytes() -> Vec<u8> {
+pub(super) fn device_config_bytes() -> Vec<u8> {
     let mut bytes = vec![0u8; 60];
     bytes[0..8].copy_from_slice(&(DISK_SECTORS as u64).to_le_bytes());
     bytes[8..12].copy_from_slice(&4096u32.to_le_bytes());
@@ -79,28 +85,6 @@ fn device_config_bytes() -> Vec<u8> {
     bytes[20..24].copy_from_slice(&4096u32.to_le_bytes());
     bytes[34..36].copy_from_slice(&4u16.to_le_bytes());
     bytes
-}
-
-#[test]
-fn the_configuration_holds_only_what_was_negotiated() {
-    let mut device = modern_state(Features::VERSION_1, 1, 64);
-    device.device_config = device_config_bytes();
-    let (transport, _state) = fake_modern(device, 4);
-    let everything = BlockFeatures::SIZE_MAX | BlockFeatures::SEG_MAX | BlockFeatures::BLK_SIZE | BlockFeatures::MQ | BlockFeatures::READ_ONLY;
-    let full = BlockConfig::read(&transport, everything).unwrap();
-    assert_eq!(full.capacity_sectors, DISK_SECTORS as u64);
-    assert_eq!((full.segment_size_limit, full.segment_limit, full.block_size, full.queue_count), (Some(4096), Some(126), Some(4096), Some(4)));
-    assert!(full.is_read_only());
-    assert_eq!(full.flush, Flush::NotNegotiated);
-    let bare = BlockConfig::read(&transport, BlockFeatures::FLUSH).unwrap();
-    assert_eq!(bare, config(DISK_SECTORS as u64));
-}
-
-#[test]
-fn wanted_features_ask_for_flush_and_limits_but_not_multiqueue() {
-    let wanted = wanted_block_features();
-    assert!(wanted.contains(BlockFeatures::FLUSH | BlockFeatures::READ_ONLY | BlockFeatures::SEG_MAX));
-    assert!(!wanted.contains(BlockFeatures::MQ));
 }
 
 /// Writes sectors 0..8 in four requests, flushes, crashes the disk, reads
@@ -112,7 +96,11 @@ fn write_flush_crash_read(rig: &mut Rig) {
         let physical = DATA + 0x1000 * n as u64;
         rig.memory.write_bytes(physical, bytes);
         let data = [sector(physical, 1), sector(physical + 512, 1)];
-        tokens.push(rig.requests.write(&mut rig.queue, &rig.memory, 2 * n as u64, &data).unwrap());
+        tokens.push(
+            rig.requests
+                .write(&mut rig.queue, &rig.memory, 2 * n as u64, &data)
+                .unwrap(),
+        );
     }
     assert_eq!(rig.requests.in_flight(), 4);
     assert_eq!(rig.disk.serve(&rig.memory, AnswerOrder::Reversed), 4);
@@ -120,7 +108,9 @@ fn write_flush_crash_read(rig: &mut Rig) {
     let mut expected_tokens = tokens.clone();
     expected_tokens.reverse();
     assert_eq!(done.iter().map(|c| c.token).collect::<Vec<_>>(), expected_tokens);
-    assert!(done.iter().all(|c| c.outcome == Ok(()) && matches!(c.request, RequestKind::Write { sectors: 2, .. })));
+    assert!(done
+        .iter()
+        .all(|c| c.outcome == Ok(()) && matches!(c.request, RequestKind::Write { sectors: 2, .. })));
     rig.requests.flush(&mut rig.queue, &rig.memory).unwrap();
     rig.disk.serve(&rig.memory, AnswerOrder::AsTaken);
     assert_eq!(rig.complete_all()[0].request, RequestKind::Flush);
@@ -128,7 +118,14 @@ fn write_flush_crash_read(rig: &mut Rig) {
     let reads: [(u32, u32); 3] = [(0, 3), (3, 4), (7, 1)];
     for (first, count) in reads {
         let physical = DATA + 0x1_0000 + u64::from(first) * 512;
-        rig.requests.read(&mut rig.queue, &rig.memory, u64::from(first), &[sector(physical, count)]).unwrap();
+        rig.requests
+            .read(
+                &mut rig.queue,
+                &rig.memory,
+                u64::from(first),
+                &[sector(physical, count)],
+            )
+            .unwrap();
     }
     assert_eq!(rig.disk.serve(&rig.memory, AnswerOrder::Reversed), 3);
     assert!(rig.complete_all().iter().all(|c| c.outcome == Ok(())));
@@ -145,14 +142,19 @@ fn sectors_written_flushed_and_read_back_over_a_modern_ring() {
 
 #[test]
 fn sectors_written_flushed_and_read_back_over_a_legacy_ring() {
-    write_flush_crash_read(&mut rig(RingLayout::legacy(16, RING).unwrap(), config(DISK_SECTORS as u64)));
+    write_flush_crash_read(&mut rig(
+        RingLayout::legacy(16, RING).unwrap(),
+        config(DISK_SECTORS as u64),
+    ));
 }
 
 #[test]
 fn unflushed_writes_are_lost_in_a_crash() {
     let mut rig = modern_rig(16, config(DISK_SECTORS as u64));
     rig.memory.write_bytes(DATA, &pattern(7, 512));
-    rig.requests.write(&mut rig.queue, &rig.memory, 5, &[sector(DATA, 1)]).unwrap();
+    rig.requests
+        .write(&mut rig.queue, &rig.memory, 5, &[sector(DATA, 1)])
+        .unwrap();
     rig.disk.serve(&rig.memory, AnswerOrder::AsTaken);
     rig.complete_all();
     rig.disk.crash();
@@ -175,13 +177,28 @@ fn a_block_device_comes_up_through_the_modern_transport() {
         setup = Some((queue, notifier, config));
         Ok::<(), TransportError>(())
     });
-    assert_eq!(negotiated, Ok::<_, InitError<TransportError>>(Features::VERSION_1 | BlockFeatures::FLUSH | BlockFeatures::BLK_SIZE));
+    assert_eq!(
+        negotiated,
+        Ok::<_, InitError<TransportError>>(Features::VERSION_1 | BlockFeatures::FLUSH | BlockFeatures::BLK_SIZE)
+    );
     let (mut queue, notifier, config) = setup.unwrap();
-    assert_eq!((config.block_size, config.queue_count, config.flush), (Some(4096), None, Flush::Negotiated));
+    assert_eq!(
+        (config.block_size, config.queue_count, config.flush),
+        (Some(4096), None, Flush::Negotiated)
+    );
     let mut requests = BlockRequests::new(AREA, &queue, config).unwrap();
     let mut disk = FakeDisk::new(layout, DISK_SECTORS);
     disk.id = Some(*b"lamina-disk-0\0\0\0\0\0\0\0");
-    requests.get_id(&mut queue, &memory, DataBuffer { physical: DATA, length: 20 }).unwrap();
+    requests
+        .get_id(
+            &mut queue,
+            &memory,
+            DataBuffer {
+                physical: DATA,
+                length: 20,
+            },
+        )
+        .unwrap();
     if queue.should_notify(&memory) {
         transport.notify(notifier);
     }
@@ -197,20 +214,40 @@ fn a_block_device_comes_up_through_the_modern_transport() {
 #[test]
 fn failures_the_device_reports_become_request_failures() {
     let mut rig = modern_rig(16, config(DISK_SECTORS as u64 + 8));
-    rig.requests.read(&mut rig.queue, &rig.memory, DISK_SECTORS as u64, &[sector(DATA, 1)]).unwrap();
-    rig.requests.get_id(&mut rig.queue, &rig.memory, DataBuffer { physical: DATA, length: 20 }).unwrap();
+    rig.requests
+        .read(&mut rig.queue, &rig.memory, DISK_SECTORS as u64, &[sector(DATA, 1)])
+        .unwrap();
+    rig.requests
+        .get_id(
+            &mut rig.queue,
+            &rig.memory,
+            DataBuffer {
+                physical: DATA,
+                length: 20,
+            },
+        )
+        .unwrap();
     rig.disk.serve(&rig.memory, AnswerOrder::AsTaken);
     let outcomes: Vec<_> = rig.complete_all().iter().map(|c| c.outcome).collect();
-    assert_eq!(outcomes, [Err(RequestFailure::IoError), Err(RequestFailure::Unsupported)]);
+    assert_eq!(
+        outcomes,
+        [Err(RequestFailure::IoError), Err(RequestFailure::Unsupported)]
+    );
     rig.disk.status_override = Some(7);
     rig.requests.flush(&mut rig.queue, &rig.memory).unwrap();
     rig.disk.serve(&rig.memory, AnswerOrder::AsTaken);
-    assert_eq!(rig.complete_all()[0].outcome, Err(RequestFailure::UnknownStatus { status: 7 }));
+    assert_eq!(
+        rig.complete_all()[0].outcome,
+        Err(RequestFailure::UnknownStatus { status: 7 })
+    );
     rig.disk.status_override = None;
     rig.disk.skip_status = true;
     rig.requests.flush(&mut rig.queue, &rig.memory).unwrap();
     rig.disk.serve(&rig.memory, AnswerOrder::AsTaken);
-    assert_eq!(rig.complete_all()[0].outcome, Err(RequestFailure::UnknownStatus { status: 0xFF }));
+    assert_eq!(
+        rig.complete_all()[0].outcome,
+        Err(RequestFailure::UnknownStatus { status: 0xFF })
+    );
     rig.disk.skip_status = false;
     rig.disk.length_override = Some(0);
     rig.requests.flush(&mut rig.queue, &rig.memory).unwrap();
@@ -222,11 +259,21 @@ fn failures_the_device_reports_become_request_failures() {
 #[test]
 fn a_length_beyond_the_chain_abandons_the_request_and_reports_the_device() {
     let mut rig = modern_rig(16, config(DISK_SECTORS as u64));
-    let token = rig.requests.read(&mut rig.queue, &rig.memory, 0, &[sector(DATA, 1)]).unwrap();
+    let token = rig
+        .requests
+        .read(&mut rig.queue, &rig.memory, 0, &[sector(DATA, 1)])
+        .unwrap();
     rig.disk.length_override = Some(514);
     rig.disk.serve(&rig.memory, AnswerOrder::AsTaken);
-    let error = DeviceError::LengthTooLarge { token, written: 514, writable: 513 };
-    assert_eq!(rig.requests.complete_next(&mut rig.queue, &rig.memory), Some(Err(BlockError::Device(error))));
+    let error = DeviceError::LengthTooLarge {
+        token,
+        written: 514,
+        writable: 513,
+    };
+    assert_eq!(
+        rig.requests.complete_next(&mut rig.queue, &rig.memory),
+        Some(Err(BlockError::Device(error)))
+    );
     assert_eq!(rig.requests.in_flight(), 0);
     assert_eq!(rig.requests.complete_next(&mut rig.queue, &rig.memory), None);
 }
@@ -240,20 +287,59 @@ fn requests_the_device_must_not_see_are_refused_before_the_queue() {
     let mut rig = modern_rig(16, limited);
     let (queue, memory, requests) = (&mut rig.queue, &rig.memory, &mut rig.requests);
     let last = DISK_SECTORS as u64 - 1;
-    assert_eq!(requests.read(queue, memory, last, &[sector(DATA, 2)]), Err(BlockError::PastCapacity));
-    assert_eq!(requests.read(queue, memory, last, &[sector(DATA, 1), sector(DATA, 1)]), Err(BlockError::PastCapacity));
-    assert_eq!(requests.read(queue, memory, u64::MAX, &[sector(DATA, 1)]), Err(BlockError::PastCapacity));
-    assert_eq!(requests.read(queue, memory, 0, &[DataBuffer { physical: DATA, length: 100 }]), Err(BlockError::NotWholeSectors));
+    assert_eq!(
+        requests.read(queue, memory, last, &[sector(DATA, 2)]),
+        Err(BlockError::PastCapacity)
+    );
+    assert_eq!(
+        requests.read(queue, memory, last, &[sector(DATA, 1), sector(DATA, 1)]),
+        Err(BlockError::PastCapacity)
+    );
+    assert_eq!(
+        requests.read(queue, memory, u64::MAX, &[sector(DATA, 1)]),
+        Err(BlockError::PastCapacity)
+    );
+    assert_eq!(
+        requests.read(
+            queue,
+            memory,
+            0,
+            &[DataBuffer {
+                physical: DATA,
+                length: 100
+            }]
+        ),
+        Err(BlockError::NotWholeSectors)
+    );
     assert_eq!(requests.read(queue, memory, 0, &[]), Err(BlockError::NoData));
-    assert_eq!(requests.read(queue, memory, 0, &[sector(DATA, 1); 3]), Err(BlockError::TooManySegments));
-    assert_eq!(requests.write(queue, memory, 0, &[sector(DATA, 4)]), Err(BlockError::SegmentTooLarge));
+    assert_eq!(
+        requests.read(queue, memory, 0, &[sector(DATA, 1); 3]),
+        Err(BlockError::TooManySegments)
+    );
+    assert_eq!(
+        requests.write(queue, memory, 0, &[sector(DATA, 4)]),
+        Err(BlockError::SegmentTooLarge)
+    );
     assert_eq!(requests.flush(queue, memory), Err(BlockError::FlushNotNegotiated));
-    assert_eq!(requests.get_id(queue, memory, DataBuffer { physical: DATA, length: 19 }), Err(BlockError::IdBufferTooSmall));
+    assert_eq!(
+        requests.get_id(
+            queue,
+            memory,
+            DataBuffer {
+                physical: DATA,
+                length: 19
+            }
+        ),
+        Err(BlockError::IdBufferTooSmall)
+    );
     assert_eq!((queue.in_flight(), requests.in_flight()), (0, 0));
     let mut read_only = config(DISK_SECTORS as u64);
     read_only.access = Access::ReadOnly;
     let mut rig = modern_rig(16, read_only);
-    assert_eq!(rig.requests.write(&mut rig.queue, &rig.memory, 0, &[sector(DATA, 1)]), Err(BlockError::ReadOnly));
+    assert_eq!(
+        rig.requests.write(&mut rig.queue, &rig.memory, 0, &[sector(DATA, 1)]),
+        Err(BlockError::ReadOnly)
+    );
 }
 
 #[test]
@@ -276,12 +362,31 @@ fn slots_run_out_and_come_back_and_a_refused_chain_keeps_none() {
 #[test]
 fn completions_for_other_tokens_or_queues_are_refused() {
     let mut rig = modern_rig(16, config(DISK_SECTORS as u64));
-    let stranger = rig.queue.add(&rig.memory, &[crate::queue::Buffer { physical: 0, length: 1, direction: crate::queue::Direction::DeviceWrites }]).unwrap();
-    let used = Used { token: stranger, written_length: 1 };
-    assert_eq!(rig.requests.complete(&rig.memory, used), Err(BlockError::UnknownToken { token: stranger }));
+    let stranger = rig
+        .queue
+        .add(
+            &rig.memory,
+            &[crate::queue::Buffer {
+                physical: 0,
+                length: 1,
+                direction: crate::queue::Direction::DeviceWrites,
+            }],
+        )
+        .unwrap();
+    let used = Used {
+        token: stranger,
+        written_length: 1,
+    };
+    assert_eq!(
+        rig.requests.complete(&rig.memory, used),
+        Err(BlockError::UnknownToken { token: stranger })
+    );
     assert_eq!(rig.requests.abandon(Token::new(15)), None);
     let memory = VecMemory::new(BASE, 0x10_0000);
     let mut other = SplitQueue::new(&memory, RingLayout::legacy(8, RING).unwrap(), EventIndex::NotNegotiated);
     assert_eq!(rig.requests.flush(&mut other, &memory), Err(BlockError::OtherQueue));
-    assert_eq!(BlockRequests::new(u64::MAX - 8, &other, config(1)).err(), Some(BlockError::BadArea));
+    assert_eq!(
+        BlockRequests::new(u64::MAX - 8, &other, config(1)).err(),
+        Some(BlockError::BadArea)
+    );
 }

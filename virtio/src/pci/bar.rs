@@ -230,5 +230,10 @@ fn memory_bar(index: u8, raw: u64, mask: u64) -> BarSlot {
         0 => Prefetchable::No,
         _ => Prefetchable::Yes,
     };
-    BarSlot::Present(Bar::Memory { address, size, addressing, prefetchable })
+    BarSlot::Present(Bar::Memory {
+        address,
+        size,
+        addressing,
+        prefetchable,
+    })
 }

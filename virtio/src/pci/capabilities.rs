@@ -59,6 +59,39 @@ impl StructureLocation {
             _ => Err(PciError::StructureOutsideBar { bar: self.bar }),
         }
     }
+
+    /// Where the structure starts: the BAR's base plus the offset, checked
+    /// to lie inside the BAR.
+    pub fn start_in(&self, bars: &Bars) -> Result<StructureStart, PciError> {
+        let outside = PciError::StructureOutsideBar { bar: self.bar };
+        match self.bar_in(bars)? {
+            Bar::Io { port, .. } => {
+                let start = u32::from(port).checked_add(self.offset).ok_or(outside)?;
+                u16::try_from(start)
+                    .map(|port| StructureStart::Io { port })
+                    .map_err(|_| outside)
+            }
+            Bar::Memory { address, .. } => {
+                let physical = address.checked_add(u64::from(self.offset)).ok_or(outside)?;
+                Ok(StructureStart::Memory { physical })
+            }
+        }
+    }
+}
+
+/// The first register of a structure, in the space its BAR decodes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StructureStart {
+    /// An I/O port.
+    Io {
+        /// The port.
+        port: u16,
+    },
+    /// A physical address (to be mapped uncached).
+    Memory {
+        /// The address.
+        physical: u64,
+    },
 }
 
 /// The notification structure: queue `q`'s doorbell is at
@@ -194,7 +227,10 @@ fn record(config: &impl ConfigSpace, offset: u8, found: &mut Capabilities) -> Re
 fn read_msix(config: &impl ConfigSpace, offset: u8) -> Result<MsixCapability, PciError> {
     let start = fits(offset, MSIX_CAP_LENGTH)?;
     let control = config.read_u16(start + 2);
-    let location = |raw: u32| MsixLocation { bar: (raw & MSIX_BIR_MASK) as u8, offset: raw & !MSIX_BIR_MASK };
+    let location = |raw: u32| MsixLocation {
+        bar: (raw & MSIX_BIR_MASK) as u8,
+        offset: raw & !MSIX_BIR_MASK,
+    };
     Ok(MsixCapability {
         offset,
         table_size: (control & MSIX_TABLE_SIZE_MASK) + 1,
@@ -239,7 +275,10 @@ fn record_virtio(config: &impl ConfigSpace, offset: u8, found: &mut Capabilities
         VIRTIO_COMMON => _ = found.common.get_or_insert(location),
         VIRTIO_NOTIFY => {
             let offset_multiplier = config.read_u32(start + 16);
-            found.notify.get_or_insert(NotifyStructure { location, offset_multiplier });
+            found.notify.get_or_insert(NotifyStructure {
+                location,
+                offset_multiplier,
+            });
         }
         VIRTIO_ISR => _ = found.isr.get_or_insert(location),
         VIRTIO_DEVICE => _ = found.device.get_or_insert(location),

@@ -19,7 +19,11 @@ impl FakeConfig {
         let mut writable = [u32::MAX; 64];
         // Unimplemented BARs read back zero after the sizing write.
         writable[4..10].fill(0);
-        Self { registers: RefCell::new([0; 64]), writable, writes: RefCell::new(Vec::new()) }
+        Self {
+            registers: RefCell::new([0; 64]),
+            writable,
+            writes: RefCell::new(Vec::new()),
+        }
     }
 
     /// A virtio function with `device_id` and `subsystem` (device type for
@@ -88,12 +92,18 @@ impl FakeConfig {
 
 impl ConfigSpace for FakeConfig {
     fn read_u32(&self, offset: u16) -> u32 {
-        assert!(offset.is_multiple_of(4) && offset < 256, "unaligned or out-of-range read at {offset:#x}");
+        assert!(
+            offset.is_multiple_of(4) && offset < 256,
+            "unaligned or out-of-range read at {offset:#x}"
+        );
         self.registers.borrow()[usize::from(offset / 4)]
     }
 
     fn write_u32(&self, offset: u16, value: u32) {
-        assert!(offset.is_multiple_of(4) && offset < 256, "unaligned or out-of-range write at {offset:#x}");
+        assert!(
+            offset.is_multiple_of(4) && offset < 256,
+            "unaligned or out-of-range write at {offset:#x}"
+        );
         self.writes.borrow_mut().push((offset, value));
         let index = usize::from(offset / 4);
         let mut registers = self.registers.borrow_mut();

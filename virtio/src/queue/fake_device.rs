@@ -28,7 +28,11 @@ pub(crate) struct FakeDevice {
 
 impl FakeDevice {
     pub(crate) fn new(layout: RingLayout) -> Self {
-        Self { layout, next_available: 0, next_used: 0 }
+        Self {
+            layout,
+            next_available: 0,
+            next_used: 0,
+        }
     }
 
     fn mask(&self) -> u16 {
@@ -46,7 +50,10 @@ impl FakeDevice {
         let mut descriptors = Vec::new();
         let mut index = head;
         loop {
-            assert!(descriptors.len() < usize::from(self.layout.size()), "descriptor chain loops");
+            assert!(
+                descriptors.len() < usize::from(self.layout.size()),
+                "descriptor chain loops"
+            );
             let address = self.layout.descriptor(index);
             let flags = memory.read_u16(address + 12);
             descriptors.push(SeenDescriptor {

@@ -67,9 +67,18 @@ impl RingLayout {
     pub fn modern(size: u16, descriptors: u64, driver_area: u64, device_area: u64) -> Result<Self, LayoutError> {
         check_size(size)?;
         let areas = [
-            (aligned(descriptors, DESCRIPTOR_ALIGNMENT)?, Self::descriptor_table_bytes(size)),
-            (aligned(driver_area, DRIVER_AREA_ALIGNMENT)?, Self::driver_area_bytes(size)),
-            (aligned(device_area, DEVICE_AREA_ALIGNMENT)?, Self::device_area_bytes(size)),
+            (
+                aligned(descriptors, DESCRIPTOR_ALIGNMENT)?,
+                Self::descriptor_table_bytes(size),
+            ),
+            (
+                aligned(driver_area, DRIVER_AREA_ALIGNMENT)?,
+                Self::driver_area_bytes(size),
+            ),
+            (
+                aligned(device_area, DEVICE_AREA_ALIGNMENT)?,
+                Self::device_area_bytes(size),
+            ),
         ];
         let mut ends = [0u64; 3];
         for (end, (start, length)) in ends.iter_mut().zip(areas) {
@@ -82,7 +91,13 @@ impl RingLayout {
                 }
             }
         }
-        Ok(Self { size, descriptors, driver_area, device_area, shape: RingShape::Modern })
+        Ok(Self {
+            size,
+            descriptors,
+            driver_area,
+            device_area,
+            shape: RingShape::Modern,
+        })
     }
 
     /// Bytes of the descriptor table for `size` entries.

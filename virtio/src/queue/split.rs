@@ -135,7 +135,9 @@ impl SplitQueue {
     /// The chains in flight (to fail their requests after a reset).
     pub fn in_flight_tokens(&self) -> impl Iterator<Item = Token> + '_ {
         let heads = 0..self.size();
-        heads.filter(|head| self.in_flight[usize::from(*head)].is_some()).map(Token::new)
+        heads
+            .filter(|head| self.in_flight[usize::from(*head)].is_some())
+            .map(Token::new)
     }
 
     /// Writes `chain` into free descriptors and publishes it in the
@@ -158,7 +160,10 @@ impl SplitQueue {
         let count = chain.len() as u16; // At most the size: check_chain.
         self.free_head = self.links[usize::from(current)];
         self.free_count -= count;
-        self.in_flight[usize::from(head)] = Some(Chain { descriptors: count, writable });
+        self.in_flight[usize::from(head)] = Some(Chain {
+            descriptors: count,
+            writable,
+        });
         self.in_flight_count += 1;
         self.publish(memory, head);
         Ok(Token::new(head))
@@ -262,7 +267,10 @@ impl SplitQueue {
 
     fn take_next(&mut self, memory: &impl DmaMemory, device_index: u16) -> Result<Used, DeviceError> {
         if device_index.wrapping_sub(self.next_used) > self.in_flight_count {
-            return Err(DeviceError::UsedIndexTooFar { device_index, expected_from: self.next_used });
+            return Err(DeviceError::UsedIndexTooFar {
+                device_index,
+                expected_from: self.next_used,
+            });
         }
         // The element must not be read before the index that covers it.
         memory.barrier(Barrier::LoadsBeforeLoads);
@@ -289,14 +297,23 @@ impl SplitQueue {
             Ok(head) if head < self.size() => head,
             _ => return Err(DeviceError::IdOutOfRange { id }),
         };
-        let chain = self.in_flight[usize::from(head)].take().ok_or(DeviceError::IdNotInFlight { id })?;
+        let chain = self.in_flight[usize::from(head)]
+            .take()
+            .ok_or(DeviceError::IdNotInFlight { id })?;
         self.in_flight_count -= 1;
         self.free_chain(head, chain.descriptors);
         let token = Token::new(head);
         if written > chain.writable {
-            return Err(DeviceError::LengthTooLarge { token, written, writable: chain.writable });
+            return Err(DeviceError::LengthTooLarge {
+                token,
+                written,
+                writable: chain.writable,
+            });
         }
-        Ok(Used { token, written_length: written })
+        Ok(Used {
+            token,
+            written_length: written,
+        })
     }
 
     /// Puts the chain at `head` back on the free list, following the

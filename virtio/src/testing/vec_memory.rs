@@ -15,14 +15,21 @@ pub(crate) struct VecMemory {
 
 impl VecMemory {
     pub(crate) fn new(base: u64, length: usize) -> Self {
-        Self { base, bytes: RefCell::new(vec![0; length]), barriers: RefCell::new(Vec::new()) }
+        Self {
+            base,
+            bytes: RefCell::new(vec![0; length]),
+            barriers: RefCell::new(Vec::new()),
+        }
     }
 
     fn range(&self, physical: u64, length: usize) -> core::ops::Range<usize> {
         let start = physical.checked_sub(self.base).expect("access below test memory");
         let start = usize::try_from(start).unwrap();
         let end = start.checked_add(length).unwrap();
-        assert!(end <= self.bytes.borrow().len(), "access past test memory at {physical:#x}+{length}");
+        assert!(
+            end <= self.bytes.borrow().len(),
+            "access past test memory at {physical:#x}+{length}"
+        );
         start..end
     }
 

@@ -28,7 +28,9 @@ pub fn read_config_consistently<T: Transport + ?Sized, V>(
 /// Reads the 64-bit device configuration field at `offset` as two 32-bit
 /// halves of the same generation.
 pub fn read_config_u64<T: Transport + ?Sized>(transport: &T, offset: u32) -> Result<u64, TransportError> {
-    let high_offset = offset.checked_add(4).ok_or(TransportError::ConfigOutOfRange { offset, width: 8 })?;
+    let high_offset = offset
+        .checked_add(4)
+        .ok_or(TransportError::ConfigOutOfRange { offset, width: 8 })?;
     read_config_consistently(transport, |transport| {
         let low = transport.read_config_u32(offset)?;
         let high = transport.read_config_u32(high_offset)?;

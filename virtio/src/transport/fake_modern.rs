@@ -59,15 +59,36 @@ pub(crate) struct FakeBlock {
     block: Block,
 }
 
-pub(crate) fn fake_modern(state: ModernState, notify_multiplier: u32) -> (ModernTransport<FakeBlock>, Rc<RefCell<ModernState>>) {
+pub(crate) fn fake_modern(
+    state: ModernState,
+    notify_multiplier: u32,
+) -> (ModernTransport<FakeBlock>, Rc<RefCell<ModernState>>) {
     let device_length = state.device_config.len() as u32;
     let state = Rc::new(RefCell::new(state));
-    let block = |block| FakeBlock { state: state.clone(), block };
+    let block = |block| FakeBlock {
+        state: state.clone(),
+        block,
+    };
     let transport = ModernTransport::new(
-        Region { registers: block(Block::Common), length: 56 },
-        NotifyRegion { region: Region { registers: block(Block::Notify), length: 0x1000 }, offset_multiplier: notify_multiplier },
-        Region { registers: block(Block::Isr), length: 1 },
-        Some(Region { registers: block(Block::Device), length: device_length }),
+        Region {
+            registers: block(Block::Common),
+            length: 56,
+        },
+        NotifyRegion {
+            region: Region {
+                registers: block(Block::Notify),
+                length: 0x1000,
+            },
+            offset_multiplier: notify_multiplier,
+        },
+        Region {
+            registers: block(Block::Isr),
+            length: 1,
+        },
+        Some(Region {
+            registers: block(Block::Device),
+            length: device_length,
+        }),
     )
     .unwrap();
     (transport, state)
@@ -75,7 +96,12 @@ pub(crate) fn fake_modern(state: ModernState, notify_multiplier: u32) -> (Modern
 
 /// A device offering `offered` with `queues` queues of `maximum` entries.
 pub(crate) fn modern_state(offered: Features, queues: u16, maximum: u16) -> ModernState {
-    let queue = |index| FakeQueue { maximum, size: maximum, notify_off: index, ..FakeQueue::default() };
+    let queue = |index| FakeQueue {
+        maximum,
+        size: maximum,
+        notify_off: index,
+        ..FakeQueue::default()
+    };
     ModernState {
         offered: offered.bits(),
         acceptable: offered.bits(),
@@ -118,7 +144,9 @@ impl ModernState {
         match offset {
             0 => self.device_select = value,
             8 => self.driver_select = value,
-            12 if self.driver_select == 0 => self.driver_features = self.driver_features & !0xFFFF_FFFF | u64::from(value),
+            12 if self.driver_select == 0 => {
+                self.driver_features = self.driver_features & !0xFFFF_FFFF | u64::from(value)
+            }
             12 => self.driver_features = self.driver_features & 0xFFFF_FFFF | u64::from(value) << 32,
             20 => self.write_status(value as u8),
             22 => self.selected = value as u16,
@@ -137,7 +165,9 @@ impl ModernState {
             self.status = 0;
             self.resetting = self.reset_delay;
             self.driver_features = 0;
-            self.queues.iter_mut().for_each(|queue| (queue.enabled, queue.size) = (0, queue.maximum));
+            self.queues
+                .iter_mut()
+                .for_each(|queue| (queue.enabled, queue.size) = (0, queue.maximum));
             return;
         }
         let accepts = self.driver_features & !self.acceptable == 0;

@@ -31,8 +31,7 @@ impl Features {
     pub const NOTIFICATION_DATA: Self = Self::bit(38);
     /// What this crate cannot do: packed rings, indirect descriptors,
     /// notifications with data. Never negotiated.
-    pub const UNSUPPORTED: Self =
-        Self(Self::RING_PACKED.0 | Self::RING_INDIRECT_DESC.0 | Self::NOTIFICATION_DATA.0);
+    pub const UNSUPPORTED: Self = Self(Self::RING_PACKED.0 | Self::RING_INDIRECT_DESC.0 | Self::NOTIFICATION_DATA.0);
 
     /// The set holding only bit `number` (below 64).
     pub const fn bit(number: u32) -> Self {

@@ -6,8 +6,7 @@
 //! layout of exactly the device's queue size.
 
 use super::{
-    DeviceStatus, Features, InterruptStatus, QueueNotifier, Region, Registers, Transport, TransportError,
-    TransportKind,
+    DeviceStatus, Features, InterruptStatus, QueueNotifier, Region, Registers, Transport, TransportError, TransportKind,
 };
 use crate::pci::MsixState;
 use crate::queue::{RingLayout, RingShape, LEGACY_ALIGNMENT};
@@ -41,7 +40,10 @@ impl<R: Registers> LegacyTransport<R> {
             MsixState::Enabled => DEVICE_CONFIG_WITH_MSIX,
         };
         if region.length < device_config {
-            return Err(TransportError::RegionTooShort { length: region.length, needed: device_config });
+            return Err(TransportError::RegionTooShort {
+                length: region.length,
+                needed: device_config,
+            });
         }
         Ok(Self { region, device_config })
     }
@@ -99,7 +101,10 @@ impl<R: Registers> Transport for LegacyTransport<R> {
         }
         let device = self.max_queue_size(queue)?;
         if layout.size() != device {
-            return Err(TransportError::QueueSizeMismatch { size: layout.size(), device });
+            return Err(TransportError::QueueSizeMismatch {
+                size: layout.size(),
+                device,
+            });
         }
         if self.registers().read_u32(QUEUE_PAGE_NUMBER) != 0 {
             return Err(TransportError::QueueAlreadyEnabled { queue });

@@ -8,8 +8,7 @@
 //! device already has enabled.
 
 use super::{
-    DeviceStatus, Features, InterruptStatus, QueueNotifier, Region, Registers, Transport, TransportError,
-    TransportKind,
+    DeviceStatus, Features, InterruptStatus, QueueNotifier, Region, Registers, Transport, TransportError, TransportKind,
 };
 use crate::queue::RingLayout;
 
@@ -62,12 +61,24 @@ impl<R: Registers> ModernTransport<R> {
         isr: Region<R>,
         device: Option<Region<R>>,
     ) -> Result<Self, TransportError> {
-        for (region, needed) in [(&common, COMMON_CONFIG_LENGTH), (&isr, 1), (&notify.region, DOORBELL_WIDTH)] {
+        for (region, needed) in [
+            (&common, COMMON_CONFIG_LENGTH),
+            (&isr, 1),
+            (&notify.region, DOORBELL_WIDTH),
+        ] {
             if region.length < needed {
-                return Err(TransportError::RegionTooShort { length: region.length, needed });
+                return Err(TransportError::RegionTooShort {
+                    length: region.length,
+                    needed,
+                });
             }
         }
-        Ok(Self { common, notify, isr, device })
+        Ok(Self {
+            common,
+            notify,
+            isr,
+            device,
+        })
     }
 
     fn common(&self) -> &R {
@@ -144,7 +155,10 @@ impl<R: Registers> Transport for ModernTransport<R> {
     fn setup_queue(&mut self, queue: u16, layout: &RingLayout) -> Result<QueueNotifier, TransportError> {
         let maximum = self.select(queue)?;
         if layout.size() > maximum {
-            return Err(TransportError::QueueTooLarge { size: layout.size(), maximum });
+            return Err(TransportError::QueueTooLarge {
+                size: layout.size(),
+                maximum,
+            });
         }
         if self.common().read_u16(QUEUE_ENABLE) != 0 {
             return Err(TransportError::QueueAlreadyEnabled { queue });
@@ -159,7 +173,10 @@ impl<R: Registers> Transport for ModernTransport<R> {
     }
 
     fn notify(&self, notifier: QueueNotifier) {
-        self.notify.region.registers.write_u16(notifier.offset(), notifier.queue());
+        self.notify
+            .region
+            .registers
+            .write_u16(notifier.offset(), notifier.queue());
     }
 
     fn take_interrupt_status(&self) -> InterruptStatus {
