@@ -51,7 +51,7 @@ pub fn checked_byte_range(
     length: usize,
     sector_count: u64,
 ) -> Result<core::ops::Range<u64>, IoError> {
-    if length % SECTOR_SIZE != 0 {
+    if !length.is_multiple_of(SECTOR_SIZE) {
         return Err(IoError::PartialSector);
     }
     let sectors = (length / SECTOR_SIZE) as u64;

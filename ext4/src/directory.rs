@@ -95,7 +95,7 @@ fn check_record(record: &[u8], superblock: &Superblock, structure: Structure) ->
     if length < SMALLEST_RECORD {
         return fail("rec_len is smaller than minimal");
     }
-    if length % 4 != 0 {
+    if !length.is_multiple_of(4) {
         return fail("rec_len % 4 != 0");
     }
     if length < needed_record_length(usize::from(byte(record, 6))) {
@@ -155,4 +155,27 @@ pub fn leaf_records<'a>(
 /// A leaf block's checksum: `crc32c(inode seed, records)`.
 pub fn leaf_checksum(records: &[u8], seed: u32) -> u32 {
     crc32c(seed, records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_lengths_of_64_kib_blocks_carry_two_more_bits() {
+        assert_eq!(record_length(12, 4096), 12);
+        assert_eq!(record_length(u16::MAX, 4096), 65535);
+        assert_eq!(record_length(u16::MAX, 65536), 65536);
+        assert_eq!(record_length(0, 65536), 65536);
+        assert_eq!(record_length(0xFFF0, 65536), 0xFFF0);
+        assert_eq!(record_length(0x0011, 65536), 0x1_0010);
+    }
+
+    #[test]
+    fn names_need_eight_bytes_of_header_rounded_to_four() {
+        assert_eq!(needed_record_length(1), 12);
+        assert_eq!(needed_record_length(4), 12);
+        assert_eq!(needed_record_length(5), 16);
+        assert_eq!(needed_record_length(255), 264);
+    }
 }

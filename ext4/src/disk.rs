@@ -38,7 +38,7 @@ impl<D: BlockDevice> Disk<D> {
     pub fn read_blocks(&self, first_block: u64, buffer: &mut [u8], structure: Structure) -> Result<(), Error> {
         let outside = Error::corrupted(structure, Problem::Invalid("block outside the file system"));
         let block_size = self.block_size as usize;
-        if block_size == 0 || buffer.len() % block_size != 0 {
+        if block_size == 0 || !buffer.len().is_multiple_of(block_size) {
             return Err(Error::Io(crate::IoError::PartialSector));
         }
         let count = (buffer.len() / block_size) as u64;

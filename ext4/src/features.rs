@@ -74,8 +74,7 @@ pub mod incompatible {
     pub const CASEFOLD: u32 = 0x20000;
 
     /// The bits this crate reads.
-    pub const READABLE: u32 =
-        FILETYPE | RECOVER | META_BG | EXTENTS | SIXTY_FOUR_BIT | FLEX_BG | CSUM_SEED | LARGEDIR;
+    pub const READABLE: u32 = FILETYPE | RECOVER | META_BG | EXTENTS | SIXTY_FOUR_BIT | FLEX_BG | CSUM_SEED | LARGEDIR;
 }
 
 /// `s_feature_ro_compat`: must be understood to write.
@@ -264,7 +263,9 @@ mod tests {
     #[test]
     fn unknown_ro_compat_bits_mount_read_only() {
         let mount = mount_policy(incompatible::FILETYPE, read_only_compatible::QUOTA | 0x0100_0000).unwrap();
-        let Mount::ReadOnly(ReadOnlyReason::Features(names)) = mount else { panic!("expected read-only, got {mount:?}") };
+        let Mount::ReadOnly(ReadOnlyReason::Features(names)) = mount else {
+            panic!("expected read-only, got {mount:?}")
+        };
         assert_eq!(names.to_string(), "quota,unknown(0x1000000)");
     }
 

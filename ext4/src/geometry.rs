@@ -142,7 +142,7 @@ impl Superblock {
 }
 
 fn is_power_of(mut number: u32, base: u32) -> bool {
-    while number > 1 && number % base == 0 {
+    while number > 1 && number.is_multiple_of(base) {
         number /= base;
     }
     number == 1

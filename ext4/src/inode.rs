@@ -134,6 +134,9 @@ impl Inode {
     /// Parses and checks the on-disk inode `bytes` (`s_inode_size` long).
     pub fn parse(bytes: &[u8], number: InodeNumber, superblock: &Superblock) -> Result<Self, Error> {
         let structure = Structure::Inode(number.0);
+        if bytes.len() < EXTRA_START {
+            return Err(Error::invalid(structure, "inode smaller than 128 bytes"));
+        }
         let extra_size = extra_size(bytes, structure)?;
         let generation = le32(bytes, 0x64);
         let checksum_seed = checksum_seed(superblock, number, generation);
@@ -208,7 +211,8 @@ impl Inode {
         put_le32(&mut bytes, 0x14, self.deletion_time);
         put(&mut bytes, 0x28, &self.block_area);
         let extra_end = EXTRA_START + usize::from(self.extra_size);
-        let times = [(0x8, 0x8C, self.access_time), (0xC, 0x84, self.change_time), (0x10, 0x88, self.modification_time)];
+        let times =
+            [(0x8, 0x8C, self.access_time), (0xC, 0x84, self.change_time), (0x10, 0x88, self.modification_time)];
         for (base, extra, time) in times {
             let (base_word, extra_word) = time.encode();
             put_le32(&mut bytes, base, base_word);
@@ -232,7 +236,7 @@ fn extra_size(bytes: &[u8], structure: Structure) -> Result<u16, Error> {
         return Ok(0);
     }
     let extra = le16(bytes, 0x80);
-    if EXTRA_START + usize::from(extra) > bytes.len() || extra % 4 != 0 {
+    if EXTRA_START + usize::from(extra) > bytes.len() || !extra.is_multiple_of(4) {
         return Err(Error::invalid(structure, "i_extra_isize out of range"));
     }
     Ok(extra)

@@ -36,7 +36,8 @@ pub fn read_inode<D: BlockDevice>(
     let mut block = vec![0u8; superblock.block_size as usize];
     disk.read_blocks(location.block, &mut block, Structure::Inode(number.0))?;
     let end = location.offset + usize::from(superblock.inode_size);
-    let bytes = block.get(location.offset..end).ok_or(Error::invalid(Structure::Inode(number.0), "outside its block"))?;
+    let bytes =
+        block.get(location.offset..end).ok_or(Error::invalid(Structure::Inode(number.0), "outside its block"))?;
     Inode::parse(bytes, number, superblock)
 }
 

@@ -8,7 +8,7 @@
 
 use crate::block_device::BlockDevice;
 use crate::disk::Disk;
-use crate::error::Error;
+use crate::error::{Error, Structure};
 use crate::inode::Inode;
 use crate::superblock::Superblock;
 
@@ -57,9 +57,14 @@ pub fn map_block<D: BlockDevice>(
         return Ok(Run::Hole { length: u64::MAX - logical + 1 });
     }
     let logical = logical as u32;
-    if inode.uses_extents() {
-        crate::extents::map(disk, superblock, inode, logical)
+    let run = if inode.uses_extents() {
+        crate::extents::map(disk, superblock, inode, logical)?
     } else {
-        crate::block_map::map(disk, superblock, inode, logical)
+        crate::block_map::map(disk, superblock, inode, logical)?
+    };
+    // Callers advance by the run's length: an empty run would never end.
+    if run.length() == 0 {
+        return Err(Error::invalid(Structure::Inode(inode.number.0), "empty block run"));
     }
+    Ok(run)
 }

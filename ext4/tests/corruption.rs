@@ -97,16 +97,26 @@ fn checksummed_targets(image: &[u8]) -> Vec<Target> {
     let fragmented_root = fs.inode(fragmented).unwrap().block_area;
     let index_node = u64::from(le32(&fragmented_root, 16));
     let leaf = u64::from(le32(image, block_range(&fs, index_node).start + 16));
+    let superblock = 1024..2048;
+    let first_descriptor = 2 * block_size..2 * block_size + 64;
     vec![
-        Target { name: "superblock", ranges: vec![1024..2048], expect: Expect::OpenFails },
+        Target { name: "superblock", ranges: vec![superblock], expect: Expect::OpenFails },
         Target {
             name: "group descriptor 0",
-            ranges: vec![2 * block_size..2 * block_size + 64],
+            ranges: vec![first_descriptor],
             expect: Expect::OpenCorrupt(Structure::GroupDescriptor(0)),
         },
-        Target { name: "inode of /megabyte", ranges: vec![inode_range(megabyte)], expect: Expect::InodeCorrupt(megabyte.0) },
+        Target {
+            name: "inode of /megabyte",
+            ranges: vec![inode_range(megabyte)],
+            expect: Expect::InodeCorrupt(megabyte.0),
+        },
         Target { name: "root inode", ranges: vec![inode_range(fs.root())], expect: Expect::InodeCorrupt(2) },
-        Target { name: "root directory block", ranges: vec![block_range(&fs, root_block)], expect: Expect::DirectoryCorrupt(2) },
+        Target {
+            name: "root directory block",
+            ranges: vec![block_range(&fs, root_block)],
+            expect: Expect::DirectoryCorrupt(2),
+        },
         Target {
             name: "htree root of /many (checksummed part)",
             ranges: vec![many_root.start..many_root.start + 32 + 8 * count, tail..tail + 8],
@@ -117,8 +127,16 @@ fn checksummed_targets(image: &[u8]) -> Vec<Target> {
             ranges: vec![block_range(&fs, physical(&fs, many, 1))],
             expect: Expect::DirectoryCorrupt(many.0),
         },
-        Target { name: "extent index node", ranges: vec![block_range(&fs, index_node)], expect: Expect::ExtentCorrupt(fragmented.0) },
-        Target { name: "extent leaf", ranges: vec![block_range(&fs, leaf)], expect: Expect::ExtentCorrupt(fragmented.0) },
+        Target {
+            name: "extent index node",
+            ranges: vec![block_range(&fs, index_node)],
+            expect: Expect::ExtentCorrupt(fragmented.0),
+        },
+        Target {
+            name: "extent leaf",
+            ranges: vec![block_range(&fs, leaf)],
+            expect: Expect::ExtentCorrupt(fragmented.0),
+        },
     ]
 }
 

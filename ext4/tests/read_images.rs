@@ -53,7 +53,9 @@ fn compare_directory(fs: &Ext4<MemoryDisk>, inode: &Inode, parent: InodeNumber, 
                 subdirectories += 1;
                 compare_directory(fs, &child, inode.number, &source, false);
             }
-            FileType::Regular => assert!(read_all(fs, &child, u64::MAX).unwrap() == fs::read(&source).unwrap(), "contents of {source:?}"),
+            FileType::Regular => {
+                assert!(read_all(fs, &child, u64::MAX).unwrap() == fs::read(&source).unwrap(), "contents of {source:?}")
+            }
             FileType::Symlink => {
                 let target = fs::read_link(&source).unwrap().into_os_string().into_encoded_bytes();
                 assert_eq!(fs.read_link(&child).unwrap(), target, "target of {source:?}");
@@ -137,7 +139,13 @@ fn check_paths(fs: &Ext4<MemoryDisk>) {
     assert_eq!(fs.resolve(b"/missing"), Err(Error::NotFound));
     assert_eq!(fs.resolve(b"/one/x"), Err(Error::NotADirectory));
     assert_eq!(fs.resolve(b"one"), Err(Error::NotAbsolute));
-    assert_eq!(fs.resolve(&[b'a'; 300].iter().fold(vec![b'/'], |mut path, &b| { path.push(b); path })), Err(Error::NameTooLong));
+    assert_eq!(
+        fs.resolve(&[b'a'; 300].iter().fold(vec![b'/'], |mut path, &b| {
+            path.push(b);
+            path
+        })),
+        Err(Error::NameTooLong)
+    );
     assert_eq!(fs.read_link(&one), Err(Error::NotASymlink));
     assert_eq!(fs.lookup(&one, b"x"), Err(Error::NotADirectory));
 }
@@ -145,7 +153,9 @@ fn check_paths(fs: &Ext4<MemoryDisk>) {
 fn check_reads_at_offsets(fs: &Ext4<MemoryDisk>) {
     let source = fs::read(source_tree().join("megabyte")).unwrap();
     let megabyte = found(fs, "/megabyte");
-    for (offset, length) in [(0usize, 1usize), (1, 4096), (1023, 2), (4095, 8193), (500_000, 70_000), ((1 << 20) - 3, 10)] {
+    for (offset, length) in
+        [(0usize, 1usize), (1, 4096), (1023, 2), (4095, 8193), (500_000, 70_000), ((1 << 20) - 3, 10)]
+    {
         let mut buffer = vec![0xAA; length];
         let count = fs.read(&megabyte, offset as u64, &mut buffer).unwrap();
         let end = (offset + length).min(source.len());
@@ -160,10 +170,16 @@ fn check_reads_at_offsets(fs: &Ext4<MemoryDisk>) {
     assert!(hole.iter().all(|&byte| byte == 0), "a hole reads as zeros");
 }
 
-/// `debugfs stat` agrees with the parsed inode on the fields it prints.
-fn check_against_debugfs(image: &[u8], fs: &Ext4<MemoryDisk>, path: &str) {
-    let inode = found(fs, path);
-    let output = debugfs(&mut image.to_vec(), &[&format!("stat {path}")]);
+/// `debugfs stat` agrees with the parsed inodes on the fields it prints.
+fn check_against_debugfs(image: &[u8], fs: &Ext4<MemoryDisk>, paths: &[&str]) {
+    let requests: Vec<String> = paths.iter().map(|path| format!("stat {path}")).collect();
+    let requests: Vec<&str> = requests.iter().map(String::as_str).collect();
+    for (path, output) in paths.iter().zip(debugfs(&mut image.to_vec(), &requests)) {
+        compare_stat(&found(fs, path), &output, path);
+    }
+}
+
+fn compare_stat(inode: &Inode, output: &str, path: &str) {
     let field = |name: &str| {
         let start = output.find(name).unwrap_or_else(|| panic!("no {name} in {output}")) + name.len();
         output[start..].split_whitespace().next().unwrap().to_string()
@@ -193,9 +209,7 @@ fn one_kib_blocks_with_metadata_csum_read_back_exactly() {
     assert!(found(&fs, "/many").is_htree(), "e2fsck -D indexes a 200-entry directory");
     let fragmented = found(&fs, "/fragmented");
     assert_eq!(u16::from_le_bytes([fragmented.block_area[6], fragmented.block_area[7]]), 2, "extent depth");
-    for path in ["/megabyte", "/fragmented", "/many", "/private", "/long-link", "/sparse"] {
-        check_against_debugfs(&image, &fs, path);
-    }
+    check_against_debugfs(&image, &fs, &["/megabyte", "/fragmented", "/many", "/private", "/long-link", "/sparse"]);
 }
 
 #[test]
@@ -203,9 +217,7 @@ fn four_kib_blocks_with_metadata_csum_read_back_exactly() {
     let image = make_image(4096, 64, &[]);
     let fs = check_image(&image, metadata_csum);
     assert_eq!(fs.superblock().descriptor_size, 64);
-    for path in ["/megabyte", "/fragmented", "/many", "/fifo"] {
-        check_against_debugfs(&image, &fs, path);
-    }
+    check_against_debugfs(&image, &fs, &["/megabyte", "/fragmented", "/many", "/fifo"]);
 }
 
 #[test]
@@ -220,7 +232,7 @@ fn block_maps_without_extents_read_back_exactly() {
     let image = make_image(1024, 16, &["-O", "^extent,^64bit"]);
     let fs = check_image(&image, metadata_csum);
     assert!(!found(&fs, "/megabyte").uses_extents(), "double indirect blocks in use");
-    check_against_debugfs(&image, &fs, "/megabyte");
+    check_against_debugfs(&image, &fs, &["/megabyte"]);
 }
 
 #[test]
@@ -263,7 +275,7 @@ fn nanoseconds_and_epoch_bits_of_times_are_decoded() {
     assert_eq!(one.modification_time.nanoseconds, 123_456_789);
     assert_eq!(one.modification_time.seconds >> 32, 1, "epoch bit");
     assert_eq!(one.access_time.nanoseconds, 1);
-    check_against_debugfs(&image, &fs, "/one");
+    check_against_debugfs(&image, &fs, &["/one"]);
 }
 
 #[test]
@@ -287,4 +299,37 @@ fn encoding_parsed_structures_gives_back_the_bytes_read() {
         let stored = &image[start..start + usize::from(fs.superblock().inode_size)];
         assert!(inode.encode(fs.superblock()) == stored, "inode {number}");
     }
+}
+
+#[test]
+fn a_two_level_htree_directory_lists_and_finds_every_name() {
+    let tree = common::TempDir::new("huge-directory");
+    let directory = tree.0.join("huge");
+    fs::create_dir(&directory).unwrap();
+    // Three 250-byte names per 1 KiB block: 200 leaves, more than one root holds.
+    let names: BTreeSet<Vec<u8>> =
+        (0..600).map(|index| format!("{index:04}-{}", "n".repeat(245)).into_bytes()).collect();
+    for name in &names {
+        fs::write(directory.join(std::str::from_utf8(name).unwrap()), b"").unwrap();
+    }
+    let image = common::make_image_from(&tree.0, 1024, 16, &[]);
+    let fs = open(&image).unwrap();
+    let huge = found(&fs, "/huge");
+    assert!(huge.is_htree());
+    let Ok(ext4::Run::Data { physical, .. }) = fs.map_block(&huge, 0) else { panic!("no root block") };
+    assert_eq!(image[physical as usize * 1024 + 30], 1, "indirect levels of the htree root");
+    let listed: BTreeSet<Vec<u8>> = fs.read_dir(&huge).unwrap().into_iter().map(|entry| entry.name).collect();
+    assert_eq!(listed.len(), names.len() + 2);
+    assert!(names.is_subset(&listed));
+    for name in names.iter().step_by(59) {
+        assert!(fs.lookup(&huge, name).unwrap().is_some(), "lookup {}", String::from_utf8_lossy(name));
+    }
+    assert_eq!(fs.lookup(&huge, b"absent").unwrap(), None);
+}
+
+#[test]
+fn small_inodes_with_metadata_csum_keep_only_the_low_checksum_half() {
+    let image = make_image(1024, 16, &["-I", "128"]);
+    let fs = check_image(&image, metadata_csum);
+    assert_eq!(fs.superblock().inode_size, 128);
 }

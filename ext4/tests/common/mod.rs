@@ -67,12 +67,13 @@ pub fn require_e2fsprogs() {
 /// The source tree every image is made from (built once per test process).
 pub fn source_tree() -> &'static Path {
     static TREE: OnceLock<TempDir> = OnceLock::new();
-    &TREE.get_or_init(|| {
-        let dir = TempDir::new("tree");
-        build_tree(&dir.0);
-        dir
-    })
-    .0
+    &TREE
+        .get_or_init(|| {
+            let dir = TempDir::new("tree");
+            build_tree(&dir.0);
+            dir
+        })
+        .0
 }
 
 fn build_tree(root: &Path) {
@@ -136,18 +137,21 @@ pub fn make_image_from(tree: &Path, block_size: u32, megabytes: u32, options: &[
     fs::read(&image).unwrap()
 }
 
-/// Runs debugfs `request` on `image` (a copy, written back when `writable`).
-pub fn debugfs(image: &mut Vec<u8>, requests: &[&str]) -> String {
+/// Runs each debugfs request on `image` (writable, so `sif` changes it);
+/// returns each request's output.
+pub fn debugfs(image: &mut Vec<u8>, requests: &[&str]) -> Vec<String> {
     let dir = TempDir::new("debugfs");
     let path = dir.0.join("image");
     fs::write(&path, &*image).unwrap();
-    let mut output = String::new();
-    for request in requests {
-        let result = Command::new(DEBUGFS).args(["-w", "-R", request]).arg(&path).output().unwrap();
-        output.push_str(&String::from_utf8_lossy(&result.stdout));
-    }
+    let outputs = requests
+        .iter()
+        .map(|request| {
+            let result = Command::new(DEBUGFS).args(["-w", "-R", request]).arg(&path).output().unwrap();
+            String::from_utf8_lossy(&result.stdout).into_owned()
+        })
+        .collect();
     *image = fs::read(&path).unwrap();
-    output
+    outputs
 }
 
 pub fn open(image: &[u8]) -> Result<Ext4<MemoryDisk>, Error> {
