@@ -155,14 +155,6 @@ pub enum Unsupported {
     Features(FeatureNames),
     /// A `metadata_csum` checksum algorithm other than crc32c (1).
     ChecksumType(u8),
-    /// An inode uses a representation this crate does not read (the text
-    /// says which flag).
-    InodeFlag {
-        /// The inode.
-        inode: u32,
-        /// The flag's name.
-        flag: &'static str,
-    },
 }
 
 impl fmt::Display for Structure {
@@ -202,7 +194,6 @@ impl fmt::Display for Unsupported {
         match self {
             Unsupported::Features(names) => write!(formatter, "unsupported features: {names}"),
             Unsupported::ChecksumType(kind) => write!(formatter, "unsupported checksum type {kind}"),
-            Unsupported::InodeFlag { inode, flag } => write!(formatter, "inode {inode}: unsupported {flag}"),
         }
     }
 }

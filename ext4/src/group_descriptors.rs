@@ -134,11 +134,14 @@ pub fn descriptor_checksum(superblock: &Superblock, group: u32, bytes: &[u8]) ->
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct GroupDescriptors {
     descriptors: Vec<GroupDescriptor>,
+    /// Each descriptor as read, `descriptor_size` bytes per group.
+    bytes: Vec<u8>,
+    descriptor_size: usize,
 }
 
 impl GroupDescriptors {
     /// Reads and checks the descriptors of all groups.
-    pub fn read<D: BlockDevice>(disk: &Disk<D>, superblock: &Superblock) -> Result<Self, Error> {
+    pub(crate) fn read<D: BlockDevice>(disk: &Disk<D>, superblock: &Superblock) -> Result<Self, Error> {
         let table_blocks = superblock.descriptor_block_count();
         let meta_bg = superblock.incompatible_features & incompatible::META_BG != 0;
         if meta_bg && superblock.first_meta_bg > table_blocks {
@@ -147,6 +150,7 @@ impl GroupDescriptors {
         let size = usize::from(superblock.descriptor_size);
         let mut block = vec![0u8; superblock.block_size as usize];
         let mut descriptors = Vec::new();
+        let mut table = Vec::new();
         for table_block in 0..table_blocks {
             let location = descriptor_block_location(superblock, table_block, meta_bg);
             disk.read_blocks(location, &mut block, Structure::Superblock)?;
@@ -156,9 +160,17 @@ impl GroupDescriptors {
                     break;
                 }
                 descriptors.push(check(superblock, group, bytes)?);
+                table.extend_from_slice(bytes);
             }
         }
-        Ok(Self { descriptors })
+        Ok(Self { descriptors, bytes: table, descriptor_size: size })
+    }
+
+    /// The bytes of `group`'s descriptor as read: what
+    /// [`GroupDescriptor::encode`] writes over.
+    pub fn descriptor_bytes(&self, group: u32) -> Option<&[u8]> {
+        let start = usize::try_from(group).ok()?.checked_mul(self.descriptor_size)?;
+        self.bytes.get(start..start.checked_add(self.descriptor_size)?)
     }
 
     /// The descriptor of `group`, if the group exists.

@@ -284,21 +284,52 @@ fn encoding_parsed_structures_gives_back_the_bytes_read() {
     let fs = open(&image).unwrap();
     assert!(fs.superblock().encode()[..] == image[1024..2048]);
     let block_size = fs.superblock().block_size as usize;
-    let table = &image[2 * block_size..3 * block_size];
+    let size = usize::from(fs.superblock().descriptor_size);
     for (group, descriptor) in fs.groups().iter().enumerate() {
-        let size = usize::from(fs.superblock().descriptor_size);
-        let mut bytes = table[group * size..(group + 1) * size].to_vec();
-        let original = bytes.clone();
+        let original = &image[2 * block_size + group * size..2 * block_size + (group + 1) * size];
+        assert_eq!(fs.groups().descriptor_bytes(group as u32), Some(original));
+        let mut bytes = original.to_vec();
         descriptor.encode(&mut bytes, group as u32, fs.superblock());
         assert_eq!(bytes, original, "descriptor {group}");
     }
     for number in [2, 11, 12, 13] {
         let inode = fs.inode(InodeNumber(number)).unwrap();
-        let location = ext4::locate_inode(fs.superblock(), fs.groups(), inode.number).unwrap();
-        let start = location.block as usize * block_size + location.offset;
-        let stored = &image[start..start + usize::from(fs.superblock().inode_size)];
-        assert!(inode.encode(fs.superblock()) == stored, "inode {number}");
+        let (start, end) = inode_span(&fs, inode.number);
+        assert!(inode.encode(fs.superblock()) == image[start..end], "inode {number}");
     }
+}
+
+fn inode_span(fs: &Ext4<MemoryDisk>, number: InodeNumber) -> (usize, usize) {
+    let location = ext4::locate_inode(fs.superblock(), fs.groups(), number).unwrap();
+    let start = location.block as usize * fs.superblock().block_size as usize + location.offset;
+    (start, start + usize::from(fs.superblock().inode_size))
+}
+
+#[test]
+fn changed_structures_encode_with_checksums_that_verify() {
+    let mut image = make_image(1024, 16, &[]);
+    let fs = open(&image).unwrap();
+    let mut superblock = fs.superblock().clone();
+    superblock.mount_count += 1;
+    superblock.write_time = 0x1_2345_6789;
+    image[1024..2048].copy_from_slice(&superblock.encode());
+    let mut descriptor = *fs.groups().get(1).unwrap();
+    descriptor.free_blocks_count -= 1;
+    let mut bytes = fs.groups().descriptor_bytes(1).unwrap().to_vec();
+    descriptor.encode(&mut bytes, 1, fs.superblock());
+    let descriptor_one = 2 * 1024 + bytes.len(); // after descriptor 0 in block 2
+    image[descriptor_one..descriptor_one + bytes.len()].copy_from_slice(&bytes);
+    let mut one = found(&fs, "/one");
+    one.modification_time = ext4::Timestamp { seconds: 0x2_0000_0001, nanoseconds: 999_999_999 };
+    one.uid = 0x0001_0002;
+    let (start, end) = inode_span(&fs, one.number);
+    image[start..end].copy_from_slice(&one.encode(fs.superblock()));
+    let reopened = open(&image).unwrap();
+    assert_eq!(reopened.superblock().mount_count, fs.superblock().mount_count + 1);
+    assert_eq!(reopened.superblock().write_time, 0x1_2345_6789);
+    assert_eq!(reopened.groups().get(1), Some(&descriptor));
+    let reread = reopened.inode(one.number).unwrap();
+    assert_eq!((reread.modification_time, reread.uid), (one.modification_time, one.uid));
 }
 
 #[test]
