@@ -22,11 +22,6 @@ impl<D: BlockDevice> Disk<D> {
         Self { device, block_size, blocks_count }
     }
 
-    /// The block size in bytes.
-    pub fn block_size(&self) -> u32 {
-        self.block_size
-    }
-
     /// The underlying device.
     pub fn device(&self) -> &D {
         &self.device
