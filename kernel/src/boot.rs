@@ -63,7 +63,12 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
     );
     crate::faults::inject_if_asked(&facts.command_line);
     let initramfs = handoff.modules.first().copied();
-    if let Err(error) = sched::spawn("main", move || run(facts, initramfs)) {
+    // The main thread starts the drivers first: they need the scheduler
+    // (a request parks its thread) and the frame allocator.
+    if let Err(error) = sched::spawn("main", move || {
+        drivers::probe();
+        run(facts, initramfs)
+    }) {
         machine::println!("lamina: boot failed: cannot start the main thread: {error:?}");
         machine::stop::halt_machine(machine::stop::ExitCode::BootFailure);
     }

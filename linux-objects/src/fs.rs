@@ -67,6 +67,12 @@ pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
                 .map_err(|error| format!("/dev/{name}: {error:?}"))?;
         }
     }
+    for (name, (major, minor)) in crate::block_files::nodes() {
+        if tree.child_of(dev, name.as_bytes()).is_none() {
+            tree.create(dev, name.as_bytes(), FileKind::BlockDevice(major, minor), 0o600, now())
+                .map_err(|error| format!("/dev/{name}: {error:?}"))?;
+        }
+    }
     *TREE.lock() = Some(tree);
     Ok(unpacked)
 }

@@ -67,6 +67,8 @@ pub enum Device {
     Random,
     /// The console terminal.
     Console,
+    /// A disk (`/dev/vda`…), by its device numbers.
+    Disk(u32, u32),
 }
 
 /// What a description reads and writes.

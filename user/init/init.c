@@ -5,6 +5,9 @@
  * controlling terminal, runs the program named in /etc/lamina-init (its
  * arguments NUL-separated; /bin/sh when the file is missing) as its child,
  * reports its exit status between the markers xtask reads, and powers off.
+ * Before the program it loads the kernel modules /etc/lamina-modules lists,
+ * one path a line (xtask adds them for Linux guests with a disk: Debian
+ * builds virtio and ext4 as modules; Lamina's guests have no such list).
  *
  * Two ways to run it:
  * - on the console (no /etc/lamina-stdin): the program's standard streams
@@ -25,6 +28,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,11 +198,33 @@ static int run_on_console(char **arguments, char **environment) {
     return status;
 }
 
+#define MODULE_LIST "/etc/lamina-modules"
+
+/* Loads each module the list names, in order; a failure is reported and
+   the rest still tried (the program then finds what is missing). */
+static void load_modules(void) {
+    FILE *list = fopen(MODULE_LIST, "r");
+    if (list == NULL)
+        return;
+    char path[256];
+    while (fgets(path, sizeof path, list) != NULL) {
+        path[strcspn(path, "\n")] = '\0';
+        int module = open(path, O_RDONLY | O_CLOEXEC);
+        if (module < 0 || syscall(SYS_finit_module, module, "", 0) != 0)
+            if (errno != EEXIST)
+                fprintf(stderr, "lamina-init: %s: %s\n", path, strerror(errno));
+        if (module >= 0)
+            close(module);
+    }
+    fclose(list);
+}
+
 int main(void) {
     char *arguments[MAX_ARGUMENTS];
     char *environment[] = {"HOME=/root", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "TERM=vt100", "SHELL=/bin/sh", NULL};
     mount("proc", "/proc", "proc", 0, NULL);
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+    load_modules();
     /* POSIX shared memory and named semaphores live here, as on a Linux
        system (shm_open, sem_open): world-writable and sticky, like /tmp. */
     mkdir("/dev/shm", 01777);

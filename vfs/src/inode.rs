@@ -21,6 +21,8 @@ pub enum FileKind {
     Symlink,
     /// A character device (major, minor).
     CharDevice(u32, u32),
+    /// A block device (major, minor).
+    BlockDevice(u32, u32),
     /// A named pipe.
     Fifo,
     /// A Unix-domain socket's name (`bind`).
@@ -35,6 +37,7 @@ impl FileKind {
             FileKind::Directory => 0o040_000,
             FileKind::Symlink => 0o120_000,
             FileKind::CharDevice(..) => 0o020_000,
+            FileKind::BlockDevice(..) => 0o060_000,
             FileKind::Fifo => 0o010_000,
             FileKind::Socket => 0o140_000,
         }
@@ -47,6 +50,7 @@ impl FileKind {
             FileKind::Directory => 4,
             FileKind::Symlink => 10,
             FileKind::CharDevice(..) => 2,
+            FileKind::BlockDevice(..) => 6,
             FileKind::Fifo => 1,
             FileKind::Socket => 12,
         }

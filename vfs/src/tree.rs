@@ -81,7 +81,7 @@ impl Tmpfs {
             Contents::Device => 0,
         };
         let device = match inode.kind {
-            FileKind::CharDevice(major, minor) => (major, minor),
+            FileKind::CharDevice(major, minor) | FileKind::BlockDevice(major, minor) => (major, minor),
             _ => (0, 0),
         };
         Ok(Stat {
@@ -105,7 +105,7 @@ impl Tmpfs {
         let contents = match kind {
             FileKind::Regular => Contents::Regular(Data::Owned(Vec::new())),
             FileKind::Directory => Contents::Directory { entries: BTreeMap::new(), parent: directory },
-            FileKind::CharDevice(..) | FileKind::Fifo | FileKind::Socket => Contents::Device,
+            FileKind::CharDevice(..) | FileKind::BlockDevice(..) | FileKind::Fifo | FileKind::Socket => Contents::Device,
             FileKind::Symlink => return Err(Errno::EINVAL),
         };
         self.add(directory, name, kind, permissions & 0o7777, contents, now)

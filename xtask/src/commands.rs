@@ -31,7 +31,7 @@ commands:
                            user/suites/*.txt, --tests runs only tests (python:
                            modules) whose name has a PART
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
-  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... -- PROGRAM [ARGS...]
+  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk IMAGE] -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
                            user process (Debian's Linux with --linux), copying
                            PROGRAM and each --file (a file, or a directory
@@ -40,7 +40,9 @@ commands:
                            is the program's. At a terminal it runs on the guest
                            console; with stdin piped it reads exactly those
                            bytes then end of file, and its stdout and stderr
-                           come back apart, byte for byte
+                           come back apart, byte for byte. --disk attaches the
+                           raw image IMAGE as the virtio disk /dev/vda (made,
+                           256 MiB of ext4, if missing; not mounted yet)
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,

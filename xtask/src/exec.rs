@@ -47,6 +47,8 @@ pub struct ExecRequest {
     pub files: Vec<FileCopy>,
     pub program: PathBuf,
     pub program_arguments: Vec<String>,
+    /// A disk image attached as `/dev/vda` (`--disk`).
+    pub disk: Option<PathBuf>,
 }
 
 /// `cargo xtask exec ...`.
@@ -171,6 +173,10 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         files.push(GuestFile { host: path.clone(), guest: GUEST_STDIN.to_string() });
         stdin_file = Some(path);
     }
+    let disk = request.disk.as_deref().map(crate::disk_image::prepare).transpose()?;
+    if disk.is_some() && request.kernel != GuestKernel::Lamina {
+        files.extend(crate::linux_modules::guest_files(&crate::linux_modules::DISK_MODULES, &crate::workspace::root().join("target"))?);
+    }
     let mut init = vec![program_guest];
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init));
@@ -187,6 +193,9 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     let medium_initramfs = initramfs.clone();
     let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: command_line.to_string() };
     let mut command = qemu_command(&request.machine, &medium, Console::Piped);
+    if let Some(image) = &disk {
+        command.args(crate::disk_image::qemu_arguments(image));
+    }
     command.stdout(Stdio::piped());
     let terminal = matches!(input, Input::Terminal);
     command.stdin(if terminal { Stdio::inherit() } else { Stdio::piped() });
@@ -255,8 +264,8 @@ fn watch_console(lines: &std::sync::mpsc::Receiver<Vec<u8>>, follower: &mut Cons
 
 /// Reads `[flags] -- PROGRAM [ARGS...]`.
 pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
-    let (mut machine, mut kernel, mut files) =
-        (MachineOptions::default(), GuestKernel::Lamina, Vec::new());
+    let (mut machine, mut kernel, mut files, mut disk) =
+        (MachineOptions::default(), GuestKernel::Lamina, Vec::new(), None);
     loop {
         match arguments.next_argument()? {
             Some(Argument::Separator) => break,
@@ -265,6 +274,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
             Some(Argument::Flag(flag)) if flag == "--file" => {
                 files.push(parse_file_copy(&arguments.value(&flag)?)?)
             }
+            Some(Argument::Flag(flag)) if flag == "--disk" => disk = Some(PathBuf::from(arguments.value(&flag)?)),
             Some(Argument::Positional(program)) => {
                 return Err(Failure::usage(format!(
                     "put the program after `--`: `cargo xtask exec -- {program}`"
@@ -289,6 +299,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
         files,
         program: program.into(),
         program_arguments: rest.collect(),
+        disk,
     })
 }
 

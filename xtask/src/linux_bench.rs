@@ -34,6 +34,7 @@ pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
         files: vec![FileCopy { host: program.clone(), guest: Some("/bench/syscalls".to_string()) }],
         program: program.clone(),
         program_arguments: vec!["all".to_string()],
+        disk: None,
     };
     measure("syscalls", &|kernel, machine| request(kernel, machine))
 }
@@ -53,6 +54,7 @@ pub fn run_apps_group() -> Outcome<Vec<BenchmarkRecord>> {
         ],
         program: "/bin/busybox".into(),
         program_arguments: vec!["sh".to_string(), "/bench/apps.sh".to_string()],
+        disk: None,
     };
     let mut records = measure("apps", &|kernel, machine| request(kernel, machine))?;
     // Wall time as throughput, as the issue asks: runs per second.

@@ -86,6 +86,16 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             buffer.len()
         }
         Backing::Device(Device::Console, _) => console::read(&mut buffer, nonblocking, &interrupted)?,
+        Backing::Device(Device::Disk(major, minor), _) => {
+            let disk = crate::block_files::disk((*major, *minor)).ok_or(Errno::ENXIO)?;
+            file.with_offset(|offset| -> Result<usize, Errno> {
+                let count = crate::block_files::read_at(disk, at.unwrap_or(*offset), &mut buffer)?;
+                if at.is_none() {
+                    *offset += count as u64;
+                }
+                Ok(count)
+            })?
+        }
         Backing::PipeReader(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
@@ -134,6 +144,16 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         Backing::Device(Device::Console, _) => {
             console::write(data);
             Ok(data.len())
+        }
+        Backing::Device(Device::Disk(major, minor), _) => {
+            let disk = crate::block_files::disk((*major, *minor)).ok_or(Errno::ENXIO)?;
+            file.with_offset(|offset| -> Result<usize, Errno> {
+                let count = crate::block_files::write_at(disk, at.unwrap_or(*offset), data)?;
+                if at.is_none() {
+                    *offset += count as u64;
+                }
+                Ok(count)
+            })
         }
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
@@ -230,7 +250,7 @@ pub fn pwrite(call: &mut Call<'_>) -> CallResult {
 /// Positioned reads and writes need a seekable file.
 fn positioned(file: &OpenFile) -> Result<(), Errno> {
     match file.backing {
-        Backing::Inode(_) => Ok(()),
+        Backing::Inode(_) | Backing::Device(Device::Disk(..), _) => Ok(()),
         _ => Err(Errno::ESPIPE),
     }
 }
@@ -379,6 +399,10 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     }
     let backing = match kind {
         FileKind::CharDevice(major, minor) => Backing::Device(device((major, minor))?, inode),
+        FileKind::BlockDevice(major, minor) => {
+            crate::block_files::disk((major, minor)).ok_or(Errno::ENXIO)?;
+            Backing::Device(Device::Disk(major, minor), inode)
+        }
         // A socket's name is reached with connect, not open.
         FileKind::Socket => return Err(Errno::ENXIO),
         FileKind::Fifo => {
@@ -670,8 +694,11 @@ const PIPE_MAX_SIZE: u64 = 1 << 20;
 pub fn lseek(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let (offset, whence) = (call.argument(1) as i64, call.argument(2));
-    let Backing::Inode(inode) = file.backing else { return Err(Errno::ESPIPE) };
-    let size = fs::with(|tree| tree.stat(inode))?.size as i64;
+    let size = match &file.backing {
+        Backing::Inode(inode) => fs::with(|tree| tree.stat(*inode))?.size as i64,
+        Backing::Device(Device::Disk(major, minor), _) => crate::block_files::size(crate::block_files::disk((*major, *minor)).ok_or(Errno::ENXIO)?) as i64,
+        _ => return Err(Errno::ESPIPE),
+    };
     file.with_offset(|position| {
         let base = match whence {
             SEEK_SET => 0,
@@ -685,9 +712,14 @@ pub fn lseek(call: &mut Call<'_>) -> CallResult {
     })
 }
 
+/// `fsync`/`fdatasync`: a disk's write cache is flushed; the tmpfs has
+/// nothing to write back.
 pub fn fsync(call: &mut Call<'_>) -> CallResult {
-    descriptor(call, call.argument(0))?;
-    value(0) // tmpfs: nothing to write back
+    let file = descriptor(call, call.argument(0))?;
+    if let Backing::Device(Device::Disk(major, minor), _) = file.backing {
+        crate::block_files::flush(crate::block_files::disk((major, minor)).ok_or(Errno::ENXIO)?)?;
+    }
+    value(0)
 }
 
 pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
@@ -904,6 +936,29 @@ pub fn getdents(call: &mut Call<'_>, format: linux_abi::DirentFormat) -> CallRes
     value(out.len() as u64)
 }
 
+/// The block-device ioctls tools ask a disk: its size in bytes and in
+/// 512-byte sectors, its sector sizes, whether it is read-only, and a
+/// flush (Linux's `BLKFLSBUF` also drops cached buffers; there are none).
+fn disk_ioctl(call: &Call<'_>, numbers: (u32, u32), request: u64, argument: u64) -> CallResult {
+    const BLKROGET: u64 = 0x125E;
+    const BLKGETSIZE: u64 = 0x1260;
+    const BLKFLSBUF: u64 = 0x1261;
+    const BLKSSZGET: u64 = 0x1268;
+    const BLKPBSZGET: u64 = 0x127B;
+    const BLKGETSIZE64: u64 = 0x8008_1272;
+    let disk = crate::block_files::disk(numbers).ok_or(Errno::ENXIO)?;
+    let bytes = crate::block_files::size(disk);
+    match request {
+        BLKGETSIZE64 => call.write_out(argument, &bytes.to_le_bytes())?,
+        BLKGETSIZE => call.write_out(argument, &(bytes / 512).to_le_bytes())?,
+        BLKSSZGET | BLKPBSZGET => call.write_out(argument, &512u32.to_le_bytes())?,
+        BLKROGET => call.write_out(argument, &u32::from(disk.is_read_only()).to_le_bytes())?,
+        BLKFLSBUF => crate::block_files::flush(disk)?,
+        _ => return Err(Errno::ENOTTY),
+    }
+    value(0)
+}
+
 pub fn ioctl(call: &mut Call<'_>) -> CallResult {
     const TCGETS: u64 = 0x5401;
     const TCSETS: u64 = 0x5402;
@@ -927,6 +982,9 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
         let nonblocking = if u32::from_le_bytes(word) != 0 { flags::O_NONBLOCK } else { 0 };
         file.set_status((status & !flags::O_NONBLOCK) | nonblocking);
         return value(0);
+    }
+    if let Backing::Device(Device::Disk(major, minor), _) = file.backing {
+        return disk_ioctl(call, (major, minor), request, argument);
     }
     if !matches!(file.backing, Backing::Device(Device::Console, _)) {
         return Err(Errno::ENOTTY);

@@ -62,6 +62,7 @@ fn run_dynamic(kernel: GuestKernel) -> Outcome<ProgramRun> {
         files,
         program: "/bin/bash".into(),
         program_arguments: vec!["-c".to_string(), DYNAMIC_SCRIPT.to_string()],
+        disk: None,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -100,6 +101,7 @@ fn run_python(kernel: GuestKernel) -> Outcome<ProgramRun> {
         files: vec![FileCopy { host: stdlib.into(), guest: None }, FileCopy { host: script, guest: Some("/tmp/check.py".into()) }],
         program,
         program_arguments: vec!["/tmp/check.py".to_string()],
+        disk: None,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -112,6 +114,7 @@ fn run(kernel: GuestKernel, arguments: &[&str], input: Vec<u8>) -> Outcome<Progr
         files: Vec::new(),
         program: crate::guest_files::BUSYBOX.into(),
         program_arguments: arguments.iter().map(|argument| argument.to_string()).collect(),
+        disk: None,
     };
     run_program(&request, Input::Pipe(input), Output::Capture, Some(TIME_LIMIT))
 }

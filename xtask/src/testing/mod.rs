@@ -2,6 +2,7 @@
 
 pub mod boot;
 pub mod command;
+mod disk_checks;
 mod exec_pipes;
 mod faults;
 pub mod host;

@@ -1,0 +1,359 @@
+//! A virtio block disk: bring-up over the modern PCI interface, and reads,
+//! writes and flushes of whole sectors, many in flight, each completed by
+//! the device's interrupt.
+//!
+//! A request copies its data through frames lent to the device for that
+//! request (bounce frames: the page cache will lend its own frames later),
+//! so a caller's buffer is never handed to the device. The requester
+//! parks; the interrupt handler ([`VirtioBlock::complete_ready`]) finds the
+//! used chains, records each outcome and unparks its requester. A device
+//! that breaks the queue protocol fails every request in flight and every
+//! later one with [`BlockIoError::Broken`].
+//!
+//! Must never block while holding the device lock, or give the device an
+//! address outside the frames it was lent.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use kernel_objects::device_memory::DmaFrame;
+use machine::pci::PciFunction;
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+use virtio::block::{wanted_block_features, BlockConfig, BlockError, BlockRequests, DataBuffer, RequestFailure};
+use virtio::pci::{read_capabilities, Command, StructureLocation};
+use virtio::queue::{EventIndex, RingLayout, SplitQueue};
+use virtio::transport::{initialize, Features, ModernTransport, NotifyRegion, QueueNotifier, Region, Transport};
+
+use crate::dma::DeviceFrames;
+use crate::pci_access::{Config, StructureRegisters};
+
+/// Bytes in a sector, the unit of every transfer.
+pub const SECTOR_BYTES: usize = 512;
+const FRAME_BYTES: usize = 4096;
+/// Data frames per request (64 KiB): larger transfers are split.
+const FRAMES_PER_REQUEST: usize = 16;
+/// The queue size asked for: a descriptor table of 256 entries fills one frame.
+const QUEUE_SIZE_LIMIT: u16 = 256;
+/// Below the file system's locks, above the scheduler's (4): the
+/// interrupt handler unparks requesters while holding it.
+const DEVICE_LEVEL: Level = Level::new(6);
+
+/// Why a transfer failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockIoError {
+    /// No frame for the data (ENOMEM).
+    OutOfMemory,
+    /// The sectors run past the end of the disk, or are not whole (EINVAL).
+    OutOfRange,
+    /// A write to a read-only disk (EROFS).
+    ReadOnly,
+    /// The device reported an I/O error or does not support the request (EIO).
+    Device,
+    /// The device broke the queue protocol; the disk is unusable (EIO).
+    Broken,
+}
+
+/// Why a disk could not be started (it is then left alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartError {
+    /// No modern interface (a legacy-only device): not supported yet.
+    NoModernInterface,
+    /// A structure lies outside a mapped BAR.
+    BadStructure,
+    /// The device refused initialization or the queue.
+    Refused,
+    /// No frame for the rings.
+    OutOfMemory,
+}
+
+/// One request's progress, by its token's head descriptor.
+enum Waiter {
+    Parked(Arc<sched::Thread>),
+    Done(Result<(), BlockIoError>),
+}
+
+/// What the device lock guards.
+struct DeviceState {
+    transport: ModernTransport<StructureRegisters>,
+    notifier: QueueNotifier,
+    queue: SplitQueue,
+    requests: BlockRequests,
+    memory: DeviceFrames,
+    waiting: Vec<Option<Waiter>>,
+    broken: bool,
+}
+
+/// A started virtio block disk.
+pub struct VirtioBlock {
+    /// Its name under `/dev` (`vda`, `vdb`, …).
+    pub name: String,
+    /// Where it sits on the PCI bus.
+    pub function: &'static PciFunction,
+    capacity_sectors: u64,
+    read_only: bool,
+    flushable: bool,
+    state: KernelTicketLock<DeviceState>,
+}
+
+/// A transfer's direction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Read,
+    Write,
+}
+
+impl VirtioBlock {
+    /// Brings up the disk at `function` (its interrupt is routed later,
+    /// once the disk is where the handler finds it).
+    pub(crate) fn start(function: &'static PciFunction, name: String) -> Result<Self, StartError> {
+        let config = Config(function);
+        let capabilities = read_capabilities(&config).map_err(|_| StartError::NoModernInterface)?;
+        let (Some(common), Some(notify), Some(isr)) = (capabilities.common, capabilities.notify, capabilities.isr) else {
+            return Err(StartError::NoModernInterface);
+        };
+        let region = |location: StructureLocation| structure(function, location).ok_or(StartError::BadStructure);
+        let device = capabilities.device.map(region).transpose()?;
+        let notify_region = NotifyRegion { region: region(notify.location)?, offset_multiplier: notify.offset_multiplier };
+        let mut transport = ModernTransport::new(region(common)?, notify_region, region(isr)?, device).map_err(|_| StartError::BadStructure)?;
+        virtio::pci::enable(&config, Command::MEMORY_SPACE | Command::BUS_MASTER);
+        let frames = (0..4).map(|_| DmaFrame::allocate()).collect::<Result<Vec<_>, _>>().map_err(|_| StartError::OutOfMemory)?;
+        let memory = DeviceFrames::new(frames);
+        let [descriptors, driver_area, device_area, request_area] = [0, 1, 2, 3].map(|index| memory.physical(index).unwrap_or(0));
+        let mut set_up = None;
+        let negotiated = initialize(&mut transport, wanted_block_features(), |transport, _| {
+            let size = transport.max_queue_size(0).map_err(|_| ())?.min(QUEUE_SIZE_LIMIT);
+            let layout = RingLayout::modern(size, descriptors, driver_area, device_area).map_err(|_| ())?;
+            let notifier = transport.setup_queue(0, &layout).map_err(|_| ())?;
+            set_up = Some((layout, notifier));
+            Ok::<(), ()>(())
+        })
+        .map_err(|_| StartError::Refused)?;
+        let (layout, notifier) = set_up.ok_or(StartError::Refused)?;
+        let event_index = if negotiated.contains(Features::RING_EVENT_IDX) { EventIndex::Negotiated } else { EventIndex::NotNegotiated };
+        let queue = SplitQueue::new(&memory, layout, event_index);
+        let block_config = BlockConfig::read(&transport, negotiated).map_err(|_| StartError::Refused)?;
+        let requests = BlockRequests::new(request_area, &queue, block_config).map_err(|_| StartError::Refused)?;
+        let waiting = (0..layout.size()).map(|_| None).collect();
+        Ok(Self {
+            name,
+            function,
+            capacity_sectors: block_config.capacity_sectors,
+            read_only: block_config.is_read_only(),
+            flushable: block_config.flush == virtio::block::Flush::Negotiated,
+            state: KernelTicketLock::new(DEVICE_LEVEL, DeviceState { transport, notifier, queue, requests, memory, waiting, broken: false }),
+        })
+    }
+
+    /// The disk's size in sectors.
+    pub fn capacity_sectors(&self) -> u64 {
+        self.capacity_sectors
+    }
+
+    /// Whether the device refuses writes.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether the device has a write cache that [`VirtioBlock::flush`] empties.
+    pub fn has_write_cache(&self) -> bool {
+        self.flushable
+    }
+
+    /// Reads `buffer.len()` bytes (whole sectors) from sector `sector` on.
+    pub fn read(&self, sector: u64, buffer: &mut [u8]) -> Result<(), BlockIoError> {
+        self.check(sector, buffer.len())?;
+        let mut done = 0;
+        while done < buffer.len() {
+            let chunk = (buffer.len() - done).min(FRAMES_PER_REQUEST * FRAME_BYTES);
+            let frames = bounce_frames(chunk)?;
+            self.transfer(Direction::Read, sector + (done / SECTOR_BYTES) as u64, &frames, chunk)?;
+            for (index, frame) in frames.iter().enumerate() {
+                let start = done + index * FRAME_BYTES;
+                let end = (start + FRAME_BYTES).min(done + chunk);
+                frame.read_bytes(0, &mut buffer[start..end]);
+            }
+            done += chunk;
+        }
+        Ok(())
+    }
+
+    /// Writes `data` (whole sectors) from sector `sector` on. Durable only
+    /// after [`VirtioBlock::flush`] when the disk has a write cache.
+    pub fn write(&self, sector: u64, data: &[u8]) -> Result<(), BlockIoError> {
+        if self.read_only {
+            return Err(BlockIoError::ReadOnly);
+        }
+        self.check(sector, data.len())?;
+        let mut done = 0;
+        while done < data.len() {
+            let chunk = (data.len() - done).min(FRAMES_PER_REQUEST * FRAME_BYTES);
+            let frames = bounce_frames(chunk)?;
+            for (index, frame) in frames.iter().enumerate() {
+                let start = done + index * FRAME_BYTES;
+                let end = (start + FRAME_BYTES).min(done + chunk);
+                frame.write_bytes(0, &data[start..end]);
+            }
+            self.transfer(Direction::Write, sector + (done / SECTOR_BYTES) as u64, &frames, chunk)?;
+            done += chunk;
+        }
+        Ok(())
+    }
+
+    /// Makes every completed write durable (a no-op without a write cache).
+    pub fn flush(&self) -> Result<(), BlockIoError> {
+        if !self.flushable {
+            return Ok(());
+        }
+        self.submit_and_wait(|state| {
+            let state = &mut *state;
+            state.requests.flush(&mut state.queue, &state.memory)
+        })
+    }
+
+    fn check(&self, sector: u64, bytes: usize) -> Result<(), BlockIoError> {
+        let sectors = (bytes / SECTOR_BYTES) as u64;
+        let end = sector.checked_add(sectors).ok_or(BlockIoError::OutOfRange)?;
+        if bytes % SECTOR_BYTES != 0 || end > self.capacity_sectors {
+            return Err(BlockIoError::OutOfRange);
+        }
+        Ok(())
+    }
+
+    fn transfer(&self, direction: Direction, sector: u64, frames: &[DmaFrame], bytes: usize) -> Result<(), BlockIoError> {
+        let buffers: Vec<DataBuffer> = frames
+            .iter()
+            .enumerate()
+            .map(|(index, frame)| DataBuffer { physical: frame.physical(), length: (bytes - index * FRAME_BYTES).min(FRAME_BYTES) as u32 })
+            .collect();
+        self.submit_and_wait(|state| {
+            let state = &mut *state;
+            match direction {
+                Direction::Read => state.requests.read(&mut state.queue, &state.memory, sector, &buffers),
+                Direction::Write => state.requests.write(&mut state.queue, &state.memory, sector, &buffers),
+            }
+        })
+    }
+
+    /// Submits with `submit` (retrying while every slot is taken), then
+    /// parks until the completion is recorded.
+    fn submit_and_wait(&self, mut submit: impl FnMut(&mut DeviceState) -> Result<virtio::queue::Token, BlockError>) -> Result<(), BlockIoError> {
+        let me = sched::current();
+        let head = loop {
+            let mut state = self.state.lock();
+            if state.broken {
+                return Err(BlockIoError::Broken);
+            }
+            match submit(&mut state) {
+                Ok(token) => {
+                    let head = usize::from(token.head());
+                    if let Some(slot) = state.waiting.get_mut(head) {
+                        *slot = Some(Waiter::Parked(me.clone()));
+                    }
+                    let state = &mut *state;
+                    if state.queue.should_notify(&state.memory) {
+                        state.transport.notify(state.notifier);
+                    }
+                    break head;
+                }
+                Err(BlockError::Busy | BlockError::Queue(virtio::queue::AddError::QueueFull)) => {
+                    drop(state);
+                    sched::yield_now();
+                }
+                Err(error) => return Err(failure_of(error)),
+            }
+        };
+        loop {
+            if let Some(outcome) = self.take_outcome(head) {
+                return outcome;
+            }
+            if self.function.interrupt_line == 0 {
+                self.complete_ready();
+                sched::yield_now();
+            } else {
+                sched::park();
+            }
+        }
+    }
+
+    fn take_outcome(&self, head: usize) -> Option<Result<(), BlockIoError>> {
+        let mut state = self.state.lock();
+        let slot = state.waiting.get_mut(head)?;
+        match slot.take() {
+            Some(Waiter::Done(outcome)) => Some(outcome),
+            other => {
+                *slot = other;
+                None
+            }
+        }
+    }
+
+    /// Takes the device's completions: records each outcome and unparks its
+    /// requester (the interrupt handler; also a poll).
+    pub fn complete_ready(&self) {
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        let _ = state.transport.take_interrupt_status();
+        while let Some(result) = state.requests.complete_next(&mut state.queue, &state.memory) {
+            match result {
+                Ok(completion) => {
+                    let outcome = completion.outcome.map_err(|failure| match failure {
+                        RequestFailure::IoError | RequestFailure::Unsupported | RequestFailure::UnknownStatus { .. } | RequestFailure::StatusNotWritten => BlockIoError::Device,
+                    });
+                    finish(&mut state.waiting, usize::from(completion.token.head()), outcome);
+                }
+                Err(BlockError::Device(_)) => {
+                    state.broken = true;
+                    for head in 0..state.waiting.len() {
+                        finish(&mut state.waiting, head, Err(BlockIoError::Broken));
+                    }
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// Records `outcome` for the request at `head` and wakes its requester.
+fn finish(waiting: &mut [Option<Waiter>], head: usize, outcome: Result<(), BlockIoError>) {
+    let Some(slot) = waiting.get_mut(head) else { return };
+    if let Some(Waiter::Parked(thread)) = slot.replace(Waiter::Done(outcome)) {
+        sched::unpark(&thread);
+    } else {
+        *slot = None;
+    }
+}
+
+fn failure_of(error: BlockError) -> BlockIoError {
+    match error {
+        BlockError::ReadOnly => BlockIoError::ReadOnly,
+        BlockError::PastCapacity | BlockError::NotWholeSectors | BlockError::NoData => BlockIoError::OutOfRange,
+        BlockError::Device(_) => BlockIoError::Broken,
+        _ => BlockIoError::Device,
+    }
+}
+
+/// Zeroed frames for `bytes` of data.
+fn bounce_frames(bytes: usize) -> Result<Vec<DmaFrame>, BlockIoError> {
+    let count = bytes.div_ceil(FRAME_BYTES);
+    let mut frames = Vec::new();
+    frames.try_reserve_exact(count).map_err(|_| BlockIoError::OutOfMemory)?;
+    for _ in 0..count {
+        frames.push(DmaFrame::allocate().map_err(|_| BlockIoError::OutOfMemory)?);
+    }
+    Ok(frames)
+}
+
+/// The registers of the structure at `location`, in its BAR's window.
+fn structure(function: &PciFunction, location: StructureLocation) -> Option<Region<StructureRegisters>> {
+    let bar = usize::from(location.bar);
+    let registers = if let Some(window) = function.memory_window(bar) {
+        StructureRegisters::Memory { window, start: u64::from(location.offset), length: location.length }
+    } else {
+        let window = function.io_window(bar)?;
+        StructureRegisters::Ports { window, start: u16::try_from(location.offset).ok()?, length: location.length }
+    };
+    Some(Region { registers, length: location.length })
+}
