@@ -61,6 +61,11 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::Program("autopoint"), "autopoint"),
     needs(Presence::Program("msgfmt"), "gettext"),
     needs(Presence::Program("pkg-config"), "pkgconf"),
+    // ext4 images: the ext4 crate's host tests and `exec --disk` make them
+    // with mkfs.ext4 and check them with debugfs and e2fsck.
+    needs(Presence::File("/usr/sbin/mkfs.ext4"), "e2fsprogs"),
+    // Debian's kernel image is an XZ stream inside the bzImage.
+    needs(Presence::Program("xz"), "xz-utils"),
 ];
 
 /// Makes sure every requirement is met, installing packages if we may.
