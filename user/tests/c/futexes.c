@@ -160,6 +160,11 @@ static void shared_across_fork(void) {
 
 static volatile uint32_t pi_word;
 static volatile int contender_blocks;
+/* What the contender saw once the lock was handed over: printed by the
+ * main thread after joining it, so the output's order never depends on
+ * which thread the scheduler runs first. */
+static long contender_locked, contender_unlocked, contender_unlock_errno;
+static int contender_named;
 
 static void *pi_contender(void *argument) {
     (void)argument;
@@ -169,9 +174,11 @@ static void *pi_contender(void *argument) {
     struct timespec soon = time_after_ms(CLOCK_REALTIME, 50);
     CHECK("  FUTEX_LOCK_PI with a 50 ms limit", futex(&pi_word, FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG, 0, &soon, NULL, 0));
     contender_blocks = 1;
-    long locked = futex(&pi_word, FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0);
-    printf("  FUTEX_LOCK_PI after the release: %ld, the word names this thread: %s\n", locked, (pi_word & FUTEX_TID_MASK) == me ? "yes" : "no");
-    CHECK("  FUTEX_UNLOCK_PI by the new owner", futex(&pi_word, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0));
+    contender_locked = futex(&pi_word, FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0);
+    contender_named = (pi_word & FUTEX_TID_MASK) == me;
+    errno = 0;
+    contender_unlocked = futex(&pi_word, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0);
+    contender_unlock_errno = errno;
     return NULL;
 }
 
@@ -191,6 +198,8 @@ static void pi_locks(void) {
     usleep(20000);
     CHECK("FUTEX_UNLOCK_PI hands the lock over", futex(&pi_word, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0));
     pthread_join(thread, NULL);
+    printf("  FUTEX_LOCK_PI after the release: %ld, the word names this thread: %s\n", contender_locked, contender_named ? "yes" : "no");
+    printf("  FUTEX_UNLOCK_PI by the new owner: %ld %s\n", contender_unlocked, contender_unlocked < 0 ? errno_name(contender_unlock_errno) : "OK");
     printf("  the word after both released: %u\n", pi_word);
 }
 
