@@ -4,9 +4,10 @@
 //!
 //! A request copies its data through frames lent to the device for that
 //! request (bounce frames: the page cache will lend its own frames later),
-//! so a caller's buffer is never handed to the device. The requester
-//! parks; the interrupt handler ([`VirtioBlock::complete_ready`]) finds the
-//! used chains, records each outcome and unparks its requester. A device
+//! so a caller's buffer is never handed to the device. The requester takes
+//! a ticket of `sync::Completions` (model-checked with loom) and waits on
+//! it; the interrupt handler ([`VirtioBlock::complete_ready`]) finds the
+//! used chains and completes each one's ticket, which wakes it. A device
 //! that breaks the queue protocol fails every request in flight and every
 //! later one with [`BlockIoError::Broken`].
 //!
@@ -14,13 +15,13 @@
 //! address outside the frames it was lent.
 
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use kernel_objects::device_memory::DmaFrame;
 use machine::pci::PciFunction;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
+use sync::{Completions, KernelBlocking};
 use virtio::block::{wanted_block_features, BlockConfig, BlockError, BlockRequests, DataBuffer, RequestFailure};
 use virtio::pci::{read_capabilities, Command, StructureLocation};
 use virtio::queue::{EventIndex, RingLayout, SplitQueue};
@@ -36,8 +37,9 @@ const FRAME_BYTES: usize = 4096;
 const FRAMES_PER_REQUEST: usize = 16;
 /// The queue size asked for: a descriptor table of 256 entries fills one frame.
 const QUEUE_SIZE_LIMIT: u16 = 256;
-/// Below the file system's locks, above the scheduler's (4): the
-/// interrupt handler unparks requesters while holding it.
+/// Below the file system's locks, above the sync layer's (5): the
+/// interrupt handler completes requests (a `Completions` lock, then the
+/// scheduler's to unpark) while holding it.
 const DEVICE_LEVEL: Level = Level::new(6);
 
 /// Why a transfer failed.
@@ -68,12 +70,6 @@ pub enum StartError {
     OutOfMemory,
 }
 
-/// One request's progress, by its token's head descriptor.
-enum Waiter {
-    Parked(Arc<sched::Thread>),
-    Done(Result<(), BlockIoError>),
-}
-
 /// What the device lock guards.
 struct DeviceState {
     transport: ModernTransport<StructureRegisters>,
@@ -81,9 +77,14 @@ struct DeviceState {
     queue: SplitQueue,
     requests: BlockRequests,
     memory: DeviceFrames,
-    waiting: Vec<Option<Waiter>>,
+    /// The completion ticket of the request whose chain starts at each
+    /// descriptor (indexed by the token's head).
+    tickets: Vec<Option<usize>>,
     broken: bool,
 }
+
+/// What a waiting requester is told.
+type Outcome = Result<(), BlockIoError>;
 
 /// A started virtio block disk.
 pub struct VirtioBlock {
@@ -95,6 +96,7 @@ pub struct VirtioBlock {
     read_only: bool,
     flushable: bool,
     state: KernelTicketLock<DeviceState>,
+    completions: Completions<Outcome, KernelBlocking>,
 }
 
 /// A transfer's direction.
@@ -135,14 +137,15 @@ impl VirtioBlock {
         let queue = SplitQueue::new(&memory, layout, event_index);
         let block_config = BlockConfig::read(&transport, negotiated).map_err(|_| StartError::Refused)?;
         let requests = BlockRequests::new(request_area, &queue, block_config).map_err(|_| StartError::Refused)?;
-        let waiting = (0..layout.size()).map(|_| None).collect();
+        let tickets = (0..layout.size()).map(|_| None).collect();
         Ok(Self {
             name,
             function,
             capacity_sectors: block_config.capacity_sectors,
             read_only: block_config.is_read_only(),
             flushable: block_config.flush == virtio::block::Flush::Negotiated,
-            state: KernelTicketLock::new(DEVICE_LEVEL, DeviceState { transport, notifier, queue, requests, memory, waiting, broken: false }),
+            state: KernelTicketLock::new(DEVICE_LEVEL, DeviceState { transport, notifier, queue, requests, memory, tickets, broken: false }),
+            completions: Completions::new(usize::from(layout.size())),
         })
     }
 
@@ -236,56 +239,54 @@ impl VirtioBlock {
         })
     }
 
-    /// Submits with `submit` (retrying while every slot is taken), then
-    /// parks until the completion is recorded.
-    fn submit_and_wait(&self, mut submit: impl FnMut(&mut DeviceState) -> Result<virtio::queue::Token, BlockError>) -> Result<(), BlockIoError> {
-        let me = sched::current();
-        let head = loop {
+    /// Submits with `submit` (retrying while every slot or descriptor is
+    /// taken), then waits for its completion.
+    fn submit_and_wait(&self, mut submit: impl FnMut(&mut DeviceState) -> Result<virtio::queue::Token, BlockError>) -> Outcome {
+        let ticket = loop {
+            let Ok(ticket) = self.completions.begin() else {
+                sched::yield_now();
+                continue;
+            };
             let mut state = self.state.lock();
             if state.broken {
+                drop(state);
+                self.completions.cancel(ticket);
                 return Err(BlockIoError::Broken);
             }
             match submit(&mut state) {
                 Ok(token) => {
-                    let head = usize::from(token.head());
-                    if let Some(slot) = state.waiting.get_mut(head) {
-                        *slot = Some(Waiter::Parked(me.clone()));
+                    // Before the device can see the chain's notification
+                    // (and the handler, which needs this lock, complete it).
+                    if let Some(slot) = state.tickets.get_mut(usize::from(token.head())) {
+                        *slot = Some(ticket.number());
                     }
                     let state = &mut *state;
                     if state.queue.should_notify(&state.memory) {
                         state.transport.notify(state.notifier);
                     }
-                    break head;
+                    break ticket;
                 }
                 Err(BlockError::Busy | BlockError::Queue(virtio::queue::AddError::QueueFull)) => {
                     drop(state);
+                    self.completions.cancel(ticket);
                     sched::yield_now();
                 }
-                Err(error) => return Err(failure_of(error)),
+                Err(error) => {
+                    drop(state);
+                    self.completions.cancel(ticket);
+                    return Err(failure_of(error));
+                }
             }
         };
+        if self.function.interrupt_line != 0 {
+            return self.completions.wait(ticket);
+        }
         loop {
-            if let Some(outcome) = self.take_outcome(head) {
+            if let Some(outcome) = self.completions.try_take(&ticket) {
                 return outcome;
             }
-            if self.function.interrupt_line == 0 {
-                self.complete_ready();
-                sched::yield_now();
-            } else {
-                sched::park();
-            }
-        }
-    }
-
-    fn take_outcome(&self, head: usize) -> Option<Result<(), BlockIoError>> {
-        let mut state = self.state.lock();
-        let slot = state.waiting.get_mut(head)?;
-        match slot.take() {
-            Some(Waiter::Done(outcome)) => Some(outcome),
-            other => {
-                *slot = other;
-                None
-            }
+            self.complete_ready();
+            sched::yield_now();
         }
     }
 
@@ -301,28 +302,20 @@ impl VirtioBlock {
                     let outcome = completion.outcome.map_err(|failure| match failure {
                         RequestFailure::IoError | RequestFailure::Unsupported | RequestFailure::UnknownStatus { .. } | RequestFailure::StatusNotWritten => BlockIoError::Device,
                     });
-                    finish(&mut state.waiting, usize::from(completion.token.head()), outcome);
+                    if let Some(number) = state.tickets.get_mut(usize::from(completion.token.head())).and_then(Option::take) {
+                        self.completions.complete(number, outcome);
+                    }
                 }
                 Err(BlockError::Device(_)) => {
                     state.broken = true;
-                    for head in 0..state.waiting.len() {
-                        finish(&mut state.waiting, head, Err(BlockIoError::Broken));
+                    for number in state.tickets.iter_mut().filter_map(Option::take) {
+                        self.completions.complete(number, Err(BlockIoError::Broken));
                     }
                     break;
                 }
                 Err(_) => {}
             }
         }
-    }
-}
-
-/// Records `outcome` for the request at `head` and wakes its requester.
-fn finish(waiting: &mut [Option<Waiter>], head: usize, outcome: Result<(), BlockIoError>) {
-    let Some(slot) = waiting.get_mut(head) else { return };
-    if let Some(Waiter::Parked(thread)) = slot.replace(Waiter::Done(outcome)) {
-        sched::unpark(&thread);
-    } else {
-        *slot = None;
     }
 }
 

@@ -9,7 +9,9 @@
 //!   for waiting threads, with the fix of the mC2 paper (a remover leaves
 //!   the remove queue only once done, then wakes the next);
 //! - [`Channel`]: synchronous (rendezvous) IPC of 0 to 4096 bytes, FIFO
-//!   among senders and among receivers, copying the payload exactly once.
+//!   among senders and among receivers, copying the payload exactly once;
+//! - [`Completions`]: one-shot completion slots a requester waits on and
+//!   another thread or an interrupt handler fills (a disk's requests).
 //!
 //! Each refines an executable atomic specification in [`spec`]; host tests
 //! compare them step by step, and loom model-checks this very code under
@@ -41,6 +43,7 @@ mod bounded_queue;
 mod bounded_queue_state;
 mod channel;
 mod channel_state;
+mod completions;
 mod condvar;
 mod ipc_error;
 mod message_buffer;
@@ -61,6 +64,7 @@ mod tests;
 pub use blocking::{Blocking, SyncGuard, SyncLock, SYNC_LEVEL};
 pub use bounded_queue::BoundedQueue;
 pub use channel::Channel;
+pub use completions::{AllSlotsTaken, Completions, Ticket};
 pub use condvar::Condvar;
 pub use ipc_error::IpcError;
 #[cfg(target_os = "none")]

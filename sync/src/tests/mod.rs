@@ -21,6 +21,8 @@ mod threads_bounded_queue;
 #[cfg(not(loom))]
 mod threads_channel;
 #[cfg(not(loom))]
+mod threads_completions;
+#[cfg(not(loom))]
 mod threads_condvar;
 #[cfg(not(loom))]
 mod units;
@@ -29,6 +31,8 @@ mod units;
 mod loom_bounded_queue;
 #[cfg(loom)]
 mod loom_channel;
+#[cfg(loom)]
+mod loom_completions;
 #[cfg(loom)]
 mod loom_condvar;
 #[cfg(loom)]
