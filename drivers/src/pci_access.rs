@@ -9,7 +9,7 @@
 
 use machine::pci::{IoWindow, MemoryWindow, PciFunction};
 use virtio::pci::ConfigSpace;
-use virtio::transport::Registers;
+use virtio::transport::RegistersByWidth;
 
 /// One function's configuration space. Writes to the registers the machine
 /// layer keeps (the BARs) are dropped: BARs are sized and placed at boot.
@@ -93,28 +93,12 @@ impl StructureRegisters {
     }
 }
 
-impl Registers for StructureRegisters {
-    fn read_u8(&self, offset: u32) -> u8 {
-        self.read(offset, 1) as u8
+impl RegistersByWidth for StructureRegisters {
+    fn read_width(&self, offset: u32, width: u32) -> u32 {
+        self.read(offset, width)
     }
 
-    fn read_u16(&self, offset: u32) -> u16 {
-        self.read(offset, 2) as u16
-    }
-
-    fn read_u32(&self, offset: u32) -> u32 {
-        self.read(offset, 4)
-    }
-
-    fn write_u8(&self, offset: u32, value: u8) {
-        self.write(offset, 1, u32::from(value));
-    }
-
-    fn write_u16(&self, offset: u32, value: u16) {
-        self.write(offset, 2, u32::from(value));
-    }
-
-    fn write_u32(&self, offset: u32, value: u32) {
-        self.write(offset, 4, value);
+    fn write_width(&self, offset: u32, width: u32, value: u32) {
+        self.write(offset, width, value);
     }
 }

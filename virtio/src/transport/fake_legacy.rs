@@ -2,7 +2,7 @@
 //! registers, queue select / size / page number, notify, status, ISR and
 //! the device configuration after them. Test-only.
 
-use super::Registers;
+use super::RegistersByWidth;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::vec::Vec;
@@ -64,23 +64,11 @@ impl FakeLegacy {
     }
 }
 
-impl Registers for FakeLegacy {
-    fn read_u8(&self, offset: u32) -> u8 {
-        self.read(offset, 1) as u8
+impl RegistersByWidth for FakeLegacy {
+    fn read_width(&self, offset: u32, width: u32) -> u32 {
+        self.read(offset, width)
     }
-    fn read_u16(&self, offset: u32) -> u16 {
-        self.read(offset, 2) as u16
-    }
-    fn read_u32(&self, offset: u32) -> u32 {
-        self.read(offset, 4)
-    }
-    fn write_u8(&self, offset: u32, value: u8) {
-        self.write(offset, value.into());
-    }
-    fn write_u16(&self, offset: u32, value: u16) {
-        self.write(offset, value.into());
-    }
-    fn write_u32(&self, offset: u32, value: u32) {
+    fn write_width(&self, offset: u32, _width: u32, value: u32) {
         self.write(offset, value);
     }
 }

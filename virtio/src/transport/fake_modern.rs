@@ -3,7 +3,7 @@
 //! select, size, enable, a reset that may take some status reads), the
 //! notify block records doorbells, the ISR clears on read. Test-only.
 
-use super::{NotifyRegion, Region, Registers};
+use super::{NotifyRegion, Region, RegistersByWidth};
 use crate::transport::{Features, ModernTransport};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -215,23 +215,11 @@ impl FakeBlock {
     }
 }
 
-impl Registers for FakeBlock {
-    fn read_u8(&self, offset: u32) -> u8 {
-        self.read(offset, 1) as u8
+impl RegistersByWidth for FakeBlock {
+    fn read_width(&self, offset: u32, width: u32) -> u32 {
+        self.read(offset, width)
     }
-    fn read_u16(&self, offset: u32) -> u16 {
-        self.read(offset, 2) as u16
-    }
-    fn read_u32(&self, offset: u32) -> u32 {
-        self.read(offset, 4)
-    }
-    fn write_u8(&self, offset: u32, value: u8) {
-        self.write(offset, value.into());
-    }
-    fn write_u16(&self, offset: u32, value: u16) {
-        self.write(offset, value.into());
-    }
-    fn write_u32(&self, offset: u32, value: u32) {
+    fn write_width(&self, offset: u32, _width: u32, value: u32) {
         self.write(offset, value);
     }
 }

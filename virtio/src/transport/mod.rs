@@ -26,5 +26,5 @@ pub use initialize::{initialize, negotiate, reset, RESET_POLL_LIMIT};
 pub use interface::{InterruptStatus, QueueNotifier, Transport, TransportKind};
 pub use legacy::LegacyTransport;
 pub use modern::{ModernTransport, NotifyRegion, COMMON_CONFIG_LENGTH};
-pub use registers::{Region, Registers};
+pub use registers::{Region, Registers, RegistersByWidth};
 pub use status::DeviceStatus;

@@ -24,6 +24,37 @@ pub trait Registers {
     fn write_u32(&self, offset: u32, value: u32);
 }
 
+/// Register access by width: an implementor that handles every width in
+/// one place (`width` is 1, 2 or 4; a read gives the value in the low
+/// bits, a write takes it there) gets [`Registers`] from this.
+pub trait RegistersByWidth {
+    /// Reads the `width`-byte register at `offset`.
+    fn read_width(&self, offset: u32, width: u32) -> u32;
+    /// Writes the low `width` bytes of `value` to the register at `offset`.
+    fn write_width(&self, offset: u32, width: u32, value: u32);
+}
+
+impl<T: RegistersByWidth> Registers for T {
+    fn read_u8(&self, offset: u32) -> u8 {
+        self.read_width(offset, 1) as u8
+    }
+    fn read_u16(&self, offset: u32) -> u16 {
+        self.read_width(offset, 2) as u16
+    }
+    fn read_u32(&self, offset: u32) -> u32 {
+        self.read_width(offset, 4)
+    }
+    fn write_u8(&self, offset: u32, value: u8) {
+        self.write_width(offset, 1, value.into());
+    }
+    fn write_u16(&self, offset: u32, value: u16) {
+        self.write_width(offset, 2, value.into());
+    }
+    fn write_u32(&self, offset: u32, value: u32) {
+        self.write_width(offset, 4, value);
+    }
+}
+
 /// A register block and its length in bytes (from the BAR size or the
 /// virtio capability's `length`).
 #[derive(Debug)]
