@@ -1,0 +1,3 @@
+//! The jbd2 journal (skeleton: being written).
+#![no_std]
+#![forbid(unsafe_code)]
