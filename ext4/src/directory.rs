@@ -22,8 +22,8 @@ pub const MAX_NAME_LENGTH: usize = 255;
 /// Size of the tail record holding a leaf block's checksum.
 pub const TAIL_SIZE: usize = 12;
 /// `det_reserved_ft`: the tail's file-type byte.
-const TAIL_FILE_TYPE: u8 = 0xDE;
-const HEADER: usize = 8;
+pub(crate) const TAIL_FILE_TYPE: u8 = 0xDE;
+pub(crate) const HEADER: usize = 8;
 /// The smallest record (`EXT4_DIR_REC_LEN(1)`).
 const SMALLEST_RECORD: usize = 12;
 

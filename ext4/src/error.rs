@@ -13,16 +13,32 @@ use crate::features::FeatureNames;
 
 /// Linux errno values this crate maps to.
 pub mod errno {
+    /// Operation not permitted.
+    pub const EPERM: i32 = 1;
     /// No such file or directory.
     pub const ENOENT: i32 = 2;
     /// I/O error.
     pub const EIO: i32 = 5;
+    /// File exists.
+    pub const EEXIST: i32 = 17;
     /// Not a directory.
     pub const ENOTDIR: i32 = 20;
+    /// Is a directory.
+    pub const EISDIR: i32 = 21;
     /// Invalid argument.
     pub const EINVAL: i32 = 22;
+    /// File too large.
+    pub const EFBIG: i32 = 27;
+    /// No space left on device (blocks or inodes).
+    pub const ENOSPC: i32 = 28;
+    /// Read-only file system.
+    pub const EROFS: i32 = 30;
+    /// Too many links.
+    pub const EMLINK: i32 = 31;
     /// File name too long.
     pub const ENAMETOOLONG: i32 = 36;
+    /// Directory not empty.
+    pub const ENOTEMPTY: i32 = 39;
     /// Bad message: Linux's `EFSBADCRC`, a checksum mismatch.
     pub const EBADMSG: i32 = 74;
     /// Operation not supported.
@@ -58,6 +74,25 @@ pub enum Error {
     InodeOutOfRange(u32),
     /// The inode is free (link count 0): a stale reference.
     InodeNotInUse(u32),
+    /// A write on a file system mounted [`crate::Mount::ReadOnly`].
+    ReadOnly,
+    /// No free block or no free inode left.
+    NoSpace,
+    /// The name already exists in the directory.
+    Exists,
+    /// `rmdir` (or a rename over) a directory that still has entries.
+    NotEmpty,
+    /// A file operation (write, truncate, link, unlink) on a directory.
+    IsADirectory,
+    /// Past the largest file size, or an extent tree deeper than this
+    /// crate builds (2 levels below the inode).
+    FileTooLarge,
+    /// A link count would pass its limit (65000 without `dir_nlink`).
+    TooManyLinks,
+    /// An argument the operation cannot take (the text says which).
+    InvalidArgument(&'static str),
+    /// An operation POSIX forbids whoever asks (a hard link to a directory).
+    NotPermitted(&'static str),
 }
 
 impl Error {
@@ -74,6 +109,15 @@ impl Error {
             Error::NotASymlink | Error::NoData | Error::NotAbsolute | Error::InodeOutOfRange(_) => errno::EINVAL,
             Error::NameTooLong => errno::ENAMETOOLONG,
             Error::InodeNotInUse(_) => errno::ESTALE,
+            Error::ReadOnly => errno::EROFS,
+            Error::NoSpace => errno::ENOSPC,
+            Error::Exists => errno::EEXIST,
+            Error::NotEmpty => errno::ENOTEMPTY,
+            Error::IsADirectory => errno::EISDIR,
+            Error::FileTooLarge => errno::EFBIG,
+            Error::TooManyLinks => errno::EMLINK,
+            Error::InvalidArgument(_) => errno::EINVAL,
+            Error::NotPermitted(_) => errno::EPERM,
         }
     }
 
@@ -135,6 +179,10 @@ pub enum Structure {
     },
     /// This symbolic link's target.
     Symlink(u32),
+    /// The block bitmap of this group.
+    BlockBitmap(u32),
+    /// The inode bitmap of this group.
+    InodeBitmap(u32),
 }
 
 /// The check a structure failed.
@@ -155,6 +203,11 @@ pub enum Unsupported {
     Features(FeatureNames),
     /// A `metadata_csum` checksum algorithm other than crc32c (1).
     ChecksumType(u8),
+    /// Changing the data of a file without an extent tree (ext2/ext3
+    /// block maps are read, not written).
+    BlockMapWrite,
+    /// Freeing an inode that has an extended attribute block.
+    ExtendedAttributeBlock,
 }
 
 impl fmt::Display for Structure {
@@ -169,6 +222,8 @@ impl fmt::Display for Structure {
                 write!(formatter, "directory {inode}: block {logical_block}")
             }
             Structure::Symlink(inode) => write!(formatter, "symlink {inode}"),
+            Structure::BlockBitmap(group) => write!(formatter, "block bitmap of group {group}"),
+            Structure::InodeBitmap(group) => write!(formatter, "inode bitmap of group {group}"),
         }
     }
 }
@@ -194,6 +249,8 @@ impl fmt::Display for Unsupported {
         match self {
             Unsupported::Features(names) => write!(formatter, "unsupported features: {names}"),
             Unsupported::ChecksumType(kind) => write!(formatter, "unsupported checksum type {kind}"),
+            Unsupported::BlockMapWrite => formatter.write_str("writing a block-mapped file is not supported"),
+            Unsupported::ExtendedAttributeBlock => formatter.write_str("freeing extended attribute blocks is not supported"),
         }
     }
 }
@@ -212,6 +269,15 @@ impl fmt::Display for Error {
             Error::NotAbsolute => formatter.write_str("path is not absolute"),
             Error::InodeOutOfRange(inode) => write!(formatter, "inode {inode} out of range"),
             Error::InodeNotInUse(inode) => write!(formatter, "inode {inode} not in use"),
+            Error::ReadOnly => formatter.write_str("read-only file system"),
+            Error::NoSpace => formatter.write_str("no space left"),
+            Error::Exists => formatter.write_str("name exists"),
+            Error::NotEmpty => formatter.write_str("directory not empty"),
+            Error::IsADirectory => formatter.write_str("is a directory"),
+            Error::FileTooLarge => formatter.write_str("file too large"),
+            Error::TooManyLinks => formatter.write_str("too many links"),
+            Error::InvalidArgument(what) => write!(formatter, "invalid argument: {what}"),
+            Error::NotPermitted(what) => write!(formatter, "not permitted: {what}"),
         }
     }
 }
@@ -236,5 +302,10 @@ mod tests {
         assert_eq!(Error::NotFound.errno(), errno::ENOENT);
         assert_eq!(Error::Io(IoError::Device).errno(), errno::EIO);
         assert_eq!(Error::InodeNotInUse(5).errno(), errno::ESTALE);
+        assert_eq!(Error::ReadOnly.errno(), errno::EROFS);
+        assert_eq!(Error::NoSpace.errno(), errno::ENOSPC);
+        assert_eq!(Error::NameTooLong.errno(), errno::ENAMETOOLONG);
+        assert_eq!(Error::Exists.errno(), errno::EEXIST);
+        assert_eq!(Error::NotEmpty.errno(), errno::ENOTEMPTY);
     }
 }

@@ -83,6 +83,12 @@ impl<D: BlockDevice> Ext4<D> {
         self.disk.device()
     }
 
+    /// The device, giving up the file system (committed operations are
+    /// already on it).
+    pub fn into_device(self) -> D {
+        self.disk.into_device()
+    }
+
     /// The root directory's inode number.
     pub fn root(&self) -> InodeNumber {
         InodeNumber::ROOT

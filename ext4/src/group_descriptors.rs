@@ -173,6 +173,21 @@ impl GroupDescriptors {
         self.bytes.get(start..start.checked_add(self.descriptor_size)?)
     }
 
+    /// Replaces `group`'s descriptor and its stored bytes (`bytes`, the
+    /// descriptor as [`GroupDescriptor::encode`] wrote it), after a write
+    /// reached the disk. Nothing happens for a group that does not exist.
+    pub(crate) fn replace(&mut self, group: u32, descriptor: GroupDescriptor, bytes: &[u8]) {
+        let Ok(index) = usize::try_from(group) else { return };
+        let start = index.saturating_mul(self.descriptor_size);
+        let stored = start.checked_add(self.descriptor_size).and_then(|end| self.bytes.get_mut(start..end));
+        if let (Some(slot), Some(stored)) = (self.descriptors.get_mut(index), stored) {
+            if stored.len() == bytes.len() {
+                stored.copy_from_slice(bytes);
+                *slot = descriptor;
+            }
+        }
+    }
+
     /// The descriptor of `group`, if the group exists.
     pub fn get(&self, group: u32) -> Option<&GroupDescriptor> {
         self.descriptors.get(usize::try_from(group).ok()?)

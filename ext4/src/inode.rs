@@ -127,7 +127,8 @@ pub struct Inode {
     pub extra_size: u16,
     /// Seed for this inode's extent and directory block checksums.
     pub checksum_seed: u32,
-    bytes: Vec<u8>,
+    /// The on-disk bytes as read (or as created), `s_inode_size` long.
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Inode {
@@ -207,8 +208,10 @@ impl Inode {
         put_le32(&mut bytes, 0x4, self.size as u32);
         put_le32(&mut bytes, 0x6C, (self.size >> 32) as u32);
         put_le16(&mut bytes, 0x1A, self.links_count);
-        put_le32(&mut bytes, 0x20, self.flags);
+        let flags = encode_sectors(&mut bytes, self.sectors, self.flags, superblock);
+        put_le32(&mut bytes, 0x20, flags);
         put_le32(&mut bytes, 0x14, self.deletion_time);
+        put_le32(&mut bytes, 0x64, self.generation);
         put(&mut bytes, 0x28, &self.block_area);
         let extra_end = EXTRA_START + usize::from(self.extra_size);
         let times =
@@ -220,6 +223,11 @@ impl Inode {
                 put_le32(&mut bytes, extra, extra_word);
             }
         }
+        if let Some(creation) = self.creation_time.filter(|_| 0x98 <= extra_end) {
+            let (base_word, extra_word) = creation.encode();
+            put_le32(&mut bytes, 0x90, base_word);
+            put_le32(&mut bytes, 0x94, extra_word);
+        }
         let checksum = inode_checksum(&bytes, self.checksum_seed, self.extra_size);
         if let (Checksums::Crc32c { .. }, Some(checksum)) = (superblock.checksums, checksum) {
             put_le16(&mut bytes, CHECKSUM_LOW, checksum as u16);
@@ -229,6 +237,34 @@ impl Inode {
         }
         bytes
     }
+}
+
+/// Writes `sectors` (512-byte units) into `i_blocks` and returns the flags
+/// to store: in 512-byte units while they fit 32 bits (48 with
+/// `huge_file`), else in blocks with `HUGE_FILE`. Callers check
+/// [`sectors_fit`] first; a count that fits nowhere is stored truncated.
+fn encode_sectors(bytes: &mut [u8], sectors: u64, flags: u32, superblock: &Superblock) -> u32 {
+    let flags = flags & !flags::HUGE_FILE;
+    if !superblock.has_huge_files() || sectors < 1 << 48 {
+        put_le32(bytes, 0x1C, sectors as u32);
+        if superblock.has_huge_files() {
+            put_le16(bytes, 0x74, (sectors >> 32) as u16);
+        }
+        return flags;
+    }
+    let blocks = sectors >> (superblock.block_size.trailing_zeros() - 9);
+    put_le32(bytes, 0x1C, blocks as u32);
+    put_le16(bytes, 0x74, (blocks >> 32) as u16);
+    flags | flags::HUGE_FILE
+}
+
+/// Whether `i_blocks` can hold `sectors` 512-byte units (Linux
+/// `ext4_inode_blocks_set`).
+pub(crate) fn sectors_fit(sectors: u64, superblock: &Superblock) -> bool {
+    if !superblock.has_huge_files() {
+        return sectors <= u64::from(u32::MAX);
+    }
+    (sectors >> (superblock.block_size.trailing_zeros() - 9)) < 1 << 48
 }
 
 fn extra_size(bytes: &[u8], structure: Structure) -> Result<u16, Error> {

@@ -49,8 +49,21 @@ pub fn locate(superblock: &Superblock, groups: &GroupDescriptors, number: InodeN
     }
     let per_group = superblock.inodes_per_group.max(1);
     let group = (number.0 - 1) / per_group;
-    let slot = (number.0 - 1) % per_group;
     let descriptor = groups.get(group).ok_or(out_of_range)?;
+    locate_in_group(superblock, descriptor, number)
+}
+
+/// Where inode `number` lives in its group, described by `descriptor`.
+pub(crate) fn locate_in_group(
+    superblock: &Superblock,
+    descriptor: &crate::group_descriptors::GroupDescriptor,
+    number: InodeNumber,
+) -> Result<InodeLocation, Error> {
+    if number.0 == 0 || number.0 > superblock.inodes_count {
+        return Err(Error::InodeOutOfRange(number.0));
+    }
+    let per_group = superblock.inodes_per_group.max(1);
+    let slot = (number.0 - 1) % per_group;
     if superblock.checksums != Checksums::None {
         let used = per_group.saturating_sub(descriptor.unused_inodes_count);
         if descriptor.flags & INODE_UNINIT != 0 || slot >= used {
