@@ -18,10 +18,12 @@ pub const LAYOUTS: &[(u32, &str)] = &[
 ];
 
 /// An empty file system of `megabytes` with `block_size` and `features`
-/// (flex_bg and the rest of mke2fs's defaults), opened read-write.
+/// (flex_bg and the rest of mke2fs's defaults), in groups of 2048 blocks
+/// so that small images have many groups, most of them `BLOCK_UNINIT`
+/// and `INODE_UNINIT`; opened read-write.
 pub fn fresh(block_size: u32, megabytes: u32, features: &str) -> Ext4<MemoryDisk> {
     let tree = TempDir::new("empty-tree");
-    let image = make_image_from(&tree.0, block_size, megabytes, &["-O", features]);
+    let image = make_image_from(&tree.0, block_size, megabytes, &["-O", features, "-g", "2048", "-N", "2048"]);
     Ext4::open(MemoryDisk::new(image)).unwrap()
 }
 
@@ -45,13 +47,17 @@ pub fn assert_fsck_clean(image: &[u8], context: &str) {
     );
 }
 
-/// Runs one read-only debugfs request on `image`; returns its output.
-pub fn debugfs_request(image: &[u8], request: &str) -> String {
+/// Runs one read-only debugfs request on `image`; returns its raw output.
+pub fn debugfs_bytes(image: &[u8], request: &str) -> Vec<u8> {
     let dir = TempDir::new("debugfs-read");
     let path = dir.0.join("image");
     fs::write(&path, image).unwrap();
-    let output = Command::new(DEBUGFS).args(["-R", request]).arg(&path).output().unwrap();
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    Command::new(DEBUGFS).args(["-R", request]).arg(&path).output().unwrap().stdout
+}
+
+/// Runs one read-only debugfs request on `image`; returns its output.
+pub fn debugfs_request(image: &[u8], request: &str) -> String {
+    String::from_utf8_lossy(&debugfs_bytes(image, request)).into_owned()
 }
 
 /// A clock that moves 1.5 s per tick, with nanoseconds.
