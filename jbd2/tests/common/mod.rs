@@ -101,10 +101,19 @@ impl Image {
         Image { bytes: RefCell::new(self.bytes.borrow().clone()), block_size: self.block_size, journal: self.journal.clone() }
     }
 
-    /// Writes the image to a fresh temporary file.
+    /// Writes the image to a fresh temporary file, sparse: runs of zeros
+    /// are left as holes (the disk here is slow; images are mostly zero).
     pub fn save(&self) -> TempFile {
+        use std::os::unix::fs::FileExt;
         let file = TempFile::new("image");
-        std::fs::write(&file.0, &*self.bytes.borrow()).unwrap();
+        let bytes = self.bytes.borrow();
+        let output = std::fs::File::create(&file.0).unwrap();
+        output.set_len(bytes.len() as u64).unwrap();
+        for (index, chunk) in bytes.chunks(65536).enumerate() {
+            if chunk.iter().any(|&byte| byte != 0) {
+                output.write_all_at(chunk, index as u64 * 65536).unwrap();
+            }
+        }
         file
     }
 
@@ -187,25 +196,25 @@ impl Image {
         line["Free blocks found:".len()..].split_whitespace().map(|word| word.parse().unwrap()).collect()
     }
 
-    /// Byte offsets (block-granular) where two images differ, leaving out
-    /// the ext4 superblock (bytes 1024..2048), which e2fsck always updates.
+    /// Blocks where two images differ, leaving out the ext4 superblock
+    /// (bytes 1024..2048), which e2fsck always updates.
     pub fn differing_blocks(&self, other: &Image) -> Vec<u64> {
         let ours = self.bytes.borrow();
         let theirs = other.bytes.borrow();
         assert_eq!(ours.len(), theirs.len());
         let size = self.block_size as usize;
-        let mut differing = Vec::new();
-        for (index, (a, b)) in ours.chunks(size).zip(theirs.chunks(size)).enumerate() {
-            let start = index * size;
-            let differs = a.iter().zip(b).enumerate().any(|(offset, (x, y))| {
-                let byte = start + offset;
-                x != y && !(1024..2048).contains(&byte)
-            });
-            if differs {
-                differing.push(index as u64);
-            }
-        }
-        differing
+        let outside_superblock = |start: usize, a: &[u8], b: &[u8]| -> bool {
+            // Bytes of this block before 1024 and from 2048 on.
+            let cut_low = 1024usize.saturating_sub(start).min(size);
+            let cut_high = 2048usize.saturating_sub(start).min(size);
+            a[..cut_low] != b[..cut_low] || a[cut_high..] != b[cut_high..]
+        };
+        ours.chunks(size)
+            .zip(theirs.chunks(size))
+            .enumerate()
+            .filter(|(index, (a, b))| a != b && outside_superblock(index * size, a, b))
+            .map(|(index, _)| index as u64)
+            .collect()
     }
 }
 
@@ -268,4 +277,71 @@ pub fn data_file(data: &[u8]) -> TempFile {
     let file = TempFile::new("data");
     std::fs::write(&file.0, data).unwrap();
     file
+}
+
+/// A journal held alone in memory (no file system around it): replayed
+/// blocks are counted and dropped. For tests that run recovery thousands
+/// of times.
+pub struct MemoryJournal {
+    pub bytes: RefCell<Vec<u8>>,
+    pub block_size: u32,
+    pub fs_writes: std::cell::Cell<u64>,
+}
+
+impl MemoryJournal {
+    /// The journal blocks of `image`.
+    pub fn from_image(image: &Image) -> MemoryJournal {
+        let count = JournalArea::block_count(image);
+        let bytes = (0..count).flat_map(|index| image.journal_block(index)).collect();
+        MemoryJournal { bytes: RefCell::new(bytes), block_size: image.block_size, fs_writes: std::cell::Cell::new(0) }
+    }
+
+    /// Copies the first `blocks` journal blocks from `original`.
+    pub fn restore_from(&self, original: &[u8], blocks: usize) {
+        let length = blocks * self.block_size as usize;
+        self.bytes.borrow_mut()[..length].copy_from_slice(&original[..length]);
+    }
+}
+
+impl JournalArea for MemoryJournal {
+    fn block_size(&self) -> u32 {
+        self.block_size
+    }
+
+    fn block_count(&self) -> u64 {
+        (self.bytes.borrow().len() / self.block_size as usize) as u64
+    }
+
+    fn read_block(&self, index: u64, buffer: &mut [u8]) -> Result<(), IoError> {
+        let size = self.block_size as usize;
+        let start = usize::try_from(index).map_err(|_| IoError::OutOfRange)?.checked_mul(size).ok_or(IoError::OutOfRange)?;
+        let bytes = self.bytes.borrow();
+        let block = bytes.get(start..start + size).ok_or(IoError::OutOfRange)?;
+        buffer.copy_from_slice(block);
+        Ok(())
+    }
+
+    fn write_block(&self, index: u64, data: &[u8]) -> Result<(), IoError> {
+        let size = self.block_size as usize;
+        let start = usize::try_from(index).map_err(|_| IoError::OutOfRange)?.checked_mul(size).ok_or(IoError::OutOfRange)?;
+        let mut bytes = self.bytes.borrow_mut();
+        let block = bytes.get_mut(start..start + size).ok_or(IoError::OutOfRange)?;
+        block.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), IoError> {
+        Ok(())
+    }
+}
+
+impl FileSystemBlocks for MemoryJournal {
+    fn write_fs_block(&self, _block_number: u64, _data: &[u8]) -> Result<(), IoError> {
+        self.fs_writes.set(self.fs_writes.get() + 1);
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), IoError> {
+        Ok(())
+    }
 }
