@@ -91,7 +91,7 @@ impl<D: BlockDevice> Transaction<'_, D> {
         }
         let block_size = self.block_size() as u64;
         let blocks = directory.size / block_size;
-        if directory.size % block_size != 0 || blocks > self.superblock.blocks_count {
+        if !directory.size.is_multiple_of(block_size) || blocks > self.superblock.blocks_count {
             return Err(Error::invalid(Structure::Inode(directory.number.0), "directory size not whole blocks"));
         }
         Ok((self.load_extents(directory)?, blocks as u32))
@@ -118,7 +118,8 @@ impl<D: BlockDevice> Transaction<'_, D> {
         if role != BlockRole::IndexNode {
             let records = bytes.get(..records_end).unwrap_or_default();
             // Checks every record (Linux `__ext4_check_dir_entry`) and name.
-            let _all_visited = for_each_entry(records, superblock, structure, &mut |_| core::ops::ControlFlow::Continue(()))?;
+            let _all_visited =
+                for_each_entry(records, superblock, structure, &mut |_| core::ops::ControlFlow::Continue(()))?;
         }
         Ok(Some(DirectoryBlock { physical, bytes, role, records_end }))
     }
@@ -183,7 +184,11 @@ impl<D: BlockDevice> Transaction<'_, D> {
 /// Stores `length` as the `rec_len` of the record at `offset` (Linux
 /// `ext4_rec_len_to_disk`: 64 KiB blocks keep bits 16 and 17 in the low two).
 pub(crate) fn put_record_length(bytes: &mut [u8], offset: usize, length: usize) {
-    let stored = if length < 1 << 16 { length as u16 } else if length == 1 << 16 { u16::MAX } else {
+    let stored = if length < 1 << 16 {
+        length as u16
+    } else if length == 1 << 16 {
+        u16::MAX
+    } else {
         ((length & 0xFFFC) | ((length >> 16) & 3)) as u16
     };
     put_le16(bytes, offset + 4, stored);

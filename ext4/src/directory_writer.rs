@@ -120,7 +120,12 @@ impl<D: BlockDevice> Transaction<'_, D> {
     }
 
     /// Removes `name` from directory `number`; returns the inode it named.
-    pub(crate) fn remove_entry(&mut self, number: InodeNumber, name: &[u8], now: Timestamp) -> Result<InodeNumber, Error> {
+    pub(crate) fn remove_entry(
+        &mut self,
+        number: InodeNumber,
+        name: &[u8],
+        now: Timestamp,
+    ) -> Result<InodeNumber, Error> {
         let mut directory = self.read_inode(number)?;
         if name == b"." || name == b".." {
             return Err(Error::InvalidArgument("cannot remove '.' or '..'"));
@@ -128,9 +133,12 @@ impl<D: BlockDevice> Transaction<'_, D> {
         let found = self.find_entry(&directory, name)?.ok_or(Error::NotFound)?;
         let (tree, _) = self.directory_tree(&directory)?;
         let structure = Structure::DirectoryBlock { inode: number.0, logical_block: found.logical };
-        let mut block = self.directory_block(&directory, &tree, found.logical)?.ok_or(Error::invalid(structure, "hole"))?;
+        let mut block =
+            self.directory_block(&directory, &tree, found.logical)?.ok_or(Error::invalid(structure, "hole"))?;
         match found.previous {
-            Some(previous) => put_record_length(&mut block.bytes, previous.offset, previous.length + found.record.length),
+            Some(previous) => {
+                put_record_length(&mut block.bytes, previous.offset, previous.length + found.record.length)
+            }
             None => put_le32(&mut block.bytes, found.record.offset, 0),
         }
         if block.role == BlockRole::Leaf {

@@ -250,7 +250,9 @@ impl fmt::Display for Unsupported {
             Unsupported::Features(names) => write!(formatter, "unsupported features: {names}"),
             Unsupported::ChecksumType(kind) => write!(formatter, "unsupported checksum type {kind}"),
             Unsupported::BlockMapWrite => formatter.write_str("writing a block-mapped file is not supported"),
-            Unsupported::ExtendedAttributeBlock => formatter.write_str("freeing extended attribute blocks is not supported"),
+            Unsupported::ExtendedAttributeBlock => {
+                formatter.write_str("freeing extended attribute blocks is not supported")
+            }
         }
     }
 }

@@ -85,7 +85,8 @@ impl<D: BlockDevice> Transaction<'_, D> {
             }
             let child_structure = Structure::ExtentNode { inode: inode.number.0, block: child };
             let bytes = self.read_block(child, child_structure)?;
-            let child_header = header_of_block(&bytes, inode.checksum_seed, self.superblock.checksums, child_structure)?;
+            let child_header =
+                header_of_block(&bytes, inode.checksum_seed, self.superblock.checksums, child_structure)?;
             if child_header.depth + 1 != header.depth || u64::from(le32(&bytes, HEADER)) != first {
                 return Err(Error::invalid(child_structure, "extent node disagrees with its index"));
             }
@@ -146,8 +147,10 @@ impl<D: BlockDevice> Transaction<'_, D> {
         }
         inode.sectors = sectors;
         let leaf_blocks = blocks.get(index_nodes..).unwrap_or_default();
-        let leaf_entries: Vec<(u32, Vec<u8>)> =
-            extents.chunks(per_node).map(|chunk| (chunk[0].logical, chunk.iter().flat_map(leaf_entry).collect())).collect();
+        let leaf_entries: Vec<(u32, Vec<u8>)> = extents
+            .chunks(per_node)
+            .map(|chunk| (chunk[0].logical, chunk.iter().flat_map(leaf_entry).collect()))
+            .collect();
         let mut level: Vec<(u32, [u8; ENTRY])> = Vec::new();
         for ((first, entries), &block) in leaf_entries.iter().zip(leaf_blocks) {
             self.write_node(inode, &tree, block, 0, entries.chunks(ENTRY))?;

@@ -53,7 +53,8 @@ impl<D: BlockDevice> Transaction<'_, D> {
         let (block, offset) = self.inode_location(inode.number)?;
         let encoded = inode.encode(self.superblock);
         let mut bytes = self.read_block(block, structure)?;
-        let target = bytes.get_mut(offset..offset + encoded.len()).ok_or(Error::invalid(structure, "outside its block"))?;
+        let target =
+            bytes.get_mut(offset..offset + encoded.len()).ok_or(Error::invalid(structure, "outside its block"))?;
         target.copy_from_slice(&encoded);
         self.write_block(block, bytes, BlockKind::Metadata, structure)
     }
@@ -78,8 +79,8 @@ pub(crate) fn new_inode(superblock: &Superblock, number: InodeNumber, fields: Ne
     put_le16(&mut bytes, 0x80, extra_size);
     put_le32(&mut bytes, 0x64, generation);
     let file_type = FileType::from_mode(fields.mode).unwrap_or(FileType::Regular);
-    let uses_extents = superblock.has_extents()
-        && matches!(file_type, FileType::Regular | FileType::Directory | FileType::Symlink);
+    let uses_extents =
+        superblock.has_extents() && matches!(file_type, FileType::Regular | FileType::Directory | FileType::Symlink);
     let mut block_area = [0u8; BLOCK_AREA_SIZE];
     if uses_extents {
         block_area = empty_root();

@@ -157,7 +157,8 @@ impl<'a, D: BlockDevice> Transaction<'a, D> {
         let block = descriptor_block_location(superblock, group / per_block, meta_bg);
         let offset = (group % per_block) as usize * bytes.len();
         let mut image = self.read_block(block, structure)?;
-        let target = image.get_mut(offset..offset + bytes.len()).ok_or(Error::invalid(structure, "outside its block"))?;
+        let target =
+            image.get_mut(offset..offset + bytes.len()).ok_or(Error::invalid(structure, "outside its block"))?;
         target.copy_from_slice(&bytes);
         self.write_block(block, image, BlockKind::Metadata, structure)?;
         Ok(bytes)

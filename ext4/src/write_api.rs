@@ -123,7 +123,12 @@ impl<D: BlockDevice> Ext4<D> {
     }
 
     /// Changes `inode`'s permissions, owner or times.
-    pub fn set_attributes(&mut self, inode: InodeNumber, changes: AttributeChanges, now: Timestamp) -> Result<(), Error> {
+    pub fn set_attributes(
+        &mut self,
+        inode: InodeNumber,
+        changes: AttributeChanges,
+        now: Timestamp,
+    ) -> Result<(), Error> {
         self.operate(|transaction| {
             let mut target = transaction.read_inode(inode)?;
             if let Some(permissions) = changes.permissions {

@@ -128,7 +128,8 @@ fn step(fs: &mut Ext4<MemoryDisk>, model: &mut Model, random: &mut Random, clock
             let path = random.pick(&files).unwrap().clone();
             let Node::File(number) = model.paths[&path] else { unreachable!() };
             let size = random.below(model.files[&number].len() * 2 + 5000);
-            let result = fs.truncate(number, size as u64, now).map(|()| model.files.get_mut(&number).unwrap().resize(size, 0));
+            let result =
+                fs.truncate(number, size as u64, now).map(|()| model.files.get_mut(&number).unwrap().resize(size, 0));
             (format!("truncate {path} to {size}"), result)
         }
         55..=62 => {
@@ -158,7 +159,8 @@ fn step(fs: &mut Ext4<MemoryDisk>, model: &mut Model, random: &mut Random, clock
             let Some(path) = random.pick(&movable).cloned() else { return "nothing to rename".into() };
             let (parent_path, leaf) = split(&path);
             // Sometimes onto an existing file of the destination directory.
-            let existing = model.children(&directory).into_iter().find(|child| matches!(model.paths[child], Node::File(_)));
+            let existing =
+                model.children(&directory).into_iter().find(|child| matches!(model.paths[child], Node::File(_)));
             let target = match existing {
                 Some(existing) if random.below(3) == 0 => existing,
                 _ => join(&directory, &name),
@@ -281,7 +283,8 @@ fn random_operations_agree_with_a_model_and_e2fsck() {
                 eprintln!("{seed}/{index}: {what}");
             }
         }
-        let context = format!("seed {seed}, {block_size}-byte blocks, {features}; last operations {:?}", &log[log.len() - 5..]);
+        let context =
+            format!("seed {seed}, {block_size}-byte blocks, {features}; last operations {:?}", &log[log.len() - 5..]);
         compare(&fs, &model, &context);
         let image = image_of(fs);
         assert_fsck_clean(&image, &context);
