@@ -72,8 +72,9 @@ impl ExecError {
     }
 }
 
-/// Where a program's interpreter file comes from: its contents by path.
-pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<&'f [u8], Errno> + 'f;
+/// Where a program's interpreter file comes from: its contents by path
+/// (borrowed from a tmpfs, read from a disk).
+pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<alloc::borrow::Cow<'f, [u8]>, Errno> + 'f;
 
 /// Builds the address space for `file`, charged to `container`, with a
 /// stack for a soft `RLIMIT_STACK` of `stack_limit`. A dynamically linked
@@ -92,12 +93,12 @@ pub fn build<'f>(
     let interpreter = match &plan.interpreter {
         Some(path) => {
             let contents = interpreter_files(path)?;
-            Some((interpreter_plan(contents).map_err(ExecError::Format)?, contents))
+            Some((interpreter_plan(&contents).map_err(ExecError::Format)?, contents))
         }
         None => None,
     };
     let mut memory = new_space(container).map_err(|_| Errno::ENOMEM)?;
-    let interpreter = interpreter.as_ref().map(|(plan, contents)| (plan, *contents));
+    let interpreter = interpreter.as_ref().map(|(plan, contents)| (plan, &**contents));
     let entry = interpreter.map_or(plan.entry, |(interpreter, _)| interpreter.entry);
     match fill(&mut memory, container, &plan, file, interpreter, arguments, environment, random, stack_bytes(stack_limit)) {
         Ok(stack_pointer) => Ok(Image { memory, entry, stack_pointer, break_start: plan.end }),

@@ -1,24 +1,31 @@
-//! The one file tree of this kernel: a tmpfs filled from the initramfs,
-//! with the device nodes and directories every Linux program expects,
-//! behind one lock.
+//! The one file tree of this kernel: a namespace whose root is a tmpfs
+//! filled from the initramfs, with the device nodes and directories every
+//! Linux program expects, and the file systems `mount(2)` adds (ext4 on a
+//! disk, more tmpfs instances), behind one lock.
 //!
-//! **Lock order**: the tree lock ([`FS_LEVEL`], 7) is taken with no
-//! other of this layer's locks held, and under it only the heap; copies
-//! to and from user memory happen after it is released.
+//! **Lock order**: the tree lock is a [`SleepLock`]: an operation on a
+//! disk's file system waits for the device, so the holder may sleep, and
+//! callers must hold no spinlock. Its inner spinlock ([`FS_LEVEL`], 7) is
+//! held only to take and put back the tree. Copies to and from user memory
+//! happen after it is released.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::format;
 
-use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
-use vfs::{Errno, FileKind, Tmpfs};
+use vfs::{Errno, FileKind, Namespace, Tmpfs};
 
 use super::clock::now;
+use super::sleep_lock::SleepLock;
 
 /// The file tree's lock level.
 pub const FS_LEVEL: Level = Level::new(7);
 
-static TREE: KernelTicketLock<Option<Tmpfs>> = KernelTicketLock::new(FS_LEVEL, None);
+/// `st_dev` of the root tmpfs (Linux gives tmpfs anonymous device numbers, major 0).
+pub const ROOT_DEVICE: (u32, u32) = (0, 1);
+
+static TREE: SleepLock<Option<Namespace>> = SleepLock::new(FS_LEVEL, None);
 
 /// Device numbers (Linux's).
 pub mod devices {
@@ -40,11 +47,12 @@ pub mod devices {
 
 /// Builds the tree: the initramfs (if any), then what must exist.
 pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
-    let mut tree = Tmpfs::new(now());
+    let mut tmpfs = Tmpfs::new(now());
     let unpacked = match initramfs {
-        Some(archive) => tree.unpack(archive, now()).map_err(|error| format!("unpacking the initramfs: {error:?}"))?,
+        Some(archive) => tmpfs.unpack(archive, now()).map_err(|error| format!("unpacking the initramfs: {error:?}"))?,
         None => 0,
     };
+    let mut tree = Namespace::new(Box::new(tmpfs), ROOT_DEVICE);
     let root = tree.root();
     for (name, permissions) in [("dev", 0o755), ("tmp", 0o1777), ("proc", 0o555), ("etc", 0o755), ("root", 0o700)] {
         if tree.child_of(root, name.as_bytes()).is_none() {
@@ -73,14 +81,15 @@ pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
                 .map_err(|error| format!("/dev/{name}: {error:?}"))?;
         }
     }
-    *TREE.lock() = Some(tree);
+    TREE.with(|slot| *slot = Some(tree));
     Ok(unpacked)
 }
 
 /// Runs `operation` on the tree under its lock (`ENOENT` before `init`).
-pub fn with<R>(operation: impl FnOnce(&mut Tmpfs) -> Result<R, Errno>) -> Result<R, Errno> {
-    match TREE.lock().as_mut() {
+/// The caller must hold no spinlock: the operation may wait for a disk.
+pub fn with<R>(operation: impl FnOnce(&mut Namespace) -> Result<R, Errno>) -> Result<R, Errno> {
+    TREE.with(|slot| match slot.as_mut() {
         Some(tree) => operation(tree),
         None => Err(Errno::ENOENT),
-    }
+    })
 }

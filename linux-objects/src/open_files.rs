@@ -100,13 +100,14 @@ pub struct OpenFile {
     /// What it is open on.
     pub backing: Backing,
     status: AtomicU32,
-    offset: KernelTicketLock<u64>,
+    /// Sleeping: a read or write holds it while it waits for a disk.
+    offset: crate::sleep_lock::SleepLock<u64>,
 }
 
 impl OpenFile {
     /// A description on `backing` with `O_*` status flags `status`.
     pub fn new(backing: Backing, status: u32) -> Self {
-        Self { backing, status: AtomicU32::new(status & !flags::O_CLOEXEC), offset: KernelTicketLock::new(OFFSET_LEVEL, 0) }
+        Self { backing, status: AtomicU32::new(status & !flags::O_CLOEXEC), offset: crate::sleep_lock::SleepLock::new(OFFSET_LEVEL, 0) }
     }
 
     /// The status flags (access mode included).
@@ -157,7 +158,7 @@ impl OpenFile {
 
     /// Runs `operation` on the offset under its lock.
     pub fn with_offset<R>(&self, operation: impl FnOnce(&mut u64) -> R) -> R {
-        operation(&mut self.offset.lock())
+        self.offset.with(operation)
     }
 
     /// The inode behind it, if it has one.

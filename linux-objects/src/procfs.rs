@@ -14,7 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use linux_abi::procfs_text;
-use vfs::{Errno, FileKind, InodeId, Tmpfs};
+use vfs::{Errno, FileKind, InodeId, Namespace};
 
 use super::clock::{monotonic_nanoseconds, now};
 use super::process;
@@ -99,7 +99,7 @@ pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
 
 /// Brings `/proc` up to date for a caller with pid `caller`, with the
 /// `fd` directory of the process `descriptors` lists.
-pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>) -> Result<(), Errno> {
+pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>) -> Result<(), Errno> {
     let root = tree.root();
     let proc = match tree.child_of(root, b"proc") {
         Some(proc) => proc,
@@ -153,7 +153,7 @@ pub fn refresh(tree: &mut Tmpfs, facts: &[ProcessFacts], caller: u32, descriptor
 }
 
 /// Makes `directory`'s `fd` hold exactly one link per listed descriptor.
-fn write_descriptor_links(tree: &mut Tmpfs, directory: InodeId, listing: &DescriptorListing) -> Result<(), Errno> {
+fn write_descriptor_links(tree: &mut Namespace, directory: InodeId, listing: &DescriptorListing) -> Result<(), Errno> {
     let fd_directory = match tree.child_of(directory, b"fd") {
         Some(fd_directory) => fd_directory,
         None => tree.create(directory, b"fd", FileKind::Directory, 0o500, now())?,
@@ -175,11 +175,11 @@ const SUBDIRECTORY_DEPTH: u32 = 2;
 
 /// Removes everything in `directory`, subdirectories included down to
 /// [`SUBDIRECTORY_DEPTH`] (a bound, since this runs on a kernel stack).
-fn empty_directory(tree: &mut Tmpfs, directory: InodeId) -> Result<(), Errno> {
+fn empty_directory(tree: &mut Namespace, directory: InodeId) -> Result<(), Errno> {
     empty_directory_to(tree, directory, SUBDIRECTORY_DEPTH)
 }
 
-fn empty_directory_to(tree: &mut Tmpfs, directory: InodeId, depth: u32) -> Result<(), Errno> {
+fn empty_directory_to(tree: &mut Namespace, directory: InodeId, depth: u32) -> Result<(), Errno> {
     for entry in tree.list(directory)? {
         if entry.name == b"." || entry.name == b".." {
             continue;
@@ -201,7 +201,7 @@ fn parse_pid(name: &[u8]) -> Option<u32> {
 }
 
 /// Replaces the contents of file `name` in `directory` with `contents`.
-fn put(tree: &mut Tmpfs, directory: InodeId, name: &str, contents: &[u8]) -> Result<(), Errno> {
+fn put(tree: &mut Namespace, directory: InodeId, name: &str, contents: &[u8]) -> Result<(), Errno> {
     let file = match tree.child_of(directory, name.as_bytes()) {
         Some(file) => file,
         None => tree.create(directory, name.as_bytes(), FileKind::Regular, 0o444, now())?,

@@ -103,10 +103,10 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     let mut random_bytes = [0u8; 16];
     random::fill(&mut random_bytes);
     let image = fs::with(|tree| {
-        let tree: &vfs::Tmpfs = tree;
+        let tree: &vfs::Namespace = tree;
         let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
         let stack_limit = linux_abi::resource_limits::ResourceLimits::default().soft(linux_abi::resource_limits::RLIMIT_STACK);
-        Ok(exec::build(container, tree.contents(inode)?, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit))
+        Ok(exec::build(container, &tree.contents(inode)?, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit))
     })
         .map_err(|errno| format!("{shown}: {errno:?}"))?
         .map_err(|error| format!("{shown}: {error}"))?;

@@ -3,9 +3,32 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-/// An inode's name in the arena (its index; also its inode number less 1).
+/// A mounted file system's number in a [`Namespace`](crate::Namespace)
+/// (the root file system is 0).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct InodeId(pub u32);
+pub struct FileSystemId(pub u32);
+
+/// An inode's number inside its own file system: what `stat` reports as
+/// `st_ino` (tmpfs: its arena slot plus 1; ext4: the on-disk number).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct InodeNumber(pub u64);
+
+/// An inode of the namespace: the file system holding it and its number
+/// there. Two file systems may use the same number; the pair is unique.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct InodeId {
+    /// Which mounted file system.
+    pub file_system: FileSystemId,
+    /// Which inode in it.
+    pub number: InodeNumber,
+}
+
+impl InodeId {
+    /// Inode `number` of `file_system`.
+    pub const fn new(file_system: FileSystemId, number: InodeNumber) -> Self {
+        Self { file_system, number }
+    }
+}
 
 /// A point in time: seconds and nanoseconds since the epoch (the ABI's).
 pub use linux_abi::Timestamp;
@@ -74,7 +97,7 @@ impl Data {
 
 /// What an inode holds.
 pub(crate) enum Contents {
-    Directory { entries: BTreeMap<Vec<u8>, InodeId>, parent: InodeId },
+    Directory { entries: BTreeMap<Vec<u8>, InodeNumber>, parent: InodeNumber },
     Regular(Data),
     Symlink(Vec<u8>),
     Device,
@@ -109,8 +132,11 @@ pub struct Stat {
     pub uid: u32,
     /// Group.
     pub gid: u32,
-    /// Device numbers of a device node.
+    /// Device numbers of a device node (`st_rdev`).
     pub device: (u32, u32),
+    /// Device numbers of the file system holding it (`st_dev`): a
+    /// [`Namespace`](crate::Namespace) fills them in from the mount.
+    pub file_system_device: (u32, u32),
     /// Size in bytes.
     pub size: u64,
     /// 512-byte blocks used.

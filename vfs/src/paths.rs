@@ -1,12 +1,14 @@
 //! Path resolution, as Linux's `namei`: components split on `/`, empty
 //! ones skipped, `.` and `..` (the root's parent is the root), symbolic
 //! links followed in the middle always and at the end on request, at
-//! most [`MAX_SYMLINK_DEPTH`] of them in one resolution.
+//! most [`MAX_SYMLINK_DEPTH`] of them in one resolution. The walk crosses
+//! mounts where Linux does: entering the file system mounted on a name it
+//! reaches, and leaving a mounted root by `..` (see `mounts.rs`).
 
 use alloc::vec::Vec;
 
-use crate::inode::{Contents, FileKind, InodeId};
-use crate::{Errno, Stat, Tmpfs};
+use crate::inode::{FileKind, InodeId};
+use crate::{Errno, Namespace, Stat};
 
 /// Longest path accepted, the NUL included (`PATH_MAX`).
 pub const MAX_PATH: usize = 4096;
@@ -29,7 +31,7 @@ pub struct Resolved {
     pub trailing_slash: bool,
 }
 
-impl Tmpfs {
+impl Namespace {
     /// The inode `path` names, relative to `start` unless absolute;
     /// `follow_last`: a symbolic link at the end is followed.
     pub fn lookup(&self, start: InodeId, path: &[u8], follow_last: bool) -> Result<InodeId, Errno> {
@@ -73,7 +75,7 @@ impl Tmpfs {
             if !may_search(&self.stat(directory)?) {
                 return Err(Errno::EACCES);
             }
-            let found = self.child(directory, component);
+            let found = self.child(directory, component)?;
             let last = components.peek().is_none();
             if last {
                 let Some(inode) = found else {
@@ -108,74 +110,112 @@ impl Tmpfs {
         if *depth > MAX_SYMLINK_DEPTH {
             return Err(Errno::ELOOP);
         }
-        let target = self.read_link(link)?;
-        self.walk(directory, target, true, depth, may_search)
+        let target = self.read_link(link)?.into_owned();
+        self.walk(directory, &target, true, depth, may_search)
     }
 
-    /// The entry `name` of `directory` (with `.` and `..`), if there is one.
+    /// The entry `name` of `directory` (with `.` and `..`), crossing
+    /// mounts, if there is one.
     pub fn child_of(&self, directory: InodeId, name: &[u8]) -> Option<InodeId> {
-        self.child(directory, name)
+        self.child(directory, name).ok().flatten()
     }
 
     /// The absolute path of `directory`, found by walking `..` up and
-    /// looking each step's name up in its parent (for `getcwd`).
+    /// looking each step's name up in its parent (for `getcwd`); a mounted
+    /// root is named by the point it covers.
     pub fn path_of(&self, directory: InodeId) -> Result<Vec<u8>, Errno> {
         let mut names: Vec<Vec<u8>> = Vec::new();
-        let mut current = directory;
+        let mut current = self.mounts.left(directory);
         while current != self.root() {
-            let parent = self.child(current, b"..").ok_or(Errno::ENOENT)?;
-            let Contents::Directory { entries, .. } = &self.inode(parent)?.contents else { return Err(Errno::ENOTDIR) };
-            let name = entries.iter().find(|(_, id)| **id == current).map(|(name, _)| name.clone()).ok_or(Errno::ENOENT)?;
-            names.push(name);
-            current = parent;
+            let parent = self.local_child(current, b"..")?.ok_or(Errno::ENOENT)?;
+            if parent == current {
+                // The root of a file system no longer mounted.
+                return Err(Errno::ENOENT);
+            }
+            names.push(self.name_in(parent, current)?);
+            current = self.mounts.left(parent);
         }
-        let mut path = Vec::new();
-        for name in names.iter().rev() {
-            path.push(b'/');
-            path.extend_from_slice(name);
-        }
-        if path.is_empty() {
-            path.push(b'/');
-        }
-        Ok(path)
+        Ok(joined(&names))
+    }
+
+    /// The name `child` has in `directory` (both of one file system).
+    fn name_in(&self, directory: InodeId, child: InodeId) -> Result<Vec<u8>, Errno> {
+        let mut found = None;
+        self.visit_entries(directory, 2, |name, inode, _| {
+            if inode == child {
+                found = Some(name.to_vec());
+            }
+            found.is_none()
+        })?;
+        found.ok_or(Errno::ENOENT)
     }
 
     /// A path that names `inode`: a directory's own (its parent chain), any
-    /// other file's first name found walking the tree from the root (a
-    /// file with several links has several; `/proc/self/fd` gives one).
-    /// ENOENT for a file no name leads to any more.
+    /// other file's first name found walking its file system from that
+    /// file system's root (a file with several links has several;
+    /// `/proc/self/fd` gives one). ENOENT for a file no name leads to any
+    /// more.
     pub fn some_path_of(&self, inode: InodeId) -> Result<Vec<u8>, Errno> {
-        if matches!(self.inode(inode)?.contents, Contents::Directory { .. }) {
+        if self.kind(inode)? == FileKind::Directory {
             return self.path_of(inode);
         }
-        let mut to_visit = alloc::vec![self.root()];
+        let mut to_visit = alloc::vec![self.file_system_root(inode)?];
         while let Some(directory) = to_visit.pop() {
-            let Contents::Directory { entries, .. } = &self.inode(directory)?.contents else { continue };
-            for (name, child) in entries {
-                if *child == inode {
-                    let mut path = self.path_of(directory)?;
-                    if path != b"/" {
-                        path.push(b'/');
-                    }
-                    path.extend_from_slice(name);
-                    return Ok(path);
+            let mut subdirectories = Vec::new();
+            let mut found = None;
+            self.visit_entries(directory, 2, |name, child, kind| {
+                if child == inode {
+                    found = Some(name.to_vec());
+                    return false;
                 }
-                if matches!(self.inode(*child).map(|found| &found.contents), Ok(Contents::Directory { .. })) {
-                    to_visit.push(*child);
+                if kind == FileKind::Directory {
+                    subdirectories.push(child);
                 }
+                true
+            })?;
+            if let Some(name) = found {
+                let mut path = self.path_of(directory)?;
+                if path != b"/" {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(&name);
+                return Ok(path);
             }
+            to_visit.extend(subdirectories);
         }
         Err(Errno::ENOENT)
     }
 
-    /// The entry `name` of `directory`, with `.` and `..`.
-    pub(crate) fn child(&self, directory: InodeId, name: &[u8]) -> Option<InodeId> {
-        let Ok(inode) = self.inode(directory) else { return None };
-        let Contents::Directory { entries, parent } = &inode.contents else { return None };
+    /// The entry `name` of `directory`, crossing mounts: into the last
+    /// mount on what the name names, and for `..` out of a mounted root
+    /// first (the root's `..` is the root).
+    pub(crate) fn child(&self, directory: InodeId, name: &[u8]) -> Result<Option<InodeId>, Errno> {
         match name {
-            b"." => Some(directory),
-            b".." => Some(*parent),
-            _ => entries.get(name).copied(),
+            b"." => {
+                self.local_child(directory, b".")?;
+                Ok(Some(directory))
+            }
+            b".." => {
+                let directory = self.mounts.left(directory);
+                if directory == self.root() {
+                    return Ok(Some(directory));
+                }
+                Ok(self.local_child(directory, b"..")?.map(|parent| self.mounts.entered(parent)))
+            }
+            _ => Ok(self.local_child(directory, name)?.map(|found| self.mounts.entered(found))),
         }
     }
+}
+
+/// `/a/b/c` from the names `c`, `b`, `a` (innermost first); `/` for none.
+fn joined(names: &[Vec<u8>]) -> Vec<u8> {
+    let mut path = Vec::new();
+    for name in names.iter().rev() {
+        path.push(b'/');
+        path.extend_from_slice(name);
+    }
+    if path.is_empty() {
+        path.push(b'/');
+    }
+    path
 }

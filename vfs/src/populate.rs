@@ -2,7 +2,7 @@
 //! need them, files borrow the archive's bytes, later entries replace
 //! earlier ones (as Linux's unpacker does).
 
-use crate::inode::{FileKind, InodeId, Timestamp};
+use crate::inode::{FileKind, InodeNumber, Timestamp};
 use crate::{Errno, Tmpfs};
 
 /// Why an archive could not be unpacked.
@@ -56,7 +56,7 @@ impl Tmpfs {
 
     /// The directory that holds `path`'s last component, making missing
     /// directories (mode 0755) on the way, and that component.
-    fn make_parents<'p>(&mut self, path: &'p [u8], now: Timestamp) -> Result<(InodeId, &'p [u8]), Errno> {
+    fn make_parents<'p>(&mut self, path: &'p [u8], now: Timestamp) -> Result<(InodeNumber, &'p [u8]), Errno> {
         let mut directory = self.root();
         let mut components = path.split(|byte| *byte == b'/').filter(|part| !part.is_empty()).peekable();
         while let Some(component) = components.next() {

@@ -6,26 +6,15 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use crate::inode::{Contents, Data, FileKind, Inode, InodeId, Stat, Timestamp};
+use crate::inode::{Contents, Data, FileKind, Inode, InodeNumber, Stat, Timestamp};
 use crate::paths::MAX_NAME;
 use crate::Errno;
-
-/// One entry of a directory listing.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct DirectoryEntry {
-    /// The name.
-    pub name: Vec<u8>,
-    /// Its inode.
-    pub inode: InodeId,
-    /// Its kind.
-    pub kind: FileKind,
-}
 
 /// An in-memory file system.
 pub struct Tmpfs {
     inodes: Vec<Option<Inode>>,
     free: Vec<u32>,
-    root: InodeId,
+    root: InodeNumber,
     /// Bytes of owned file data, for `statfs` and limits.
     bytes: u64,
 }
@@ -43,13 +32,13 @@ impl Tmpfs {
             accessed: now,
             modified: now,
             changed: now,
-            contents: Contents::Directory { entries: BTreeMap::new(), parent: InodeId(0) },
+            contents: Contents::Directory { entries: BTreeMap::new(), parent: InodeNumber(1) },
         };
-        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeId(0), bytes: 0 }
+        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeNumber(1), bytes: 0 }
     }
 
     /// The root directory.
-    pub fn root(&self) -> InodeId {
+    pub fn root(&self) -> InodeNumber {
         self.root
     }
 
@@ -58,21 +47,21 @@ impl Tmpfs {
         self.inodes.len() - self.free.len()
     }
 
-    pub(crate) fn inode(&self, id: InodeId) -> Result<&Inode, Errno> {
-        self.inodes.get(id.0 as usize).and_then(Option::as_ref).ok_or(Errno::ENOENT)
+    pub(crate) fn inode(&self, id: InodeNumber) -> Result<&Inode, Errno> {
+        slot(id).and_then(|slot| self.inodes.get(slot)).and_then(Option::as_ref).ok_or(Errno::ENOENT)
     }
 
-    fn inode_mut(&mut self, id: InodeId) -> Result<&mut Inode, Errno> {
-        self.inodes.get_mut(id.0 as usize).and_then(Option::as_mut).ok_or(Errno::ENOENT)
+    fn inode_mut(&mut self, id: InodeNumber) -> Result<&mut Inode, Errno> {
+        slot(id).and_then(|slot| self.inodes.get_mut(slot)).and_then(Option::as_mut).ok_or(Errno::ENOENT)
     }
 
     /// The kind of `id`.
-    pub fn kind(&self, id: InodeId) -> Result<FileKind, Errno> {
+    pub fn kind(&self, id: InodeNumber) -> Result<FileKind, Errno> {
         Ok(self.inode(id)?.kind)
     }
 
     /// The `stat` record of `id`.
-    pub fn stat(&self, id: InodeId) -> Result<Stat, Errno> {
+    pub fn stat(&self, id: InodeNumber) -> Result<Stat, Errno> {
         let inode = self.inode(id)?;
         let size = match &inode.contents {
             Contents::Regular(data) => data.bytes().len() as u64,
@@ -85,12 +74,13 @@ impl Tmpfs {
             _ => (0, 0),
         };
         Ok(Stat {
-            inode: u64::from(id.0) + 1,
+            inode: id.0,
             mode: inode.kind.mode_bits() | inode.permissions,
             links: inode.links,
             uid: inode.uid,
             gid: inode.gid,
             device,
+            file_system_device: (0, 0),
             size,
             blocks: size.div_ceil(512),
             accessed: inode.accessed,
@@ -101,7 +91,7 @@ impl Tmpfs {
 
     /// Creates `name` in `directory`: a regular file, directory, device
     /// node, FIFO or socket name (symbolic links: [`symlink`](Self::symlink)).
-    pub fn create(&mut self, directory: InodeId, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeId, Errno> {
+    pub fn create(&mut self, directory: InodeNumber, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeNumber, Errno> {
         let contents = match kind {
             FileKind::Regular => Contents::Regular(Data::Owned(Vec::new())),
             FileKind::Directory => Contents::Directory { entries: BTreeMap::new(), parent: directory },
@@ -112,7 +102,7 @@ impl Tmpfs {
     }
 
     /// Creates the symbolic link `name` → `target` in `directory`.
-    pub fn symlink(&mut self, directory: InodeId, name: &[u8], target: &[u8], now: Timestamp) -> Result<InodeId, Errno> {
+    pub fn symlink(&mut self, directory: InodeNumber, name: &[u8], target: &[u8], now: Timestamp) -> Result<InodeNumber, Errno> {
         if target.is_empty() {
             return Err(Errno::ENOENT);
         }
@@ -124,11 +114,11 @@ impl Tmpfs {
 
     /// A file whose bytes stay borrowed from `data` (the initramfs) until
     /// first written.
-    pub fn create_borrowed(&mut self, directory: InodeId, name: &[u8], permissions: u32, data: &'static [u8], now: Timestamp) -> Result<InodeId, Errno> {
+    pub fn create_borrowed(&mut self, directory: InodeNumber, name: &[u8], permissions: u32, data: &'static [u8], now: Timestamp) -> Result<InodeNumber, Errno> {
         self.add(directory, name, FileKind::Regular, permissions & 0o7777, Contents::Regular(Data::Borrowed(data)), now)
     }
 
-    fn add(&mut self, directory: InodeId, name: &[u8], kind: FileKind, permissions: u32, contents: Contents, now: Timestamp) -> Result<InodeId, Errno> {
+    fn add(&mut self, directory: InodeNumber, name: &[u8], kind: FileKind, permissions: u32, contents: Contents, now: Timestamp) -> Result<InodeNumber, Errno> {
         check_name(name)?;
         if self.kind(directory)? != FileKind::Directory {
             return Err(Errno::ENOTDIR);
@@ -144,12 +134,12 @@ impl Tmpfs {
         let id = match self.free.pop() {
             Some(index) => {
                 self.inodes[index as usize] = Some(inode);
-                InodeId(index)
+                InodeNumber(u64::from(index) + 1)
             }
             None => {
                 self.inodes.try_reserve(1).map_err(|_| Errno::ENOSPC)?;
                 self.inodes.push(Some(inode));
-                InodeId(self.inodes.len() as u32 - 1)
+                InodeNumber(self.inodes.len() as u64)
             }
         };
         let parent = self.inode_mut(directory)?;
@@ -165,7 +155,7 @@ impl Tmpfs {
     }
 
     /// A new name `name` in `directory` for the existing non-directory `target`.
-    pub fn link(&mut self, directory: InodeId, name: &[u8], target: InodeId, now: Timestamp) -> Result<(), Errno> {
+    pub fn link(&mut self, directory: InodeNumber, name: &[u8], target: InodeNumber, now: Timestamp) -> Result<(), Errno> {
         check_name(name)?;
         if self.kind(target)? == FileKind::Directory {
             return Err(Errno::EPERM);
@@ -184,7 +174,7 @@ impl Tmpfs {
     }
 
     /// Removes the non-directory `name` from `directory`.
-    pub fn unlink(&mut self, directory: InodeId, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+    pub fn unlink(&mut self, directory: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Errno> {
         let target = self.existing(directory, name)?;
         if self.kind(target)? == FileKind::Directory {
             return Err(Errno::EISDIR);
@@ -195,7 +185,7 @@ impl Tmpfs {
     }
 
     /// Removes the empty directory `name` from `directory`.
-    pub fn rmdir(&mut self, directory: InodeId, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+    pub fn rmdir(&mut self, directory: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Errno> {
         match name {
             b"." => return Err(Errno::EINVAL),
             b".." => return Err(Errno::ENOTEMPTY),
@@ -221,7 +211,7 @@ impl Tmpfs {
 
     /// Moves `from_name` in `from` to `to_name` in `to`, replacing what is
     /// there as `rename(2)` allows.
-    pub fn rename(&mut self, from: InodeId, from_name: &[u8], to: InodeId, to_name: &[u8], now: Timestamp) -> Result<(), Errno> {
+    pub fn rename(&mut self, from: InodeNumber, from_name: &[u8], to: InodeNumber, to_name: &[u8], now: Timestamp) -> Result<(), Errno> {
         if matches!(from_name, b"." | b"..") || matches!(to_name, b"." | b"..") {
             return Err(Errno::EBUSY);
         }
@@ -261,7 +251,7 @@ impl Tmpfs {
     }
 
     /// Reads from `offset` into `buffer`; returns the bytes read (0 at the end).
-    pub fn read(&self, id: InodeId, offset: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
+    pub fn read(&self, id: InodeNumber, offset: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
         let inode = self.inode(id)?;
         let bytes = match &inode.contents {
             Contents::Regular(data) => data.bytes(),
@@ -275,7 +265,7 @@ impl Tmpfs {
     }
 
     /// Writes `data` at `offset`, growing the file (zero-filled) as needed.
-    pub fn write(&mut self, id: InodeId, offset: u64, data: &[u8], now: Timestamp) -> Result<usize, Errno> {
+    pub fn write(&mut self, id: InodeNumber, offset: u64, data: &[u8], now: Timestamp) -> Result<usize, Errno> {
         let end = offset.checked_add(data.len() as u64).ok_or(Errno::EFBIG)?;
         let end = usize::try_from(end).map_err(|_| Errno::EFBIG)?;
         let before = self.owned_length(id);
@@ -295,7 +285,7 @@ impl Tmpfs {
     /// Writes `data` at `offset` inside the file's length, times untouched:
     /// what was stored through a shared mapping of it, copied back (EINVAL
     /// past the end).
-    pub fn overwrite(&mut self, id: InodeId, offset: u64, data: &[u8]) -> Result<(), Errno> {
+    pub fn overwrite(&mut self, id: InodeNumber, offset: u64, data: &[u8]) -> Result<(), Errno> {
         let end = offset.checked_add(data.len() as u64).ok_or(Errno::EINVAL)?;
         if end > self.stat(id)?.size {
             return Err(Errno::EINVAL);
@@ -309,7 +299,7 @@ impl Tmpfs {
     }
 
     /// Sets the file's length (cutting, or zero-filling).
-    pub fn truncate(&mut self, id: InodeId, length: u64, now: Timestamp) -> Result<(), Errno> {
+    pub fn truncate(&mut self, id: InodeNumber, length: u64, now: Timestamp) -> Result<(), Errno> {
         let length = usize::try_from(length).map_err(|_| Errno::EFBIG)?;
         let before = self.owned_length(id);
         let owned = self.owned_data(id, length)?;
@@ -322,7 +312,7 @@ impl Tmpfs {
     }
 
     /// The file's bytes as an owned, growable buffer with room for `room`.
-    fn owned_data(&mut self, id: InodeId, room: usize) -> Result<&mut Vec<u8>, Errno> {
+    fn owned_data(&mut self, id: InodeNumber, room: usize) -> Result<&mut Vec<u8>, Errno> {
         let inode = self.inode_mut(id)?;
         let data = match &mut inode.contents {
             Contents::Regular(data) => data,
@@ -342,7 +332,7 @@ impl Tmpfs {
         Ok(owned)
     }
 
-    fn owned_length(&self, id: InodeId) -> u64 {
+    fn owned_length(&self, id: InodeNumber) -> u64 {
         match self.inode(id).map(|inode| &inode.contents) {
             Ok(Contents::Regular(Data::Owned(bytes))) => bytes.len() as u64,
             _ => 0,
@@ -355,7 +345,7 @@ impl Tmpfs {
     }
 
     /// The whole contents of a regular file, borrowed.
-    pub fn contents(&self, id: InodeId) -> Result<&[u8], Errno> {
+    pub fn contents(&self, id: InodeNumber) -> Result<&[u8], Errno> {
         match &self.inode(id)?.contents {
             Contents::Regular(data) => Ok(data.bytes()),
             Contents::Directory { .. } => Err(Errno::EISDIR),
@@ -364,35 +354,21 @@ impl Tmpfs {
     }
 
     /// A symbolic link's target.
-    pub fn read_link(&self, id: InodeId) -> Result<&[u8], Errno> {
+    pub fn read_link(&self, id: InodeNumber) -> Result<&[u8], Errno> {
         match &self.inode(id)?.contents {
             Contents::Symlink(target) => Ok(target),
             _ => Err(Errno::EINVAL),
         }
     }
 
-    /// The entries of `directory`, `.` and `..` first, then by name.
-    pub fn list(&self, directory: InodeId) -> Result<Vec<DirectoryEntry>, Errno> {
-        let inode = self.inode(directory)?;
-        let Contents::Directory { entries, parent } = &inode.contents else { return Err(Errno::ENOTDIR) };
-        let mut listing = Vec::new();
-        listing.try_reserve(entries.len() + 2).map_err(|_| Errno::ENOMEM)?;
-        listing.push(DirectoryEntry { name: b".".to_vec(), inode: directory, kind: FileKind::Directory });
-        listing.push(DirectoryEntry { name: b"..".to_vec(), inode: *parent, kind: FileKind::Directory });
-        for (name, &id) in entries {
-            listing.push(DirectoryEntry { name: name.clone(), inode: id, kind: self.kind(id)? });
-        }
-        Ok(listing)
-    }
-
     /// Visits the entries of `directory` from position `start` (`.` is 0,
     /// `..` is 1, then by name) until `visit` declines one; returns the
     /// position of the first entry not taken. Nothing is copied.
-    pub fn visit_entries(&self, directory: InodeId, start: usize, mut visit: impl FnMut(&[u8], InodeId, FileKind) -> bool) -> Result<usize, Errno> {
+    pub fn visit_entries(&self, directory: InodeNumber, start: usize, mut visit: impl FnMut(&[u8], InodeNumber, FileKind) -> bool) -> Result<usize, Errno> {
         let inode = self.inode(directory)?;
         let Contents::Directory { entries, parent } = &inode.contents else { return Err(Errno::ENOTDIR) };
         let mut position = start;
-        let dots: [(&[u8], InodeId); 2] = [(b".", directory), (b"..", *parent)];
+        let dots: [(&[u8], InodeNumber); 2] = [(b".", directory), (b"..", *parent)];
         for (name, id) in dots.iter().skip(start) {
             if !visit(name, *id, FileKind::Directory) {
                 return Ok(position);
@@ -409,7 +385,7 @@ impl Tmpfs {
     }
 
     /// Sets the permission bits (`chmod`).
-    pub fn set_permissions(&mut self, id: InodeId, permissions: u32, now: Timestamp) -> Result<(), Errno> {
+    pub fn set_permissions(&mut self, id: InodeNumber, permissions: u32, now: Timestamp) -> Result<(), Errno> {
         let inode = self.inode_mut(id)?;
         inode.permissions = permissions & 0o7777;
         inode.changed = now;
@@ -419,7 +395,7 @@ impl Tmpfs {
     /// Gives the inode to `owner` and/or `group` (`chown`; `None` leaves
     /// one). A regular file loses set-user-ID, and set-group-ID when it is
     /// group-executable, as on Linux.
-    pub fn set_owner(&mut self, id: InodeId, owner: Option<u32>, group: Option<u32>, now: Timestamp) -> Result<(), Errno> {
+    pub fn set_owner(&mut self, id: InodeNumber, owner: Option<u32>, group: Option<u32>, now: Timestamp) -> Result<(), Errno> {
         let inode = self.inode_mut(id)?;
         if let Some(owner) = owner {
             inode.uid = owner;
@@ -438,7 +414,7 @@ impl Tmpfs {
     }
 
     /// Sets access and modification times (`utimensat`).
-    pub fn set_times(&mut self, id: InodeId, accessed: Timestamp, modified: Timestamp, now: Timestamp) -> Result<(), Errno> {
+    pub fn set_times(&mut self, id: InodeNumber, accessed: Timestamp, modified: Timestamp, now: Timestamp) -> Result<(), Errno> {
         let inode = self.inode_mut(id)?;
         inode.accessed = accessed;
         inode.modified = modified;
@@ -447,27 +423,38 @@ impl Tmpfs {
     }
 
     /// An open file description now names `id` (it outlives its names).
-    pub fn opened(&mut self, id: InodeId) -> Result<(), Errno> {
+    pub fn opened(&mut self, id: InodeNumber) -> Result<(), Errno> {
         self.inode_mut(id)?.opened += 1;
         Ok(())
     }
 
     /// An open file description of `id` went away.
-    pub fn closed(&mut self, id: InodeId) {
+    pub fn closed(&mut self, id: InodeNumber) {
         if let Ok(inode) = self.inode_mut(id) {
             inode.opened = inode.opened.saturating_sub(1);
         }
         self.release_if_unused(id);
     }
 
-    fn existing(&self, directory: InodeId, name: &[u8]) -> Result<InodeId, Errno> {
+    /// The entry `name` of `directory`, with `.` and `..`, if there is one.
+    pub fn child(&self, directory: InodeNumber, name: &[u8]) -> Option<InodeNumber> {
+        let Ok(inode) = self.inode(directory) else { return None };
+        let Contents::Directory { entries, parent } = &inode.contents else { return None };
+        match name {
+            b"." => Some(directory),
+            b".." => Some(*parent),
+            _ => entries.get(name).copied(),
+        }
+    }
+
+    fn existing(&self, directory: InodeNumber, name: &[u8]) -> Result<InodeNumber, Errno> {
         if self.kind(directory)? != FileKind::Directory {
             return Err(Errno::ENOTDIR);
         }
         self.child(directory, name).ok_or(Errno::ENOENT)
     }
 
-    fn is_empty_directory(&self, id: InodeId) -> Result<bool, Errno> {
+    fn is_empty_directory(&self, id: InodeNumber) -> Result<bool, Errno> {
         match &self.inode(id)?.contents {
             Contents::Directory { entries, .. } => Ok(entries.is_empty()),
             _ => Err(Errno::ENOTDIR),
@@ -475,7 +462,7 @@ impl Tmpfs {
     }
 
     /// Whether `id` is `ancestor` or lies below it.
-    fn is_within(&self, mut id: InodeId, ancestor: InodeId) -> Result<bool, Errno> {
+    fn is_within(&self, mut id: InodeNumber, ancestor: InodeNumber) -> Result<bool, Errno> {
         loop {
             if id == ancestor {
                 return Ok(true);
@@ -487,7 +474,7 @@ impl Tmpfs {
         }
     }
 
-    fn insert_entry(&mut self, directory: InodeId, name: &[u8], target: InodeId, now: Timestamp) -> Result<(), Errno> {
+    fn insert_entry(&mut self, directory: InodeNumber, name: &[u8], target: InodeNumber, now: Timestamp) -> Result<(), Errno> {
         let mut key = Vec::new();
         key.try_reserve_exact(name.len()).map_err(|_| Errno::ENOSPC)?;
         key.extend_from_slice(name);
@@ -499,7 +486,7 @@ impl Tmpfs {
         Ok(())
     }
 
-    fn remove_entry(&mut self, directory: InodeId, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+    fn remove_entry(&mut self, directory: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Errno> {
         let parent = self.inode_mut(directory)?;
         let Contents::Directory { entries, .. } = &mut parent.contents else { return Err(Errno::ENOTDIR) };
         entries.remove(name).ok_or(Errno::ENOENT)?;
@@ -508,7 +495,7 @@ impl Tmpfs {
         Ok(())
     }
 
-    fn drop_link(&mut self, id: InodeId, now: Timestamp) {
+    fn drop_link(&mut self, id: InodeNumber, now: Timestamp) {
         if let Ok(inode) = self.inode_mut(id) {
             inode.links = inode.links.saturating_sub(1);
             inode.changed = now;
@@ -516,19 +503,25 @@ impl Tmpfs {
         self.release_if_unused(id);
     }
 
-    fn release_if_unused(&mut self, id: InodeId) {
+    fn release_if_unused(&mut self, id: InodeNumber) {
         let unused = self.inode(id).is_ok_and(|inode| inode.links == 0 && inode.opened == 0);
+        let Some(slot) = slot(id) else { return };
         if unused && id != self.root {
             self.bytes -= self.owned_length(id);
-            self.inodes[id.0 as usize] = None;
+            self.inodes[slot] = None;
             if self.free.try_reserve(1).is_ok() {
-                self.free.push(id.0);
+                self.free.push(slot as u32);
             }
         }
     }
 }
 
-fn check_name(name: &[u8]) -> Result<(), Errno> {
+/// The arena slot of inode `id` (numbers start at 1).
+fn slot(id: InodeNumber) -> Option<usize> {
+    usize::try_from(id.0).ok()?.checked_sub(1)
+}
+
+pub(crate) fn check_name(name: &[u8]) -> Result<(), Errno> {
     if name.len() > MAX_NAME {
         return Err(Errno::ENAMETOOLONG);
     }

@@ -796,11 +796,15 @@ pub fn stat_bytes(stat: &Stat) -> [u8; linux_abi::STAT_BYTES] {
     file_status(stat).stat_bytes()
 }
 
-/// What the tmpfs says of a file, in the ABI's terms: device (0, 1) is the
-/// tmpfs, 4 KiB its block size.
+/// `st_dev` of what has no file system (pipes, sockets, anonymous inodes):
+/// Linux's pipefs, sockfs and anon_inodefs are anonymous devices too.
+const ANONYMOUS_DEVICE: (u32, u32) = (0, 1);
+
+/// What a file system says of a file, in the ABI's terms: 4 KiB is the
+/// preferred I/O size everywhere.
 fn file_status(stat: &Stat) -> linux_abi::FileStatus {
     linux_abi::FileStatus {
-        device: (0, 1),
+        device: stat.file_system_device,
         inode: stat.inode,
         links: stat.links,
         mode: stat.mode,
@@ -836,7 +840,7 @@ pub(super) fn anonymous_inode_number(fd: u64) -> u64 {
 /// The status of a descriptor with no file behind it.
 fn anonymous_stat(fd: u64, mode: u32) -> Stat {
     let now = now();
-    Stat { inode: anonymous_inode_number(fd), mode, links: 1, uid: 0, gid: 0, device: (0, 0), size: 0, blocks: 0, accessed: now, modified: now, changed: now }
+    Stat { inode: anonymous_inode_number(fd), mode, links: 1, uid: 0, gid: 0, device: (0, 0), file_system_device: ANONYMOUS_DEVICE, size: 0, blocks: 0, accessed: now, modified: now, changed: now }
 }
 
 pub fn fstat(call: &mut Call<'_>) -> CallResult {
@@ -913,7 +917,7 @@ pub fn getdents(call: &mut Call<'_>, format: linux_abi::DirentFormat) -> CallRes
                 index += 1;
                 let at = out.len();
                 out.resize(at + length, 0);
-                format.write(&mut out[at..], u64::from(id.0) + 1, index as u64, kind.dirent_type(), name).is_some()
+                format.write(&mut out[at..], id.number.0, index as u64, kind.dirent_type(), name).is_some()
             })
         })?;
         if out.is_empty() {
@@ -1204,7 +1208,7 @@ pub fn flock(call: &mut Call<'_>) -> CallResult {
     let file = open_files::file(call.process.native.space(), fd)?;
     let description = Arc::as_ptr(&file) as usize;
     let target = match &file.backing {
-        Backing::Inode(inode) | Backing::Device(_, inode) => u64::from(inode.0),
+        Backing::Inode(inode) | Backing::Device(_, inode) => (u64::from(inode.file_system.0) << 48) ^ inode.number.0,
         // Pipes have no inode here: Linux locks them too, but no program
         // of ours relies on it.
         _ => return Err(Errno::EINVAL),

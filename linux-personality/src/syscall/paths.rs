@@ -437,7 +437,7 @@ fn read_link_at(call: &Call<'_>, dirfd: u64, path_address: u64, buffer: u64, siz
         return value(count as u64);
     }
     let inode = lookup_at(call, dirfd, &path, false)?;
-    let target = fs::with(|tree| tree.read_link(inode).map(<[u8]>::to_vec))?;
+    let target = fs::with(|tree| tree.read_link(inode).map(alloc::borrow::Cow::into_owned))?;
     let count = target.len().min(size as usize);
     call.write_out(buffer, &target[..count])?;
     value(count as u64)

@@ -254,10 +254,9 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         return Err(Errno::EACCES);
     }
     super::permissions::check(call, inode, super::permissions::want::EXECUTE, false)?;
-    let header = fs::with(|tree| {
-        let contents = tree.contents(inode)?;
-        Ok(contents[..contents.len().min(256)].to_vec())
-    })?;
+    let mut header = alloc::vec![0u8; 256];
+    let length = fs::with(|tree| tree.read(inode, 0, &mut header))?;
+    header.truncate(length);
     if header.starts_with(b"#!") {
         if depth >= 4 {
             return Err(Errno::ELOOP);
@@ -293,10 +292,10 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     crate::random::fill(&mut random);
     let stack_limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_STACK);
     let image = fs::with(|tree| {
-        let tree: &vfs::Tmpfs = tree;
+        let tree: &vfs::Namespace = tree;
         let contents = tree.contents(inode)?;
         let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
-        Ok(build(container, contents, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit))
+        Ok(build(container, &contents, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit))
     })?;
     let image = match image {
         Ok(image) => image,
