@@ -209,7 +209,7 @@ impl fmt::Display for FeatureNames {
 /// How the file system may be used.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Mount {
-    /// Reading and (once implemented) writing.
+    /// Reading and writing.
     ReadWrite,
     /// Reading only, for this reason.
     ReadOnly(ReadOnlyReason),

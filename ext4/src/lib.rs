@@ -1,16 +1,20 @@
-//! The ext4 on-disk format, for reading (writing and the jbd2 journal
-//! come later).
+//! The ext4 on-disk format, for reading and writing (the jbd2 journal
+//! comes later).
 //!
 //! **Provides** [`Ext4`]: open a file system on any [`BlockDevice`]
 //! (superblock, group descriptors and feature policy checked up front, the
 //! result saying whether it may be written: [`Mount`]), then read inodes,
 //! directories ([`Ext4::read_dir`], [`Ext4::lookup`]), file bytes
 //! ([`Ext4::read`], holes as zeros), link targets ([`Ext4::read_link`]),
-//! absolute paths ([`Ext4::resolve`]) and `statfs` numbers. Below that, the
-//! formats one module each: [`Superblock`], [`GroupDescriptor`], [`Inode`],
-//! extent trees and block maps ([`Run`]), directory blocks, and the crc32c
-//! and crc16 checksums; parsed structures keep their bytes and can
-//! `encode` themselves back, ready for a writer.
+//! absolute paths ([`Ext4::resolve`]) and `statfs` numbers; and change it:
+//! [`Ext4::create`], [`Ext4::mkdir`], [`Ext4::symlink`], [`Ext4::link`],
+//! [`Ext4::unlink`], [`Ext4::rmdir`], [`Ext4::rename`], [`Ext4::write`],
+//! [`Ext4::truncate`], [`Ext4::set_attributes`], [`Ext4::sync`]. Each change
+//! is one transaction whose blocks are collected as [`BlockWrites`] and
+//! applied in one place (data, then metadata), the hook for the journal.
+//! Below that, the formats one module each: [`Superblock`],
+//! [`GroupDescriptor`], [`Inode`], extent trees and block maps ([`Run`]),
+//! directory blocks, bitmaps, and the crc32c and crc16 checksums.
 //!
 //! **Relies on** a [`BlockDevice`] that reads and writes whole 512-byte
 //! sectors (virtio-blk in the kernel, [`MemoryDisk`] on the host) and on
@@ -21,7 +25,9 @@
 //! holds: every malformed structure is an [`Error::Corrupted`] naming the
 //! structure and the check, every checksum is verified when the file
 //! system has them, and every feature it does not implement either refuses
-//! the mount ([`Error::Unsupported`]) or makes it read-only.
+//! the mount ([`Error::Unsupported`]) or makes it read-only. A write never
+//! reaches a block the allocator did not hand out or the structure being
+//! updated does not own, and a failed operation writes nothing.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -151,7 +151,7 @@ fn writes_on_damaged_images_fail_without_panicking() {
             random ^= random << 17;
             let block = blocks[variant % blocks.len()] as usize;
             let offset = block * 1024 + (random % 1024) as usize;
-            let value = image[offset] ^ (1 << (random >> 32) % 8) as u8;
+            let value = image[offset] ^ (1 << ((random >> 32) % 8)) as u8;
             let disk = OverlayDisk { base: image.clone(), patches: vec![(offset, value)], written: RefCell::default() };
             if let Ok(mut fs) = Ext4::open(disk) {
                 exercise(&mut fs);

@@ -15,6 +15,7 @@ pub const LAYOUTS: &[(u32, &str)] = &[
     (4096, "metadata_csum,64bit"),
     (1024, "^metadata_csum,^64bit"),
     (4096, "^metadata_csum,64bit"),
+    (1024, "^metadata_csum,uninit_bg,^64bit"),
 ];
 
 /// An empty file system of `megabytes` with `block_size` and `features`
