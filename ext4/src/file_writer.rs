@@ -60,6 +60,9 @@ impl<D: BlockDevice> Transaction<'_, D> {
                     piece as u64
                 }
                 Mapping::Unwritten { physical } => {
+                    if self.overlaps_fixed_metadata(physical, 1)? {
+                        return Err(Error::invalid(Structure::Inode(number.0), "file data over fixed metadata"));
+                    }
                     self.fill_new_block(&inode, physical, position, offset, data)?;
                     tree.list.remove(u64::from(logical), u64::from(logical) + 1);
                     tree.list.insert(logical, 1, physical);
@@ -215,7 +218,9 @@ impl<D: BlockDevice> Transaction<'_, D> {
         origin: BlockOrigin,
     ) -> Result<(), Error> {
         let structure = Structure::Inode(inode.number.0);
-        if self.overlaps_fixed_metadata(physical, 1)? {
+        // Fresh blocks passed the allocator's own check; mapped ones come
+        // from the image and may point anywhere.
+        if origin == BlockOrigin::Mapped && self.overlaps_fixed_metadata(physical, 1)? {
             return Err(Error::invalid(structure, "file data over fixed metadata"));
         }
         let block_size = self.block_size();

@@ -148,3 +148,54 @@ fn a_read_only_mount_refuses_every_write_with_erofs() {
     assert_eq!(fs.write(one, 0, b"x", clock.tick()).unwrap_err().errno(), ext4::errno::EROFS);
     assert_eq!(fs.unlink(root, b"one", clock.tick()).unwrap_err().errno(), ext4::errno::EROFS);
 }
+
+/// A memory disk that records the first sector of every write, in order.
+struct RecordingDisk {
+    disk: MemoryDisk,
+    writes: std::cell::RefCell<Vec<u64>>,
+}
+
+impl ext4::BlockDevice for RecordingDisk {
+    fn sector_count(&self) -> u64 {
+        self.disk.sector_count()
+    }
+
+    fn read_sectors(&self, first_sector: u64, buffer: &mut [u8]) -> Result<(), ext4::IoError> {
+        self.disk.read_sectors(first_sector, buffer)
+    }
+
+    fn write_sectors(&self, first_sector: u64, data: &[u8]) -> Result<(), ext4::IoError> {
+        self.writes.borrow_mut().push(first_sector);
+        self.disk.write_sectors(first_sector, data)
+    }
+
+    fn flush(&self) -> Result<(), ext4::IoError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn data_blocks_reach_the_disk_before_the_metadata_that_points_at_them() {
+    let image = image_of(fresh(1024, 16, "metadata_csum,64bit"));
+    let recording = RecordingDisk { disk: MemoryDisk::new(image), writes: Default::default() };
+    let mut fs = Ext4::open(recording).unwrap();
+    let mut clock = Clock(0);
+    let root = fs.root();
+    let file = fs.create(root, b"ordered", 0o644, ROOT_OWNER, clock.tick()).unwrap();
+    fs.device().writes.borrow_mut().clear();
+    fs.write(file, 0, &pattern(1, 20_000), clock.tick()).unwrap();
+    let inode = fs.inode(file).unwrap();
+    let data_blocks: Vec<u64> = (0..20)
+        .map(|logical| match fs.map_block(&inode, logical).unwrap() {
+            ext4::Run::Data { physical, .. } => physical,
+            other => panic!("block {logical}: {other:?}"),
+        })
+        .collect();
+    let order: Vec<u64> = fs.device().writes.borrow().iter().map(|sector| sector / 2).collect();
+    let first_metadata = order.iter().position(|block| !data_blocks.contains(block)).unwrap();
+    assert!(
+        order[first_metadata..].iter().all(|block| !data_blocks.contains(block)),
+        "data written after metadata: {order:?} (data {data_blocks:?})"
+    );
+    assert_eq!(first_metadata, data_blocks.len(), "each data block written once, first: {order:?}");
+}
