@@ -43,5 +43,5 @@ pub use format::features::Features;
 pub use log_geometry::LogGeometry;
 pub use recovery::recover::{discard_log, recover, RecoveryReport};
 pub use storage::{FileSystemBlocks, IoError, JournalArea};
-//TMP pub use writer::journal::Journal;
-//TMP pub use writer::transaction::TransactionHandle;
+pub use writer::journal::{CommittedTransaction, Journal, Room};
+pub use writer::transaction::{TransactionBuilder, TransactionHandle};

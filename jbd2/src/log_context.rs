@@ -75,6 +75,18 @@ impl LogContext {
         self.tags(block).count() as u64
     }
 
+    /// Writes `superblock` over the first 1024 bytes of block 0 (keeping
+    /// the rest of the block) and flushes.
+    pub fn write_superblock<A: JournalArea>(&self, area: &A, superblock: &JournalSuperblock) -> Result<(), IoError> {
+        let mut block = self.block_buffer();
+        area.read_block(0, &mut block)?;
+        let encoded = superblock.encode();
+        let length = encoded.len().min(block.len());
+        block[..length].copy_from_slice(&encoded[..length]);
+        area.write_block(0, &block)?;
+        area.flush()
+    }
+
     /// A zeroed buffer of one block.
     pub fn block_buffer(&self) -> Vec<u8> {
         vec![0u8; self.block_size]

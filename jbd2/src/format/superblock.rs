@@ -157,6 +157,27 @@ impl JournalSuperblock {
         Ok(LogGeometry::new(self.first, self.max_length))
     }
 
+    /// This superblock with `wanted` features added, as the kernel's
+    /// `jbd2_journal_set_features` does: turning on checksum v3 (or v2)
+    /// turns off the other versions and sets the crc32c checksum type.
+    /// The result still has to pass [`JournalSuperblock::decode`].
+    pub fn with_features(&self, wanted: Features) -> JournalSuperblock {
+        let mut features = self.features.union(wanted);
+        let v3 = wanted.incompat & Features::INCOMPAT_CSUM_V3 != 0;
+        let v2 = wanted.incompat & Features::INCOMPAT_CSUM_V2 != 0;
+        if v3 || v2 {
+            let other = if v3 { Features::INCOMPAT_CSUM_V2 } else { Features::INCOMPAT_CSUM_V3 };
+            features.incompat &= !other;
+            features.compat &= !Features::COMPAT_CHECKSUM;
+        }
+        let mut changed = self.clone();
+        changed.features = features;
+        if v3 || v2 {
+            changed.checksum_type = CHECKSUM_TYPE_CRC32C;
+        }
+        changed
+    }
+
     /// The 1024 bytes of this superblock, with the decoded fields written
     /// over the kept ones and, with v2/v3 checksums, a fresh checksum.
     pub fn encode(&self) -> Vec<u8> {

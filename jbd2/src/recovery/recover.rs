@@ -12,7 +12,7 @@
 //! **Must never** reset the superblock before the replayed blocks are
 //! flushed.
 
-use crate::error::{RecoveryError, SuperblockError};
+use crate::error::RecoveryError;
 use crate::log_context::{LoadError, LogContext};
 use crate::recovery::replay::replay;
 use crate::recovery::revoke_pass::collect_revokes;
@@ -78,7 +78,7 @@ pub fn recover<A: JournalArea, F: FileSystemBlocks>(area: &A, fs: &F) -> Result<
     reset.start = 0;
     reset.sequence = next_sequence;
     reset.errno = 0;
-    write_superblock(area, &context, &reset.encode())?;
+    context.write_superblock(area, &reset)?;
     report.end_transaction = end.end_transaction;
     report.next_sequence = next_sequence;
     report.transactions_replayed = counts.transactions;
@@ -96,19 +96,5 @@ pub fn discard_log<A: JournalArea>(area: &A) -> Result<(), RecoveryError> {
     let context = LogContext::load(area)?;
     let mut reset = context.superblock.clone();
     reset.start = 0;
-    write_superblock(area, &context, &reset.encode())
-}
-
-/// Writes `superblock` (1024 bytes) into block 0, keeping the rest of the
-/// block, and flushes.
-fn write_superblock<A: JournalArea>(area: &A, context: &LogContext, superblock: &[u8]) -> Result<(), RecoveryError> {
-    let mut block = context.block_buffer();
-    area.read_block(0, &mut block)?;
-    let Some(head) = block.get_mut(..superblock.len()) else {
-        return Err(RecoveryError::Superblock(SuperblockError::UnsupportedBlockSize(context.block_size as u32)));
-    };
-    head.copy_from_slice(superblock);
-    area.write_block(0, &block)?;
-    area.flush()?;
-    Ok(())
+    Ok(context.write_superblock(area, &reset)?)
 }

@@ -179,9 +179,19 @@ impl Image {
     /// Clears ext4's `needs_recovery` flag (and reseals the superblock
     /// checksum): what the ext4 layer does after recovery.
     pub fn clear_needs_recovery(&self) {
+        self.set_recovery_flag(0);
+    }
+
+    /// Sets ext4's `needs_recovery` flag: what ext4 does while its journal
+    /// is in use (a crash leaves it set).
+    pub fn set_needs_recovery(&self) {
+        self.set_recovery_flag(0x4);
+    }
+
+    fn set_recovery_flag(&self, flag: u32) {
         let mut bytes = self.bytes.borrow_mut();
         let superblock = &mut bytes[1024..2048];
-        let incompat = u32::from_le_bytes(superblock[0x60..0x64].try_into().unwrap()) & !0x4;
+        let incompat = u32::from_le_bytes(superblock[0x60..0x64].try_into().unwrap()) & !0x4 | flag;
         superblock[0x60..0x64].copy_from_slice(&incompat.to_le_bytes());
         let checksum = jbd2::crc32c_update(!0, &superblock[..0x3FC]);
         superblock[0x3FC..].copy_from_slice(&checksum.to_le_bytes());
