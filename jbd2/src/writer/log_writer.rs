@@ -144,9 +144,10 @@ pub(crate) fn write_transaction<A: JournalArea>(
         }
     }
     area.flush()?;
-    let transaction_crc = match context.superblock.features.has_transaction_crc32() {
-        true => TransactionCrc::Crc32(crc),
-        false => TransactionCrc::Absent,
+    let transaction_crc = if context.superblock.features.has_transaction_crc32() {
+        TransactionCrc::Crc32(crc)
+    } else {
+        TransactionCrc::Absent
     };
     let commit = encode_commit(block_size, sequence, time, transaction_crc, &context.checksummer);
     area.write_block(cursor.take(), &commit)?;
