@@ -19,7 +19,11 @@ const fn build_table() -> [u32; 256] {
         let mut value = (index as u32) << 24;
         let mut bit = 0;
         while bit < 8 {
-            value = if value & 0x8000_0000 != 0 { (value << 1) ^ POLYNOMIAL } else { value << 1 };
+            value = if value & 0x8000_0000 != 0 {
+                (value << 1) ^ POLYNOMIAL
+            } else {
+                value << 1
+            };
             bit += 1;
         }
         table[index] = value;

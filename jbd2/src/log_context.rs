@@ -38,12 +38,16 @@ impl LogContext {
     pub fn load<A: JournalArea>(area: &A) -> Result<LogContext, LoadError> {
         let block_size = area.block_size();
         if !(1024..=65536).contains(&block_size) || !block_size.is_power_of_two() {
-            return Err(LoadError::Superblock(SuperblockError::UnsupportedBlockSize(block_size)));
+            return Err(LoadError::Superblock(
+                SuperblockError::UnsupportedBlockSize(block_size),
+            ));
         }
         let mut block = vec![0u8; block_size as usize];
         area.read_block(0, &mut block).map_err(LoadError::Io)?;
         let superblock = JournalSuperblock::decode(&block).map_err(LoadError::Superblock)?;
-        let geometry = superblock.geometry(block_size, area.block_count()).map_err(LoadError::Superblock)?;
+        let geometry = superblock
+            .geometry(block_size, area.block_count())
+            .map_err(LoadError::Superblock)?;
         Ok(LogContext::from_superblock(superblock, geometry))
     }
 
@@ -77,7 +81,11 @@ impl LogContext {
 
     /// Writes `superblock` over the first 1024 bytes of block 0 (keeping
     /// the rest of the block) and flushes.
-    pub fn write_superblock<A: JournalArea>(&self, area: &A, superblock: &JournalSuperblock) -> Result<(), IoError> {
+    pub fn write_superblock<A: JournalArea>(
+        &self,
+        area: &A,
+        superblock: &JournalSuperblock,
+    ) -> Result<(), IoError> {
         let mut block = self.block_buffer();
         area.read_block(0, &mut block)?;
         let encoded = superblock.encode();

@@ -38,13 +38,29 @@ fn scenario() -> (Image, Vec<u64>) {
     let data = data_file(&pattern(9, 3 * 1024));
     let script = format!(
         "jo -c\njw -b {},{} {path}\njw -r {}\njw -b {},{},{} {path}\njc\n",
-        blocks[0], blocks[1], blocks[0], blocks[1], blocks[2], blocks[3],
+        blocks[0],
+        blocks[1],
+        blocks[0],
+        blocks[1],
+        blocks[2],
+        blocks[3],
         path = data.0.display(),
     );
     image.debugfs_write(&script);
-    for (position, kind) in [(1, 1), (COMMIT_1, 2), (REVOKE_2, 5), (6, 2), (DESCRIPTOR_3, 1), (COMMIT_3, 2)] {
+    for (position, kind) in [
+        (1, 1),
+        (COMMIT_1, 2),
+        (REVOKE_2, 5),
+        (6, 2),
+        (DESCRIPTOR_3, 1),
+        (COMMIT_3, 2),
+    ] {
         let block = image.journal_block(position);
-        assert_eq!(block[..4], [0xC0, 0x3B, 0x39, 0x98], "journal block {position}");
+        assert_eq!(
+            block[..4],
+            [0xC0, 0x3B, 0x39, 0x98],
+            "journal block {position}"
+        );
         assert_eq!(block[7], kind, "type of journal block {position}");
     }
     (image, blocks)
@@ -66,7 +82,10 @@ fn recover_both(image: &Image) -> (Image, Result<RecoveryReport, RecoveryError>)
     let (code, output) = theirs.e2fsck(&["-fy"]);
     assert!(code <= 1, "e2fsck -fy exit {code}: {output}");
     let differing = ours.differing_blocks(&theirs);
-    assert!(differing.is_empty(), "blocks differing from e2fsck: {differing:?}; ours: {result:?}; e2fsck: {output}");
+    assert!(
+        differing.is_empty(),
+        "blocks differing from e2fsck: {differing:?}; ours: {result:?}; e2fsck: {output}"
+    );
     (ours, result)
 }
 
@@ -83,7 +102,14 @@ fn bad_commit_checksum_ends_the_log_before_that_transaction() {
     flip(&image, COMMIT_1, 0x3FF);
     let (_, result) = recover_both(&image);
     let report = result.expect("first commit bad: nothing to replay");
-    assert_eq!((report.end_transaction, report.blocks_replayed, report.failed_commit), (1, 0, Some(1)));
+    assert_eq!(
+        (
+            report.end_transaction,
+            report.blocks_replayed,
+            report.failed_commit
+        ),
+        (1, 0, Some(1))
+    );
 }
 
 #[test]
@@ -102,7 +128,10 @@ fn bad_descriptor_checksum_fails_recovery() {
     let (image, _) = scenario();
     flip(&image, DESCRIPTOR_3, 0x200);
     let (_, result) = recover_both(&image);
-    assert_eq!(result, Err(RecoveryError::TransactionChecksum { sequence: 3 }));
+    assert_eq!(
+        result,
+        Err(RecoveryError::TransactionChecksum { sequence: 3 })
+    );
 }
 
 #[test]
@@ -110,7 +139,10 @@ fn bad_revoke_checksum_fails_recovery() {
     let (image, _) = scenario();
     flip(&image, REVOKE_2, 0x300);
     let (_, result) = recover_both(&image);
-    assert_eq!(result, Err(RecoveryError::TransactionChecksum { sequence: 2 }));
+    assert_eq!(
+        result,
+        Err(RecoveryError::TransactionChecksum { sequence: 2 })
+    );
 }
 
 #[test]
@@ -126,8 +158,18 @@ fn bad_data_block_is_skipped_and_reported() {
     let (image, blocks) = scenario();
     flip(&image, DATA_3, 17);
     let (ours, result) = recover_both(&image);
-    assert_eq!(result, Err(RecoveryError::DataBlocksSkipped { bad_checksums: 1, unreadable: 0 }));
-    assert_eq!(ours.block(blocks[2]), pattern(9, 3 * 1024)[1024..2048], "the good block of the same transaction");
+    assert_eq!(
+        result,
+        Err(RecoveryError::DataBlocksSkipped {
+            bad_checksums: 1,
+            unreadable: 0
+        })
+    );
+    assert_eq!(
+        ours.block(blocks[2]),
+        pattern(9, 3 * 1024)[1024..2048],
+        "the good block of the same transaction"
+    );
 }
 
 /// xorshift64 for picking damage.
@@ -169,7 +211,11 @@ fn random_damage_never_panics_or_hangs() {
         let _ = recover(&journal, &journal);
         journal.restore_from(&original, 16);
     }
-    assert!(started.elapsed() < Duration::from_secs(10), "2000 damaged recoveries took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "2000 damaged recoveries took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

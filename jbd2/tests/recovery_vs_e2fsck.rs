@@ -30,14 +30,25 @@ fn scenario(block_size: u32, size: &str) -> Scenario {
     let second_file = data_file(&second);
     let script = format!(
         "jo -c\njw -b {},{} {}\njw -r {}\njw -b {},{},{} {}\njw -c -b {} {}\njc\n",
-        blocks[0], blocks[1], first_file.0.display(),
         blocks[0],
-        blocks[1], blocks[2], blocks[3], second_file.0.display(),
-        blocks[4], first_file.0.display(),
+        blocks[1],
+        first_file.0.display(),
+        blocks[0],
+        blocks[1],
+        blocks[2],
+        blocks[3],
+        second_file.0.display(),
+        blocks[4],
+        first_file.0.display(),
     );
     image.debugfs_write(&script);
     assert!(image.needs_recovery(), "debugfs left needs_recovery set");
-    Scenario { image, blocks, first, second }
+    Scenario {
+        image,
+        blocks,
+        first,
+        second,
+    }
 }
 
 /// Runs our recovery on one copy (with e2fsck's discard after a failure)
@@ -52,7 +63,10 @@ fn recover_both(image: &Image) -> (Image, Result<RecoveryReport, RecoveryError>)
     let (code, output) = theirs.e2fsck(&["-fy"]);
     assert!(code <= 1, "e2fsck -fy exit {code}: {output}");
     let differing = ours.differing_blocks(&theirs);
-    assert!(differing.is_empty(), "blocks differing from e2fsck's replay: {differing:?}; ours: {result:?}; e2fsck: {output}");
+    assert!(
+        differing.is_empty(),
+        "blocks differing from e2fsck's replay: {differing:?}; ours: {result:?}; e2fsck: {output}"
+    );
     (ours, result)
 }
 
@@ -63,26 +77,57 @@ fn assert_clean_after(ours: &Image) {
 }
 
 fn committed_transactions_replay_like_e2fsck(block_size: u32, size: &str) {
-    let Scenario { image, blocks, first, second } = scenario(block_size, size);
+    let Scenario {
+        image,
+        blocks,
+        first,
+        second,
+    } = scenario(block_size, size);
     let untouched: Vec<Vec<u8>> = blocks.iter().map(|&block| image.block(block)).collect();
     let (ours, result) = recover_both(&image);
     let report = result.expect("recovery succeeds");
-    assert_eq!((report.first_transaction, report.end_transaction, report.next_sequence), (1, 4, 5));
+    assert_eq!(
+        (
+            report.first_transaction,
+            report.end_transaction,
+            report.next_sequence
+        ),
+        (1, 4, 5)
+    );
     assert_eq!(report.transactions_replayed, 3);
     assert_eq!(report.blocks_replayed, 4);
     assert_eq!(report.revoked_blocks_skipped, 1);
     assert_eq!(report.revoke_records, 1);
     let length = block_size as usize;
-    assert_eq!(ours.block(blocks[0]), untouched[0], "revoked block replayed");
-    assert_eq!(ours.block(blocks[1]), second[..length], "block 1 must hold transaction 3's copy");
+    assert_eq!(
+        ours.block(blocks[0]),
+        untouched[0],
+        "revoked block replayed"
+    );
+    assert_eq!(
+        ours.block(blocks[1]),
+        second[..length],
+        "block 1 must hold transaction 3's copy"
+    );
     assert_eq!(ours.block(blocks[2]), second[length..2 * length]);
-    assert_eq!(ours.block(blocks[3]), second[2 * length..], "escaped block must get its magic back");
-    assert_eq!(ours.block(blocks[4]), untouched[4], "uncommitted transaction replayed");
+    assert_eq!(
+        ours.block(blocks[3]),
+        second[2 * length..],
+        "escaped block must get its magic back"
+    );
+    assert_eq!(
+        ours.block(blocks[4]),
+        untouched[4],
+        "uncommitted transaction replayed"
+    );
     let _ = first;
     let again = ours.copy();
     let second_run = recover(&again, &again).expect("second recovery");
     assert_eq!(second_run.blocks_replayed, 0);
-    assert!(again.differing_blocks(&ours).is_empty(), "second recovery changed the image");
+    assert!(
+        again.differing_blocks(&ours).is_empty(),
+        "second recovery changed the image"
+    );
     assert_clean_after(&ours);
 }
 

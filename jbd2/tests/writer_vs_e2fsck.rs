@@ -20,7 +20,10 @@ const V3_64BIT: Features = Features {
 };
 
 fn time(seconds: u64) -> CommitTime {
-    CommitTime { seconds: 1_700_000_000 + seconds, nanoseconds: 0 }
+    CommitTime {
+        seconds: 1_700_000_000 + seconds,
+        nanoseconds: 0,
+    }
 }
 
 /// The image after a crash: e2fsck's replay and ours must agree, and
@@ -30,16 +33,25 @@ fn crash_and_check(image: &Image, expected: &BTreeMap<u64, Vec<u8>>) {
     let theirs = image.copy();
     let (code, output) = theirs.e2fsck(&["-fy"]);
     assert!(code <= 1, "e2fsck -fy exit {code}: {output}");
-    assert!(output.contains("recovering journal"), "e2fsck did not replay: {output}");
+    assert!(
+        output.contains("recovering journal"),
+        "e2fsck did not replay: {output}"
+    );
     for (&block, data) in expected {
-        assert!(theirs.block(block) == *data, "e2fsck replay: block {block} does not hold the committed data");
+        assert!(
+            theirs.block(block) == *data,
+            "e2fsck replay: block {block} does not hold the committed data"
+        );
     }
     let (code, output) = theirs.e2fsck(&["-fn"]);
     assert_eq!(code, 0, "e2fsck -fn after e2fsck's replay: {output}");
     let ours = image.copy();
     recover(&ours, &ours).expect("our recovery of our journal");
     let differing = ours.differing_blocks(&theirs);
-    assert!(differing.is_empty(), "our replay differs from e2fsck's in blocks {differing:?}");
+    assert!(
+        differing.is_empty(),
+        "our replay differs from e2fsck's in blocks {differing:?}"
+    );
 }
 
 fn two_transactions(block_size: u32, size: &str, features: Features) {
@@ -90,15 +102,24 @@ fn checksum_v3_transactions_replay_under_e2fsck_4k() {
 
 #[test]
 fn checksum_v2_transactions_replay_under_e2fsck() {
-    let v2 = Features { incompat: Features::INCOMPAT_CSUM_V2, ..Features::default() };
+    let v2 = Features {
+        incompat: Features::INCOMPAT_CSUM_V2,
+        ..Features::default()
+    };
     two_transactions(1024, "32M", v2);
 }
 
 #[test]
 fn v1_and_unchecksummed_transactions_replay_under_e2fsck() {
-    let v1 = Features { compat: Features::COMPAT_CHECKSUM, ..Features::default() };
+    let v1 = Features {
+        compat: Features::COMPAT_CHECKSUM,
+        ..Features::default()
+    };
     two_transactions(1024, "32M", v1);
-    let plain_64bit = Features { incompat: Features::INCOMPAT_64BIT, ..Features::default() };
+    let plain_64bit = Features {
+        incompat: Features::INCOMPAT_64BIT,
+        ..Features::default()
+    };
     two_transactions(4096, "64M", plain_64bit);
 }
 
@@ -125,7 +146,10 @@ fn wrapped_log_after_forced_checkpoints_replays_under_e2fsck() {
             expected.insert(block, data);
         }
         journal.end(handle).unwrap();
-        let committed = journal.commit(&image, time(round)).unwrap().expect("committed");
+        let committed = journal
+            .commit(&image, time(round))
+            .unwrap()
+            .expect("committed");
         logged += u64::from(committed.log_blocks);
         if u64::from(committed.log_start) + u64::from(committed.log_blocks) > capacity + 1 {
             straddled += 1;
@@ -134,7 +158,10 @@ fn wrapped_log_after_forced_checkpoints_replays_under_e2fsck() {
             forced += 1;
         }
     }
-    assert!(journal.awaiting_checkpoint() > 0, "the crash must leave something to replay");
+    assert!(
+        journal.awaiting_checkpoint() > 0,
+        "the crash must leave something to replay"
+    );
     drop(journal);
     crash_and_check(&image, &expected);
 }
@@ -146,13 +173,18 @@ fn closed_journal_is_clean_with_every_block_home() {
     let mut journal = Journal::open_with_features(&image, V3_64BIT).expect("open");
     let handle = journal.begin();
     for &block in &blocks {
-        journal.write_block(&handle, block, &pattern(block + 7, 1024)).unwrap();
+        journal
+            .write_block(&handle, block, &pattern(block + 7, 1024))
+            .unwrap();
     }
     journal.end(handle).unwrap();
     journal.commit(&image, time(1)).unwrap();
     journal.close(&image).expect("close");
     for &block in &blocks {
-        assert!(image.block(block) == pattern(block + 7, 1024), "block {block} not home after close");
+        assert!(
+            image.block(block) == pattern(block + 7, 1024),
+            "block {block} not home after close"
+        );
     }
     let (code, output) = image.e2fsck(&["-fn"]);
     assert_eq!(code, 0, "e2fsck -fn after close: {output}");

@@ -48,7 +48,10 @@ pub fn superblock_checksum(superblock: &[u8]) -> u32 {
 impl Checksummer {
     /// The checksums of a journal using `scheme`, seeded from `uuid`.
     pub fn new(scheme: BlockChecksums, uuid: &[u8; 16]) -> Checksummer {
-        Checksummer { scheme, seed: crc32c_update(!0, uuid) }
+        Checksummer {
+            scheme,
+            seed: crc32c_update(!0, uuid),
+        }
     }
 
     /// Which per-block checksums are in use.
@@ -142,7 +145,8 @@ mod tests {
     }
 
     const UUID: [u8; 16] = [
-        0xc2, 0x3f, 0xdd, 0x47, 0x02, 0x08, 0x4b, 0xc3, 0xad, 0x87, 0x92, 0x8e, 0xed, 0xbb, 0x7b, 0x8d,
+        0xc2, 0x3f, 0xdd, 0x47, 0x02, 0x08, 0x4b, 0xc3, 0xad, 0x87, 0x92, 0x8e, 0xed, 0xbb, 0x7b,
+        0x8d,
     ];
 
     fn v3() -> Checksummer {
@@ -152,9 +156,20 @@ mod tests {
     #[test]
     fn superblock_checksum_matches_mkfs_and_debugfs() {
         let superblock = block(&[
-            (0x0, 0xc03b3998), (0x4, 4), (0xc, 0x400), (0x10, 0x1000), (0x14, 1), (0x18, 1),
-            (0x1c, 1), (0x28, 0x12), (0x30, 0xc23fdd47), (0x34, 0x02084bc3),
-            (0x38, 0xad87928e), (0x3c, 0xedbb7b8d), (0x40, 1), (0x50, 0x04000000),
+            (0x0, 0xc03b3998),
+            (0x4, 4),
+            (0xc, 0x400),
+            (0x10, 0x1000),
+            (0x14, 1),
+            (0x18, 1),
+            (0x1c, 1),
+            (0x28, 0x12),
+            (0x30, 0xc23fdd47),
+            (0x34, 0x02084bc3),
+            (0x38, 0xad87928e),
+            (0x3c, 0xedbb7b8d),
+            (0x40, 1),
+            (0x50, 0x04000000),
             (0xfc, 0xc94e89bd),
         ]);
         assert_eq!(superblock_checksum(&superblock), 0xc94e89bd);
@@ -163,9 +178,19 @@ mod tests {
     #[test]
     fn descriptor_tail_matches_debugfs() {
         let descriptor = block(&[
-            (0x0, 0xc03b3998), (0x4, 1), (0x8, 1), (0xc, 300), (0x18, 0x4fe89a5f),
-            (0x2c, 301), (0x30, 0xa), (0x38, 0xba4ccaf3), (0xcc, 0xc23fdd47),
-            (0xd0, 0x02084bc3), (0xd4, 0xad87928e), (0xd8, 0xedbb7b8d), (0x3fc, 0xd03905f7),
+            (0x0, 0xc03b3998),
+            (0x4, 1),
+            (0x8, 1),
+            (0xc, 300),
+            (0x18, 0x4fe89a5f),
+            (0x2c, 301),
+            (0x30, 0xa),
+            (0x38, 0xba4ccaf3),
+            (0xcc, 0xc23fdd47),
+            (0xd0, 0x02084bc3),
+            (0xd4, 0xad87928e),
+            (0xd8, 0xedbb7b8d),
+            (0x3fc, 0xd03905f7),
         ]);
         assert!(v3().tail_is_valid(&descriptor));
         assert_eq!(v3().tail_checksum(&descriptor), 0xd03905f7);
@@ -174,7 +199,11 @@ mod tests {
     #[test]
     fn commit_checksum_matches_debugfs() {
         let commit = block(&[
-            (0x0, 0xc03b3998), (0x4, 2), (0x8, 1), (0x10, 0xc11d5a5c), (0x30, 0x6b078a40),
+            (0x0, 0xc03b3998),
+            (0x4, 2),
+            (0x8, 1),
+            (0x10, 0xc11d5a5c),
+            (0x30, 0x6b078a40),
             (0x38, 0x1f3a3f58),
         ]);
         assert!(v3().commit_is_valid(&commit));

@@ -82,7 +82,11 @@ pub fn encode_commit(
     checksummer: &Checksummer,
 ) -> Vec<u8> {
     let mut block = vec![0u8; block_size];
-    BlockHeader { block_type: BlockType::Commit, sequence }.encode(&mut block);
+    BlockHeader {
+        block_type: BlockType::Commit,
+        sequence,
+    }
+    .encode(&mut block);
     if let TransactionCrc::Crc32(crc) = transaction_crc {
         block[CHECKSUM_TYPE_OFFSET] = CHECKSUM_TYPE_CRC32;
         block[CHECKSUM_SIZE_OFFSET] = CHECKSUM_SIZE_CRC32;
@@ -102,21 +106,36 @@ mod tests {
     #[test]
     fn commit_block_round_trips() {
         let checksummer = Checksummer::new(BlockChecksums::Version3, &[1; 16]);
-        let time = CommitTime { seconds: 0x6b07_8a40, nanoseconds: 0x1f3a_3f58 };
+        let time = CommitTime {
+            seconds: 0x6b07_8a40,
+            nanoseconds: 0x1f3a_3f58,
+        };
         let block = encode_commit(1024, 5, time, TransactionCrc::Absent, &checksummer);
         assert_eq!(
             BlockHeader::decode(&block),
-            Some(BlockHeader { block_type: BlockType::Commit, sequence: 5 })
+            Some(BlockHeader {
+                block_type: BlockType::Commit,
+                sequence: 5
+            })
         );
         assert!(checksummer.commit_is_valid(&block));
         let fields = CommitFields::decode(&block);
-        assert_eq!((fields.checksum_type, fields.checksum_size, fields.time), (0, 0, time));
+        assert_eq!(
+            (fields.checksum_type, fields.checksum_size, fields.time),
+            (0, 0, time)
+        );
     }
 
     #[test]
     fn v1_commit_carries_type_size_and_crc() {
         let none = Checksummer::new(BlockChecksums::Absent, &[0; 16]);
-        let block = encode_commit(1024, 5, CommitTime::default(), TransactionCrc::Crc32(0x1234), &none);
+        let block = encode_commit(
+            1024,
+            5,
+            CommitTime::default(),
+            TransactionCrc::Crc32(0x1234),
+            &none,
+        );
         let fields = CommitFields::decode(&block);
         assert_eq!(fields.checksum_type, CHECKSUM_TYPE_CRC32);
         assert_eq!(fields.checksum_size, CHECKSUM_SIZE_CRC32);

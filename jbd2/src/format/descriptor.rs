@@ -79,7 +79,11 @@ pub fn encode_descriptor(
     checksummer: &Checksummer,
 ) -> Vec<u8> {
     let mut block = vec![0u8; block_size];
-    BlockHeader { block_type: BlockType::Descriptor, sequence }.encode(&mut block);
+    BlockHeader {
+        block_type: BlockType::Descriptor,
+        sequence,
+    }
+    .encode(&mut block);
     let mut offset = HEADER_BYTES;
     for (index, tag) in tags.iter().enumerate() {
         let mut flags = tag.flags & !(TAG_SAME_UUID | TAG_LAST);
@@ -122,11 +126,16 @@ mod tests {
         let capacity = tags_per_descriptor(1024, layout, 4);
         assert_eq!(capacity, 62);
         let tags: Vec<BlockTag> = (0..capacity as u64)
-            .map(|index| BlockTag { fs_block: 1000 + index, flags: TAG_ESCAPED, checksum: index as u32 })
+            .map(|index| BlockTag {
+                fs_block: 1000 + index,
+                flags: TAG_ESCAPED,
+                checksum: index as u32,
+            })
             .collect();
         let block = encode_descriptor(1024, 9, &tags, layout, &[7; 16], &checksummer);
         assert!(checksummer.tail_is_valid(&block));
-        let read: Vec<BlockTag> = DescriptorTags::new(&block, layout, features.tail_bytes()).collect();
+        let read: Vec<BlockTag> =
+            DescriptorTags::new(&block, layout, features.tail_bytes()).collect();
         assert_eq!(read.len(), capacity);
         for (index, (written, read)) in tags.iter().zip(&read).enumerate() {
             assert_eq!(written.fs_block, read.fs_block);
@@ -141,7 +150,11 @@ mod tests {
     fn reader_stops_at_the_block_end_without_a_last_tag() {
         let (_, layout) = v3_layout();
         let mut block = vec![0u8; 1024];
-        BlockHeader { block_type: BlockType::Descriptor, sequence: 1 }.encode(&mut block);
+        BlockHeader {
+            block_type: BlockType::Descriptor,
+            sequence: 1,
+        }
+        .encode(&mut block);
         // All flags zero: every tag is followed by a UUID, none is last.
         let count = DescriptorTags::new(&block, layout, 4).count();
         assert_eq!(count, (1024 - 4 - 12 + 16) / 32);

@@ -139,7 +139,10 @@ mod tests {
     use super::*;
 
     fn incompat(bits: u32) -> Features {
-        Features { incompat: bits, ..Features::default() }
+        Features {
+            incompat: bits,
+            ..Features::default()
+        }
     }
 
     #[test]

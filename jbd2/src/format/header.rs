@@ -93,9 +93,15 @@ mod tests {
     fn header_round_trips_and_needs_the_magic() {
         let mut block = [0u8; 64];
         assert_eq!(BlockHeader::decode(&block), None);
-        let header = BlockHeader { block_type: BlockType::Revoke, sequence: 7 };
+        let header = BlockHeader {
+            block_type: BlockType::Revoke,
+            sequence: 7,
+        };
         header.encode(&mut block);
-        assert_eq!(block[..12], [0xC0, 0x3B, 0x39, 0x98, 0, 0, 0, 5, 0, 0, 0, 7]);
+        assert_eq!(
+            block[..12],
+            [0xC0, 0x3B, 0x39, 0x98, 0, 0, 0, 5, 0, 0, 0, 7]
+        );
         assert_eq!(BlockHeader::decode(&block), Some(header));
         assert_eq!(BlockHeader::decode(&block[..11]), None);
     }

@@ -46,7 +46,12 @@ impl<'a> RevokeRecords<'a> {
         if count as usize > block.len().saturating_sub(tail_bytes) {
             return Err(RevokeCountTooLarge { count });
         }
-        Ok(RevokeRecords { block, record_bytes, count: count as usize, offset: REVOKE_HEADER_BYTES })
+        Ok(RevokeRecords {
+            block,
+            record_bytes,
+            count: count as usize,
+            offset: REVOKE_HEADER_BYTES,
+        })
     }
 }
 
@@ -68,7 +73,11 @@ impl Iterator for RevokeRecords<'_> {
 }
 
 /// How many records one revoke block holds.
-pub fn records_per_revoke_block(block_size: usize, record_bytes: usize, tail_bytes: usize) -> usize {
+pub fn records_per_revoke_block(
+    block_size: usize,
+    record_bytes: usize,
+    tail_bytes: usize,
+) -> usize {
     block_size.saturating_sub(REVOKE_HEADER_BYTES + tail_bytes) / record_bytes
 }
 
@@ -82,7 +91,11 @@ pub fn encode_revoke(
     checksummer: &Checksummer,
 ) -> Vec<u8> {
     let mut block = vec![0u8; block_size];
-    BlockHeader { block_type: BlockType::Revoke, sequence }.encode(&mut block);
+    BlockHeader {
+        block_type: BlockType::Revoke,
+        sequence,
+    }
+    .encode(&mut block);
     let mut offset = REVOKE_HEADER_BYTES;
     for &block_number in blocks {
         match record_bytes {
@@ -109,7 +122,9 @@ mod tests {
             let blocks: Vec<u64> = (0..capacity as u64).map(|index| index * 3 + 1).collect();
             let block = encode_revoke(1024, 2, &blocks, record_bytes, &checksummer);
             assert!(checksummer.tail_is_valid(&block));
-            let read: Vec<u64> = RevokeRecords::new(&block, record_bytes, 4).unwrap().collect();
+            let read: Vec<u64> = RevokeRecords::new(&block, record_bytes, 4)
+                .unwrap()
+                .collect();
             assert_eq!(read, blocks);
         }
     }
@@ -118,7 +133,10 @@ mod tests {
     fn count_past_the_tail_is_refused_and_partial_records_ignored() {
         let mut block = vec![0u8; 1024];
         put_be32(&mut block, 12, 1021);
-        assert_eq!(RevokeRecords::new(&block, 4, 4).err(), Some(RevokeCountTooLarge { count: 1021 }));
+        assert_eq!(
+            RevokeRecords::new(&block, 4, 4).err(),
+            Some(RevokeCountTooLarge { count: 1021 })
+        );
         put_be32(&mut block, 12, 16 + 4 + 3);
         put_be32(&mut block, 16, 77);
         let read: Vec<u64> = RevokeRecords::new(&block, 4, 4).unwrap().collect();

@@ -79,7 +79,10 @@ impl JournalSuperblock {
     /// Decodes the superblock at the start of `block`, checking its magic,
     /// type and (v2/v3) checksum type and checksum.
     pub fn decode(block: &[u8]) -> Result<JournalSuperblock, SuperblockError> {
-        let raw = block.get(..SUPERBLOCK_BYTES).ok_or(SuperblockError::BadMagic)?.to_vec();
+        let raw = block
+            .get(..SUPERBLOCK_BYTES)
+            .ok_or(SuperblockError::BadMagic)?
+            .to_vec();
         let header = BlockHeader::decode(&raw).ok_or(SuperblockError::BadMagic)?;
         let version = match header.block_type {
             BlockType::SuperblockVersion1 => SuperblockVersion::Version1,
@@ -138,7 +141,11 @@ impl JournalSuperblock {
 
     /// The log's geometry inside an area of `area_blocks` blocks of
     /// `area_block_size` bytes, after the kernel's geometry checks.
-    pub fn geometry(&self, area_block_size: u32, area_blocks: u64) -> Result<LogGeometry, SuperblockError> {
+    pub fn geometry(
+        &self,
+        area_block_size: u32,
+        area_blocks: u64,
+    ) -> Result<LogGeometry, SuperblockError> {
         if self.block_size != area_block_size {
             return Err(SuperblockError::BlockSizeMismatch {
                 journal: self.block_size,
@@ -146,10 +153,16 @@ impl JournalSuperblock {
             });
         }
         if u64::from(self.max_length) > area_blocks {
-            return Err(SuperblockError::LongerThanArea { max_length: self.max_length, area_blocks });
+            return Err(SuperblockError::LongerThanArea {
+                max_length: self.max_length,
+                area_blocks,
+            });
         }
         if self.first == 0 || self.first >= self.max_length {
-            return Err(SuperblockError::FirstOutOfRange { first: self.first, max_length: self.max_length });
+            return Err(SuperblockError::FirstOutOfRange {
+                first: self.first,
+                max_length: self.max_length,
+            });
         }
         if self.max_length < MIN_JOURNAL_BLOCKS {
             return Err(SuperblockError::TooShort(self.max_length));
@@ -166,7 +179,11 @@ impl JournalSuperblock {
         let v3 = wanted.incompat & Features::INCOMPAT_CSUM_V3 != 0;
         let v2 = wanted.incompat & Features::INCOMPAT_CSUM_V2 != 0;
         if v3 || v2 {
-            let other = if v3 { Features::INCOMPAT_CSUM_V2 } else { Features::INCOMPAT_CSUM_V3 };
+            let other = if v3 {
+                Features::INCOMPAT_CSUM_V2
+            } else {
+                Features::INCOMPAT_CSUM_V3
+            };
             features.incompat &= !other;
             features.compat &= !Features::COMPAT_CHECKSUM;
         }
@@ -213,9 +230,20 @@ mod tests {
     fn real_superblock() -> Vec<u8> {
         let mut block = vec![0u8; 1024];
         let words: [(usize, u32); 15] = [
-            (0x0, 0xc03b3998), (0x4, 4), (0xc, 0x400), (0x10, 0x1000), (0x14, 1), (0x18, 1),
-            (0x1c, 1), (0x28, 0x12), (0x30, 0xc23fdd47), (0x34, 0x02084bc3),
-            (0x38, 0xad87928e), (0x3c, 0xedbb7b8d), (0x40, 1), (0x50, 0x04000000),
+            (0x0, 0xc03b3998),
+            (0x4, 4),
+            (0xc, 0x400),
+            (0x10, 0x1000),
+            (0x14, 1),
+            (0x18, 1),
+            (0x1c, 1),
+            (0x28, 0x12),
+            (0x30, 0xc23fdd47),
+            (0x34, 0x02084bc3),
+            (0x38, 0xad87928e),
+            (0x3c, 0xedbb7b8d),
+            (0x40, 1),
+            (0x50, 0x04000000),
             (0xfc, 0xc94e89bd),
         ];
         for (offset, word) in words {
@@ -229,9 +257,19 @@ mod tests {
         let block = real_superblock();
         let superblock = JournalSuperblock::decode(&block).unwrap();
         assert_eq!(superblock.version, SuperblockVersion::Version2);
-        assert_eq!((superblock.block_size, superblock.max_length, superblock.first), (1024, 4096, 1));
+        assert_eq!(
+            (
+                superblock.block_size,
+                superblock.max_length,
+                superblock.first
+            ),
+            (1024, 4096, 1)
+        );
         assert_eq!((superblock.sequence, superblock.start), (1, 1));
-        assert_eq!(superblock.features.block_checksums(), BlockChecksums::Version3);
+        assert_eq!(
+            superblock.features.block_checksums(),
+            BlockChecksums::Version3
+        );
         assert!(superblock.features.has_64bit());
         assert_eq!(superblock.encode(), block);
         let geometry = superblock.geometry(1024, 4096).unwrap();
@@ -242,17 +280,29 @@ mod tests {
     fn flipped_byte_fails_the_checksum() {
         let mut block = real_superblock();
         block[0x18] ^= 1;
-        assert!(matches!(JournalSuperblock::decode(&block), Err(SuperblockError::ChecksumMismatch { .. })));
+        assert!(matches!(
+            JournalSuperblock::decode(&block),
+            Err(SuperblockError::ChecksumMismatch { .. })
+        ));
     }
 
     #[test]
     fn geometry_checks_follow_the_kernel() {
         let superblock = JournalSuperblock::decode(&real_superblock()).unwrap();
-        assert!(matches!(superblock.geometry(4096, 4096), Err(SuperblockError::BlockSizeMismatch { .. })));
-        assert!(matches!(superblock.geometry(1024, 4095), Err(SuperblockError::LongerThanArea { .. })));
+        assert!(matches!(
+            superblock.geometry(4096, 4096),
+            Err(SuperblockError::BlockSizeMismatch { .. })
+        ));
+        assert!(matches!(
+            superblock.geometry(1024, 4095),
+            Err(SuperblockError::LongerThanArea { .. })
+        ));
         let mut moved = superblock.clone();
         moved.first = 4096;
-        assert!(matches!(moved.geometry(1024, 4096), Err(SuperblockError::FirstOutOfRange { .. })));
+        assert!(matches!(
+            moved.geometry(1024, 4096),
+            Err(SuperblockError::FirstOutOfRange { .. })
+        ));
         let reencoded = JournalSuperblock::decode(&moved.encode()).unwrap();
         assert_eq!(reencoded.first, 4096);
         assert_eq!(reencoded.encode(), moved.encode());

@@ -80,13 +80,21 @@ impl TagLayout {
     pub fn decode(&self, tag: &[u8]) -> BlockTag {
         let tag = &tag[..self.bytes.min(tag.len())];
         let low = u64::from(be32(tag, 0));
-        let high = if self.wide_block_numbers { u64::from(be32(tag, 8)) } else { 0 };
+        let high = if self.wide_block_numbers {
+            u64::from(be32(tag, 8))
+        } else {
+            0
+        };
         let checksum = match self.checksums {
             BlockChecksums::Version3 => be32(tag, 12),
             BlockChecksums::Version2 => tag_checksum16(tag, 4),
             BlockChecksums::Absent => 0,
         };
-        BlockTag { fs_block: low | (high << 32), flags: be16(tag, 6), checksum }
+        BlockTag {
+            fs_block: low | (high << 32),
+            flags: be16(tag, 6),
+            checksum,
+        }
     }
 
     /// Encodes `tag` into the start of `out` (at least `bytes()` long).
@@ -118,16 +126,28 @@ mod tests {
     use super::*;
 
     fn layout(incompat: u32) -> TagLayout {
-        TagLayout::new(&Features { incompat, ..Features::default() })
+        TagLayout::new(&Features {
+            incompat,
+            ..Features::default()
+        })
     }
 
     #[test]
     fn v3_tag_matches_debugfs_bytes() {
         // The second tag of a real descriptor: block 301, SAME_UUID|LAST.
-        let bytes = [0, 0, 1, 0x2d, 0, 0, 0, 0x0a, 0, 0, 0, 0, 0xba, 0x4c, 0xca, 0xf3];
+        let bytes = [
+            0, 0, 1, 0x2d, 0, 0, 0, 0x0a, 0, 0, 0, 0, 0xba, 0x4c, 0xca, 0xf3,
+        ];
         let v3_64 = layout(Features::INCOMPAT_CSUM_V3 | Features::INCOMPAT_64BIT);
         let tag = v3_64.decode(&bytes);
-        assert_eq!(tag, BlockTag { fs_block: 301, flags: 0xa, checksum: 0xba4ccaf3 });
+        assert_eq!(
+            tag,
+            BlockTag {
+                fs_block: 301,
+                flags: 0xa,
+                checksum: 0xba4ccaf3
+            }
+        );
         let mut out = [0xFFu8; 16];
         v3_64.encode(&tag, &mut out);
         assert_eq!(out, bytes);
@@ -146,13 +166,18 @@ mod tests {
         for incompat in all {
             let layout = layout(incompat);
             let wide = incompat & Features::INCOMPAT_64BIT != 0;
-            let checksum = match incompat & (Features::INCOMPAT_CSUM_V2 | Features::INCOMPAT_CSUM_V3) {
-                Features::INCOMPAT_CSUM_V3 => 0xDEAD_BEEF,
-                Features::INCOMPAT_CSUM_V2 => 0xBEEF,
-                _ => 0,
-            };
+            let checksum =
+                match incompat & (Features::INCOMPAT_CSUM_V2 | Features::INCOMPAT_CSUM_V3) {
+                    Features::INCOMPAT_CSUM_V3 => 0xDEAD_BEEF,
+                    Features::INCOMPAT_CSUM_V2 => 0xBEEF,
+                    _ => 0,
+                };
             let fs_block = if wide { 0x1_2345_6789 } else { 0x2345_6789 };
-            let tag = BlockTag { fs_block, flags: TAG_ESCAPED | TAG_LAST, checksum };
+            let tag = BlockTag {
+                fs_block,
+                flags: TAG_ESCAPED | TAG_LAST,
+                checksum,
+            };
             let mut out = [0u8; 16];
             layout.encode(&tag, &mut out);
             assert_eq!(layout.decode(&out), tag, "incompat {incompat:#x}");

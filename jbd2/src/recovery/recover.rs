@@ -55,7 +55,10 @@ impl From<LoadError> for RecoveryError {
 
 /// Replays the committed transactions of the journal in `area` into `fs`
 /// and marks the journal empty.
-pub fn recover<A: JournalArea, F: FileSystemBlocks>(area: &A, fs: &F) -> Result<RecoveryReport, RecoveryError> {
+pub fn recover<A: JournalArea, F: FileSystemBlocks>(
+    area: &A,
+    fs: &F,
+) -> Result<RecoveryReport, RecoveryError> {
     let context = LogContext::load(area)?;
     let superblock = &context.superblock;
     let mut report = RecoveryReport {

@@ -50,7 +50,15 @@ pub(crate) fn replay<A: JournalArea, F: FileSystemBlocks>(
                 check_descriptor(&walker, context)?;
                 let tags: Vec<BlockTag> = context.tags(walker.block()).collect();
                 for tag in tags {
-                    replay_one(&mut walker, fs, context, revokes, &tag, &mut data, &mut counts)?;
+                    replay_one(
+                        &mut walker,
+                        fs,
+                        context,
+                        revokes,
+                        &tag,
+                        &mut data,
+                        &mut counts,
+                    )?;
                 }
             }
             Record::Commit => {
@@ -89,7 +97,10 @@ fn replay_one<A: JournalArea, F: FileSystemBlocks>(
         counts.revoked_skipped = counts.revoked_skipped.saturating_add(1);
         return Ok(());
     }
-    if !context.checksummer.data_is_valid(sequence, data, tag.checksum) {
+    if !context
+        .checksummer
+        .data_is_valid(sequence, data, tag.checksum)
+    {
         counts.bad_checksums = counts.bad_checksums.saturating_add(1);
         return Ok(());
     }

@@ -39,7 +39,10 @@ pub(crate) fn collect_revokes<A: JournalArea>(
                     context.superblock.features.revoke_record_bytes(),
                     context.tail_bytes(),
                 )
-                .map_err(|error| RecoveryError::RevokeCountTooLarge { sequence, count: error.count })?;
+                .map_err(|error| RecoveryError::RevokeCountTooLarge {
+                    sequence,
+                    count: error.count,
+                })?;
                 for block in blocks {
                     table.revoke(block, sequence);
                     records = records.saturating_add(1);
@@ -59,7 +62,9 @@ pub(crate) fn check_descriptor<A: JournalArea>(
     if context.checksummer.tail_is_valid(walker.block()) {
         return Ok(());
     }
-    Err(RecoveryError::DescriptorChecksum { position: walker.record_position() })
+    Err(RecoveryError::DescriptorChecksum {
+        position: walker.record_position(),
+    })
 }
 
 /// A pass must end where the scan did.
@@ -67,5 +72,9 @@ pub(crate) fn check_pass_end(pass: Pass, ended_at: u32, end: &LogEnd) -> Result<
     if ended_at == end.end_transaction {
         return Ok(());
     }
-    Err(RecoveryError::PassesDisagree { pass, ended_at, expected: end.end_transaction })
+    Err(RecoveryError::PassesDisagree {
+        pass,
+        ended_at,
+        expected: end.end_transaction,
+    })
 }

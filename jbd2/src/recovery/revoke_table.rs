@@ -27,7 +27,9 @@ impl RevokeTable {
 
     /// Whether `block` logged by transaction `sequence` must be skipped.
     pub fn is_revoked(&self, block: u64, sequence: u32) -> bool {
-        self.latest.get(&block).is_some_and(|&latest| !tid_after(sequence, latest))
+        self.latest
+            .get(&block)
+            .is_some_and(|&latest| !tid_after(sequence, latest))
     }
 }
 

@@ -55,7 +55,10 @@ enum AfterCommit {
 }
 
 /// Finds the end of the log of `area`.
-pub(crate) fn scan<A: JournalArea>(area: &A, context: &LogContext) -> Result<LogEnd, RecoveryError> {
+pub(crate) fn scan<A: JournalArea>(
+    area: &A,
+    context: &LogContext,
+) -> Result<LogEnd, RecoveryError> {
     let mut walker = LogWalker::new(area, context);
     let mut state = ScanState {
         end_transaction: 0,
@@ -135,7 +138,9 @@ fn check_commit<A: JournalArea>(
     let commit_time = fields.time.seconds;
     if state.need_check_commit_time {
         if commit_time >= state.last_commit_time {
-            return Err(RecoveryError::TransactionChecksum { sequence: walker.next_sequence() });
+            return Err(RecoveryError::TransactionChecksum {
+                sequence: walker.next_sequence(),
+            });
         }
         return Ok(AfterCommit::EndOfLog);
     }

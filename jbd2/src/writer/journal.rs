@@ -159,14 +159,24 @@ impl<A: JournalArea> Journal<A> {
     /// Joins the running transaction (starting one if none runs).
     pub fn begin(&mut self) -> TransactionHandle {
         let sequence = self.next_sequence;
-        self.running.get_or_insert_with(|| TransactionBuilder::new(sequence)).join()
+        self.running
+            .get_or_insert_with(|| TransactionBuilder::new(sequence))
+            .join()
     }
 
     /// Logs `data` as the new contents of file-system block `fs_block`.
-    pub fn write_block(&mut self, handle: &TransactionHandle, fs_block: u64, data: &[u8]) -> Result<(), JournalError> {
+    pub fn write_block(
+        &mut self,
+        handle: &TransactionHandle,
+        fs_block: u64,
+        data: &[u8],
+    ) -> Result<(), JournalError> {
         let expected = self.context.block_size;
         if data.len() != expected {
-            return Err(JournalError::WrongLength { expected: expected as u32, actual: data.len() });
+            return Err(JournalError::WrongLength {
+                expected: expected as u32,
+                actual: data.len(),
+            });
         }
         if fs_block > self.context.layout.max_block() {
             return Err(JournalError::BlockNumberTooLarge(fs_block));
@@ -175,7 +185,12 @@ impl<A: JournalArea> Journal<A> {
         let context = &self.context;
         let running = joined(&mut self.running, handle)?;
         let added = usize::from(!running.contains(fs_block));
-        if log_blocks_needed(context, running.block_count() + added, running.revoke_count()) > limit {
+        if log_blocks_needed(
+            context,
+            running.block_count() + added,
+            running.revoke_count(),
+        ) > limit
+        {
             return Err(JournalError::TransactionFull);
         }
         running.log(fs_block, data);
@@ -184,7 +199,11 @@ impl<A: JournalArea> Journal<A> {
 
     /// Records that `fs_block` was freed: earlier logged copies must not
     /// be replayed (nor checkpointed) over whatever it holds next.
-    pub fn revoke_block(&mut self, handle: &TransactionHandle, fs_block: u64) -> Result<(), JournalError> {
+    pub fn revoke_block(
+        &mut self,
+        handle: &TransactionHandle,
+        fs_block: u64,
+    ) -> Result<(), JournalError> {
         if fs_block > self.context.layout.max_block() {
             return Err(JournalError::BlockNumberTooLarge(fs_block));
         }
@@ -235,7 +254,8 @@ impl<A: JournalArea> Journal<A> {
         running: &TransactionBuilder,
         time: CommitTime,
     ) -> Result<CommittedTransaction, JournalError> {
-        let needed = log_blocks_needed(&self.context, running.block_count(), running.revoke_count());
+        let needed =
+            log_blocks_needed(&self.context, running.block_count(), running.revoke_count());
         let room = if needed + 1 > u64::from(self.free_blocks()) {
             self.checkpoint(fs)?;
             Room::MadeByCheckpoint
@@ -243,7 +263,10 @@ impl<A: JournalArea> Journal<A> {
             Room::Free
         };
         if running.revoke_count() > 0 && !self.context.superblock.features.has_revoke() {
-            let revoke = Features { incompat: Features::INCOMPAT_REVOKE, ..Features::default() };
+            let revoke = Features {
+                incompat: Features::INCOMPAT_REVOKE,
+                ..Features::default()
+            };
             let changed = self.context.superblock.with_features(revoke);
             self.context = LogContext::from_superblock(changed, self.context.geometry);
             self.write_tail()?;

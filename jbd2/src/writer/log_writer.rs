@@ -56,9 +56,14 @@ pub(crate) struct WrittenTransaction {
 /// `revokes` revokes takes.
 pub(crate) fn log_blocks_needed(context: &LogContext, data_blocks: usize, revokes: usize) -> u64 {
     let features = &context.superblock.features;
-    let per_descriptor = tags_per_descriptor(context.block_size, context.layout, context.tail_bytes()).max(1);
-    let per_revoke =
-        records_per_revoke_block(context.block_size, features.revoke_record_bytes(), context.tail_bytes()).max(1);
+    let per_descriptor =
+        tags_per_descriptor(context.block_size, context.layout, context.tail_bytes()).max(1);
+    let per_revoke = records_per_revoke_block(
+        context.block_size,
+        features.revoke_record_bytes(),
+        context.tail_bytes(),
+    )
+    .max(1);
     let descriptors = data_blocks.div_ceil(per_descriptor);
     let revoke_blocks = revokes.div_ceil(per_revoke);
     (revoke_blocks + descriptors + data_blocks + 1) as u64
@@ -92,16 +97,30 @@ fn logged_copy(data: &[u8], copy: &mut Vec<u8>) -> Escaping {
 }
 
 /// The tag of one block for transaction `sequence`.
-fn tag_for(context: &LogContext, sequence: u32, fs_block: u64, data: &[u8], copy: &mut Vec<u8>) -> BlockTag {
+fn tag_for(
+    context: &LogContext,
+    sequence: u32,
+    fs_block: u64,
+    data: &[u8],
+    copy: &mut Vec<u8>,
+) -> BlockTag {
     let escaping = logged_copy(data, copy);
-    let flags = if escaping == Escaping::Escaped { TAG_ESCAPED } else { 0 };
+    let flags = if escaping == Escaping::Escaped {
+        TAG_ESCAPED
+    } else {
+        0
+    };
     let full = context.checksummer.data_checksum(sequence, copy);
     let checksum = match context.checksummer.scheme() {
         BlockChecksums::Absent => 0,
         BlockChecksums::Version2 => full & 0xFFFF,
         BlockChecksums::Version3 => full,
     };
-    BlockTag { fs_block, flags, checksum }
+    BlockTag {
+        fs_block,
+        flags,
+        checksum,
+    }
 }
 
 /// Writes `builder` at log position `head` and commits it with `time`.
@@ -115,24 +134,44 @@ pub(crate) fn write_transaction<A: JournalArea>(
 ) -> Result<WrittenTransaction, IoError> {
     let sequence = builder.sequence();
     let block_size = context.block_size;
-    let mut cursor = LogCursor { context, position: head, taken: 0 };
+    let mut cursor = LogCursor {
+        context,
+        position: head,
+        taken: 0,
+    };
     let revokes: Vec<u64> = builder.revokes().iter().copied().collect();
     let record_bytes = context.superblock.features.revoke_record_bytes();
-    let per_revoke = records_per_revoke_block(block_size, record_bytes, context.tail_bytes()).max(1);
+    let per_revoke =
+        records_per_revoke_block(block_size, record_bytes, context.tail_bytes()).max(1);
     for chunk in revokes.chunks(per_revoke) {
-        let block = encode_revoke(block_size, sequence, chunk, record_bytes, &context.checksummer);
+        let block = encode_revoke(
+            block_size,
+            sequence,
+            chunk,
+            record_bytes,
+            &context.checksummer,
+        );
         area.write_block(cursor.take(), &block)?;
     }
-    let per_descriptor = tags_per_descriptor(block_size, context.layout, context.tail_bytes()).max(1);
+    let per_descriptor =
+        tags_per_descriptor(block_size, context.layout, context.tail_bytes()).max(1);
     let entries: Vec<(&u64, &Vec<u8>)> = builder.blocks().iter().collect();
     let mut crc = !0u32;
     let mut copy = Vec::with_capacity(block_size);
     let mut copies = Vec::with_capacity(entries.len());
     for chunk in entries.chunks(per_descriptor) {
-        let tags: Vec<BlockTag> =
-            chunk.iter().map(|(&fs_block, data)| tag_for(context, sequence, fs_block, data, &mut copy)).collect();
-        let descriptor =
-            encode_descriptor(block_size, sequence, &tags, context.layout, &context.superblock.uuid, &context.checksummer);
+        let tags: Vec<BlockTag> = chunk
+            .iter()
+            .map(|(&fs_block, data)| tag_for(context, sequence, fs_block, data, &mut copy))
+            .collect();
+        let descriptor = encode_descriptor(
+            block_size,
+            sequence,
+            &tags,
+            context.layout,
+            &context.superblock.uuid,
+            &context.checksummer,
+        );
         area.write_block(cursor.take(), &descriptor)?;
         crc = crc32_be_update(crc, &descriptor);
         for (&fs_block, data) in chunk {
@@ -140,7 +179,13 @@ pub(crate) fn write_transaction<A: JournalArea>(
             let position = cursor.take();
             area.write_block(position, &copy)?;
             crc = crc32_be_update(crc, &copy);
-            copies.push((fs_block, LogCopy { position: position as u32, escaping }));
+            copies.push((
+                fs_block,
+                LogCopy {
+                    position: position as u32,
+                    escaping,
+                },
+            ));
         }
     }
     area.flush()?;
@@ -149,8 +194,19 @@ pub(crate) fn write_transaction<A: JournalArea>(
     } else {
         TransactionCrc::Absent
     };
-    let commit = encode_commit(block_size, sequence, time, transaction_crc, &context.checksummer);
+    let commit = encode_commit(
+        block_size,
+        sequence,
+        time,
+        transaction_crc,
+        &context.checksummer,
+    );
     area.write_block(cursor.take(), &commit)?;
     area.flush()?;
-    Ok(WrittenTransaction { next_position: cursor.position, log_blocks: cursor.taken, copies, revokes })
+    Ok(WrittenTransaction {
+        next_position: cursor.position,
+        log_blocks: cursor.taken,
+        copies,
+        revokes,
+    })
 }

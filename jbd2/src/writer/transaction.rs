@@ -43,7 +43,12 @@ pub struct TransactionBuilder {
 
 impl TransactionBuilder {
     pub(crate) fn new(sequence: u32) -> TransactionBuilder {
-        TransactionBuilder { sequence, blocks: BTreeMap::new(), revokes: BTreeSet::new(), open_handles: 0 }
+        TransactionBuilder {
+            sequence,
+            blocks: BTreeMap::new(),
+            revokes: BTreeSet::new(),
+            open_handles: 0,
+        }
     }
 
     /// Its transaction ID.

@@ -57,10 +57,18 @@ fn run(command: &mut Command) -> (i32, String) {
 
 /// Parses the EXTENTS line of `debugfs -R 'stat <8>'`.
 fn parse_extents(stat: &str) -> Vec<Extent> {
-    let line = stat.lines().skip_while(|line| !line.starts_with("EXTENTS")).nth(1).expect("EXTENTS line");
+    let line = stat
+        .lines()
+        .skip_while(|line| !line.starts_with("EXTENTS"))
+        .nth(1)
+        .expect("EXTENTS line");
     let mut extents = Vec::new();
     for part in line.split(", ") {
-        let Some((logical, physical)) = part.trim().strip_prefix('(').and_then(|rest| rest.split_once("):")) else {
+        let Some((logical, physical)) = part
+            .trim()
+            .strip_prefix('(')
+            .and_then(|rest| rest.split_once("):"))
+        else {
             continue;
         };
         if logical.starts_with("ETB") {
@@ -74,7 +82,11 @@ fn parse_extents(stat: &str) -> Vec<Extent> {
         };
         let (logical_start, logical_end) = range(logical);
         let (physical_start, _) = range(physical);
-        extents.push(Extent { logical: logical_start, physical: physical_start, length: logical_end - logical_start + 1 });
+        extents.push(Extent {
+            logical: logical_start,
+            physical: physical_start,
+            length: logical_end - logical_start + 1,
+        });
     }
     extents
 }
@@ -83,7 +95,10 @@ impl Image {
     /// A fresh image from `mkfs.ext4 -q -F -b BLOCK_SIZE IMG SIZE`.
     pub fn make(block_size: u32, size: &str) -> Image {
         let file = TempFile::new("mkfs");
-        let (code, text) = run(Command::new("mkfs.ext4").args(["-q", "-F", "-b", &block_size.to_string()]).arg(&file.0).arg(size));
+        let (code, text) = run(Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-b", &block_size.to_string()])
+            .arg(&file.0)
+            .arg(size));
         assert_eq!(code, 0, "mkfs.ext4: {text}");
         Image::load(&file.0, block_size)
     }
@@ -93,12 +108,20 @@ impl Image {
         let (code, stat) = run(Command::new("debugfs").args(["-R", "stat <8>"]).arg(path));
         assert_eq!(code, 0, "debugfs stat: {stat}");
         let bytes = std::fs::read(path).unwrap();
-        Image { bytes: RefCell::new(bytes), block_size, journal: parse_extents(&stat) }
+        Image {
+            bytes: RefCell::new(bytes),
+            block_size,
+            journal: parse_extents(&stat),
+        }
     }
 
     /// A copy with the same journal map.
     pub fn copy(&self) -> Image {
-        Image { bytes: RefCell::new(self.bytes.borrow().clone()), block_size: self.block_size, journal: self.journal.clone() }
+        Image {
+            bytes: RefCell::new(self.bytes.borrow().clone()),
+            block_size: self.block_size,
+            journal: self.journal.clone(),
+        }
     }
 
     /// Writes the image to a fresh temporary file, sparse: runs of zeros
@@ -127,7 +150,11 @@ impl Image {
         let image = self.save();
         let script = TempFile::new("script");
         std::fs::write(&script.0, commands).unwrap();
-        let (code, text) = run(Command::new("debugfs").arg("-w").arg("-f").arg(&script.0).arg(&image.0));
+        let (code, text) = run(Command::new("debugfs")
+            .arg("-w")
+            .arg("-f")
+            .arg(&script.0)
+            .arg(&image.0));
         assert_eq!(code, 0, "debugfs: {text}");
         self.reload(&image);
         text
@@ -200,10 +227,18 @@ impl Image {
     /// Free blocks from debugfs `ffb COUNT START`.
     pub fn free_blocks(&self, count: u32, start: u64) -> Vec<u64> {
         let image = self.save();
-        let (code, text) = run(Command::new("debugfs").args(["-R", &format!("ffb {count} {start}")]).arg(&image.0));
+        let (code, text) = run(Command::new("debugfs")
+            .args(["-R", &format!("ffb {count} {start}")])
+            .arg(&image.0));
         assert_eq!(code, 0, "debugfs ffb: {text}");
-        let line = text.lines().find(|line| line.starts_with("Free blocks found:")).expect("ffb output");
-        line["Free blocks found:".len()..].split_whitespace().map(|word| word.parse().unwrap()).collect()
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("Free blocks found:"))
+            .expect("ffb output");
+        line["Free blocks found:".len()..]
+            .split_whitespace()
+            .map(|word| word.parse().unwrap())
+            .collect()
     }
 
     /// Blocks where two images differ, leaving out the ext4 superblock
@@ -302,8 +337,14 @@ impl MemoryJournal {
     /// The journal blocks of `image`.
     pub fn from_image(image: &Image) -> MemoryJournal {
         let count = JournalArea::block_count(image);
-        let bytes = (0..count).flat_map(|index| image.journal_block(index)).collect();
-        MemoryJournal { bytes: RefCell::new(bytes), block_size: image.block_size, fs_writes: std::cell::Cell::new(0) }
+        let bytes = (0..count)
+            .flat_map(|index| image.journal_block(index))
+            .collect();
+        MemoryJournal {
+            bytes: RefCell::new(bytes),
+            block_size: image.block_size,
+            fs_writes: std::cell::Cell::new(0),
+        }
     }
 
     /// Copies the first `blocks` journal blocks from `original`.
@@ -324,7 +365,10 @@ impl JournalArea for MemoryJournal {
 
     fn read_block(&self, index: u64, buffer: &mut [u8]) -> Result<(), IoError> {
         let size = self.block_size as usize;
-        let start = usize::try_from(index).map_err(|_| IoError::OutOfRange)?.checked_mul(size).ok_or(IoError::OutOfRange)?;
+        let start = usize::try_from(index)
+            .map_err(|_| IoError::OutOfRange)?
+            .checked_mul(size)
+            .ok_or(IoError::OutOfRange)?;
         let bytes = self.bytes.borrow();
         let block = bytes.get(start..start + size).ok_or(IoError::OutOfRange)?;
         buffer.copy_from_slice(block);
@@ -333,9 +377,14 @@ impl JournalArea for MemoryJournal {
 
     fn write_block(&self, index: u64, data: &[u8]) -> Result<(), IoError> {
         let size = self.block_size as usize;
-        let start = usize::try_from(index).map_err(|_| IoError::OutOfRange)?.checked_mul(size).ok_or(IoError::OutOfRange)?;
+        let start = usize::try_from(index)
+            .map_err(|_| IoError::OutOfRange)?
+            .checked_mul(size)
+            .ok_or(IoError::OutOfRange)?;
         let mut bytes = self.bytes.borrow_mut();
-        let block = bytes.get_mut(start..start + size).ok_or(IoError::OutOfRange)?;
+        let block = bytes
+            .get_mut(start..start + size)
+            .ok_or(IoError::OutOfRange)?;
         block.copy_from_slice(data);
         Ok(())
     }
