@@ -94,7 +94,9 @@ pub fn recover<A: JournalArea, F: FileSystemBlocks>(
 
 /// Marks the log empty without replaying it, keeping `s_sequence`: what
 /// e2fsck does after a failed recovery (whatever replay already wrote
-/// stays written).
+/// stays written), and what the kernel's `jbd2_journal_wipe` does when
+/// ext4's `needs_recovery` flag is clear but `s_start` is not 0. Whether
+/// to [`recover`] or discard is the file system's decision.
 pub fn discard_log<A: JournalArea>(area: &A) -> Result<(), RecoveryError> {
     let context = LogContext::load(area)?;
     let mut reset = context.superblock.clone();
