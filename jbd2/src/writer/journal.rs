@@ -14,10 +14,10 @@
 //! **Must never** reuse log blocks still needed for recovery, nor commit a
 //! transaction while one of its handles is open.
 
-use crate::error::JournalError;
+use crate::error::{JournalError, SuperblockError};
 use crate::format::commit_block::CommitTime;
 use crate::format::features::Features;
-use crate::format::superblock::JournalSuperblock;
+use crate::format::superblock::{JournalSuperblock, SuperblockVersion};
 use crate::log_context::{LoadError, LogContext};
 use crate::storage::{FileSystemBlocks, JournalArea};
 use crate::writer::checkpoint_list::CheckpointList;
@@ -97,12 +97,18 @@ impl<A: JournalArea> Journal<A> {
 
     /// Opens the clean journal in `area`, turning on `wanted` features
     /// (ext4 asks for checksum v3 with `metadata_csum` and 64BIT on 64-bit
-    /// file systems). Fails with [`JournalError::NeedsRecovery`] if the log
-    /// is not empty.
+    /// file systems; a version-1 superblock can hold none). Fails with
+    /// [`JournalError::NeedsRecovery`] if the log is not empty.
     pub fn open_with_features(area: A, wanted: Features) -> Result<Journal<A>, JournalError> {
         let mut context = LogContext::load(&area)?;
         if context.superblock.start != 0 {
             return Err(JournalError::NeedsRecovery);
+        }
+        let version_1 = context.superblock.version == SuperblockVersion::Version1;
+        if version_1 && wanted != Features::default() {
+            return Err(JournalError::Superblock(
+                SuperblockError::UnsupportedFeatures(wanted),
+            ));
         }
         let changed = context.superblock.with_features(wanted);
         if changed.features != context.superblock.features {
