@@ -35,6 +35,8 @@ impl Errno {
     pub const EACCES: Self = Self(13);
     /// Bad address.
     pub const EFAULT: Self = Self(14);
+    /// Block device required.
+    pub const ENOTBLK: Self = Self(15);
     /// Device or resource busy.
     pub const EBUSY: Self = Self(16);
     /// File exists.

@@ -28,6 +28,7 @@ pub mod descriptor_passing;
 pub mod epoll;
 pub mod event_counters;
 pub mod exec;
+pub mod ext4_mounts;
 pub mod fifos;
 pub mod file_mappings;
 pub mod flocks;

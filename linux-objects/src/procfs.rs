@@ -147,9 +147,23 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     put(tree, proc, "cpuinfo", procfs_text::cpuinfo(cpus, &vendor(), &brand_string(), machine::timer::tsc_per_millisecond() / 1000).as_bytes())?;
     put(tree, proc, "loadavg", procfs_text::loadavg(facts.len(), last_pid).as_bytes())?;
     put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;
-    put(tree, proc, "mounts", procfs_text::MOUNTS.as_bytes())?;
+    let mounts = mounts_text(tree)?;
+    put(tree, proc, "mounts", &mounts)?;
     put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
     Ok(())
+}
+
+/// `/proc/mounts`: the boot-time file systems, then each real mount.
+fn mounts_text(tree: &Namespace) -> Result<Vec<u8>, Errno> {
+    let mut text = procfs_text::MOUNTS.as_bytes().to_vec();
+    for mount in tree.mounts() {
+        let point = tree.path_of(mount.root)?;
+        let options = if mount.read_only { "ro,relatime" } else { "rw,relatime" };
+        for part in [&mount.source[..], b" ", &point, b" ", &mount.kind, format!(" {options} 0 0\n").as_bytes()] {
+            text.extend_from_slice(part);
+        }
+    }
+    Ok(text)
 }
 
 /// Makes `directory`'s `fd` hold exactly one link per listed descriptor.

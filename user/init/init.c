@@ -7,7 +7,8 @@
  * reports its exit status between the markers xtask reads, and powers off.
  * Before the program it loads the kernel modules /etc/lamina-modules lists,
  * one path a line (xtask adds them for Linux guests with a disk: Debian
- * builds virtio and ext4 as modules; Lamina's guests have no such list).
+ * builds virtio and ext4 as modules; Lamina's guests have no such list),
+ * and with /etc/lamina-disk mounts /dev/vda read-only at /mnt.
  *
  * Two ways to run it:
  * - on the console (no /etc/lamina-stdin): the program's standard streams
@@ -199,6 +200,17 @@ static int run_on_console(char **arguments, char **environment) {
 }
 
 #define MODULE_LIST "/etc/lamina-modules"
+#define DISK_MARKER "/etc/lamina-disk"
+
+/* With /etc/lamina-disk (xtask's --disk), the disk is mounted read-only
+   at /mnt. A disk that holds no ext4 stays unmounted, silently: the
+   program then finds /mnt empty, on both kernels alike. */
+static void mount_disk(void) {
+    if (access(DISK_MARKER, F_OK) != 0)
+        return;
+    mkdir("/mnt", 0755);
+    mount("/dev/vda", "/mnt", "ext4", MS_RDONLY, NULL);
+}
 
 /* Loads each module the list names, in order; a failure is reported and
    the rest still tried (the program then finds what is missing). */
@@ -230,6 +242,7 @@ int main(void) {
     mkdir("/dev/shm", 01777);
     chmod("/dev/shm", 01777);
     mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
+    mount_disk();
     int console = open("/dev/console", O_RDWR);
     if (console >= 0) {
         dup2(console, 0);

@@ -31,7 +31,7 @@ commands:
                            user/suites/*.txt, --tests runs only tests (python:
                            modules) whose name has a PART
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
-  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk IMAGE] -- PROGRAM [ARGS...]
+  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk|--raw-disk IMAGE] -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
                            user process (Debian's Linux with --linux), copying
                            PROGRAM and each --file (a file, or a directory
@@ -42,7 +42,8 @@ commands:
                            bytes then end of file, and its stdout and stderr
                            come back apart, byte for byte. --disk attaches the
                            raw image IMAGE as the virtio disk /dev/vda (made,
-                           256 MiB of ext4, if missing; not mounted yet)
+                           256 MiB of ext4, if missing) and /init mounts it
+                           read-only at /mnt; --raw-disk attaches it unmounted
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,

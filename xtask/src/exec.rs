@@ -49,6 +49,9 @@ pub struct ExecRequest {
     pub program_arguments: Vec<String>,
     /// A disk image attached as `/dev/vda` (`--disk`).
     pub disk: Option<PathBuf>,
+    /// Whether `/init` mounts that disk read-only at `/mnt` (`--disk`
+    /// does; `--raw-disk` attaches it unmounted).
+    pub mount_disk: bool,
 }
 
 /// `cargo xtask exec ...`.
@@ -177,6 +180,11 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     if disk.is_some() && request.kernel != GuestKernel::Lamina {
         files.extend(crate::linux_modules::guest_files(&crate::linux_modules::DISK_MODULES, &crate::workspace::root().join("target"))?);
     }
+    if disk.is_some() && request.mount_disk {
+        // /init mounts the disk read-only at /mnt when this file exists.
+        let marker = write_image(&format!("exec-{run}.disk"), b"/dev/vda /mnt ext4 ro\n")?;
+        files.push(GuestFile { host: marker, guest: "etc/lamina-disk".to_string() });
+    }
     let mut init = vec![program_guest];
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init));
@@ -264,8 +272,8 @@ fn watch_console(lines: &std::sync::mpsc::Receiver<Vec<u8>>, follower: &mut Cons
 
 /// Reads `[flags] -- PROGRAM [ARGS...]`.
 pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
-    let (mut machine, mut kernel, mut files, mut disk) =
-        (MachineOptions::default(), GuestKernel::Lamina, Vec::new(), None);
+    let (mut machine, mut kernel, mut files, mut disk, mut mount_disk) =
+        (MachineOptions::default(), GuestKernel::Lamina, Vec::new(), None, false);
     loop {
         match arguments.next_argument()? {
             Some(Argument::Separator) => break,
@@ -274,7 +282,10 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
             Some(Argument::Flag(flag)) if flag == "--file" => {
                 files.push(parse_file_copy(&arguments.value(&flag)?)?)
             }
-            Some(Argument::Flag(flag)) if flag == "--disk" => disk = Some(PathBuf::from(arguments.value(&flag)?)),
+            Some(Argument::Flag(flag)) if flag == "--disk" || flag == "--raw-disk" => {
+                disk = Some(PathBuf::from(arguments.value(&flag)?));
+                mount_disk = flag == "--disk";
+            }
             Some(Argument::Positional(program)) => {
                 return Err(Failure::usage(format!(
                     "put the program after `--`: `cargo xtask exec -- {program}`"
@@ -300,6 +311,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
         program: program.into(),
         program_arguments: rest.collect(),
         disk,
+        mount_disk,
     })
 }
 

@@ -101,31 +101,6 @@ pub fn sysinfo(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-/// `statfs(path, buffer)` and (`by_descriptor`) `fstatfs(fd, buffer)`:
-/// the one tmpfs, once the path or descriptor is found to exist.
-pub fn statfs(call: &mut Call<'_>, by_descriptor: bool) -> CallResult {
-    if by_descriptor {
-        crate::open_files::file(call.process.native.space(), call.argument(0))?;
-    } else {
-        let path = super::paths::path_in(call, call.argument(0))?;
-        super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &path, true)?;
-    }
-    let mut record = [0u8; 120];
-    let free = kernel_objects::physical_memory::free_frames();
-    let mut put = |at: usize, value: u64| record[at..at + 8].copy_from_slice(&value.to_le_bytes());
-    put(0, 0x0102_1994); // TMPFS_MAGIC
-    put(8, 4096); // bsize
-    put(16, free * 2); // blocks
-    put(24, free); // bfree
-    put(32, free); // bavail
-    put(40, 1 << 20); // files
-    put(48, 1 << 19); // ffree
-    put(64, 255); // namelen
-    put(72, 4096); // frsize
-    call.write_out(call.argument(1), &record)?;
-    value(0)
-}
-
 pub fn getrandom(call: &mut Call<'_>) -> CallResult {
     let (buffer, length, flags) = (call.argument(0), call.argument(1) as usize, call.argument(2));
     if flags & !7 != 0 {
@@ -135,22 +110,6 @@ pub fn getrandom(call: &mut Call<'_>) -> CallResult {
     crate::random::fill(&mut bytes);
     call.write_out(buffer, &bytes)?;
     value(bytes.len() as u64)
-}
-
-/// `mount`: /proc and /dev exist in Lamina's one tree from boot, so
-/// mounting `proc`, `devtmpfs`, `tmpfs` or `sysfs` on an existing directory
-/// is accepted and changes nothing; other file systems are `ENODEV`.
-pub fn mount(call: &mut Call<'_>) -> CallResult {
-    let target = super::paths::path_in(call, call.argument(1))?;
-    let kind = if call.argument(2) != 0 { call.string_in(call.argument(2), 64)? } else { alloc::vec::Vec::new() };
-    let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &target, true)?;
-    if crate::fs::with(|tree| tree.kind(inode))? != vfs::FileKind::Directory {
-        return Err(Errno::ENOTDIR);
-    }
-    match kind.as_slice() {
-        b"proc" | b"devtmpfs" | b"tmpfs" | b"sysfs" => value(0),
-        _ => Err(Errno::ENODEV),
-    }
 }
 
 /// `reboot`: powering off and restarting both power the machine off.

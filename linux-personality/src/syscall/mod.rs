@@ -11,6 +11,7 @@ mod futex_calls;
 mod identity;
 mod info;
 mod memory;
+mod mounts;
 mod paths;
 mod permissions;
 mod mqueues;
@@ -330,12 +331,12 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         rt_sigtimedwait => signals::rt_sigtimedwait(call),
         pause => signals::pause(call),
         sigaltstack => signals::sigaltstack(call),
-        statfs => info::statfs(call, false),
-        fstatfs => info::statfs(call, true),
+        statfs => mounts::statfs(call, false),
+        fstatfs => mounts::statfs(call, true),
         prctl => process_control::prctl(call),
         sync => value(0),  // tmpfs has nothing to write back
-        mount => info::mount(call),
-        umount2 => value(0), // the tree stays as it is
+        mount => mounts::mount(call),
+        umount2 => mounts::umount2(call),
         reboot => info::reboot(call),
         arch_prctl => processes::arch_prctl(call),
         setrlimit => info::setrlimit(call),

@@ -40,10 +40,15 @@ pub fn search_rule(call: &Call<'_>) -> impl Fn(&vfs::Stat) -> bool {
     }
 }
 
-/// EACCES unless the caller may have `wanted` (`want` bits) of `inode`.
+/// EACCES unless the caller may have `wanted` (`want` bits) of `inode`;
+/// EROFS first for writing a file, directory or link on a read-only mount
+/// (Linux's `sb_permission`: device nodes stay writable).
 pub fn check(call: &Call<'_>, inode: InodeId, wanted: u32, real: bool) -> Result<(), Errno> {
     let (uid, gid, groups) = caller(call, real);
-    let stat = fs::with(|tree| tree.stat(inode))?;
+    let (stat, read_only) = fs::with(|tree| Ok((tree.stat(inode)?, tree.is_read_only(inode)?)))?;
+    if wanted & want::WRITE != 0 && read_only && matches!(stat.mode & 0o170000, 0o100000 | 0o040000 | 0o120000) {
+        return Err(Errno::EROFS);
+    }
     let who = Accessor { uid, gid, groups: &groups };
     if may_access(&who, stat.uid, stat.gid, stat.mode & 0o7777, stat.mode & 0o170000 == 0o040000, wanted) {
         Ok(())

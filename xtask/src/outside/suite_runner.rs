@@ -89,6 +89,7 @@ pub fn run_suite(plan: &SuitePlan, kernel: GuestKernel) -> Outcome<SuiteRun> {
             program: crate::guest_files::BUSYBOX.into(),
             program_arguments: vec!["sh".to_string(), RUNNER.to_string(), next.to_string()],
             disk: None,
+            mount_disk: false,
         };
         run.boots += 1;
         let watch = Watch { time_limit: None, silence_limit: Some(plan.silence_limit) };

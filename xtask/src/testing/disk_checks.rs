@@ -62,6 +62,8 @@ fn run_on(kernel: GuestKernel) -> Outcome<(ProgramRun, PathBuf)> {
         program: crate::guest_files::BUSYBOX.into(),
         program_arguments: vec!["sh".to_string(), "-c".to_string(), SCRIPT.to_string()],
         disk: Some(image.clone()),
+        // Raw writes to the disk: it must not be mounted.
+        mount_disk: false,
     };
     let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))?;
     Ok((run, image))

@@ -63,6 +63,7 @@ fn run_dynamic(kernel: GuestKernel) -> Outcome<ProgramRun> {
         program: "/bin/bash".into(),
         program_arguments: vec!["-c".to_string(), DYNAMIC_SCRIPT.to_string()],
         disk: None,
+        mount_disk: false,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -102,6 +103,7 @@ fn run_python(kernel: GuestKernel) -> Outcome<ProgramRun> {
         program,
         program_arguments: vec!["/tmp/check.py".to_string()],
         disk: None,
+        mount_disk: false,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -115,6 +117,7 @@ fn run(kernel: GuestKernel, arguments: &[&str], input: Vec<u8>) -> Outcome<Progr
         program: crate::guest_files::BUSYBOX.into(),
         program_arguments: arguments.iter().map(|argument| argument.to_string()).collect(),
         disk: None,
+        mount_disk: false,
     };
     run_program(&request, Input::Pipe(input), Output::Capture, Some(TIME_LIMIT))
 }

@@ -1,0 +1,305 @@
+//! ext4 on a disk, mounted read-only: the `ext4` crate's reading side as a
+//! [`vfs::FileSystem`], over a virtio disk as its [`ext4::BlockDevice`].
+//!
+//! Every inode is read from the disk when asked for (a small cache keeps
+//! the last ones: nothing on a read-only mount changes them). Every change
+//! is the trait's `EROFS`. A damaged structure is the `ext4` crate's errno
+//! for that one operation (`EUCLEAN`, `EBADMSG` for a bad checksum, `EIO`
+//! for the device), never a panic.
+//!
+//! Must never write to the disk: the device handed to `ext4` refuses writes.
+
+use alloc::borrow::Cow;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use core::cell::RefCell;
+use core::ops::ControlFlow;
+
+use drivers::{BlockIoError, VirtioBlock};
+use ext4::{BlockDevice, Ext4, FileType, Inode, IoError};
+use vfs::{Errno, FileKind, FileSystem, InodeNumber, Stat, Statistics, Timestamp};
+
+/// `EXT4_SUPER_MAGIC`, `statfs`'s `f_type`.
+pub const EXT4_MAGIC: u64 = 0xEF53;
+/// Inodes the cache keeps before it starts over.
+const CACHED_INODES: usize = 256;
+/// Where `s_overhead_clusters` lies in the superblock.
+const OVERHEAD_OFFSET: usize = 0x248;
+
+/// A virtio disk as `ext4` sees it: whole sectors, reads only.
+pub struct DiskDevice {
+    disk: Arc<VirtioBlock>,
+}
+
+impl DiskDevice {
+    /// `disk`, read-only.
+    pub fn new(disk: Arc<VirtioBlock>) -> Self {
+        Self { disk }
+    }
+}
+
+impl BlockDevice for DiskDevice {
+    fn sector_count(&self) -> u64 {
+        self.disk.capacity_sectors()
+    }
+
+    fn read_sectors(&self, first_sector: u64, buffer: &mut [u8]) -> Result<(), IoError> {
+        ext4::checked_byte_range(first_sector, buffer.len(), self.sector_count())?;
+        self.disk.read(first_sector, buffer).map_err(io_error)
+    }
+
+    fn write_sectors(&self, _first_sector: u64, _data: &[u8]) -> Result<(), IoError> {
+        Err(IoError::ReadOnly)
+    }
+
+    fn flush(&self) -> Result<(), IoError> {
+        Ok(())
+    }
+}
+
+fn io_error(error: BlockIoError) -> IoError {
+    match error {
+        BlockIoError::OutOfRange => IoError::OutOfRange,
+        BlockIoError::ReadOnly => IoError::ReadOnly,
+        BlockIoError::OutOfMemory | BlockIoError::Device | BlockIoError::Broken => IoError::Device,
+    }
+}
+
+/// An ext4 file system mounted read-only.
+pub struct Ext4Mount {
+    file_system: Ext4<DiskDevice>,
+    /// `s_overhead_clusters` (0: not recorded).
+    overhead_blocks: u64,
+    inodes: RefCell<BTreeMap<u32, Inode>>,
+}
+
+impl Ext4Mount {
+    /// Opens the ext4 file system on `disk`: `EINVAL` if there is none (or
+    /// it uses features this kernel cannot read), `EUCLEAN`/`EBADMSG` if
+    /// its superblock or descriptors are damaged, `EIO` if the disk fails.
+    pub fn open(disk: Arc<VirtioBlock>) -> Result<Self, Errno> {
+        let mut superblock = alloc::vec![0u8; 2048];
+        disk.read(0, &mut superblock).map_err(crate::block_files::errno)?;
+        let overhead = superblock.get(1024 + OVERHEAD_OFFSET..1024 + OVERHEAD_OFFSET + 4).map_or(0, |bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+        let file_system = Ext4::open(DiskDevice::new(disk)).map_err(|error| errno(&error))?;
+        Ok(Self { file_system, overhead_blocks: u64::from(overhead), inodes: RefCell::new(BTreeMap::new()) })
+    }
+
+    /// Inode `number`, from the cache or the disk.
+    fn inode(&self, number: InodeNumber) -> Result<Inode, Errno> {
+        let number = u32::try_from(number.0).map_err(|_| Errno::ENOENT)?;
+        if let Some(inode) = self.inodes.borrow().get(&number) {
+            return Ok(inode.clone());
+        }
+        let inode = self.file_system.inode(ext4::InodeNumber(number)).map_err(|error| errno(&error))?;
+        let mut cache = self.inodes.borrow_mut();
+        if cache.len() >= CACHED_INODES {
+            cache.clear();
+        }
+        cache.insert(number, inode.clone());
+        Ok(inode)
+    }
+
+    fn directory(&self, number: InodeNumber) -> Result<Inode, Errno> {
+        let inode = self.inode(number)?;
+        if inode.file_type != FileType::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        Ok(inode)
+    }
+}
+
+/// The errno of an `ext4` error (a stale inode reads as gone).
+fn errno(error: &ext4::Error) -> Errno {
+    match error {
+        ext4::Error::InodeNotInUse(_) | ext4::Error::InodeOutOfRange(_) => Errno::ENOENT,
+        _ => Errno(u16::try_from(error.errno()).unwrap_or(Errno::EIO.0)),
+    }
+}
+
+/// The kind of an inode: its type, and for a device node the numbers kept
+/// in `i_block` (the old 16-bit encoding in the first word, else the new
+/// 32-bit one in the second, as Linux's `ext4_iget` reads them).
+fn kind_of(inode: &Inode) -> FileKind {
+    let word = |at: usize| u32::from_le_bytes([inode.block_area[at], inode.block_area[at + 1], inode.block_area[at + 2], inode.block_area[at + 3]]);
+    let numbers = || {
+        let old = word(0);
+        if old != 0 {
+            ((old >> 8) & 0xFF, old & 0xFF)
+        } else {
+            let new = word(4);
+            ((new & 0xF_FF00) >> 8, (new & 0xFF) | ((new >> 12) & 0xF_FF00))
+        }
+    };
+    match inode.file_type {
+        FileType::Regular => FileKind::Regular,
+        FileType::Directory => FileKind::Directory,
+        FileType::Symlink => FileKind::Symlink,
+        FileType::CharacterDevice => {
+            let (major, minor) = numbers();
+            FileKind::CharDevice(major, minor)
+        }
+        FileType::BlockDevice => {
+            let (major, minor) = numbers();
+            FileKind::BlockDevice(major, minor)
+        }
+        FileType::Fifo => FileKind::Fifo,
+        FileType::Socket => FileKind::Socket,
+    }
+}
+
+fn time(stamp: ext4::Timestamp) -> Timestamp {
+    // Times before 1970 keep their two's-complement bits: `stat` writes
+    // the field as the signed 64-bit `st_mtime`.
+    Timestamp { seconds: stamp.seconds as u64, nanoseconds: stamp.nanoseconds.min(999_999_999) }
+}
+
+impl FileSystem for Ext4Mount {
+    fn root(&self) -> InodeNumber {
+        InodeNumber(u64::from(self.file_system.root().0))
+    }
+
+    fn kind(&self, inode: InodeNumber) -> Result<FileKind, Errno> {
+        Ok(kind_of(&self.inode(inode)?))
+    }
+
+    fn stat(&self, number: InodeNumber) -> Result<Stat, Errno> {
+        let inode = self.inode(number)?;
+        let kind = kind_of(&inode);
+        let device = match kind {
+            FileKind::CharDevice(major, minor) | FileKind::BlockDevice(major, minor) => (major, minor),
+            _ => (0, 0),
+        };
+        Ok(Stat {
+            inode: number.0,
+            mode: u32::from(inode.mode),
+            links: u32::from(inode.links_count),
+            uid: inode.uid,
+            gid: inode.gid,
+            device,
+            file_system_device: (0, 0),
+            size: inode.size,
+            blocks: inode.sectors,
+            accessed: time(inode.access_time),
+            modified: time(inode.modification_time),
+            changed: time(inode.change_time),
+        })
+    }
+
+    fn child(&self, directory: InodeNumber, name: &[u8]) -> Result<Option<InodeNumber>, Errno> {
+        let inode = self.directory(directory)?;
+        if name == b"." {
+            return Ok(Some(directory));
+        }
+        let found = self.file_system.lookup(&inode, name).map_err(|error| errno(&error))?;
+        Ok(found.map(|number| InodeNumber(u64::from(number.0))))
+    }
+
+    fn read(&self, number: InodeNumber, offset: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
+        let inode = self.inode(number)?;
+        match inode.file_type {
+            FileType::Regular => self.file_system.read(&inode, offset, buffer).map_err(|error| errno(&error)),
+            FileType::Directory => Err(Errno::EISDIR),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    fn read_link(&self, number: InodeNumber) -> Result<Cow<'_, [u8]>, Errno> {
+        let inode = self.inode(number)?;
+        if inode.file_type != FileType::Symlink {
+            return Err(Errno::EINVAL);
+        }
+        self.file_system.read_link(&inode).map(Cow::Owned).map_err(|error| errno(&error))
+    }
+
+    /// `.` and `..` first, then the other entries in on-disk order.
+    fn visit_entries(&self, directory: InodeNumber, start: usize, visit: &mut dyn FnMut(&[u8], InodeNumber, FileKind) -> bool) -> Result<usize, Errno> {
+        let inode = self.directory(directory)?;
+        let parent = self.child(directory, b"..")?.unwrap_or(directory);
+        let mut position = start;
+        let dots: [(&[u8], InodeNumber); 2] = [(b".", directory), (b"..", parent)];
+        for (name, number) in dots.iter().skip(start) {
+            if !visit(name, *number, FileKind::Directory) {
+                return Ok(position);
+            }
+            position += 1;
+        }
+        let mut index = 2;
+        let mut failure = None;
+        let walked = self.file_system.visit_directory(&inode, &mut |entry| {
+            if entry.name == b"." || entry.name == b".." {
+                return ControlFlow::Continue(());
+            }
+            index += 1;
+            if index <= position {
+                return ControlFlow::Continue(());
+            }
+            let number = InodeNumber(u64::from(entry.inode.0));
+            let kind = match entry.file_type {
+                Some(FileType::CharacterDevice | FileType::BlockDevice) | None => match self.kind(number) {
+                    Ok(kind) => kind,
+                    Err(error) => {
+                        failure = Some(error);
+                        return ControlFlow::Break(());
+                    }
+                },
+                Some(file_type) => kind_of_type(file_type),
+            };
+            if !visit(entry.name, number, kind) {
+                return ControlFlow::Break(());
+            }
+            position += 1;
+            ControlFlow::Continue(())
+        });
+        walked.map_err(|error| errno(&error))?;
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(position),
+        }
+    }
+
+    /// As Linux's `ext4_statfs`: the data blocks are the file system's
+    /// less its overhead (as `mkfs` recorded it), the available ones the
+    /// free less the superuser's reserve and the 2% (at most 4096 blocks)
+    /// an extent file system keeps back for itself.
+    fn statistics(&self) -> Statistics {
+        let figures = self.file_system.statistics();
+        let superblock = self.file_system.superblock();
+        let reserve = if superblock.has_extents() { (figures.blocks / 50).min(4096) } else { 0 };
+        let held_back = superblock.reserved_blocks_count.saturating_add(reserve);
+        let uuid = superblock.uuid;
+        let half = |at: usize| u64::from_le_bytes([uuid[at], uuid[at + 1], uuid[at + 2], uuid[at + 3], uuid[at + 4], uuid[at + 5], uuid[at + 6], uuid[at + 7]]);
+        let overhead = if self.overhead_blocks < figures.blocks { self.overhead_blocks } else { 0 };
+        Statistics {
+            magic: EXT4_MAGIC,
+            block_size: u64::from(figures.block_size),
+            blocks: figures.blocks - overhead,
+            free_blocks: figures.free_blocks,
+            available_blocks: figures.free_blocks.saturating_sub(held_back),
+            files: u64::from(figures.inodes),
+            free_files: u64::from(figures.free_inodes),
+            name_max: u64::from(figures.name_max),
+            id: half(0) ^ half(8),
+        }
+    }
+}
+
+fn kind_of_type(file_type: FileType) -> FileKind {
+    match file_type {
+        FileType::Regular => FileKind::Regular,
+        FileType::Directory => FileKind::Directory,
+        FileType::Symlink => FileKind::Symlink,
+        FileType::Fifo => FileKind::Fifo,
+        FileType::Socket => FileKind::Socket,
+        FileType::CharacterDevice => FileKind::CharDevice(0, 0),
+        FileType::BlockDevice => FileKind::BlockDevice(0, 0),
+    }
+}
+
+/// What `mount` needs of a source path's inode: a block device's numbers.
+pub fn block_device_numbers(kind: FileKind) -> Result<(u32, u32), Errno> {
+    match kind {
+        FileKind::BlockDevice(major, minor) => Ok((major, minor)),
+        _ => Err(Errno::ENOTBLK),
+    }
+}
