@@ -3,6 +3,11 @@
 //! the following groups, wrapping around), the group's and file system's
 //! free counts and the bitmap checksum kept in step.
 //!
+//! A block freed by a journal transaction that has not committed is not
+//! handed out ([`Transaction::reusable`]): file data is written in place
+//! before its metadata commits, and must not land on a block the disk
+//! still gives to another file.
+//!
 //! Goals come from the caller: the block after the file's neighbouring
 //! extent, or the start of the inode's flexible group
 //! ([`Transaction::goal_for_inode`], Linux `ext4_inode_to_goal_block`),
@@ -61,12 +66,14 @@ impl<D: BlockDevice> Transaction<'_, D> {
     fn allocate_in_group(&mut self, group: u32, from: u64, wanted: u64) -> Result<Option<(u64, u64)>, Error> {
         let (mut descriptor, mut bitmap) = self.load_bitmap(group, BitmapKind::Blocks)?;
         let in_group = blocks_in_group(self.superblock, group);
-        let Some(start) = (from..in_group).find(|&bit| !is_set(&bitmap, bit)) else { return Ok(None) };
+        let group_first = self.superblock.group_first_block(group);
+        let available = |bit: u64| !is_set(&bitmap, bit) && self.reusable(group_first + bit);
+        let Some(start) = (from..in_group).find(|&bit| available(bit)) else { return Ok(None) };
         let mut count = 1;
-        while count < wanted && start + count < in_group && !is_set(&bitmap, start + count) {
+        while count < wanted && start + count < in_group && available(start + count) {
             count += 1;
         }
-        let first = self.superblock.group_first_block(group) + start;
+        let first = group_first + start;
         if self.overlaps_fixed_metadata(first, count)? || u64::from(descriptor.free_blocks_count) < count {
             return Err(Error::invalid(Structure::BlockBitmap(group), "free bits over metadata or beyond the count"));
         }

@@ -58,6 +58,11 @@ impl BlockWrites {
         self.released.push((first, count));
     }
 
+    /// Whether `block` was freed by this operation.
+    pub(crate) fn was_released(&self, block: u64) -> bool {
+        self.released.iter().any(|&(first, count)| block >= first && block - first < count)
+    }
+
     /// The changed data blocks, in block order.
     pub fn data(&self) -> impl Iterator<Item = (u64, &[u8])> {
         self.of_kind(BlockKind::Data)

@@ -1,91 +1,118 @@
-//! The device seen in file-system blocks: block numbers are checked
-//! against the file system's size before they become sector numbers.
+//! The file system's blocks as every reader sees them: the home location
+//! on the device, except for metadata blocks the journal holds newer
+//! images of (logged, not yet checkpointed home), which are read from
+//! memory.
 //!
-//! **Must never** read or write outside `0..blocks_count`: a block number
-//! found on disk is only an allegation until it passes [`Disk::read_blocks`]
-//! or [`Disk::write_blocks`].
+//! With a journal, a metadata block reaches its home location only at a
+//! checkpoint, after the transaction that changed it committed; until
+//! then its current image lives here, so reads never see a stale home
+//! copy. **Must never** keep an image of a block that was freed (it may
+//! become file data written in place) nor read or write outside
+//! `0..blocks_count`.
 
-use crate::block_device::{BlockDevice, SECTOR_SIZE};
-use crate::error::{Error, Problem, Structure};
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
 
-/// A block device with the file system's block size and block count.
+use crate::block_device::BlockDevice;
+use crate::error::{Error, Structure};
+use crate::home_blocks::HomeBlocks;
+
+/// A block device with the file system's block size and block count, and
+/// the journaled images newer than their home copies.
 #[derive(Debug)]
 pub struct Disk<D> {
-    device: D,
-    block_size: u32,
-    blocks_count: u64,
+    home: HomeBlocks<D>,
+    journaled: BTreeMap<u64, Vec<u8>>,
 }
 
 impl<D: BlockDevice> Disk<D> {
-    /// The device in blocks of `block_size` (a multiple of the sector
-    /// size), of which the file system uses the first `blocks_count`.
-    pub fn new(device: D, block_size: u32, blocks_count: u64) -> Self {
-        Self { device, block_size, blocks_count }
+    /// The shared `device` in blocks of `block_size` (a multiple of the
+    /// sector size), of which the file system uses the first `blocks_count`.
+    pub(crate) fn new(device: Arc<D>, block_size: u32, blocks_count: u64) -> Self {
+        Self { home: HomeBlocks::new(device, block_size, blocks_count), journaled: BTreeMap::new() }
     }
 
     /// The underlying device.
     pub fn device(&self) -> &D {
-        &self.device
+        self.home.device()
     }
 
-    /// The underlying device, giving up the wrapper.
-    pub fn into_device(self) -> D {
-        self.device
+    /// The home locations, bypassing journaled images (for the journal's
+    /// replay and checkpoint, and for data written in place).
+    pub(crate) fn home(&self) -> &HomeBlocks<D> {
+        &self.home
+    }
+
+    /// The shared handle on the device, giving up the wrapper.
+    pub(crate) fn into_shared_device(self) -> Arc<D> {
+        self.home.shared_device().clone()
     }
 
     /// Fills `buffer` (a whole number of blocks) from consecutive blocks
     /// starting at `first_block`, for `structure`, which names where the
     /// block number came from if it lies outside the file system.
     pub fn read_blocks(&self, first_block: u64, buffer: &mut [u8], structure: Structure) -> Result<(), Error> {
-        let outside = Error::corrupted(structure, Problem::Invalid("block outside the file system"));
-        let block_size = self.block_size as usize;
-        if block_size == 0 || !buffer.len().is_multiple_of(block_size) {
-            return Err(Error::Io(crate::IoError::PartialSector));
+        self.home.read_blocks(first_block, buffer, structure)?;
+        let block_size = self.home.block_size() as usize;
+        let count = (buffer.len() / block_size.max(1)) as u64;
+        let end = first_block.saturating_add(count);
+        for (&block, image) in self.journaled.range(first_block..end) {
+            let offset = (block - first_block) as usize * block_size;
+            if let Some(target) = buffer.get_mut(offset..offset + block_size) {
+                target.copy_from_slice(image);
+            }
         }
-        let first_sector = self.first_sector(first_block, buffer.len(), outside)?;
-        self.device.read_sectors(first_sector, buffer)?;
         Ok(())
     }
 
     /// Writes `data` (a whole number of blocks) to consecutive blocks
-    /// starting at `first_block`, refused (as a corruption of `structure`)
-    /// if any lies outside the file system.
+    /// starting at `first_block` in place (the caller [`Disk::forget`]s
+    /// journaled images of them); refused (as a corruption of
+    /// `structure`) if any lies outside the file system.
     pub fn write_blocks(&self, first_block: u64, data: &[u8], structure: Structure) -> Result<(), Error> {
-        let outside = Error::corrupted(structure, Problem::Invalid("write outside the file system"));
-        let block_size = self.block_size as usize;
-        if block_size == 0 || data.is_empty() || !data.len().is_multiple_of(block_size) {
-            return Err(Error::Io(crate::IoError::PartialSector));
-        }
-        let first_sector = self.first_sector(first_block, data.len(), outside)?;
-        self.device.write_sectors(first_sector, data)?;
-        Ok(())
-    }
-
-    /// The first sector of `length` bytes of blocks from `first_block`, if
-    /// they all lie inside the file system.
-    fn first_sector(&self, first_block: u64, length: usize, outside: Error) -> Result<u64, Error> {
-        let count = (length / self.block_size.max(1) as usize) as u64;
-        let end = first_block.checked_add(count).ok_or(outside)?;
-        if end > self.blocks_count {
-            return Err(outside);
-        }
-        let sectors_per_block = u64::from(self.block_size) / SECTOR_SIZE as u64;
-        first_block.checked_mul(sectors_per_block).ok_or(outside)
+        self.home.write_blocks(first_block, data, structure)
     }
 
     /// Makes completed writes durable.
     pub fn flush(&self) -> Result<(), Error> {
-        Ok(self.device.flush()?)
+        self.home.flush()
+    }
+
+    /// Keeps `image` as `block`'s current contents: it was logged and is
+    /// not yet home.
+    pub(crate) fn remember(&mut self, block: u64, image: &[u8]) {
+        self.journaled.insert(block, image.to_vec());
+    }
+
+    /// Drops any journaled image of `count` blocks from `first` (freed, or
+    /// about to be written in place).
+    pub(crate) fn forget(&mut self, first: u64, count: u64) {
+        let end = first.saturating_add(count);
+        let doomed: Vec<u64> = self.journaled.range(first..end).map(|(&block, _)| block).collect();
+        for block in doomed {
+            self.journaled.remove(&block);
+        }
+    }
+
+    /// Drops every journaled image: a checkpoint put them all home.
+    pub(crate) fn forget_all(&mut self) {
+        self.journaled.clear();
+    }
+
+    /// How many journaled images are held.
+    pub(crate) fn journaled_count(&self) -> usize {
+        self.journaled.len()
     }
 }
 
 /// Reads `buffer.len()` bytes at byte `offset` of a raw device (for the
 /// superblock, before the block size is known).
 pub fn read_bytes<D: BlockDevice>(device: &D, offset: u64, buffer: &mut [u8]) -> Result<(), Error> {
-    let sector = offset / SECTOR_SIZE as u64;
-    let skip = (offset % SECTOR_SIZE as u64) as usize;
+    let sector = offset / crate::SECTOR_SIZE as u64;
+    let skip = (offset % crate::SECTOR_SIZE as u64) as usize;
     let span = skip.checked_add(buffer.len()).ok_or(crate::IoError::OutOfRange)?;
-    let mut sectors = alloc::vec![0u8; span.div_ceil(SECTOR_SIZE) * SECTOR_SIZE];
+    let mut sectors = alloc::vec![0u8; span.div_ceil(crate::SECTOR_SIZE) * crate::SECTOR_SIZE];
     device.read_sectors(sector, &mut sectors)?;
     let source = sectors.get(skip..span).ok_or(crate::IoError::OutOfRange)?;
     buffer.copy_from_slice(source);

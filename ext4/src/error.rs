@@ -10,6 +10,7 @@ use core::fmt;
 
 use crate::block_device::IoError;
 use crate::features::FeatureNames;
+use crate::journal_failure::JournalFailure;
 
 /// Linux errno values this crate maps to.
 pub mod errno {
@@ -93,6 +94,8 @@ pub enum Error {
     InvalidArgument(&'static str),
     /// An operation POSIX forbids whoever asks (a hard link to a directory).
     NotPermitted(&'static str),
+    /// The journal cannot be used, replayed or written.
+    Journal(JournalFailure),
 }
 
 impl Error {
@@ -118,6 +121,7 @@ impl Error {
             Error::TooManyLinks => errno::EMLINK,
             Error::InvalidArgument(_) => errno::EINVAL,
             Error::NotPermitted(_) => errno::EPERM,
+            Error::Journal(failure) => failure.errno(),
         }
     }
 
@@ -183,6 +187,8 @@ pub enum Structure {
     BlockBitmap(u32),
     /// The inode bitmap of this group.
     InodeBitmap(u32),
+    /// A block of the journal, or one it puts home.
+    Journal,
 }
 
 /// The check a structure failed.
@@ -224,6 +230,7 @@ impl fmt::Display for Structure {
             Structure::Symlink(inode) => write!(formatter, "symlink {inode}"),
             Structure::BlockBitmap(group) => write!(formatter, "block bitmap of group {group}"),
             Structure::InodeBitmap(group) => write!(formatter, "inode bitmap of group {group}"),
+            Structure::Journal => formatter.write_str("journal"),
         }
     }
 }
@@ -280,6 +287,7 @@ impl fmt::Display for Error {
             Error::TooManyLinks => formatter.write_str("too many links"),
             Error::InvalidArgument(what) => write!(formatter, "invalid argument: {what}"),
             Error::NotPermitted(what) => write!(formatter, "not permitted: {what}"),
+            Error::Journal(failure) => failure.fmt(formatter),
         }
     }
 }

@@ -220,8 +220,14 @@ pub enum Mount {
 pub enum ReadOnlyReason {
     /// These `ro_compat` features are not implemented for writing.
     Features(FeatureNames),
-    /// The journal must be replayed before anything is written.
+    /// The journal must be replayed before anything is written (opened
+    /// without replaying: [`crate::Ext4::open`], or [`crate::Access::ReadOnly`]).
     JournalNeedsRecovery,
+    /// The caller asked for reading only ([`crate::Access::ReadOnly`]).
+    Requested,
+    /// The journal cannot be written (unsupported journal features, a
+    /// damaged journal inode) or was aborted by an error.
+    Journal(crate::JournalFailure),
 }
 
 /// The mount decision for these feature sets: `Err` holds the `incompat`

@@ -1,12 +1,15 @@
 //! The file system as a whole: [`Ext4::open`] reads and checks the
 //! superblock and the group descriptors and decides how the file system may
-//! be used; inodes, statistics and block mapping hang off the result.
+//! be used (with a journal: see `journal_mount`); inodes, statistics and
+//! block mapping hang off the result.
 //! Reading files, directories, links and paths lives in the sibling modules
 //! `file_data`, `directory_reader`, `symlink` and `path`, each an `impl` of
 //! [`Ext4`].
 //!
 //! **Must never** hand out an [`Ext4`] whose geometry, descriptors or
 //! features failed a check: everything below relies on them.
+
+use alloc::sync::Arc;
 
 use crate::block_device::{BlockDevice, SECTOR_SIZE};
 use crate::disk::{read_bytes, Disk};
@@ -15,16 +18,19 @@ use crate::features::{mount_policy, Mount};
 use crate::group_descriptors::GroupDescriptors;
 use crate::inode::{Inode, InodeNumber};
 use crate::inode_table::read_inode;
+use crate::journaling::{CommitPolicy, Journaling};
 use crate::mapping::{map_block, Run};
 use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
 
 /// An opened ext4 (or ext2/ext3) file system on a device.
 #[derive(Debug)]
-pub struct Ext4<D> {
+pub struct Ext4<D: BlockDevice> {
     pub(crate) disk: Disk<D>,
     pub(crate) superblock: Superblock,
     pub(crate) groups: GroupDescriptors,
-    mount: Mount,
+    pub(crate) mount: Mount,
+    /// The journal, when the file system has one and may be written.
+    pub(crate) journal: Option<Journaling<D>>,
 }
 
 /// A `statfs`-style summary.
@@ -47,10 +53,22 @@ pub struct Statistics {
 }
 
 impl<D: BlockDevice> Ext4<D> {
-    /// Reads and checks the superblock and group descriptors of `device`.
+    /// Reads and checks the superblock and group descriptors of `device`,
+    /// writing nothing. A journal needing recovery makes the file system
+    /// read-only ([`crate::ReadOnlyReason::JournalNeedsRecovery`]: use
+    /// [`Ext4::open_with`] and [`crate::Access::ReadWrite`] to replay it);
+    /// otherwise changes are journaled with
+    /// [`CommitPolicy::EveryOperation`], so the disk is clean between calls.
     pub fn open(device: D) -> Result<Self, Error> {
+        let file_system = Self::read_device(Arc::new(device))?;
+        Ok(file_system.attach_journal(CommitPolicy::EveryOperation))
+    }
+
+    /// Reads and checks the superblock and group descriptors, deciding the
+    /// mount by the feature sets alone; no journal attached yet.
+    pub(crate) fn read_device(device: Arc<D>) -> Result<Self, Error> {
         let mut bytes = [0u8; SUPERBLOCK_SIZE];
-        read_bytes(&device, SUPERBLOCK_OFFSET, &mut bytes)?;
+        read_bytes(&*device, SUPERBLOCK_OFFSET, &mut bytes)?;
         let superblock = Superblock::parse(&bytes)?;
         let mount = mount_policy(superblock.incompatible_features, superblock.read_only_features)
             .map_err(|names| Error::Unsupported(Unsupported::Features(names)))?;
@@ -60,7 +78,7 @@ impl<D: BlockDevice> Ext4<D> {
         }
         let disk = Disk::new(device, superblock.block_size, superblock.blocks_count);
         let groups = GroupDescriptors::read(&disk, &superblock)?;
-        Ok(Self { disk, superblock, groups, mount })
+        Ok(Self { disk, superblock, groups, mount, journal: None })
     }
 
     /// How the file system may be used.
@@ -83,10 +101,19 @@ impl<D: BlockDevice> Ext4<D> {
         self.disk.device()
     }
 
-    /// The device, giving up the file system (committed operations are
-    /// already on it).
+    /// The device, giving up the file system as a power cut would: what
+    /// is not yet committed is lost, and a journal left in use is replayed
+    /// by the next [`Ext4::open_with`] ([`Ext4::unmount`] leaves the disk
+    /// clean instead). Under [`CommitPolicy::EveryOperation`] every call
+    /// is already home.
     pub fn into_device(self) -> D {
-        self.disk.into_device()
+        let Ext4 { disk, journal, .. } = self;
+        // The journal's area holds the only other handle on the device.
+        drop(journal);
+        match Arc::try_unwrap(disk.into_shared_device()) {
+            Ok(device) => device,
+            Err(_) => unreachable!("the file system and its journal area are the device's only holders"),
+        }
     }
 
     /// The root directory's inode number.

@@ -17,6 +17,7 @@ use crate::block_writes::{BlockKind, BlockWrites};
 use crate::disk::Disk;
 use crate::error::{Error, Problem, Structure};
 use crate::features::incompatible;
+use crate::freed_blocks::FreedBlocks;
 use crate::group_descriptors::{descriptor_block_location, GroupDescriptor, GroupDescriptors};
 use crate::superblock::{Superblock, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE};
 
@@ -28,6 +29,11 @@ pub(crate) struct Transaction<'a, D> {
     groups: &'a GroupDescriptors,
     changed_groups: BTreeMap<u32, GroupDescriptor>,
     added_read_only_features: u32,
+    /// Blocks freed by the uncommitted journal transaction: not reusable yet.
+    unavailable: Option<&'a FreedBlocks>,
+    /// `incompat` bits set in the superblock image this operation writes
+    /// (`RECOVER` when the image goes through the journal).
+    superblock_marks: u32,
     /// Blocks read and not changed, kept so each is read once per operation.
     clean: BTreeMap<u64, Vec<u8>>,
     writes: BlockWrites,
@@ -50,9 +56,26 @@ impl<'a, D: BlockDevice> Transaction<'a, D> {
             groups,
             changed_groups: BTreeMap::new(),
             added_read_only_features: 0,
+            unavailable: None,
+            superblock_marks: 0,
             clean: BTreeMap::new(),
             writes: BlockWrites::default(),
         }
+    }
+
+    /// Journals the operation: blocks in `unavailable` are not allocated,
+    /// and the superblock image carries `RECOVER` (it reaches home only by
+    /// checkpoint, while the log is in use).
+    pub(crate) fn journaled(mut self, unavailable: &'a FreedBlocks) -> Self {
+        self.unavailable = Some(unavailable);
+        self.superblock_marks = incompatible::RECOVER;
+        self
+    }
+
+    /// Whether `block`, free in the bitmap, may be allocated: not freed by
+    /// a transaction that has not committed (this operation included).
+    pub(crate) fn reusable(&self, block: u64) -> bool {
+        !self.unavailable.is_some_and(|freed| freed.contains(block)) && !self.writes.was_released(block)
     }
 
     /// Bytes per block.
@@ -172,7 +195,9 @@ impl<'a, D: BlockDevice> Transaction<'a, D> {
         let target = image
             .get_mut(offset..offset + SUPERBLOCK_SIZE)
             .ok_or(Error::invalid(Structure::Superblock, "outside its block"))?;
-        target.copy_from_slice(&superblock.encode());
+        let mut marked = superblock.clone();
+        marked.incompatible_features |= self.superblock_marks;
+        target.copy_from_slice(&marked.encode());
         self.write_block(block, image, BlockKind::Metadata, Structure::Superblock)
     }
 }

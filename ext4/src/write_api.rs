@@ -1,24 +1,24 @@
 //! The writing half of [`Ext4`], for the kernel's VFS: create, mkdir,
-//! symlink, link, unlink, rmdir, rename, write, truncate, set_attributes,
-//! sync.
+//! symlink, link, unlink, rmdir, rename, write, truncate, set_attributes
+//! (durability: `commit`'s [`Ext4::sync`] and [`Ext4::fsync`]).
 //!
 //! Each call is one operation: it runs in a `Transaction` that sees its own
 //! changes and touches nothing on disk; if any step fails the whole call
-//! changes nothing. On success [`Ext4::commit`] applies the collected
-//! [`BlockWrites`](crate::BlockWrites) (data, then metadata) and updates the
+//! changes nothing. On success `Ext4::commit` applies the collected
+//! [`BlockWrites`](crate::BlockWrites) (through the journal when there is
+//! one: all of one operation's blocks in one transaction) and updates the
 //! in-memory descriptors and superblock. Group descriptors and the
-//! superblock's free counts are written with every operation that changes
-//! them, so [`Ext4::sync`] only has to flush the device. **Must never**
-//! write on a [`Mount::ReadOnly`] file system ([`Error::ReadOnly`], EROFS).
+//! superblock's free counts are changed with every operation that changes
+//! them. **Must never** write on a [`crate::Mount::ReadOnly`] file system
+//! ([`Error::ReadOnly`], EROFS).
 
 use crate::block_device::BlockDevice;
-use crate::error::{Error, Structure};
-use crate::features::Mount;
+use crate::error::Error;
 use crate::filesystem::Ext4;
 use crate::inode::InodeNumber;
 use crate::namespace::Creation;
 use crate::timestamp::Timestamp;
-use crate::transaction::{Changes, Transaction};
+use crate::transaction::Transaction;
 
 /// Owner and permissions of a new file, directory or link.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -56,7 +56,7 @@ impl<D: BlockDevice> Ext4<D> {
         owner: Owner,
         now: Timestamp,
     ) -> Result<InodeNumber, Error> {
-        self.operate(|transaction| transaction.create(parent, name, mode, creation(owner, now)))
+        self.operate(now, |transaction| transaction.create(parent, name, mode, creation(owner, now)))
     }
 
     /// Creates the empty directory `name` in `parent`.
@@ -68,7 +68,7 @@ impl<D: BlockDevice> Ext4<D> {
         owner: Owner,
         now: Timestamp,
     ) -> Result<InodeNumber, Error> {
-        self.operate(|transaction| transaction.make_directory(parent, name, mode, creation(owner, now)))
+        self.operate(now, |transaction| transaction.make_directory(parent, name, mode, creation(owner, now)))
     }
 
     /// Creates the symbolic link `name` in `parent` pointing to `target`.
@@ -80,23 +80,23 @@ impl<D: BlockDevice> Ext4<D> {
         owner: Owner,
         now: Timestamp,
     ) -> Result<InodeNumber, Error> {
-        self.operate(|transaction| transaction.make_symlink(parent, name, target, creation(owner, now)))
+        self.operate(now, |transaction| transaction.make_symlink(parent, name, target, creation(owner, now)))
     }
 
     /// Adds the name `name` in `parent` for the existing file `target`.
     pub fn link(&mut self, target: InodeNumber, parent: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Error> {
-        self.operate(|transaction| transaction.make_link(target, parent, name, now))
+        self.operate(now, |transaction| transaction.make_link(target, parent, name, now))
     }
 
     /// Removes the non-directory `name` from `parent` (freeing the file
     /// with its last name).
     pub fn unlink(&mut self, parent: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Error> {
-        self.operate(|transaction| transaction.unlink(parent, name, now))
+        self.operate(now, |transaction| transaction.unlink(parent, name, now))
     }
 
     /// Removes the empty directory `name` from `parent`.
     pub fn rmdir(&mut self, parent: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Error> {
-        self.operate(|transaction| transaction.remove_directory(parent, name, now))
+        self.operate(now, |transaction| transaction.remove_directory(parent, name, now))
     }
 
     /// Renames `from_name` in `from` to `to_name` in `to`.
@@ -108,18 +108,18 @@ impl<D: BlockDevice> Ext4<D> {
         to_name: &[u8],
         now: Timestamp,
     ) -> Result<(), Error> {
-        self.operate(|transaction| transaction.rename((from, from_name), (to, to_name), now))
+        self.operate(now, |transaction| transaction.rename((from, from_name), (to, to_name), now))
     }
 
     /// Writes `data` at `offset` of regular file `inode`; returns how many
     /// bytes were written (all of them, or an error).
     pub fn write(&mut self, inode: InodeNumber, offset: u64, data: &[u8], now: Timestamp) -> Result<usize, Error> {
-        self.operate(|transaction| transaction.write_file(inode, offset, data, now))
+        self.operate(now, |transaction| transaction.write_file(inode, offset, data, now))
     }
 
     /// Sets regular file `inode`'s size, freeing blocks past a smaller one.
     pub fn truncate(&mut self, inode: InodeNumber, size: u64, now: Timestamp) -> Result<(), Error> {
-        self.operate(|transaction| transaction.truncate_file(inode, size, now))
+        self.operate(now, |transaction| transaction.truncate_file(inode, size, now))
     }
 
     /// Changes `inode`'s permissions, owner or times.
@@ -129,7 +129,7 @@ impl<D: BlockDevice> Ext4<D> {
         changes: AttributeChanges,
         now: Timestamp,
     ) -> Result<(), Error> {
-        self.operate(|transaction| {
+        self.operate(now, |transaction| {
             let mut target = transaction.read_inode(inode)?;
             if let Some(permissions) = changes.permissions {
                 target.mode = (target.mode & !0o7777) | (permissions & 0o7777);
@@ -143,42 +143,39 @@ impl<D: BlockDevice> Ext4<D> {
         })
     }
 
-    /// Makes every committed operation durable. Descriptors and the
-    /// superblock are already written with each operation.
-    pub fn sync(&mut self) -> Result<(), Error> {
-        self.require_writable()?;
-        self.disk.flush()
-    }
-
-    fn require_writable(&self) -> Result<(), Error> {
-        match self.mount() {
-            Mount::ReadWrite => Ok(()),
-            Mount::ReadOnly(_) => Err(Error::ReadOnly),
+    /// Runs one operation in a transaction and commits what it changed.
+    /// With a journal, a freed block is not reused before the transaction
+    /// that freed it commits; an operation short of space for that reason
+    /// commits the running transaction and runs again.
+    fn operate<T>(
+        &mut self,
+        now: Timestamp,
+        operation: impl Fn(&mut Transaction<'_, D>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        match self.try_operate(now, &operation) {
+            Err(Error::NoSpace) if self.journal.as_ref().is_some_and(|journal| !journal.freed().is_empty()) => {
+                self.sync()?;
+                self.try_operate(now, &operation)
+            }
+            result => result,
         }
     }
 
-    /// Runs one operation in a transaction and commits what it changed.
-    fn operate<T>(&mut self, operation: impl FnOnce(&mut Transaction<'_, D>) -> Result<T, Error>) -> Result<T, Error> {
+    fn try_operate<T>(
+        &mut self,
+        now: Timestamp,
+        operation: &impl Fn(&mut Transaction<'_, D>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         self.require_writable()?;
         let mut transaction = Transaction::new(&self.disk, &self.superblock, &self.groups);
+        if let Some(journal) = &self.journal {
+            transaction = transaction.journaled(journal.freed());
+        }
         let value = operation(&mut transaction)?;
         let changes = transaction.finish()?;
-        self.commit(changes)?;
+        self.check_fits(&changes)?;
+        self.commit(changes, now)?;
         Ok(value)
-    }
-
-    /// The one place blocks reach the disk: data first, then metadata
-    /// (where the journal will write metadata to its log instead), then the
-    /// in-memory descriptors and superblock follow.
-    fn commit(&mut self, changes: Changes) -> Result<(), Error> {
-        for (block, bytes) in changes.writes.in_order() {
-            self.disk.write_blocks(block, bytes, Structure::Superblock)?;
-        }
-        for (group, descriptor, bytes) in &changes.groups {
-            self.groups.replace(*group, *descriptor, bytes);
-        }
-        self.superblock = changes.superblock;
-        Ok(())
     }
 }
 
