@@ -1,0 +1,92 @@
+//! A disk that logs every write and flush in order, over an image in
+//! memory: the raw material crash states are cut from.
+//!
+//! Writes are logged in units of [`UNIT`] bytes (two sectors), the
+//! largest piece this model lets a disk write atomically: a longer write
+//! may reach the platter in part, in any order, until a flush.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ext4::{BlockDevice, IoError, MemoryDisk};
+
+/// Bytes a disk writes atomically in this model.
+pub const UNIT: usize = 1024;
+
+/// One request the disk saw.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// `bytes` (at most [`UNIT`]) written at `sector`.
+    Write { sector: u64, bytes: Vec<u8> },
+    /// Every write before this is durable.
+    Flush,
+    /// A flush the file system asked for that the disk never performed
+    /// (the mutation check; kept so event indices do not move).
+    LostFlush,
+}
+
+/// The image as the file system sees it, and the log of requests.
+pub struct Recording {
+    pub initial: Vec<u8>,
+    pub disk: MemoryDisk,
+    pub events: Vec<Event>,
+}
+
+/// The file system's device: requests go to the shared recording.
+pub struct RecordingDisk {
+    pub recording: Rc<RefCell<Recording>>,
+}
+
+impl RecordingDisk {
+    /// A disk holding `image`, and the handle the test keeps on its log.
+    pub fn new(image: Vec<u8>) -> (RecordingDisk, Rc<RefCell<Recording>>) {
+        let recording =
+            Rc::new(RefCell::new(Recording { initial: image.clone(), disk: MemoryDisk::new(image), events: Vec::new() }));
+        (RecordingDisk { recording: recording.clone() }, recording)
+    }
+}
+
+impl BlockDevice for RecordingDisk {
+    fn sector_count(&self) -> u64 {
+        self.recording.borrow().disk.sector_count()
+    }
+
+    fn read_sectors(&self, first_sector: u64, buffer: &mut [u8]) -> Result<(), IoError> {
+        self.recording.borrow().disk.read_sectors(first_sector, buffer)
+    }
+
+    fn write_sectors(&self, first_sector: u64, data: &[u8]) -> Result<(), IoError> {
+        let mut recording = self.recording.borrow_mut();
+        recording.disk.write_sectors(first_sector, data)?;
+        for (index, piece) in data.chunks(UNIT).enumerate() {
+            let sector = first_sector + (index * UNIT / ext4::SECTOR_SIZE) as u64;
+            recording.events.push(Event::Write { sector, bytes: piece.to_vec() });
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), IoError> {
+        self.recording.borrow_mut().events.push(Event::Flush);
+        Ok(())
+    }
+}
+
+/// Whether `bytes` starts a jbd2 commit block (magic, block type 2).
+pub fn is_commit_block(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && bytes[..4] == [0xC0, 0x3B, 0x39, 0x98] && bytes[4..8] == [0, 0, 0, 2]
+}
+
+/// The mutation "the flush before the commit block is dropped": each
+/// flush directly followed by a commit block's write becomes a
+/// [`Event::LostFlush`]. Returns how many were lost.
+pub fn lose_flush_before_commit(events: &mut [Event]) -> usize {
+    let mut lost = 0;
+    for index in 0..events.len().saturating_sub(1) {
+        let next_is_commit = matches!(&events[index + 1], Event::Write { bytes, .. } if is_commit_block(bytes));
+        if matches!(events[index], Event::Flush) && next_is_commit {
+            events[index] = Event::LostFlush;
+            lost += 1;
+        }
+    }
+    lost
+}

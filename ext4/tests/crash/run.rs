@@ -1,0 +1,135 @@
+//! One crash run: a workload on a fresh image with one commit policy,
+//! then every crash state of its log checked, with a tally to print.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use ext4::CommitPolicy;
+
+use super::check::{check_state, Fsck};
+use super::recording::{lose_flush_before_commit, Event};
+use super::session::Session;
+use super::states::{for_each_state, Cut, Random};
+use super::workloads::Workload;
+use crate::common::{make_image_from, TempDir};
+
+/// An image layout: block size, size, extra mkfs options (mkfs.ext4's
+/// defaults otherwise: a journal, metadata_csum, 64bit, flex_bg, …).
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub block_size: u32,
+    pub megabytes: u32,
+    pub options: &'static [&'static str],
+}
+
+/// The layouts of the tier.
+pub const ONE_KIB: Layout = Layout { block_size: 1024, megabytes: 8, options: &["-N", "256"] };
+pub const FOUR_KIB: Layout = Layout { block_size: 4096, megabytes: 16, options: &["-N", "256"] };
+pub const ONE_KIB_NO_CHECKSUMS: Layout =
+    Layout { block_size: 1024, megabytes: 8, options: &["-N", "256", "-O", "^metadata_csum,^64bit"] };
+
+/// Whether the disk honours every flush.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Flushes {
+    AsIssued,
+    /// The mutation: the flush before each commit block never happens.
+    LostBeforeCommit,
+}
+
+/// How many states to cut and check.
+#[derive(Clone, Copy, Debug)]
+pub struct Sampling {
+    /// Random reorderings between two flushes.
+    pub per_window: usize,
+    /// e2fsck on every n-th state (and the last).
+    pub fsck_every: usize,
+    pub seed: u64,
+}
+
+/// What one run found.
+#[derive(Default)]
+pub struct Tally {
+    pub label: String,
+    pub writes: usize,
+    pub flushes: usize,
+    pub at_flush: usize,
+    pub reordered: usize,
+    pub fscked: usize,
+    pub failures: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl Tally {
+    pub fn states(&self) -> usize {
+        self.at_flush + self.reordered
+    }
+
+    /// Adds `other`'s counts into this one.
+    pub fn absorb(&mut self, other: Tally) {
+        self.writes += other.writes;
+        self.flushes += other.flushes;
+        self.at_flush += other.at_flush;
+        self.reordered += other.reordered;
+        self.fscked += other.fscked;
+        self.failures.extend(other.failures);
+        self.elapsed += other.elapsed;
+    }
+}
+
+impl fmt::Display for Tally {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "{}: {} writes, {} flushes; {} states checked ({} at flushes, {} reordered), {} by e2fsck -fn; {} failures ({:.1?})",
+            self.label,
+            self.writes,
+            self.flushes,
+            self.states(),
+            self.at_flush,
+            self.reordered,
+            self.fscked,
+            self.failures.len(),
+            self.elapsed
+        )
+    }
+}
+
+/// A fresh, empty file system of `layout`.
+pub fn fresh_image(layout: Layout) -> Vec<u8> {
+    let tree = TempDir::new("crash-empty-tree");
+    make_image_from(&tree.0, layout.block_size, layout.megabytes, layout.options)
+}
+
+/// Runs `workload` on `layout` with `policy`, then checks its crash states.
+pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: Flushes, sampling: Sampling) -> Tally {
+    let started = Instant::now();
+    let mut session = Session::start(fresh_image(layout), policy);
+    (workload.1)(&mut session);
+    let mut finished = session.finish();
+    if flushes == Flushes::LostBeforeCommit {
+        lose_flush_before_commit(&mut finished.events);
+    }
+    let mut tally = Tally {
+        label: format!("{} ({} B blocks {:?}, {policy:?}, {flushes:?})", workload.0, layout.block_size, layout.options),
+        writes: finished.events.iter().filter(|event| matches!(event, Event::Write { .. })).count(),
+        flushes: finished.events.iter().filter(|event| matches!(event, Event::Flush)).count(),
+        ..Tally::default()
+    };
+    let mut random = Random(sampling.seed);
+    let mut index = 0;
+    for_each_state(&finished.initial, &finished.events, sampling.per_window, &mut random, |state| {
+        let fsck = if index % sampling.fsck_every.max(1) == 0 { Fsck::Run } else { Fsck::Skip };
+        index += 1;
+        match state.cut {
+            Cut::AtFlush => tally.at_flush += 1,
+            Cut::Reordered => tally.reordered += 1,
+        }
+        tally.fscked += usize::from(fsck == Fsck::Run);
+        let label = state.label.clone();
+        if let Err(problem) = check_state(state, &finished.model, fsck) {
+            tally.failures.push(format!("{}: {label}: {problem}", tally.label));
+        }
+    });
+    tally.elapsed = started.elapsed();
+    tally
+}
