@@ -119,6 +119,16 @@ fn write_refused(formatter: &mut fmt::Formatter<'_>, features: jbd2::Features) -
     Ok(())
 }
 
+fn write_superblock_error(formatter: &mut fmt::Formatter<'_>, error: &jbd2::SuperblockError) -> fmt::Result {
+    match error {
+        jbd2::SuperblockError::UnsupportedFeatures(features) => {
+            formatter.write_str("unsupported journal features: ")?;
+            write_refused(formatter, *features)
+        }
+        other => write!(formatter, "journal superblock: {other:?}"),
+    }
+}
+
 impl fmt::Display for JournalFailure {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -126,11 +136,11 @@ impl fmt::Display for JournalFailure {
             JournalFailure::Inode(what) => write!(formatter, "journal inode: {what}"),
             JournalFailure::InodeDamaged(corruption) => write!(formatter, "journal inode: corrupted {corruption}"),
             JournalFailure::Device(error) => write!(formatter, "journal I/O error: {error:?}"),
-            JournalFailure::Superblock(jbd2::SuperblockError::UnsupportedFeatures(features)) => {
-                formatter.write_str("unsupported journal features: ")?;
-                write_refused(formatter, *features)
+            JournalFailure::Superblock(error) => write_superblock_error(formatter, error),
+            JournalFailure::Recovery(jbd2::RecoveryError::Superblock(error)) => {
+                formatter.write_str("journal recovery failed: ")?;
+                write_superblock_error(formatter, error)
             }
-            JournalFailure::Superblock(error) => write!(formatter, "journal superblock: {error:?}"),
             JournalFailure::Recovery(error) => write!(formatter, "journal recovery failed: {error:?}"),
             JournalFailure::Writer(error) => write!(formatter, "journal write failed: {error:?}"),
             JournalFailure::TransactionTooLarge { log_blocks, limit } => {

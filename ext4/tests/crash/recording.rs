@@ -76,14 +76,27 @@ pub fn is_commit_block(bytes: &[u8]) -> bool {
     bytes.len() >= 8 && bytes[..4] == [0xC0, 0x3B, 0x39, 0x98] && bytes[4..8] == [0, 0, 0, 2]
 }
 
-/// The mutation "the flush before the commit block is dropped": each
-/// flush directly followed by a commit block's write becomes a
+/// Which flushes around a commit block a mutation loses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AroundCommit {
+    /// The flush right before the commit block (ordering lost).
+    Before,
+    /// The flush right after it (durability lost).
+    After,
+}
+
+/// The mutation "a flush next to each commit block is dropped": each
+/// flush directly before (or after) a commit block's write becomes a
 /// [`Event::LostFlush`]. Returns how many were lost.
-pub fn lose_flush_before_commit(events: &mut [Event]) -> usize {
+pub fn lose_flushes(events: &mut [Event], which: AroundCommit) -> usize {
     let mut lost = 0;
-    for index in 0..events.len().saturating_sub(1) {
-        let next_is_commit = matches!(&events[index + 1], Event::Write { bytes, .. } if is_commit_block(bytes));
-        if matches!(events[index], Event::Flush) && next_is_commit {
+    for index in 0..events.len() {
+        let neighbour = match which {
+            AroundCommit::Before => events.get(index + 1),
+            AroundCommit::After => index.checked_sub(1).and_then(|before| events.get(before)),
+        };
+        let next_to_commit = matches!(neighbour, Some(Event::Write { bytes, .. }) if is_commit_block(bytes));
+        if matches!(events[index], Event::Flush) && next_to_commit {
             events[index] = Event::LostFlush;
             lost += 1;
         }

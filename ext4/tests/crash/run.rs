@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ext4::CommitPolicy;
 
 use super::check::{check_state, Fsck};
-use super::recording::{lose_flush_before_commit, Event};
+use super::recording::{lose_flushes, AroundCommit, Event};
 use super::session::Session;
 use super::states::{for_each_state, Cut, Random};
 use super::workloads::Workload;
@@ -32,8 +32,10 @@ pub const ONE_KIB_NO_CHECKSUMS: Layout =
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Flushes {
     AsIssued,
-    /// The mutation: the flush before each commit block never happens.
+    /// A mutation: the flush before each commit block never happens.
     LostBeforeCommit,
+    /// A mutation: the flush after each commit block never happens.
+    LostAfterCommit,
 }
 
 /// How many states to cut and check.
@@ -106,9 +108,11 @@ pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: F
     let mut session = Session::start(fresh_image(layout), policy);
     (workload.1)(&mut session);
     let mut finished = session.finish();
-    if flushes == Flushes::LostBeforeCommit {
-        lose_flush_before_commit(&mut finished.events);
-    }
+    match flushes {
+        Flushes::AsIssued => 0,
+        Flushes::LostBeforeCommit => lose_flushes(&mut finished.events, AroundCommit::Before),
+        Flushes::LostAfterCommit => lose_flushes(&mut finished.events, AroundCommit::After),
+    };
     let mut tally = Tally {
         label: format!("{} ({} B blocks {:?}, {policy:?}, {flushes:?})", workload.0, layout.block_size, layout.options),
         writes: finished.events.iter().filter(|event| matches!(event, Event::Write { .. })).count(),
