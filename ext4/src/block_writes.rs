@@ -8,14 +8,13 @@
 //! extent nodes, directory blocks, group descriptors, superblock). Nothing
 //! is written while the operation can still fail, so a failed operation
 //! leaves the disk untouched. On success the file system applies the set
-//! in one place, `Ext4::commit`: data blocks first, then metadata, each in
-//! ascending block order.
-//!
-//! That is the hook for the jbd2 journal: it will take [`BlockWrites::metadata`]
-//! as one transaction's block list (and [`BlockWrites::released`] as its
-//! revoke records), write data in place first, then the metadata to the log,
-//! commit, and checkpoint. **Must never** hold two images of one block: the
-//! latest image of a block replaces the earlier one.
+//! in one place, `Ext4::commit`: with a journal, the data blocks are
+//! written in place and [`BlockWrites::metadata`] joins the running jbd2
+//! transaction, with revokes for the [`BlockWrites::released`] blocks the
+//! log still holds (see `journaling`); without one, data blocks first,
+//! then metadata, each in ascending block order. **Must never** hold two
+//! images of one block: the latest image of a block replaces the earlier
+//! one.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;

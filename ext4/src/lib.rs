@@ -1,24 +1,30 @@
-//! The ext4 on-disk format, for reading and writing (the jbd2 journal
-//! comes later).
+//! The ext4 on-disk format, for reading and writing, journaled through
+//! jbd2.
 //!
 //! **Provides** [`Ext4`]: open a file system on any [`BlockDevice`]
 //! (superblock, group descriptors and feature policy checked up front, the
-//! result saying whether it may be written: [`Mount`]), then read inodes,
-//! directories ([`Ext4::read_dir`], [`Ext4::lookup`]), file bytes
+//! result saying whether it may be written: [`Mount`]; [`Ext4::open_with`]
+//! and [`Access::ReadWrite`] replay a journal left in use), then read
+//! inodes, directories ([`Ext4::read_dir`], [`Ext4::lookup`]), file bytes
 //! ([`Ext4::read`], holes as zeros), link targets ([`Ext4::read_link`]),
 //! absolute paths ([`Ext4::resolve`]) and `statfs` numbers; and change it:
 //! [`Ext4::create`], [`Ext4::mkdir`], [`Ext4::symlink`], [`Ext4::link`],
 //! [`Ext4::unlink`], [`Ext4::rmdir`], [`Ext4::rename`], [`Ext4::write`],
-//! [`Ext4::truncate`], [`Ext4::set_attributes`], [`Ext4::sync`]. Each change
-//! is one transaction whose blocks are collected as [`BlockWrites`] and
-//! applied in one place (data, then metadata), the hook for the journal.
-//! Below that, the formats one module each: [`Superblock`],
-//! [`GroupDescriptor`], [`Inode`], extent trees and block maps ([`Run`]),
-//! directory blocks, bitmaps, and the crc32c and crc16 checksums.
+//! [`Ext4::truncate`], [`Ext4::set_attributes`]; make changes durable:
+//! [`Ext4::fsync`], [`Ext4::sync`], [`Ext4::checkpoint`],
+//! [`Ext4::unmount`]. Each change is one operation whose blocks are
+//! collected as [`BlockWrites`]; with a journal (ordered mode) its file
+//! data is written in place and its metadata joins the running jbd2
+//! transaction, committed per operation or grouped ([`CommitPolicy`]),
+//! and written home only at checkpoint. Below that, the formats one
+//! module each: [`Superblock`], [`GroupDescriptor`], [`Inode`], extent
+//! trees and block maps ([`Run`]), directory blocks, bitmaps, and the
+//! crc32c and crc16 checksums.
 //!
 //! **Relies on** a [`BlockDevice`] that reads and writes whole 512-byte
-//! sectors (virtio-blk in the kernel, [`MemoryDisk`] on the host) and on
-//! `alloc`. Nothing else: no `std`, no dependencies.
+//! sectors and whose flush makes completed writes durable (virtio-blk in
+//! the kernel, [`MemoryDisk`] on the host), on the `jbd2` crate for the
+//! journal's format, commit, checkpoint and recovery, and on `alloc`.
 //!
 //! **Must never** panic, index out of bounds, overflow, loop without bound
 //! or allocate beyond what the device's size justifies, whatever the image
@@ -27,7 +33,9 @@
 //! system has them, and every feature it does not implement either refuses
 //! the mount ([`Error::Unsupported`]) or makes it read-only. A write never
 //! reaches a block the allocator did not hand out or the structure being
-//! updated does not own, and a failed operation writes nothing.
+//! updated does not own, a failed operation writes nothing, and a
+//! metadata block reaches its home location only after the commit block
+//! of its transaction is durable.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -141,9 +141,25 @@ fn mount(disk: CrashDisk) -> Result<Ext4<CrashDisk>, String> {
     Ok(fs)
 }
 
+/// Whether a crash state had a journal to replay.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Found {
+    /// `needs_recovery` was set: the log was replayed.
+    LogInUse,
+    /// The disk was clean.
+    Clean,
+}
+
+fn needs_recovery(disk: &CrashDisk) -> bool {
+    let mut sector = [0u8; ext4::SECTOR_SIZE];
+    ext4::BlockDevice::read_sectors(disk, 2, &mut sector).unwrap();
+    u32::from_le_bytes(sector[0x60..0x64].try_into().unwrap()) & 0x4 != 0
+}
+
 /// Checks one crash state against `model`.
-pub fn check_state(state: CrashState, model: &Model, run_fsck: Fsck) -> Result<(), String> {
+pub fn check_state(state: CrashState, model: &Model, run_fsck: Fsck) -> Result<Found, String> {
     let base = state.disk.base.clone();
+    let found = if needs_recovery(&state.disk) { Found::LogInUse } else { Found::Clean };
     let fs = mount(state.disk)?;
     let seen = walk(&fs)?;
     let problems = judge(model, &seen, state.bound);
@@ -156,8 +172,8 @@ pub fn check_state(state: CrashState, model: &Model, run_fsck: Fsck) -> Result<(
     if *again.patches.borrow() != patches {
         return Err("opening the recovered image again changed it".to_string());
     }
-    match run_fsck {
-        Fsck::Run => fsck(&recovered.materialize()),
-        Fsck::Skip => Ok(()),
+    if run_fsck == Fsck::Run {
+        fsck(&recovered.materialize())?;
     }
+    Ok(found)
 }

@@ -103,3 +103,14 @@ pub fn lose_flushes(events: &mut [Event], which: AroundCommit) -> usize {
     }
     lost
 }
+
+/// How many times a commit block was written at a lower sector than the
+/// one before: the circular log wrapped.
+pub fn log_wraps(events: &[Event]) -> usize {
+    let commits = events.iter().filter_map(|event| match event {
+        Event::Write { sector, bytes } if is_commit_block(bytes) => Some(*sector),
+        _ => None,
+    });
+    let sectors: Vec<u64> = commits.collect();
+    sectors.windows(2).filter(|pair| pair[1] < pair[0]).count()
+}

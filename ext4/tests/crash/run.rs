@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use ext4::CommitPolicy;
 
-use super::check::{check_state, Fsck};
-use super::recording::{lose_flushes, AroundCommit, Event};
+use super::check::{check_state, Found, Fsck};
+use super::recording::{log_wraps, lose_flushes, AroundCommit, Event};
 use super::session::Session;
 use super::states::{for_each_state, Cut, Random};
 use super::workloads::Workload;
@@ -57,6 +57,10 @@ pub struct Tally {
     pub at_flush: usize,
     pub reordered: usize,
     pub fscked: usize,
+    /// States found with `needs_recovery` set (the open replayed the log).
+    pub replayed: usize,
+    /// Times the circular log wrapped during the workload.
+    pub wraps: usize,
     pub failures: Vec<String>,
     pub elapsed: Duration,
 }
@@ -73,6 +77,8 @@ impl Tally {
         self.at_flush += other.at_flush;
         self.reordered += other.reordered;
         self.fscked += other.fscked;
+        self.replayed += other.replayed;
+        self.wraps += other.wraps;
         self.failures.extend(other.failures);
         self.elapsed += other.elapsed;
     }
@@ -82,13 +88,15 @@ impl fmt::Display for Tally {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             formatter,
-            "{}: {} writes, {} flushes; {} states checked ({} at flushes, {} reordered), {} by e2fsck -fn; {} failures ({:.1?})",
+            "{}: {} writes, {} flushes, {} log wraps; {} states checked ({} at flushes, {} reordered; {} with needs_recovery set), {} by e2fsck -fn; {} failures ({:.1?})",
             self.label,
             self.writes,
             self.flushes,
+            self.wraps,
             self.states(),
             self.at_flush,
             self.reordered,
+            self.replayed,
             self.fscked,
             self.failures.len(),
             self.elapsed
@@ -117,6 +125,7 @@ pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: F
         label: format!("{} ({} B blocks {:?}, {policy:?}, {flushes:?})", workload.0, layout.block_size, layout.options),
         writes: finished.events.iter().filter(|event| matches!(event, Event::Write { .. })).count(),
         flushes: finished.events.iter().filter(|event| matches!(event, Event::Flush)).count(),
+        wraps: log_wraps(&finished.events),
         ..Tally::default()
     };
     let mut random = Random(sampling.seed);
@@ -130,8 +139,10 @@ pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: F
         }
         tally.fscked += usize::from(fsck == Fsck::Run);
         let label = state.label.clone();
-        if let Err(problem) = check_state(state, &finished.model, fsck) {
-            tally.failures.push(format!("{}: {label}: {problem}", tally.label));
+        match check_state(state, &finished.model, fsck) {
+            Ok(Found::LogInUse) => tally.replayed += 1,
+            Ok(Found::Clean) => {}
+            Err(problem) => tally.failures.push(format!("{}: {label}: {problem}", tally.label)),
         }
     });
     tally.elapsed = started.elapsed();

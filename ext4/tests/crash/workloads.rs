@@ -101,3 +101,16 @@ pub fn two_processes(session: &mut Session) {
     }
     session.fsync("/pa/log");
 }
+
+/// Enough small fsynced transactions to fill the 1024-block log and wrap
+/// around it (forced checkpoints included).
+pub fn many_commits(session: &mut Session) {
+    session.mkdir("/many");
+    for index in 0..130 {
+        session.mkdir(&format!("/many/d{index}"));
+        if index % 10 == 0 {
+            session.create_with(&format!("/many/d{index}/f"), 1500);
+        }
+        session.fsync(&format!("/many/d{index}"));
+    }
+}
