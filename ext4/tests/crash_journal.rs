@@ -27,7 +27,7 @@ fn run_all(policy: CommitPolicy, layouts: &[Layout], sampling: Sampling) -> Tall
             total.absorb(tally);
         }
     }
-    eprintln!("{total}");
+    crash::run::report(&format!("crash tier: {total}"));
     total
 }
 
@@ -53,7 +53,7 @@ fn the_log_wraps_and_checkpoints_without_losing_anything() {
     let sampling = Sampling { per_window: 1, fsck_every: 25, seed: 0x5EED_0003 };
     let workload = ("many commits", many_commits as fn(&mut crash::session::Session));
     let total = run(&workload, ONE_KIB, CommitPolicy::Grouped, Flushes::AsIssued, sampling);
-    eprintln!("{total}");
+    crash::run::report(&format!("crash tier: {total}"));
     assert!(total.wraps > 0, "the log never wrapped: {total}");
     assert!(total.failures.is_empty(), "{} failures, first: {}", total.failures.len(), total.failures[0]);
 }

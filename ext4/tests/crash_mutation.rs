@@ -15,7 +15,7 @@ use ext4::CommitPolicy;
 
 fn run_mutated(flushes: Flushes, seed: u64) -> Tally {
     common::require_e2fsprogs();
-    let mut total = Tally { label: format!("mutation {flushes:?}"), ..Tally::default() };
+    let mut total = Tally { label: format!("mutation {flushes:?} (failures expected)"), ..Tally::default() };
     for (index, workload) in WORKLOADS.iter().enumerate() {
         for layout in [ONE_KIB, FOUR_KIB, ONE_KIB_NO_CHECKSUMS] {
             let sampling = Sampling { per_window: 4, fsck_every: 25, seed: seed + index as u64 };
@@ -27,7 +27,7 @@ fn run_mutated(flushes: Flushes, seed: u64) -> Tally {
             total.absorb(tally);
         }
     }
-    eprintln!("{total}");
+    crash::run::report(&format!("crash tier: {total}"));
     total
 }
 
@@ -41,6 +41,6 @@ fn losing_the_flush_before_the_commit_block_is_caught() {
 fn losing_the_flush_after_the_commit_block_breaks_a_promise() {
     let total = run_mutated(Flushes::LostAfterCommit, 0xBAD_F2);
     let broken_promises = total.failures.iter().filter(|failure| failure.contains("allowed")).count();
-    eprintln!("{broken_promises} failures are broken fsync/sync promises");
+    crash::run::report(&format!("crash tier: {broken_promises} of those failures are broken fsync/sync promises"));
     assert!(broken_promises > 0, "the checker accepted an fsync that returned before its commit was durable");
 }

@@ -104,13 +104,29 @@ pub fn lose_flushes(events: &mut [Event], which: AroundCommit) -> usize {
     lost
 }
 
+/// Whether `bytes` starts a jbd2 superblock (v1 or v2) saying the log is
+/// empty (`s_start = 0`): the next transaction starts at the log's start.
+fn is_empty_log_superblock(bytes: &[u8]) -> bool {
+    bytes.len() >= 0x20
+        && bytes[..4] == [0xC0, 0x3B, 0x39, 0x98]
+        && matches!(bytes[4..8], [0, 0, 0, 3] | [0, 0, 0, 4])
+        && bytes[0x1C..0x20] == [0, 0, 0, 0]
+}
+
 /// How many times a commit block was written at a lower sector than the
-/// one before: the circular log wrapped.
+/// one before without the log being emptied in between: the circular log
+/// wrapped.
 pub fn log_wraps(events: &[Event]) -> usize {
-    let commits = events.iter().filter_map(|event| match event {
-        Event::Write { sector, bytes } if is_commit_block(bytes) => Some(*sector),
-        _ => None,
-    });
-    let sectors: Vec<u64> = commits.collect();
-    sectors.windows(2).filter(|pair| pair[1] < pair[0]).count()
+    let mut last_commit = None;
+    let mut wraps = 0;
+    for event in events {
+        let Event::Write { sector, bytes } = event else { continue };
+        if is_empty_log_superblock(bytes) {
+            last_commit = None;
+        } else if is_commit_block(bytes) {
+            wraps += usize::from(last_commit.is_some_and(|last| *sector < last));
+            last_commit = Some(*sector);
+        }
+    }
+    wraps
 }

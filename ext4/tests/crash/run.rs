@@ -148,3 +148,10 @@ pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: F
     tally.elapsed = started.elapsed();
     tally
 }
+
+/// Prints `line` past the test harness's capture, so the tier's summary
+/// shows in a plain `cargo test` run.
+pub fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
