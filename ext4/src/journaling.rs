@@ -62,8 +62,9 @@ pub(crate) enum Committed {
 enum JournalState<D: BlockDevice> {
     /// The log is empty on disk and `RECOVER` is clear.
     Idle(JournalBlocks<D>),
-    /// `RECOVER` is set; transactions may be in the log.
-    Active(jbd2::Journal<JournalBlocks<D>>),
+    /// `RECOVER` is set; transactions may be in the log. Boxed: the
+    /// journal is much larger than the other states.
+    Active(alloc::boxed::Box<jbd2::Journal<JournalBlocks<D>>>),
     /// A failure consumed the journal: nothing more may be written.
     Lost,
 }
@@ -207,7 +208,7 @@ impl<D: BlockDevice> Journaling<D> {
             return Err(Error::Journal(JournalFailure::Aborted));
         };
         let journal = jbd2::Journal::open_with_features(area, self.wanted).map_err(writer)?;
-        self.state = JournalState::Active(journal);
+        self.state = JournalState::Active(alloc::boxed::Box::new(journal));
         Ok(())
     }
 
@@ -242,7 +243,7 @@ impl<D: BlockDevice> Journaling<D> {
         let JournalState::Active(journal) = core::mem::replace(&mut self.state, JournalState::Lost) else {
             return Err(Error::Journal(JournalFailure::Aborted));
         };
-        let area = journal.close(disk.home()).map_err(writer)?;
+        let area = (*journal).close(disk.home()).map_err(writer)?;
         disk.forget_all();
         self.logged.clear();
         mark_recovery(disk.home(), RecoveryMark::NotNeeded)?;

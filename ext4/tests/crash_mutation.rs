@@ -33,13 +33,13 @@ fn run_mutated(flushes: Flushes, seed: u64) -> Tally {
 
 #[test]
 fn losing_the_flush_before_the_commit_block_is_caught() {
-    let total = run_mutated(Flushes::LostBeforeCommit, 0xBAD_F1);
+    let total = run_mutated(Flushes::LostBeforeCommit, 0x000B_ADF1);
     assert!(!total.failures.is_empty(), "the checker accepted a journal that loses its ordering flush");
 }
 
 #[test]
 fn losing_the_flush_after_the_commit_block_breaks_a_promise() {
-    let total = run_mutated(Flushes::LostAfterCommit, 0xBAD_F2);
+    let total = run_mutated(Flushes::LostAfterCommit, 0x000B_ADF2);
     let broken_promises = total.failures.iter().filter(|failure| failure.contains("allowed")).count();
     crash::run::report(&format!("crash tier: {broken_promises} of those failures are broken fsync/sync promises"));
     assert!(broken_promises > 0, "the checker accepted an fsync that returned before its commit was durable");

@@ -53,11 +53,20 @@ fn patch_journal_superblock(image: &mut [u8], change: impl FnOnce(&mut [u8])) {
     block[0xFC..0x100].copy_from_slice(&checksum.to_be_bytes());
 }
 
-/// Sets `bits` in, or clears them from, the ext4 superblock's incompat set.
-fn set_incompat(image: &mut [u8], bits: u32, on: bool) {
+/// What to do to `needs_recovery`.
+#[derive(Clone, Copy)]
+enum Flag {
+    Set,
+    Clear,
+}
+
+/// Sets or clears `needs_recovery` in the ext4 superblock (checksum resealed).
+fn mark_recovery(image: &mut [u8], flag: Flag) {
     let at = SUPERBLOCK_OFFSET as usize;
-    let mut features = incompat(image);
-    features = if on { features | bits } else { features & !bits };
+    let features = match flag {
+        Flag::Set => incompat(image) | RECOVER,
+        Flag::Clear => incompat(image) & !RECOVER,
+    };
     image[at + 0x60..at + 0x64].copy_from_slice(&features.to_le_bytes());
     let bytes: &mut [u8; 1024] = (&mut image[at..at + 1024]).try_into().unwrap();
     let checksum = superblock_checksum(bytes);
@@ -144,7 +153,7 @@ fn a_crash_leaves_a_log_that_this_crate_and_e2fsck_replay_alike() {
 #[test]
 fn a_stale_log_without_needs_recovery_is_discarded() {
     let (mut crashed, _) = crashed_image();
-    set_incompat(&mut crashed, RECOVER, false);
+    mark_recovery(&mut crashed, Flag::Clear);
     let legacy = Ext4::open(MemoryDisk::new(crashed.clone())).unwrap();
     assert_eq!(legacy.mount(), Mount::ReadOnly(ReadOnlyReason::JournalNeedsRecovery));
     let fs = open_with(&crashed, Access::ReadWrite).unwrap();
@@ -165,7 +174,7 @@ fn unsupported_journal_features_are_named() {
         let Mount::ReadOnly(ReadOnlyReason::Journal(failure)) = fs.mount() else { panic!("{:?}", fs.mount()) };
         assert!(failure.to_string().contains("fast_commit"), "{failure}");
     }
-    set_incompat(&mut image, RECOVER, true);
+    mark_recovery(&mut image, Flag::Set);
     let error = open_with(&image, Access::ReadWrite).unwrap_err();
     assert!(error.to_string().contains("fast_commit"), "{error}");
 }
