@@ -11,7 +11,9 @@
 //! - [`Channel`]: synchronous (rendezvous) IPC of 0 to 4096 bytes, FIFO
 //!   among senders and among receivers, copying the payload exactly once;
 //! - [`Completions`]: one-shot completion slots a requester waits on and
-//!   another thread or an interrupt handler fills (a disk's requests).
+//!   another thread or an interrupt handler fills (a disk's requests);
+//! - [`SleepLock`]: a lock whose holder may sleep (a file tree whose
+//!   operations wait for a disk).
 //!
 //! Each refines an executable atomic specification in [`spec`]; host tests
 //! compare them step by step, and loom model-checks this very code under
@@ -47,6 +49,7 @@ mod completions;
 mod condvar;
 mod ipc_error;
 mod message_buffer;
+mod sleep_lock;
 pub mod spec;
 mod wait_queue;
 mod wakeups;
@@ -71,6 +74,7 @@ pub use ipc_error::IpcError;
 pub use kernel_blocking::KernelBlocking;
 #[cfg(loom)]
 pub use loom_blocking::LoomBlocking;
+pub use sleep_lock::SleepLock;
 pub use message_buffer::{MessageBuffer, MAX_MESSAGE_LENGTH};
 #[cfg(any(test, feature = "std"))]
 pub use std_blocking::StdBlocking;

@@ -25,6 +25,8 @@ mod threads_completions;
 #[cfg(not(loom))]
 mod threads_condvar;
 #[cfg(not(loom))]
+mod threads_sleep_lock;
+#[cfg(not(loom))]
 mod units;
 
 #[cfg(loom)]
@@ -35,5 +37,7 @@ mod loom_channel;
 mod loom_completions;
 #[cfg(loom)]
 mod loom_condvar;
+#[cfg(loom)]
+mod loom_sleep_lock;
 #[cfg(loom)]
 mod loom_support;

@@ -1,0 +1,67 @@
+//! A lock whose holder may sleep: for data whose operations wait for a
+//! device (a file tree with a disk mounted in it, a file offset held while
+//! the disk is read).
+//!
+//! The data lives in a spinlock as `Some(value)`; the holder takes it out
+//! (leaving `None`), releases the spinlock, works on it with interrupts on
+//! and may park, then puts it back and signals one waiter. A thread that
+//! finds `None` waits on the FIFO [`Condvar`], joining its queue while it
+//! still holds the spinlock; the holder puts the value back under that same
+//! spinlock before it signals, so no waiter sleeps through a release (loom:
+//! `tests/loom_sleep_lock.rs`). A newcomer may take a value put back before
+//! a woken waiter runs (no strict hand-off); every release signals again,
+//! so the waiter is woken by a later one.
+//!
+//! **Lock order**: the inner spinlock sits at the level its owner gives,
+//! which must be above [`SYNC_LEVEL`](crate::SYNC_LEVEL) (the condition
+//! variable's lock is taken while it is held). Nothing is held while the
+//! operation runs, so an operation may take any lock, sleep or do I/O —
+//! but not the same sleep lock again (it would wait for itself). Callers
+//! must not hold a spinlock (they may sleep).
+//!
+//! Must never lose the value (an operation that panics stops the kernel)
+//! or a release.
+
+use spinlock::{Level, SpinLock, TicketLock};
+
+use crate::blocking::Blocking;
+use crate::Condvar;
+
+/// Data behind a lock whose holder may sleep.
+pub struct SleepLock<T, B: Blocking> {
+    slot: SpinLock<Option<T>, TicketLock, B::LockPolicy, B::LockLevels>,
+    released: Condvar<B>,
+}
+
+impl<T, B: Blocking> SleepLock<T, B> {
+    loom_const_fn! {
+        /// `value` behind a lock whose inner spinlock sits at `level`
+        /// (above the sync layer's).
+        pub fn new(level: Level, value: T) -> Self {
+            Self { slot: SpinLock::new(level, Some(value)), released: Condvar::new() }
+        }
+    }
+
+    /// Runs `operation` on the data, waiting (asleep) for the holder first.
+    pub fn with<R>(&self, operation: impl FnOnce(&mut T) -> R) -> R {
+        let mut value = self.take();
+        let result = operation(&mut value);
+        self.put_back(value);
+        result
+    }
+
+    fn take(&self) -> T {
+        let mut slot = self.slot.lock();
+        loop {
+            if let Some(value) = slot.take() {
+                return value;
+            }
+            slot = self.released.wait(slot, &self.slot);
+        }
+    }
+
+    fn put_back(&self, value: T) {
+        *self.slot.lock() = Some(value);
+        self.released.signal();
+    }
+}
