@@ -1,23 +1,31 @@
-//! ext4 on a disk, mounted read-only: the `ext4` crate's reading side as a
-//! [`vfs::FileSystem`], over a virtio disk as its [`ext4::BlockDevice`].
+//! ext4 on a disk: the `ext4` crate as a [`vfs::FileSystem`], over a
+//! virtio disk as its [`ext4::BlockDevice`], mounted read-only or
+//! read-write (journaled, ordered mode, transactions grouped).
 //!
-//! Every inode is read from the disk when asked for (a small cache keeps
-//! the last ones: nothing on a read-only mount changes them). Every change
-//! is the trait's `EROFS`. A damaged structure is the `ext4` crate's errno
-//! for that one operation (`EUCLEAN`, `EBADMSG` for a bad checksum, `EIO`
-//! for the device), never a panic.
+//! Reading is this file; the changing half (create, link, unlink, rename,
+//! write, truncate, attributes, sync) is `ext4_mount_changes.rs`. A small
+//! cache keeps the last inodes read; every change drops the inodes it
+//! touched from it, so a read after a write never sees a stale inode. A
+//! damaged structure is the `ext4` crate's errno for that one operation
+//! (`EUCLEAN`, `EBADMSG` for a bad checksum, `EIO` for the device), never
+//! a panic.
 //!
-//! Must never write to the disk: the device handed to `ext4` refuses writes.
+//! Must never write to the disk of a read-only mount: its device refuses
+//! writes.
 
 use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::ops::ControlFlow;
 
 use drivers::{BlockIoError, VirtioBlock};
-use ext4::{BlockDevice, Ext4, FileType, Inode, IoError};
+use ext4::{BlockDevice, CommitPolicy, Ext4, FileType, Inode, IoError, Mount};
 use vfs::{Errno, FileKind, FileSystem, InodeNumber, Stat, Statistics, Timestamp};
+
+/// How a mount may use its disk (read-only, or read-write).
+pub use ext4::Access;
 
 /// `EXT4_SUPER_MAGIC`, `statfs`'s `f_type`.
 pub const EXT4_MAGIC: u64 = 0xEF53;
@@ -26,15 +34,17 @@ const CACHED_INODES: usize = 256;
 /// Where `s_overhead_clusters` lies in the superblock.
 const OVERHEAD_OFFSET: usize = 0x248;
 
-/// A virtio disk as `ext4` sees it: whole sectors, reads only.
+/// A virtio disk as `ext4` sees it: whole sectors, written only when
+/// opened for [`Access::ReadWrite`].
 pub struct DiskDevice {
     disk: Arc<VirtioBlock>,
+    access: Access,
 }
 
 impl DiskDevice {
-    /// `disk`, read-only.
-    pub fn new(disk: Arc<VirtioBlock>) -> Self {
-        Self { disk }
+    /// `disk`, for `access`.
+    pub fn new(disk: Arc<VirtioBlock>, access: Access) -> Self {
+        Self { disk, access }
     }
 }
 
@@ -48,12 +58,19 @@ impl BlockDevice for DiskDevice {
         self.disk.read(first_sector, buffer).map_err(io_error)
     }
 
-    fn write_sectors(&self, _first_sector: u64, _data: &[u8]) -> Result<(), IoError> {
-        Err(IoError::ReadOnly)
+    fn write_sectors(&self, first_sector: u64, data: &[u8]) -> Result<(), IoError> {
+        if self.access == Access::ReadOnly {
+            return Err(IoError::ReadOnly);
+        }
+        ext4::checked_byte_range(first_sector, data.len(), self.sector_count())?;
+        self.disk.write(first_sector, data).map_err(io_error)
     }
 
     fn flush(&self) -> Result<(), IoError> {
-        Ok(())
+        match self.access {
+            Access::ReadOnly => Ok(()),
+            Access::ReadWrite => self.disk.flush().map_err(io_error),
+        }
     }
 }
 
@@ -65,28 +82,56 @@ fn io_error(error: BlockIoError) -> IoError {
     }
 }
 
-/// An ext4 file system mounted read-only.
+/// An ext4 file system, mounted read-only or read-write.
 pub struct Ext4Mount {
-    file_system: Ext4<DiskDevice>,
+    pub(crate) file_system: Ext4<DiskDevice>,
     /// `s_overhead_clusters` (0: not recorded).
     overhead_blocks: u64,
     inodes: RefCell<BTreeMap<u32, Inode>>,
+    /// Open file descriptions per inode.
+    pub(crate) open: BTreeMap<u32, u32>,
+    /// Files whose last name went while they were open: the name each
+    /// holds in `lost+found` until its last description closes.
+    pub(crate) orphans: BTreeMap<u32, Vec<u8>>,
 }
 
 impl Ext4Mount {
-    /// Opens the ext4 file system on `disk`: `EINVAL` if there is none (or
-    /// it uses features this kernel cannot read), `EUCLEAN`/`EBADMSG` if
-    /// its superblock or descriptors are damaged, `EIO` if the disk fails.
-    pub fn open(disk: Arc<VirtioBlock>) -> Result<Self, Errno> {
+    /// Opens the ext4 file system on `disk` for `access` (read-write:
+    /// its journal replayed first, changes grouped into transactions):
+    /// `EINVAL` if there is none (or it uses features this kernel cannot
+    /// read), `EROFS` for read-write when the disk or the file system can
+    /// only be read, `EUCLEAN`/`EBADMSG` if its superblock, descriptors or
+    /// journal are damaged, `EIO` if the disk fails.
+    pub fn open(disk: Arc<VirtioBlock>, access: Access) -> Result<Self, Errno> {
+        if access == Access::ReadWrite && disk.is_read_only() {
+            return Err(Errno::EROFS);
+        }
         let mut superblock = alloc::vec![0u8; 2048];
         disk.read(0, &mut superblock).map_err(crate::block_files::errno)?;
         let overhead = superblock.get(1024 + OVERHEAD_OFFSET..1024 + OVERHEAD_OFFSET + 4).map_or(0, |bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-        let file_system = Ext4::open(DiskDevice::new(disk)).map_err(|error| errno(&error))?;
-        Ok(Self { file_system, overhead_blocks: u64::from(overhead), inodes: RefCell::new(BTreeMap::new()) })
+        let file_system = Ext4::open_with(DiskDevice::new(disk, access), access, CommitPolicy::Grouped).map_err(|error| errno(&error))?;
+        if access == Access::ReadWrite && file_system.mount() != Mount::ReadWrite {
+            crate::kernel_log::note(format_args!("ext4: mounting read-write refused: {:?}", file_system.mount()));
+            return Err(Errno::EROFS);
+        }
+        Ok(Self { file_system, overhead_blocks: u64::from(overhead), inodes: RefCell::new(BTreeMap::new()), open: BTreeMap::new(), orphans: BTreeMap::new() })
+    }
+
+    /// Whether changes reach the disk (read-write, journal not aborted).
+    pub(crate) fn is_writable(&self) -> bool {
+        self.file_system.mount() == Mount::ReadWrite
+    }
+
+    /// Drops `numbers` from the inode cache (a change touched them).
+    pub(crate) fn forget(&self, numbers: &[u32]) {
+        let mut cache = self.inodes.borrow_mut();
+        for number in numbers {
+            cache.remove(number);
+        }
     }
 
     /// Inode `number`, from the cache or the disk.
-    fn inode(&self, number: InodeNumber) -> Result<Inode, Errno> {
+    pub(crate) fn inode(&self, number: InodeNumber) -> Result<Inode, Errno> {
         let number = u32::try_from(number.0).map_err(|_| Errno::ENOENT)?;
         if let Some(inode) = self.inodes.borrow().get(&number) {
             return Ok(inode.clone());
@@ -110,7 +155,7 @@ impl Ext4Mount {
 }
 
 /// The errno of an `ext4` error (a stale inode reads as gone).
-fn errno(error: &ext4::Error) -> Errno {
+pub(crate) fn errno(error: &ext4::Error) -> Errno {
     match error {
         ext4::Error::InodeNotInUse(_) | ext4::Error::InodeOutOfRange(_) => Errno::ENOENT,
         _ => Errno(u16::try_from(error.errno()).unwrap_or(Errno::EIO.0)),
@@ -281,6 +326,78 @@ impl FileSystem for Ext4Mount {
             name_max: u64::from(figures.name_max),
             id: half(0) ^ half(8),
         }
+    }
+
+    fn create(&mut self, directory: InodeNumber, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeNumber, Errno> {
+        self.make_node(directory, name, kind, permissions, now)
+    }
+
+    fn symlink(&mut self, directory: InodeNumber, name: &[u8], target: &[u8], now: Timestamp) -> Result<InodeNumber, Errno> {
+        self.make_symlink(directory, name, target, now)
+    }
+
+    fn link(&mut self, directory: InodeNumber, name: &[u8], target: InodeNumber, now: Timestamp) -> Result<(), Errno> {
+        self.add_link(directory, name, target, now)
+    }
+
+    fn unlink(&mut self, directory: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        self.remove_name(directory, name, now)
+    }
+
+    fn rmdir(&mut self, directory: InodeNumber, name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        self.remove_directory(directory, name, now)
+    }
+
+    fn rename(&mut self, from: InodeNumber, from_name: &[u8], to: InodeNumber, to_name: &[u8], now: Timestamp) -> Result<(), Errno> {
+        self.move_name((from, from_name), (to, to_name), now)
+    }
+
+    fn write(&mut self, inode: InodeNumber, offset: u64, data: &[u8], now: Timestamp) -> Result<usize, Errno> {
+        self.write_at(inode, offset, data, now)
+    }
+
+    fn overwrite(&mut self, inode: InodeNumber, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        self.overwrite_inside(inode, offset, data)
+    }
+
+    fn truncate(&mut self, inode: InodeNumber, length: u64, now: Timestamp) -> Result<(), Errno> {
+        self.set_length(inode, length, now)
+    }
+
+    fn set_permissions(&mut self, inode: InodeNumber, permissions: u32, now: Timestamp) -> Result<(), Errno> {
+        self.change_permissions(inode, permissions, now)
+    }
+
+    fn set_owner(&mut self, inode: InodeNumber, owner: Option<u32>, group: Option<u32>, now: Timestamp) -> Result<(), Errno> {
+        self.change_owner(inode, owner, group, now)
+    }
+
+    fn set_times(&mut self, inode: InodeNumber, accessed: Timestamp, modified: Timestamp, now: Timestamp) -> Result<(), Errno> {
+        self.change_times(inode, accessed, modified, now)
+    }
+
+    fn sync_file(&mut self, inode: InodeNumber) -> Result<(), Errno> {
+        self.sync_inode(inode)
+    }
+
+    fn sync(&mut self) -> Result<(), Errno> {
+        self.commit_all()
+    }
+
+    fn quiesce(&mut self) -> Result<(), Errno> {
+        self.checkpoint_all()
+    }
+
+    fn unmount(self: alloc::boxed::Box<Self>) -> Result<(), Errno> {
+        (*self).shut_down()
+    }
+
+    fn opened(&mut self, inode: InodeNumber) -> Result<(), Errno> {
+        self.note_opened(inode)
+    }
+
+    fn closed(&mut self, inode: InodeNumber) {
+        self.note_closed(inode)
     }
 }
 

@@ -145,5 +145,6 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
 pub fn init_exited(status: u32) -> ! {
     let code = linux_abi::WaitStatus::decode(status).map_or(status, linux_abi::WaitStatus::shell_code);
     machine::println!("lamina: process 1 exited with status {code}; powering off");
+    crate::fs::quiesce_all();
     machine::stop::power_off()
 }

@@ -8,7 +8,7 @@
  * Before the program it loads the kernel modules /etc/lamina-modules lists,
  * one path a line (xtask adds them for Linux guests with a disk: Debian
  * builds virtio and ext4 as modules; Lamina's guests have no such list),
- * and with /etc/lamina-disk mounts /dev/vda read-only at /mnt.
+ * and with /etc/lamina-disk mounts /dev/vda read-write at /mnt.
  *
  * Two ways to run it:
  * - on the console (no /etc/lamina-stdin): the program's standard streams
@@ -202,14 +202,25 @@ static int run_on_console(char **arguments, char **environment) {
 #define MODULE_LIST "/etc/lamina-modules"
 #define DISK_MARKER "/etc/lamina-disk"
 
-/* With /etc/lamina-disk (xtask's --disk), the disk is mounted read-only
-   at /mnt. A disk that holds no ext4 stays unmounted, silently: the
-   program then finds /mnt empty, on both kernels alike. */
+/* With /etc/lamina-disk (xtask's --disk), the disk is mounted read-write
+   at /mnt (its journal replayed if it needs it). A disk that holds no
+   ext4 stays unmounted, silently: the program then finds /mnt empty, on
+   both kernels alike. */
 static void mount_disk(void) {
     if (access(DISK_MARKER, F_OK) != 0)
         return;
     mkdir("/mnt", 0755);
-    mount("/dev/vda", "/mnt", "ext4", MS_RDONLY, NULL);
+    mount("/dev/vda", "/mnt", "ext4", 0, NULL);
+}
+
+/* Before power-off: everything written made durable, and the disk
+   unmounted so that it is left clean (Linux's reboot(2) does not unmount:
+   without this its ext4 would be left needing journal recovery). Lamina's
+   reboot(2) also leaves every ext4 clean, should the unmount fail. */
+static void unmount_disk(void) {
+    sync();
+    if (access(DISK_MARKER, F_OK) == 0)
+        umount2("/mnt", 0);
 }
 
 /* Loads each module the list names, in order; a failure is reported and
@@ -260,7 +271,7 @@ int main(void) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     printf("lamina-exec: exit %d\n", code);
     fflush(stdout);
-    sync();
+    unmount_disk();
     reboot(RB_POWER_OFF);
     return code;
 }

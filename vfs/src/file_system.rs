@@ -159,6 +159,29 @@ pub trait FileSystem: Send {
         Err(Errno::EROFS)
     }
 
+    /// Makes `inode`'s data and what reaches it durable (`fsync`); a file
+    /// system with nothing to write back has nothing to do.
+    fn sync_file(&mut self, _inode: InodeNumber) -> Result<(), Errno> {
+        Ok(())
+    }
+
+    /// Makes every change made so far durable (`sync`, `syncfs`).
+    fn sync(&mut self) -> Result<(), Errno> {
+        Ok(())
+    }
+
+    /// Leaves the storage clean, as an unmount would, and stays mounted
+    /// (power-off): for a journaled file system, nothing left to replay.
+    fn quiesce(&mut self) -> Result<(), Errno> {
+        self.sync()
+    }
+
+    /// The file system leaves the namespace (`umount`): its storage is
+    /// left clean and given up.
+    fn unmount(self: alloc::boxed::Box<Self>) -> Result<(), Errno> {
+        Ok(())
+    }
+
     /// An open file description now names `inode`.
     fn opened(&mut self, inode: InodeNumber) -> Result<(), Errno> {
         self.kind(inode).map(drop)

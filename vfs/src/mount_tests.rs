@@ -258,3 +258,94 @@ fn mounts_stack_and_the_last_one_is_seen() {
     assert!(fs.unmount(second).is_ok());
     assert!(fs.lookup(root, b"/mnt/a/b/file", true).is_ok());
 }
+
+/// Counts of the durability calls a [`Durable`] file system received:
+/// `sync_file`, `sync`, `quiesce`, `unmount`.
+type Calls = alloc::sync::Arc<[core::sync::atomic::AtomicU32; 4]>;
+
+/// A tmpfs that counts the durability calls it gets.
+struct Durable {
+    tmpfs: Tmpfs,
+    calls: Calls,
+}
+
+impl Durable {
+    fn count(&self, call: usize) -> Result<(), Errno> {
+        self.calls[call].fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl FileSystem for Durable {
+    fn root(&self) -> InodeNumber {
+        self.tmpfs.root()
+    }
+
+    fn kind(&self, inode: InodeNumber) -> Result<FileKind, Errno> {
+        FileSystem::kind(&self.tmpfs, inode)
+    }
+
+    fn stat(&self, inode: InodeNumber) -> Result<Stat, Errno> {
+        FileSystem::stat(&self.tmpfs, inode)
+    }
+
+    fn child(&self, directory: InodeNumber, name: &[u8]) -> Result<Option<InodeNumber>, Errno> {
+        FileSystem::child(&self.tmpfs, directory, name)
+    }
+
+    fn read(&self, inode: InodeNumber, offset: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
+        FileSystem::read(&self.tmpfs, inode, offset, buffer)
+    }
+
+    fn read_link(&self, inode: InodeNumber) -> Result<Cow<'_, [u8]>, Errno> {
+        FileSystem::read_link(&self.tmpfs, inode)
+    }
+
+    fn visit_entries(&self, directory: InodeNumber, start: usize, visit: &mut dyn FnMut(&[u8], InodeNumber, FileKind) -> bool) -> Result<usize, Errno> {
+        FileSystem::visit_entries(&self.tmpfs, directory, start, visit)
+    }
+
+    fn statistics(&self) -> Statistics {
+        FileSystem::statistics(&self.tmpfs)
+    }
+
+    fn sync_file(&mut self, _inode: InodeNumber) -> Result<(), Errno> {
+        self.count(0)
+    }
+
+    fn sync(&mut self) -> Result<(), Errno> {
+        self.count(1)
+    }
+
+    fn quiesce(&mut self) -> Result<(), Errno> {
+        self.count(2)
+    }
+
+    fn unmount(self: Box<Self>) -> Result<(), Errno> {
+        self.count(3)
+    }
+}
+
+#[test]
+fn durability_calls_reach_the_file_system_holding_the_file() {
+    let mut fs = Namespace::new(Box::new(Tmpfs::new(NOW)), (0, 1));
+    let root = fs.root();
+    let mnt = fs.create(root, b"mnt", FileKind::Directory, 0o755, NOW).unwrap();
+    let calls: Calls = alloc::sync::Arc::new(Default::default());
+    let mut tmpfs = Tmpfs::new(NOW);
+    let inner_root = tmpfs.root();
+    tmpfs.create(inner_root, b"f", FileKind::Regular, 0o644, NOW).unwrap();
+    fs.mount(mnt, Box::new(Durable { tmpfs, calls: calls.clone() }), options(b"durable", false, 2)).unwrap();
+    let counts = || calls.iter().map(|count| count.load(core::sync::atomic::Ordering::Relaxed)).collect::<Vec<u32>>();
+    let file = fs.lookup(root, b"/mnt/f", true).unwrap();
+    assert_eq!(fs.sync_file(file), Ok(()));
+    assert_eq!(fs.sync_file(mnt), Ok(()), "the root tmpfs has nothing to write back");
+    assert_eq!(counts(), [1, 0, 0, 0]);
+    assert_eq!(fs.sync_file_system(file), Ok(()));
+    assert_eq!(fs.sync_all(), Ok(()));
+    assert_eq!(fs.quiesce_all(), Ok(()));
+    assert_eq!(counts(), [1, 2, 1, 0]);
+    let top = fs.lookup(root, b"/mnt", true).unwrap();
+    assert_eq!(fs.unmount(top).and_then(|file_system| file_system.unmount()), Ok(()));
+    assert_eq!(counts(), [1, 2, 1, 1], "unmounting hands the file system its unmount");
+}

@@ -116,6 +116,39 @@ impl Namespace {
         Ok(instance.file_system)
     }
 
+    /// Makes `id`'s data durable (`fsync`, `fdatasync`).
+    pub fn sync_file(&mut self, id: InodeId) -> Result<(), Errno> {
+        self.instance_mut(id.file_system)?.file_system.sync_file(id.number)
+    }
+
+    /// Makes every change to `inode`'s file system durable (`syncfs`).
+    pub fn sync_file_system(&mut self, inode: InodeId) -> Result<(), Errno> {
+        self.instance_mut(inode.file_system)?.file_system.sync()
+    }
+
+    /// Makes every change to every file system durable (`sync`); the
+    /// first failure is reported after all were tried.
+    pub fn sync_all(&mut self) -> Result<(), Errno> {
+        self.each_file_system(|file_system| file_system.sync())
+    }
+
+    /// Leaves every file system's storage clean (before power-off); the
+    /// first failure is reported after all were tried.
+    pub fn quiesce_all(&mut self) -> Result<(), Errno> {
+        self.each_file_system(|file_system| file_system.quiesce())
+    }
+
+    fn each_file_system(&mut self, mut operation: impl FnMut(&mut dyn FileSystem) -> Result<(), Errno>) -> Result<(), Errno> {
+        let mut outcome = Ok(());
+        for instance in self.instances.iter_mut().flatten() {
+            let result = operation(&mut *instance.file_system);
+            if outcome.is_ok() {
+                outcome = result;
+            }
+        }
+        outcome
+    }
+
     /// Whether changes to `inode`'s file system are refused.
     pub fn is_read_only(&self, inode: InodeId) -> Result<bool, Errno> {
         Ok(self.instance(inode.file_system)?.read_only)

@@ -181,8 +181,8 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         files.extend(crate::linux_modules::guest_files(&crate::linux_modules::DISK_MODULES, &crate::workspace::root().join("target"))?);
     }
     if disk.is_some() && request.mount_disk {
-        // /init mounts the disk read-only at /mnt when this file exists.
-        let marker = write_image(&format!("exec-{run}.disk"), b"/dev/vda /mnt ext4 ro\n")?;
+        // /init mounts the disk read-write at /mnt when this file exists.
+        let marker = write_image(&format!("exec-{run}.disk"), b"/dev/vda /mnt ext4 rw\n")?;
         files.push(GuestFile { host: marker, guest: "etc/lamina-disk".to_string() });
     }
     let mut init = vec![program_guest];
@@ -225,6 +225,11 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     });
     let mut follower = ConsoleFollower::new(mode, output);
     let end = watch_console(&receiver, &mut follower, watch);
+    if disk.is_some() && follower.finished() {
+        // The program is done, but the guest still unmounts and syncs the
+        // disk: let it power off by itself before QEMU is stopped.
+        wait_for_power_off(&receiver);
+    }
     // Open until here: a closed console input is no end of file for the
     // guest, but QEMU may stop reading the console when it sees one.
     drop(console_input);
@@ -240,6 +245,20 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         (Some(why), None) => GuestEnd::Stopped(why),
     };
     Ok(WatchedRun { output: followed.output, errors: followed.errors, end })
+}
+
+/// Longest a guest may take from the program's end to its power-off.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits until the console closes (QEMU ended) or [`SHUTDOWN_LIMIT`]
+/// passed; what the guest prints meanwhile is not the program's.
+fn wait_for_power_off(lines: &std::sync::mpsc::Receiver<Vec<u8>>) {
+    let deadline = Instant::now() + SHUTDOWN_LIMIT;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) = lines.recv_timeout(left) {
+            return;
+        }
+    }
 }
 
 /// Feeds console lines to `follower` until the program's exit marker, the

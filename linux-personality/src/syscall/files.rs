@@ -712,12 +712,17 @@ pub fn lseek(call: &mut Call<'_>) -> CallResult {
     })
 }
 
-/// `fsync`/`fdatasync`: a disk's write cache is flushed; the tmpfs has
-/// nothing to write back.
+/// `fsync`/`fdatasync`: a disk's write cache is flushed; a file's file
+/// system makes it durable (ext4 commits its journal; the tmpfs has
+/// nothing to write back).
 pub fn fsync(call: &mut Call<'_>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
-    if let Backing::Device(Device::Disk(major, minor), _) = file.backing {
-        crate::block_files::flush(crate::block_files::disk((major, minor)).ok_or(Errno::ENXIO)?)?;
+    match file.backing {
+        Backing::Device(Device::Disk(major, minor), _) => {
+            crate::block_files::flush(crate::block_files::disk((major, minor)).ok_or(Errno::ENXIO)?)?;
+        }
+        Backing::Inode(inode) => fs::with(|tree| tree.sync_file(inode))?,
+        _ => {}
     }
     value(0)
 }

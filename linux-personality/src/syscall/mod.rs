@@ -334,7 +334,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         statfs => mounts::statfs(call, false),
         fstatfs => mounts::statfs(call, true),
         prctl => process_control::prctl(call),
-        sync => value(0),  // tmpfs has nothing to write back
+        sync => mounts::sync(),
+        syncfs => mounts::syncfs(call),
         mount => mounts::mount(call),
         umount2 => mounts::umount2(call),
         reboot => info::reboot(call),

@@ -1,14 +1,18 @@
-//! Mounting: `mount(2)` of `ext4` (a disk, read-only) and `tmpfs` (a
-//! fresh instance), `umount2(2)`, `statfs(2)`/`fstatfs(2)` with each file
-//! system's own figures (`/proc/mounts` is `procfs.rs`'s).
+//! Mounting: `mount(2)` of `ext4` (a disk, read-write or, with
+//! `MS_RDONLY`, read-only) and `tmpfs` (a fresh instance), `umount2(2)`,
+//! `statfs(2)`/`fstatfs(2)` with each file system's own figures, and
+//! making changes durable: `sync(2)`, `syncfs(2)` (`/proc/mounts` is
+//! `procfs.rs`'s, `fsync` is `files.rs`'s).
 //!
 //! `proc`, `devtmpfs` and `sysfs` are what they were: `/proc` and `/dev`
 //! exist in the root tmpfs from boot, so mounting them on an existing
 //! directory is accepted and changes nothing.
 //!
-//! ext4 is read-only for now: without `MS_RDONLY` the call is `EROFS`, the
-//! answer Linux gives for a device it may not write, and BusyBox's and
-//! util-linux's `mount` then retry read-only by themselves.
+//! ext4 read-write replays its journal at mount; a disk or file system
+//! that can only be read is `EROFS` without `MS_RDONLY`, the answer Linux
+//! gives for a read-only device (BusyBox's and util-linux's `mount` then
+//! retry read-only by themselves). `umount2` leaves the disk clean (the
+//! journal checkpointed and emptied).
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -19,7 +23,7 @@ use vfs::{FileKind, MountOptions, Tmpfs};
 use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult};
 use crate::clock::now;
-use crate::ext4_mounts::{block_device_numbers, Ext4Mount};
+use crate::ext4_mounts::{block_device_numbers, Access, Ext4Mount};
 use crate::fs;
 
 const MS_RDONLY: u64 = 1;
@@ -87,22 +91,22 @@ fn mount_tmpfs(call: &Call<'_>, point: vfs::InodeId, flags: u64) -> CallResult {
     value(0)
 }
 
-/// The ext4 file system on the block device `source`, read-only.
+/// The ext4 file system on the block device `source`: read-only with
+/// `MS_RDONLY`, else read-write.
 fn mount_ext4(call: &Call<'_>, point: vfs::InodeId, flags: u64) -> CallResult {
     must_be_root(call)?;
     let source = path_in(call, call.argument(0))?;
     let device = lookup_at(call, AT_FDCWD as u64, &source, true)?;
     let numbers = block_device_numbers(fs::with(|tree| tree.kind(device))?)?;
     let disk = crate::block_files::disk(numbers).ok_or(Errno::ENXIO)?.clone();
-    if flags & MS_RDONLY == 0 {
-        return Err(Errno::EROFS);
-    }
     let mounted = fs::with(|tree| Ok(tree.mounts().iter().any(|mount| mount.source == source)))?;
     if mounted {
         return Err(Errno::EBUSY);
     }
-    let file_system = Ext4Mount::open(disk)?;
-    let options = MountOptions { source, kind: b"ext4".to_vec(), device: numbers, read_only: true };
+    let read_only = flags & MS_RDONLY != 0;
+    let access = if read_only { Access::ReadOnly } else { Access::ReadWrite };
+    let file_system = Ext4Mount::open(disk, access)?;
+    let options = MountOptions { source, kind: b"ext4".to_vec(), device: numbers, read_only };
     fs::with(|tree| tree.mount(point, Box::new(file_system), options))?;
     value(0)
 }
@@ -122,7 +126,24 @@ pub fn umount2(call: &mut Call<'_>) -> CallResult {
     if crate::process::all().iter().any(|process| process.state().cwd.file_system == file_system) && file_system != fs::with(|tree| Ok(tree.root()))?.file_system {
         return Err(Errno::EBUSY);
     }
-    fs::with(|tree| tree.unmount(root))?;
+    fs::with(|tree| tree.unmount(root)?.unmount())?;
+    value(0)
+}
+
+/// `sync()`: every file system's changes made durable (errors are not
+/// reported: `sync` cannot fail).
+pub fn sync() -> CallResult {
+    let _ = fs::with(|tree| tree.sync_all());
+    value(0)
+}
+
+/// `syncfs(fd)`: the changes to the file system holding `fd`'s file (a
+/// pipe's or socket's has nothing to write back).
+pub fn syncfs(call: &mut Call<'_>) -> CallResult {
+    let file = crate::open_files::file(call.process.native.space(), call.argument(0))?;
+    if let Some(inode) = file.inode() {
+        fs::with(|tree| tree.sync_file_system(inode))?;
+    }
     value(0)
 }
 

@@ -10,6 +10,7 @@ use super::iso_boot::run_iso_tests;
 use super::kernel_tests::{run_kernel_tests, KernelTestPlan};
 use super::disk_checks::run_disk_checks;
 use super::ext4_mount_checks::run_ext4_mount_checks;
+use super::ext4_write_checks::run_ext4_write_checks;
 use super::exec_pipes::run_exec_checks;
 use super::outside_suites::{run_outside_suites, SuiteOptions};
 use super::user_space::run_user_tests;
@@ -80,6 +81,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_exec_checks(tally);
             run_disk_checks(tally);
             run_ext4_mount_checks(tally);
+            run_ext4_write_checks(tally);
         }
         Tier::Suites => run_outside_suites(tally, &SuiteOptions::default()),
     }

@@ -4,6 +4,7 @@ pub mod boot;
 pub mod command;
 mod disk_checks;
 mod ext4_mount_checks;
+mod ext4_write_checks;
 mod exec_pipes;
 mod faults;
 pub mod host;
