@@ -43,7 +43,8 @@ commands:
                            come back apart, byte for byte. --disk attaches the
                            raw image IMAGE as the virtio disk /dev/vda (made,
                            256 MiB of ext4, if missing) and /init mounts it
-                           read-only at /mnt; --raw-disk attaches it unmounted
+                           read-write at /mnt (unmounted clean before power-off);
+                           --raw-disk attaches it unmounted
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,

@@ -49,8 +49,9 @@ pub struct ExecRequest {
     pub program_arguments: Vec<String>,
     /// A disk image attached as `/dev/vda` (`--disk`).
     pub disk: Option<PathBuf>,
-    /// Whether `/init` mounts that disk read-only at `/mnt` (`--disk`
-    /// does; `--raw-disk` attaches it unmounted).
+    /// Whether `/init` mounts that disk read-write at `/mnt` (`--disk`
+    /// does, and unmounts it before power-off; `--raw-disk` attaches it
+    /// unmounted).
     pub mount_disk: bool,
 }
 
