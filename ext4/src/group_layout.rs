@@ -56,7 +56,8 @@ pub(crate) fn overlaps_fixed_metadata<'a>(
     count: u64,
 ) -> bool {
     let end = first.saturating_add(count);
-    let overlaps = |(start, length): (u64, u64)| start < end && first < start.saturating_add(length);
+    // An empty range (a group without a superblock backup) overlaps nothing.
+    let overlaps = |(start, length): (u64, u64)| length > 0 && start < end && first < start.saturating_add(length);
     if first <= u64::from(superblock.first_data_block) {
         return true;
     }

@@ -11,9 +11,6 @@
 //! ([`ext4::Ext4::checkpoint`]: the disk left clean) and `umount` unmounts
 //! ([`ext4::Ext4::unmount`]).
 //!
-//! Freeing an extent that crosses into a block group without a superblock
-//! backup is worked around (`ext4_group_boundaries.rs`).
-//!
 //! A file that loses its last name while open (`rm` of a file a process
 //! still reads or writes) cannot be freed yet, and the `ext4` crate has no
 //! orphan list: it is moved to `lost+found` as `#<inode>` and removed when
@@ -109,7 +106,7 @@ impl Ext4Mount {
             return self.make_orphan((directory, name), victim, now);
         }
         let number = on_disk(victim)?;
-        let removed = self.freeing(number, 0, now, |file_system| file_system.unlink(parent, name, stamp(now)));
+        let removed = self.file_system.unlink(parent, name, stamp(now));
         self.forget(&[parent.0, number.0]);
         removed.map_err(failed)
     }
@@ -140,8 +137,7 @@ impl Ext4Mount {
             }
         }
         let (from_directory, to_directory) = (on_disk(from)?, on_disk(to)?);
-        let freed = on_disk(replaced.unwrap_or(moved))?;
-        let renamed = self.freeing(freed, 0, now, |file_system| file_system.rename(from_directory, from_name, to_directory, to_name, stamp(now)));
+        let renamed = self.file_system.rename(from_directory, from_name, to_directory, to_name, stamp(now));
         self.forget(&[on_disk(from)?.0, on_disk(to)?.0, on_disk(moved)?.0]);
         if let Some(replaced) = replaced {
             self.forget(&[on_disk(replaced)?.0]);
@@ -190,7 +186,7 @@ impl Ext4Mount {
     /// `truncate`.
     pub(crate) fn set_length(&mut self, inode: InodeNumber, length: u64, now: Timestamp) -> Result<(), Errno> {
         let number = on_disk(inode)?;
-        let truncated = self.freeing(number, length, now, |file_system| file_system.truncate(number, length, stamp(now)));
+        let truncated = self.file_system.truncate(number, length, stamp(now));
         self.forget(&[number.0]);
         truncated.map_err(failed)
     }
@@ -300,7 +296,7 @@ impl Ext4Mount {
         let lost_and_found = match self.child(self.root(), b"lost+found")? {
             Some(found) if self.kind(found)? == FileKind::Directory => on_disk(found)?,
             _ => {
-                let removed = self.freeing(number, 0, now, |file_system| file_system.unlink(parent, name, stamp(now)));
+                let removed = self.file_system.unlink(parent, name, stamp(now));
                 self.forget(&[parent.0, number.0]);
                 return removed.map_err(failed);
             }
@@ -320,7 +316,7 @@ impl Ext4Mount {
         let Ok(Some(lost_and_found)) = self.child(self.root(), b"lost+found") else { return };
         let Ok(parent) = on_disk(lost_and_found) else { return };
         let now = crate::clock::now();
-        if let Err(error) = self.freeing(ext4::InodeNumber(number), 0, now, |file_system| file_system.unlink(parent, &hidden, stamp(now))) {
+        if let Err(error) = self.file_system.unlink(parent, &hidden, stamp(now)) {
             crate::kernel_log::note(format_args!("ext4: removing orphan {number}: {error}"));
         }
         self.forget(&[parent.0, number]);

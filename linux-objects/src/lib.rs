@@ -28,7 +28,6 @@ pub mod descriptor_passing;
 pub mod epoll;
 pub mod event_counters;
 pub mod exec;
-pub mod ext4_group_boundaries;
 pub mod ext4_mount_changes;
 pub mod ext4_mounts;
 pub mod fifos;
