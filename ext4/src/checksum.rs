@@ -1,5 +1,6 @@
-//! The two checksums of ext4 metadata: crc32c (`metadata_csum`) and the
-//! older crc16 (`gdt_csum`), both table-driven, least significant bit first.
+//! The two checksums of ext4 metadata: crc32c (`metadata_csum`, the same
+//! raw update jbd2 uses, so it is `jbd2`'s one table) and the older crc16
+//! (`gdt_csum`), table-driven, least significant bit first.
 //!
 //! Both functions are the *raw* update step, with no inversion before or
 //! after, exactly like Linux's `crc32c(seed, data, length)` (which ext4
@@ -11,31 +12,11 @@
 //! Each structure's formula lives next to its parser; this module only
 //! computes. **Must never** allocate or fail: every input is valid.
 
-/// Castagnoli's polynomial, bit-reversed (`0x1EDC6F41` reflected).
-const CASTAGNOLI_REVERSED: u32 = 0x82F6_3B78;
-
 /// The CRC-16 polynomial `x^16 + x^15 + x^2 + 1`, bit-reversed (`0x8005`
 /// reflected), as in Linux's `lib/crc16.c`.
 const CRC16_REVERSED: u16 = 0xA001;
 
-const CRC32C_TABLE: [u32; 256] = crc32c_table();
 const CRC16_TABLE: [u16; 256] = crc16_table();
-
-const fn crc32c_table() -> [u32; 256] {
-    let mut table = [0u32; 256];
-    let mut index = 0;
-    while index < 256 {
-        let mut value = index as u32;
-        let mut bit = 0;
-        while bit < 8 {
-            value = if value & 1 == 1 { (value >> 1) ^ CASTAGNOLI_REVERSED } else { value >> 1 };
-            bit += 1;
-        }
-        table[index] = value;
-        index += 1;
-    }
-    table
-}
 
 const fn crc16_table() -> [u16; 256] {
     let mut table = [0u16; 256];
@@ -56,10 +37,7 @@ const fn crc16_table() -> [u16; 256] {
 /// Continues a crc32c chain from `seed` over `data`, with no inversions
 /// (Linux `crc32c(seed, data, length)`).
 pub fn crc32c(seed: u32, data: &[u8]) -> u32 {
-    data.iter().fold(seed, |crc, &byte| {
-        let index = usize::from((crc as u8) ^ byte);
-        (crc >> 8) ^ CRC32C_TABLE.get(index).copied().unwrap_or(0)
-    })
+    jbd2::crc32c_update(seed, data)
 }
 
 /// Continues a crc16 chain from `seed` over `data`, with no inversions

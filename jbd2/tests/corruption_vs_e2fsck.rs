@@ -20,7 +20,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{data_file, pattern, Image, MemoryJournal};
+use common::{data_file, pattern, recover_both, Image, MemoryJournal};
 use jbd2::{discard_log, recover, JournalArea, RecoveryError, RecoveryReport};
 
 /// Journal positions of the debugfs scenario below (1 KiB blocks):
@@ -72,22 +72,6 @@ fn flip(image: &Image, position: u64, offset: usize) {
     image.set_journal_block(position, &block);
 }
 
-fn recover_both(image: &Image) -> (Image, Result<RecoveryReport, RecoveryError>) {
-    let ours = image.copy();
-    let result = recover(&ours, &ours);
-    if result.is_err() {
-        discard_log(&ours).expect("discard after failed recovery");
-    }
-    let theirs = image.copy();
-    let (code, output) = theirs.e2fsck(&["-fy"]);
-    assert!(code <= 1, "e2fsck -fy exit {code}: {output}");
-    let differing = ours.differing_blocks(&theirs);
-    assert!(
-        differing.is_empty(),
-        "blocks differing from e2fsck: {differing:?}; ours: {result:?}; e2fsck: {output}"
-    );
-    (ours, result)
-}
 
 #[test]
 fn bad_commit_checksum_ends_the_log_before_that_transaction() {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{data_file, pattern, Image};
+use common::{data_file, pattern, recover_both, Image};
 use jbd2::{discard_log, recover, RecoveryError, RecoveryReport};
 
 /// An image with four transactions from debugfs: 1 writes blocks 0 and
@@ -51,24 +51,6 @@ fn scenario(block_size: u32, size: &str) -> Scenario {
     }
 }
 
-/// Runs our recovery on one copy (with e2fsck's discard after a failure)
-/// and e2fsck on another; they must agree block for block.
-fn recover_both(image: &Image) -> (Image, Result<RecoveryReport, RecoveryError>) {
-    let ours = image.copy();
-    let result = recover(&ours, &ours);
-    if result.is_err() {
-        discard_log(&ours).expect("discard after failed recovery");
-    }
-    let theirs = image.copy();
-    let (code, output) = theirs.e2fsck(&["-fy"]);
-    assert!(code <= 1, "e2fsck -fy exit {code}: {output}");
-    let differing = ours.differing_blocks(&theirs);
-    assert!(
-        differing.is_empty(),
-        "blocks differing from e2fsck's replay: {differing:?}; ours: {result:?}; e2fsck: {output}"
-    );
-    (ours, result)
-}
 
 fn assert_clean_after(ours: &Image) {
     ours.clear_needs_recovery();

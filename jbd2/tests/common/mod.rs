@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use jbd2::{FileSystemBlocks, IoError, JournalArea};
+use jbd2::{discard_log, recover, FileSystemBlocks, IoError, JournalArea, RecoveryError, RecoveryReport};
 
 mod memory_journal;
 #[allow(unused_imports)]
@@ -326,4 +326,23 @@ pub fn data_file(data: &[u8]) -> TempFile {
     let file = TempFile::new("data");
     std::fs::write(&file.0, data).unwrap();
     file
+}
+
+/// Runs our recovery on one copy (with e2fsck's discard after a failure)
+/// and `e2fsck -fy` on another; they must agree block for block.
+pub fn recover_both(image: &Image) -> (Image, Result<RecoveryReport, RecoveryError>) {
+    let ours = image.copy();
+    let result = recover(&ours, &ours);
+    if result.is_err() {
+        discard_log(&ours).expect("discard after failed recovery");
+    }
+    let theirs = image.copy();
+    let (code, output) = theirs.e2fsck(&["-fy"]);
+    assert!(code <= 1, "e2fsck -fy exit {code}: {output}");
+    let differing = ours.differing_blocks(&theirs);
+    assert!(
+        differing.is_empty(),
+        "blocks differing from e2fsck's replay: {differing:?}; ours: {result:?}; e2fsck: {output}"
+    );
+    (ours, result)
 }
