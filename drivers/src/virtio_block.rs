@@ -328,13 +328,14 @@ fn failure_of(error: BlockError) -> BlockIoError {
     }
 }
 
-/// Zeroed frames for `bytes` of data.
+/// Frames for `bytes` of data (not zeroed: the driver fills a write's, the
+/// device a read's, and only the bytes a request names are ever copied out).
 fn bounce_frames(bytes: usize) -> Result<Vec<DmaFrame>, BlockIoError> {
     let count = bytes.div_ceil(FRAME_BYTES);
     let mut frames = Vec::new();
     frames.try_reserve_exact(count).map_err(|_| BlockIoError::OutOfMemory)?;
     for _ in 0..count {
-        frames.push(DmaFrame::allocate().map_err(|_| BlockIoError::OutOfMemory)?);
+        frames.push(DmaFrame::allocate_for_transfer().map_err(|_| BlockIoError::OutOfMemory)?);
     }
     Ok(frames)
 }

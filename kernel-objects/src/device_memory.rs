@@ -32,6 +32,14 @@ impl DmaFrame {
         Ok(frame)
     }
 
+    /// A frame whose contents are whatever was there: for a transfer's
+    /// buffer, which the driver (a write) or the device (a read) fills
+    /// before anything of it is read, so zeroing it first would only
+    /// double the memory traffic of every request.
+    pub fn allocate_for_transfer() -> Result<Self, FrameError> {
+        Ok(Self { frame: allocate_frame()? })
+    }
+
     /// Its physical address, for the device.
     pub fn physical(&self) -> u64 {
         self.frame.number().start_address().0
