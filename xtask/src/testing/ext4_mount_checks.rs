@@ -11,11 +11,11 @@
 //! read-write mount on Linux updates access times as it reads.)
 
 use super::tally::Tally;
+use super::guest_runs::{run_host, same_output};
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output, ProgramRun};
-use crate::failure::{Context, Failure, Outcome};
+use crate::failure::{Context, Outcome};
 use crate::machine_options::MachineOptions;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 const TIME_LIMIT: Duration = Duration::from_secs(180);
@@ -59,17 +59,8 @@ fn compare() -> Result<(), String> {
     let image = make_image().map_err(|failure| failure.to_string())?;
     let lamina = run_on(GuestKernel::Lamina, &image).map_err(|failure| format!("Lamina: {failure}"))?;
     let linux = run_on(GuestKernel::Linux, &image).map_err(|failure| format!("Linux: {failure}"))?;
-    for (kernel, run) in [("Lamina", &lamina), ("Linux", &linux)] {
-        if run.exit_code != 0 || !run.errors.is_empty() {
-            return Err(format!("{kernel}: exit {}, stderr {}", run.exit_code, String::from_utf8_lossy(&run.errors)));
-        }
-    }
     // The last line is there only if the script ran to its end on Linux.
-    let complete = String::from_utf8_lossy(&linux.output).contains("b1946ac92492d2347c6235b4d2611184  /mnt/small");
-    if lamina.output != linux.output || !complete {
-        return Err(format!("Lamina printed:\n{}\nLinux printed:\n{}", String::from_utf8_lossy(&lamina.output), String::from_utf8_lossy(&linux.output)));
-    }
-    Ok(())
+    same_output(&lamina, &linux, |output| output.contains("b1946ac92492d2347c6235b4d2611184  /mnt/small"))
 }
 
 fn run_on(kernel: GuestKernel, image: &Path) -> Outcome<ProgramRun> {
@@ -135,10 +126,3 @@ fn make_image() -> Outcome<PathBuf> {
     Ok(image)
 }
 
-fn run_host(program: &str, arguments: &[&str]) -> Outcome<()> {
-    let status = Command::new(program).args(arguments).status().context(|| format!("running {program}"))?;
-    if !status.success() {
-        return Err(Failure::failed(format!("{program} {arguments:?}: {status}")));
-    }
-    Ok(())
-}
