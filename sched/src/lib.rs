@@ -22,6 +22,7 @@ pub mod park_permit;
 pub mod queues;
 pub mod sleep_list;
 pub mod thread_end;
+pub mod tick_plan;
 
 #[cfg(test)]
 mod tests;

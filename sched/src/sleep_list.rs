@@ -88,6 +88,13 @@ impl<T, G: GuardPolicy, H: HeldLevels> CpuSleepers<T, G, H> {
         }
     }
 
+    /// The earliest deadline on the list (`u64::MAX`: none), read
+    /// without the lock.
+    pub fn earliest(&self) -> u64 {
+        // Acquire: pairs with the Release in `change`.
+        self.earliest.load(Ordering::Acquire)
+    }
+
     /// Ticks so far that had to wait for the lock.
     pub fn contended_ticks(&self) -> u64 {
         self.contended_ticks.load(Ordering::Relaxed)

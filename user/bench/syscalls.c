@@ -225,6 +225,14 @@ static void fork_64m(long rounds) {
     printf("bench fork_64m %.1f\n", (double)(now() - start) / (double)rounds);
 }
 
+/* How long a 1 ms sleep really takes: the timer's precision (a kernel
+ * that wakes sleepers only on its periodic tick rounds up to the tick). */
+static void nanosleep_1ms(long rounds) {
+    struct timespec millisecond = {0, 1000000};
+    for (long i = 0; i < rounds; i++)
+        nanosleep(&millisecond, NULL);
+}
+
 struct benchmark {
     const char *name;
     void (*run)(long);
@@ -249,6 +257,7 @@ static const struct benchmark benchmarks[] = {
     {"stat_hot", stat_hot, 5000, 0},
     {"getdents_1000", getdents_1000, 20, 1},
     {"fork_64m", fork_64m, 5, 1},
+    {"nanosleep_1ms", nanosleep_1ms, 100, 0},
 };
 
 /* `timed NAME ROUNDS PROGRAM ARGS...`: runs the program ROUNDS times, one

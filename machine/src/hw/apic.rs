@@ -123,6 +123,14 @@ pub(crate) fn current_count() -> u32 {
     read(TIMER_CURRENT)
 }
 
+/// One timer interrupt on `vector` after `initial` ticks (divide by 16);
+/// a new call before it fires replaces it.
+pub(crate) fn start_one_shot(vector: u8, initial: u32) {
+    write(TIMER_DIVIDE, 0b0011);
+    write(TIMER_VECTOR, u32::from(vector));
+    write(TIMER_INITIAL, initial.max(1));
+}
+
 /// Periodic timer interrupts on `vector` every `initial` ticks (divide by 16).
 pub(crate) fn start_periodic(vector: u8, initial: u32) {
     write(TIMER_DIVIDE, 0b0011);

@@ -22,8 +22,6 @@ use crate::bootinfo::{self, BootInformation, MemoryKind};
 
 /// Less usable memory than this and Lamina refuses to boot.
 pub const MINIMUM_MEMORY_MIB: u64 = 16;
-/// Timer interrupts per second on every CPU.
-pub const TIMER_HERTZ: u64 = 100;
 const SERIAL_ISA_IRQ: u8 = 4;
 
 /// What the machine layer hands to the kernel after start-up.
@@ -161,7 +159,7 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     trap::set_handler(trap::VECTOR_TIMER, count_tick);
     trap::set_handler(trap::IRQ_BASE + SERIAL_ISA_IRQ, |_| serial::handle_interrupt());
     start_application_processors(&acpi);
-    timer::start_periodic(trap::VECTOR_TIMER, TIMER_HERTZ);
+    timer::start_periodic(trap::VECTOR_TIMER, timer::TICK_HERTZ);
     let handoff = with_boot("hand-off", |boot| {
         Ok(Handoff {
             boot: information.clone(),
@@ -306,7 +304,7 @@ pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
     let boot_stack = KernelStack::new(top - stacks::STACK_SIZE, top);
     apic::enable_local();
     let per_cpu = percpu::install(slot as usize + 1, apic::id(), boot_stack, stacks);
-    timer::start_periodic(trap::VECTOR_TIMER, TIMER_HERTZ);
+    timer::start_periodic(trap::VECTOR_TIMER, timer::TICK_HERTZ);
     // SAFETY: `lamina_secondary_main` is defined once, by the kernel image,
     // with exactly this signature.
     unsafe { lamina_secondary_main(per_cpu.index) }

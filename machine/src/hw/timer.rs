@@ -10,6 +10,12 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::cpu::{self, inb, outb};
 use super::apic;
 
+/// Periodic timer ticks per second on every CPU (the scheduler's time
+/// slice; sleepers are woken between ticks, see `arm_one_shot`).
+pub const TICK_HERTZ: u64 = 100;
+/// Nanoseconds between two periodic ticks.
+pub const TICK_NANOSECONDS: u64 = 1_000_000_000 / TICK_HERTZ;
+
 const PIT_FREQUENCY_HZ: u64 = 1_193_182;
 const PIT_CHANNEL0: u16 = 0x40;
 const PIT_COMMAND: u16 = 0x43;
@@ -86,4 +92,15 @@ pub fn busy_wait_microseconds(microseconds: u64) {
 pub(crate) fn start_periodic(vector: u8, hertz: u64) {
     let initial = (apic_ticks_per_millisecond() * 1000 / hertz).clamp(1, u64::from(u32::MAX));
     apic::start_periodic(vector, initial as u32);
+}
+
+/// Arms this CPU's timer to interrupt once on `vector` when the uptime
+/// clock reaches `deadline` (ns; at once if it has), replacing any
+/// earlier arming or periodic timer. Call with interrupts off, so the
+/// interrupt cannot come between reading the clock and arming.
+pub fn arm_one_shot(vector: u8, deadline: u64) {
+    let delay = deadline.saturating_sub(uptime_nanoseconds());
+    let ticks = u128::from(delay) * u128::from(apic_ticks_per_millisecond()) / 1_000_000;
+    // Round up, so the interrupt does not come before the deadline.
+    apic::start_one_shot(vector, (ticks + 1).min(u128::from(u32::MAX)) as u32);
 }

@@ -22,6 +22,7 @@ use super::thread::Thread;
 use super::trace::TraceKind;
 use crate::idle_flag::IdleFlag;
 use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
+use crate::tick_plan::TickPlan;
 
 /// One CPU's scheduling state.
 pub(super) struct CpuScheduler {
@@ -39,6 +40,9 @@ pub(super) struct CpuScheduler {
     /// Uptime (ns) since which the current thread's running time is not
     /// yet added to its `cpu_time`.
     stint_start: AtomicU64,
+    /// When this CPU's one-shot timer fires next (only this CPU, with
+    /// interrupts off, touches it).
+    tick_plan: QueueLock<TickPlan>,
 }
 
 impl CpuScheduler {
@@ -53,6 +57,7 @@ impl CpuScheduler {
             wake_ipis_sent: AtomicU64::new(0),
             wake_ipis_taken: AtomicU64::new(0),
             stint_start: AtomicU64::new(0),
+            tick_plan: queue_lock(TickPlan::new(machine::timer::TICK_NANOSECONDS, 0)),
         }
     }
 }
@@ -126,9 +131,23 @@ pub fn cpu_time_of(thread: &Arc<Thread>) -> u64 {
 
 /// Turns on timer preemption and the wake-IPI handler (once, at boot).
 pub fn enable_preemption() {
+    // On before the handler: a tick that finds it off would not re-arm
+    // its CPU's one-shot timer.
+    PREEMPTION.store(true, Ordering::Release);
     trap::set_handler(trap::VECTOR_TIMER, timer_tick);
     trap::set_handler(trap::VECTOR_WAKE, wake_interrupt);
-    PREEMPTION.store(true, Ordering::Release);
+}
+
+/// Makes sure this CPU's timer fires by `deadline` (uptime ns), for a
+/// sleeper that just joined this CPU's list. Interrupts must be off, so
+/// the caller is still on the CPU whose list it joined.
+pub(super) fn fire_this_cpu_timer_by(deadline: u64) {
+    debug_assert!(!cpu::interrupts_enabled(), "arming another CPU's timer");
+    let (_, this) = this_cpu();
+    let arm_for = this.tick_plan.lock().arm(deadline);
+    if let Some(at) = arm_for {
+        machine::timer::arm_one_shot(trap::VECTOR_TIMER, at);
+    }
 }
 
 /// The thread running on this CPU.
@@ -361,28 +380,37 @@ fn wake_interrupt(_frame: &mut machine::TrapFrame) {
     this.wake_ipis_taken.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Timer interrupt: preempt the running thread when others wait.
+/// Timer interrupt, a periodic tick or an earlier fire for a sleeper's
+/// deadline: wake the sleepers that are due, re-arm the one-shot timer,
+/// and preempt the running thread when others wait.
 fn timer_tick(frame: &mut machine::TrapFrame) {
     // Release builds do not trace where the tick found a thread.
     #[cfg(not(debug_assertions))]
     let _ = frame;
-    if let Some(per_cpu) = percpu::current() {
-        per_cpu.ticks.fetch_add(1, Ordering::Relaxed);
-    }
     if !PREEMPTION.load(Ordering::Acquire) {
         return;
     }
     let (_, this) = this_cpu();
-    // Relaxed: a statistic for stall reports.
     let now = machine::timer::uptime_nanoseconds();
-    this.last_tick.store(now, Ordering::Relaxed);
-    // A thread that keeps its CPU is charged each tick, so that others
-    // read its CPU time at most a tick behind.
-    if let Some(current) = this.current.lock().as_ref() {
-        charge_stint(this, current, now);
+    let tick = this.tick_plan.lock().fired(now);
+    let woken = super::sleepers::wake_expired(now);
+    // Re-armed on every fire, whatever happens next: a CPU whose timer
+    // stopped would never preempt or wake its sleepers again.
+    fire_this_cpu_timer_by(super::sleepers::earliest_deadline());
+    if tick {
+        if let Some(per_cpu) = percpu::current() {
+            per_cpu.ticks.fetch_add(1, Ordering::Relaxed);
+        }
+        // Relaxed: a statistic for stall reports.
+        this.last_tick.store(now, Ordering::Relaxed);
+        // A thread that keeps its CPU is charged each tick, so that others
+        // read its CPU time at most a tick behind.
+        if let Some(current) = this.current.lock().as_ref() {
+            charge_stint(this, current, now);
+        }
     }
-    super::sleepers::wake_expired(now);
-    let waiting = !this.queues.lock().is_empty();
+    // Between ticks only a sleeper that just woke may take the CPU.
+    let waiting = (tick || woken > 0) && !this.queues.lock().is_empty();
     if waiting {
         #[cfg(debug_assertions)]
         if let Some(current) = this.current.lock().as_ref() {

@@ -1,8 +1,9 @@
 //! Timed sleep: a thread sleeps until a deadline on the uptime clock (or
 //! until something it waits for happens). Each CPU keeps the sleepers
-//! homed on it in its own [`SleepList`]; its timer tick wakes the expired
-//! ones, so a sleep ends within one tick (10 ms) after its deadline, and a
-//! tick takes no lock at all while nothing on its CPU is due.
+//! homed on it in its own [`SleepList`]; its timer wakes the expired ones.
+//! The timer is one-shot, armed for the earlier of the next periodic tick
+//! and the earliest deadline on the list (`crate::tick_plan`), so a sleep
+//! ends when its deadline passes, not on the next 10 ms tick.
 //!
 //! Must never lose a wake-up: a sleeper joins the list before it checks
 //! its condition, and `park` keeps a permit given before it parks. Nothing
@@ -15,7 +16,7 @@ use machine::timer;
 use spinlock::kernel::{IrqOff, PerCpuLevels};
 
 use super::lock::THREADS_LEVEL;
-use super::scheduler::{current, park, unpark};
+use super::scheduler::{current, fire_this_cpu_timer_by, park, unpark};
 use super::thread::Thread;
 use crate::sleep_list::CpuSleepers;
 
@@ -38,9 +39,17 @@ pub enum Woken {
 /// Without room to queue (out of heap) it yields until then instead.
 pub fn sleep_until(deadline: u64, done: impl Fn() -> bool) -> Woken {
     let me = current();
-    // The list of the CPU the thread runs on: its home, whose tick wakes it.
-    let sleepers = &SLEEPERS[percpu::current_index()];
-    let queued = sleepers.change(|list| list.add(deadline, me.clone()).is_ok());
+    // The list of the CPU the thread runs on: its home, whose timer wakes
+    // it (interrupts off, so the thread is on that CPU when it arms it).
+    let (sleepers, queued) = {
+        let _off = machine::cpu::InterruptsOff::new();
+        let sleepers = &SLEEPERS[percpu::current_index()];
+        let queued = sleepers.change(|list| list.add(deadline, me.clone()).is_ok());
+        if queued {
+            fire_this_cpu_timer_by(deadline);
+        }
+        (sleepers, queued)
+    };
     let woken = loop {
         if done() {
             break Woken::Done;
@@ -61,9 +70,19 @@ pub fn sleep_until(deadline: u64, done: impl Fn() -> bool) -> Woken {
 }
 
 /// Wakes this CPU's sleepers whose deadline is at or before `now` (from
-/// its timer tick).
-pub(crate) fn wake_expired(now: u64) {
-    SLEEPERS[percpu::current_index()].tick(now, |thread| unpark(&thread));
+/// its timer interrupt); returns how many it woke.
+pub(crate) fn wake_expired(now: u64) -> usize {
+    let mut woken = 0;
+    SLEEPERS[percpu::current_index()].tick(now, |thread| {
+        woken += 1;
+        unpark(&thread);
+    });
+    woken
+}
+
+/// The earliest deadline among this CPU's sleepers (`u64::MAX`: none).
+pub(crate) fn earliest_deadline() -> u64 {
+    SLEEPERS[percpu::current_index()].earliest()
 }
 
 /// Ticks of CPU `cpu` that had to wait for its sleeper list (another CPU
