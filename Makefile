@@ -2,7 +2,9 @@
 # first checks the host packages it needs (`cargo xtask deps`) and installs
 # the missing ones when run as root.
 #
-#   make run   [SMP=2] [MEM=256] [ACCEL=tcg|kvm]   boot on this terminal (Ctrl-A x quits)
+#   make run   [SMP=2] [MEM=256] [ACCEL=tcg|kvm] [DISK=path|none]
+#                                                 boot on this terminal (Ctrl-A x quits), root on
+#                                                 the ext4 image DISK (made on first use; none: in memory)
 #   make test                                     every test tier (what .ci/run calls)
 #   make iso                                      target/lamina.iso (GRUB, BIOS + UEFI)
 #   make bench [BENCH=group,group]                benchmarks -> target/bench/results.json
@@ -11,6 +13,7 @@
 SMP ?= 2
 MEM ?= 256
 ACCEL ?= tcg
+DISK ?= target/lamina-disk.img
 BENCH ?=
 
 # rustup installs cargo here; a fresh shell may not have it on PATH yet.
@@ -26,7 +29,7 @@ build: cargo-present
 	$(XTASK) build
 
 run: cargo-present
-	$(XTASK) run --smp $(SMP) --mem $(MEM) --accel $(ACCEL)
+	$(XTASK) run --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --disk $(DISK)
 
 test: cargo-present
 	$(XTASK) test

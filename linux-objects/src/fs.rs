@@ -13,10 +13,13 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::format;
 
+use core::sync::atomic::{AtomicU32, Ordering};
+
 use spinlock::Level;
-use vfs::{Errno, FileKind, Namespace, Tmpfs};
+use vfs::{Errno, FileKind, MountOptions, Namespace, Tmpfs};
 
 use super::clock::now;
+use super::ext4_mounts::{Access, Ext4Mount};
 use super::sleep_lock::SleepLock;
 
 /// The file tree's lock level.
@@ -53,13 +56,67 @@ pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
         None => 0,
     };
     let mut tree = Namespace::new(Box::new(tmpfs), ROOT_DEVICE);
+    make_top_directories(&mut tree)?;
+    let dev = tree.lookup(tree.root(), b"/dev", true).map_err(|error| format!("/dev: {error:?}"))?;
+    make_device_nodes(&mut tree, dev)?;
+    TREE.with(|slot| *slot = Some(tree));
+    Ok(unpacked)
+}
+
+/// Root on a disk (`root=/dev/vda` on the kernel command line): the ext4
+/// file system on the block device `device` (a path of the boot tree)
+/// becomes the root, mounted read-write with its journal replayed, and
+/// the boot tree is dropped. Memory file systems cover `/dev` (the device
+/// nodes), `/proc` and `/tmp` (temporary files stay off the disk), as a
+/// Linux system mounts them. On any failure the boot tree stays the root.
+pub fn switch_root_to_disk(device: &[u8]) -> Result<(), String> {
+    let shown = String::from_utf8_lossy(device).into_owned();
+    let numbers = with(|tree| crate::ext4_mounts::block_device_numbers(tree.kind(tree.lookup(tree.root(), device, true)?)?))
+        .map_err(|error| format!("root={shown}: {error:?}"))?;
+    let disk = crate::block_files::disk(numbers).ok_or_else(|| format!("root={shown}: no such disk"))?.clone();
+    let file_system = Ext4Mount::open(disk, Access::ReadWrite).map_err(|error| format!("root={shown}: mounting its ext4: {error:?}"))?;
+    let options = MountOptions { source: device.to_vec(), kind: b"ext4".to_vec(), device: numbers, read_only: false };
+    let mut tree = Namespace::with_root(Box::new(file_system), options);
+    let made = make_top_directories(&mut tree).and_then(|()| {
+        let cover = |tree: &mut Namespace, path: &[u8], kind: &[u8]| -> Result<vfs::InodeId, String> {
+            let point = tree.lookup(tree.root(), path, true).map_err(|error| format!("{}: {error:?}", String::from_utf8_lossy(path)))?;
+            let mut tmpfs = Tmpfs::new(now());
+            let top = tmpfs.root();
+            let permissions = tree.stat(point).map(|stat| stat.mode & 0o7777).unwrap_or(0o755);
+            let _ = tmpfs.set_permissions(top, permissions, now());
+            let options = MountOptions { source: kind.to_vec(), kind: kind.to_vec(), device: anonymous_device(), read_only: false };
+            tree.mount(point, Box::new(tmpfs), options).map_err(|error| format!("mounting {}: {error:?}", String::from_utf8_lossy(path)))?;
+            tree.lookup(tree.root(), path, true).map_err(|error| format!("{}: {error:?}", String::from_utf8_lossy(path)))
+        };
+        let dev = cover(&mut tree, b"/dev", b"devtmpfs")?;
+        make_device_nodes(&mut tree, dev)?;
+        cover(&mut tree, b"/proc", b"proc")?;
+        cover(&mut tree, b"/tmp", b"tmpfs")?;
+        Ok(())
+    });
+    if let Err(why) = made {
+        // Leave the disk clean: nothing of it is used.
+        let _ = tree.quiesce_all();
+        return Err(format!("root={shown}: {why}"));
+    }
+    TREE.with(|slot| *slot = Some(tree));
+    Ok(())
+}
+
+/// The directories every Linux program expects at the top of the tree.
+fn make_top_directories(tree: &mut Namespace) -> Result<(), String> {
     let root = tree.root();
     for (name, permissions) in [("dev", 0o755), ("tmp", 0o1777), ("proc", 0o555), ("etc", 0o755), ("root", 0o700)] {
         if tree.child_of(root, name.as_bytes()).is_none() {
             tree.create(root, name.as_bytes(), FileKind::Directory, permissions, now()).map_err(|error| format!("/{name}: {error:?}"))?;
         }
     }
-    let dev = tree.lookup(root, b"/dev", true).map_err(|error| format!("/dev: {error:?}"))?;
+    Ok(())
+}
+
+/// The device nodes of `/dev` (the directory `dev`): the character
+/// devices every program expects and one block device per disk.
+fn make_device_nodes(tree: &mut Namespace, dev: vfs::InodeId) -> Result<(), String> {
     let nodes = [
         ("null", devices::NULL, 0o666),
         ("zero", devices::ZERO, 0o666),
@@ -81,9 +138,17 @@ pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
                 .map_err(|error| format!("/dev/{name}: {error:?}"))?;
         }
     }
-    TREE.with(|slot| *slot = Some(tree));
-    Ok(unpacked)
+    Ok(())
 }
+
+/// Anonymous device numbers for memory file systems (major 0, as Linux
+/// gives tmpfs; the boot tree's is minor 1).
+pub fn anonymous_device() -> (u32, u32) {
+    // Relaxed: only uniqueness matters.
+    (0, NEXT_ANONYMOUS_MINOR.fetch_add(1, Ordering::Relaxed))
+}
+
+static NEXT_ANONYMOUS_MINOR: AtomicU32 = AtomicU32::new(2);
 
 /// Runs `operation` on the tree under its lock (`ENOENT` before `init`).
 /// The caller must hold no spinlock: the operation may wait for a disk.

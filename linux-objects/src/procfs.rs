@@ -153,9 +153,13 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     Ok(())
 }
 
-/// `/proc/mounts`: the boot-time file systems, then each real mount.
+/// `/proc/mounts`: the root (with the boot tree as root, the boot-time
+/// file systems it holds), then each real mount.
 fn mounts_text(tree: &Namespace) -> Result<Vec<u8>, Errno> {
-    let mut text = procfs_text::MOUNTS.as_bytes().to_vec();
+    let mut text = match tree.root_mount() {
+        (_, b"rootfs") => procfs_text::MOUNTS.as_bytes().to_vec(),
+        (source, kind) => [source, b" / ", kind, b" rw,relatime 0 0\n"].concat(),
+    };
     for mount in tree.mounts() {
         let point = tree.path_of(mount.root)?;
         let options = if mount.read_only { "ro,relatime" } else { "rw,relatime" };

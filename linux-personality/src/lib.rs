@@ -6,7 +6,8 @@
 //! on — processes, files, pipes, sockets, signals, timers, IPC, the tty,
 //! `/proc` — is the `linux-objects` crate below this one.
 //!
-//! At boot the initramfs becomes the file tree, the console starts, and
+//! At boot the initramfs becomes the file tree (with `root=/dev/vdX` on
+//! the command line, the ext4 on that disk replaces it), the console starts, and
 //! the first program runs as process 1: `/init` as on Linux (xtask puts
 //! its own there, `user/init/init.c`), else the program the initramfs
 //! names in `/etc/lamina-init` (its arguments, NUL-separated), else
@@ -58,6 +59,13 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
         Ok(entries) if !quiet => machine::println!("lamina: initramfs: {entries} entries"),
         Ok(_) => {}
         Err(why) => fail(&why),
+    }
+    if let Some(device) = facts.command_line.split_whitespace().find_map(|word| word.strip_prefix("root=")) {
+        match fs::switch_root_to_disk(device.as_bytes()) {
+            Ok(()) if !quiet => machine::println!("lamina: root is the ext4 on {device}"),
+            Ok(()) => {}
+            Err(why) => machine::println!("lamina: warning: {why}; the root stays in memory"),
+        }
     }
     if let Err(error) = tty::start_input() {
         fail(&alloc::format!("no console input thread: {error:?}"));

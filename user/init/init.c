@@ -8,7 +8,8 @@
  * Before the program it loads the kernel modules /etc/lamina-modules lists,
  * one path a line (xtask adds them for Linux guests with a disk: Debian
  * builds virtio and ext4 as modules; Lamina's guests have no such list),
- * and with /etc/lamina-disk mounts /dev/vda read-write at /mnt.
+ * and with /etc/lamina-disk mounts /dev/vda read-write at /mnt. BusyBox's
+ * poweroff, reboot and halt (signals to process 1) sync, unmount and do so.
  *
  * Two ways to run it:
  * - on the console (no /etc/lamina-stdin): the program's standard streams
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -223,6 +225,22 @@ static void unmount_disk(void) {
         umount2("/mnt", 0);
 }
 
+/* BusyBox's `poweroff`, `reboot` and `halt` ask process 1 by signal
+   (SIGUSR2, SIGTERM, SIGUSR1): leave the disks clean and do it. */
+static void on_shutdown_signal(int signal) {
+    unmount_disk();
+    reboot(signal == SIGTERM ? RB_AUTOBOOT : signal == SIGUSR1 ? RB_HALT_SYSTEM : RB_POWER_OFF);
+}
+
+static void handle_shutdown_signals(void) {
+    struct sigaction action = {0};
+    action.sa_handler = on_shutdown_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGUSR2, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGUSR1, &action, NULL);
+}
+
 /* Loads each module the list names, in order; a failure is reported and
    the rest still tried (the program then finds what is missing). */
 static void load_modules(void) {
@@ -254,6 +272,7 @@ int main(void) {
     chmod("/dev/shm", 01777);
     mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
     mount_disk();
+    handle_shutdown_signals();
     int console = open("/dev/console", O_RDWR);
     if (console >= 0) {
         dup2(console, 0);

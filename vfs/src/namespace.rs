@@ -57,14 +57,31 @@ pub struct Namespace {
     instances: Vec<Option<Instance>>,
     pub(crate) mounts: MountTable,
     root: InodeId,
+    /// What the root file system is, as `/proc/mounts` shows it.
+    root_source: Vec<u8>,
+    root_kind: Vec<u8>,
 }
 
 impl Namespace {
-    /// A namespace whose root is the root of `file_system` (file system 0).
+    /// A namespace whose root is the root of `file_system` (file system 0),
+    /// the boot-time `rootfs` (an initramfs unpacked into memory).
     pub fn new(file_system: Box<dyn FileSystem>, device: (u32, u32)) -> Self {
+        let options = MountOptions { source: b"rootfs".to_vec(), kind: b"rootfs".to_vec(), device, read_only: false };
+        Self::with_root(file_system, options)
+    }
+
+    /// A namespace whose root is `file_system` (file system 0) mounted as
+    /// `options` say (root on a disk: `/dev/vda`, `ext4`).
+    pub fn with_root(file_system: Box<dyn FileSystem>, options: MountOptions) -> Self {
         let root = InodeId::new(FileSystemId(0), file_system.root());
-        let instance = Instance { file_system, device, read_only: false, open: 0 };
-        Self { instances: alloc::vec![Some(instance)], mounts: MountTable::new(), root }
+        let instance = Instance { file_system, device: options.device, read_only: options.read_only, open: 0 };
+        Self { instances: alloc::vec![Some(instance)], mounts: MountTable::new(), root, root_source: options.source, root_kind: options.kind }
+    }
+
+    /// The root file system's source and type (`rootfs`, or `/dev/vda`
+    /// and `ext4`).
+    pub fn root_mount(&self) -> (&[u8], &[u8]) {
+        (&self.root_source, &self.root_kind)
     }
 
     /// The root directory.

@@ -2,6 +2,10 @@
 //! device (`/dev/vda` on Lamina and on Linux). A missing image is made:
 //! 256 MiB, sparse, formatted as ext4 by Debian's `mkfs.ext4`.
 //!
+//! `make run`'s root disk (`target/lamina-disk.img`): a missing one is
+//! made from the shell's initramfs tree with `mkfs.ext4 -d`, so the
+//! guest's root file system is that tree, kept across boots.
+//!
 //! Must never overwrite an existing image (it is the user's disk).
 
 use crate::failure::{Context, Failure, Outcome};
@@ -27,9 +31,69 @@ pub fn prepare(path: &Path) -> Outcome<PathBuf> {
 
 fn make_image(path: &Path) -> Outcome {
     eprintln!("xtask: making {} (256 MiB, ext4)", path.display());
+    format(path, NEW_IMAGE_BYTES, None)
+}
+
+/// Size of a root disk made for `make run`.
+const ROOT_IMAGE_BYTES: u64 = 1 << 30;
+
+/// The root disk at `path`, made first if it does not exist: 1 GiB,
+/// sparse, ext4 holding the tree of the newc archive `tree`.
+pub fn prepare_root(path: &Path, tree: &[u8]) -> Outcome<PathBuf> {
+    if !path.exists() {
+        eprintln!("xtask: making {} (1 GiB, ext4, the shell's tree; delete it to start afresh)", path.display());
+        let staging = path.with_extension("tree");
+        let _ = std::fs::remove_dir_all(&staging);
+        unpack(tree, &staging)?;
+        let made = format(path, ROOT_IMAGE_BYTES, Some(&staging));
+        let _ = std::fs::remove_dir_all(&staging);
+        made?;
+    }
+    prepare(path)
+}
+
+/// Writes the entries of the newc archive `archive` under `directory`.
+fn unpack(archive: &[u8], directory: &Path) -> Outcome {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(directory).context(|| format!("creating {}", directory.display()))?;
+    for entry in initramfs::entries(archive) {
+        let entry = entry.map_err(|error| Failure::failed(format!("reading the shell's archive: {error:?}")))?;
+        let relative = entry.name.trim_start_matches('/');
+        if relative.is_empty() || relative == "." || relative.split('/').any(|part| part == "..") {
+            continue;
+        }
+        let target = directory.join(relative);
+        let permissions = std::fs::Permissions::from_mode(entry.mode & 0o7777);
+        match entry.mode & 0o170000 {
+            0o040000 => {
+                std::fs::create_dir_all(&target).context(|| format!("creating {}", target.display()))?;
+                std::fs::set_permissions(&target, permissions).context(|| format!("chmod {}", target.display()))?;
+            }
+            0o120000 => {
+                let link = String::from_utf8_lossy(entry.data).into_owned();
+                std::os::unix::fs::symlink(&link, &target).context(|| format!("linking {}", target.display()))?;
+            }
+            0o100000 => {
+                std::fs::write(&target, entry.data).context(|| format!("writing {}", target.display()))?;
+                std::fs::set_permissions(&target, permissions).context(|| format!("chmod {}", target.display()))?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Makes a sparse file of `bytes` at `path` and formats it as ext4,
+/// holding the tree `contents` if given (owned by root, as on a system).
+fn format(path: &Path, bytes: u64, contents: Option<&Path>) -> Outcome {
     let file = std::fs::File::create(path).context(|| format!("creating {}", path.display()))?;
-    file.set_len(NEW_IMAGE_BYTES).context(|| format!("sizing {}", path.display()))?;
-    let output = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(path).output().context(|| "running mkfs.ext4 (package e2fsprogs)".to_string())?;
+    file.set_len(bytes).context(|| format!("sizing {}", path.display()))?;
+    let mut command = Command::new("mkfs.ext4");
+    command.args(["-q", "-F"]);
+    if let Some(tree) = contents {
+        command.args(["-E", "root_owner=0:0", "-d"]).arg(tree);
+    }
+    let output = command.arg(path).output().context(|| "running mkfs.ext4 (package e2fsprogs)".to_string())?;
     if !output.status.success() {
         let _ = std::fs::remove_file(path);
         return Err(Failure::failed(format!("mkfs.ext4 {}: {}", path.display(), String::from_utf8_lossy(&output.stderr))));

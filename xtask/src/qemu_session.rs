@@ -58,7 +58,18 @@ impl QemuSession {
         medium: &BootMedium,
         time_limit: Duration,
     ) -> Outcome<Self> {
+        Self::start_with(machine, medium, &[], time_limit)
+    }
+
+    /// [`start`](Self::start) with more QEMU arguments (a disk).
+    pub fn start_with(
+        machine: &MachineOptions,
+        medium: &BootMedium,
+        extra_arguments: &[String],
+        time_limit: Duration,
+    ) -> Outcome<Self> {
         let mut command = qemu_command(machine, medium, Console::Piped);
+        command.args(extra_arguments);
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -32,9 +32,6 @@ const UMOUNT_NOFOLLOW: u64 = 8;
 const ST_VALID: u64 = 0x20;
 const ST_RDONLY: u64 = 1;
 
-/// Anonymous device minors for tmpfs instances (the root tmpfs is 1).
-static NEXT_ANONYMOUS_MINOR: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(2);
-
 /// `mount(source, target, type, flags, data)`.
 pub fn mount(call: &mut Call<'_>) -> CallResult {
     let target = path_in(call, call.argument(1))?;
@@ -85,8 +82,7 @@ fn mount_tmpfs(call: &Call<'_>, point: vfs::InodeId, flags: u64) -> CallResult {
     }
     tmpfs.set_permissions(root, mode, now())?;
     tmpfs.set_owner(root, Some(uid), Some(gid), now())?;
-    let minor = NEXT_ANONYMOUS_MINOR.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-    let options = MountOptions { source, kind: b"tmpfs".to_vec(), device: (0, minor), read_only: flags & MS_RDONLY != 0 };
+    let options = MountOptions { source, kind: b"tmpfs".to_vec(), device: fs::anonymous_device(), read_only: flags & MS_RDONLY != 0 };
     fs::with(|tree| tree.mount(point, Box::new(tmpfs), options))?;
     value(0)
 }

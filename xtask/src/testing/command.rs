@@ -12,6 +12,7 @@ use super::disk_checks::run_disk_checks;
 use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::exec_pipes::run_exec_checks;
+use super::root_disk_checks::run_root_disk_checks;
 use super::outside_suites::{run_outside_suites, SuiteOptions};
 use super::user_space::run_user_tests;
 use super::tally::Tally;
@@ -82,6 +83,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_disk_checks(tally);
             run_ext4_mount_checks(tally);
             run_ext4_write_checks(tally);
+            run_root_disk_checks(tally);
         }
         Tier::Suites => run_outside_suites(tally, &SuiteOptions::default()),
     }

@@ -14,5 +14,6 @@ pub mod kernel_tests;
 pub mod outside_python;
 pub mod outside_programs;
 pub mod outside_suites;
+mod root_disk_checks;
 pub mod tally;
 mod user_space;
