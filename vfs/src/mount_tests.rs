@@ -349,3 +349,25 @@ fn durability_calls_reach_the_file_system_holding_the_file() {
     assert_eq!(fs.unmount(top).and_then(|file_system| file_system.unmount()), Ok(()));
     assert_eq!(counts(), [1, 2, 1, 1], "unmounting hands the file system its unmount");
 }
+
+#[test]
+fn a_root_given_its_mount_options_names_itself_and_keeps_them() {
+    let mut on_disk = Tmpfs::new(NOW);
+    let top = on_disk.root();
+    on_disk.create(top, b"dev", FileKind::Directory, 0o755, NOW).unwrap();
+    let root_options = MountOptions { source: b"/dev/vda".to_vec(), kind: b"ext4".to_vec(), device: (254, 0), read_only: true };
+    let mut fs = Namespace::with_root(Box::new(on_disk), root_options);
+    assert_eq!(fs.root_mount(), (&b"/dev/vda"[..], &b"ext4"[..]));
+    let root = fs.root();
+    assert_eq!(fs.stat(root).unwrap().file_system_device, (254, 0));
+    assert_eq!(fs.is_read_only(root), Ok(true));
+    assert_eq!(fs.create(root, b"new", FileKind::Regular, 0o644, NOW), Err(Errno::EROFS));
+    // A memory file system still covers /dev, as at boot with root on a disk.
+    let dev = fs.lookup(root, b"/dev", true).unwrap();
+    fs.mount(dev, Box::new(Tmpfs::new(NOW)), options(b"devtmpfs", false, 2)).unwrap();
+    let covered = fs.lookup(root, b"/dev", true).unwrap();
+    assert_ne!(covered.file_system, root.file_system);
+    assert!(fs.create(covered, b"null", FileKind::CharDevice(1, 3), 0o666, NOW).is_ok());
+    let boot = Namespace::new(Box::new(Tmpfs::new(NOW)), (0, 1));
+    assert_eq!(boot.root_mount(), (&b"rootfs"[..], &b"rootfs"[..]));
+}
