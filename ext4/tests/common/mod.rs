@@ -7,38 +7,19 @@
 use std::collections::HashSet;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use std::sync::Arc;
 
-use ext4::{BlockDevice, Error, Ext4, FileType, Inode, IoError, MemoryDisk, SECTOR_SIZE};
+use ext4::{BlockDevice, Error, Ext4, FileType, IoError, MemoryDisk, SECTOR_SIZE};
 
 pub const MKFS: &str = "/usr/sbin/mkfs.ext4";
 pub const E2FSCK: &str = "/usr/sbin/e2fsck";
 pub const DEBUGFS: &str = "/usr/sbin/debugfs";
 
-/// A directory under the system temporary directory, removed on drop.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(label: &str) -> Self {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("ext4-test-{}-{label}-{unique}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).unwrap();
-        Self(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+pub use crash_check::{read_all, TempDir};
 
 /// Deterministic file contents: byte `i` of file `seed`.
 pub fn pattern(seed: u32, length: usize) -> Vec<u8> {
@@ -156,20 +137,6 @@ pub fn debugfs(image: &mut Vec<u8>, requests: &[&str]) -> Vec<String> {
 
 pub fn open(image: &[u8]) -> Result<Ext4<MemoryDisk>, Error> {
     Ext4::open(MemoryDisk::new(image.to_vec()))
-}
-
-/// Reads all of a file in 64 KiB steps (at most `limit` bytes).
-pub fn read_all<D: BlockDevice>(fs: &Ext4<D>, inode: &Inode, limit: u64) -> Result<Vec<u8>, Error> {
-    let mut data = Vec::new();
-    let mut chunk = vec![0u8; 65536];
-    while (data.len() as u64) < limit {
-        let count = fs.read(inode, data.len() as u64, &mut chunk)?;
-        if count == 0 {
-            break;
-        }
-        data.extend_from_slice(&chunk[..count]);
-    }
-    Ok(data)
 }
 
 /// Visits every reachable inode (each once), reading files (up to `file_limit` bytes),

@@ -4,10 +4,7 @@
 
 #![allow(dead_code)] // each test crate uses a different part
 
-pub mod check;
-pub mod model;
 pub mod recording;
 pub mod run;
 pub mod session;
-pub mod states;
 pub mod workloads;

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use ext4::CommitPolicy;
 
-use super::check::{check_state, Found, Fsck};
-use super::recording::{log_wraps, lose_flushes, AroundCommit, Event};
+use crash_check::check::{check_state, Found, Fsck};
+use crash_check::states::{for_each_state, Cut, Random};
+use crash_check::{log_wraps, lose_flushes, AroundCommit, Event};
+
 use super::session::Session;
-use super::states::{for_each_state, Cut, Random};
 use super::workloads::Workload;
 use crate::common::{make_image_from, TempDir};
 

@@ -10,8 +10,10 @@ use std::rc::Rc;
 
 use ext4::{Access, CommitPolicy, Ext4, InodeNumber, Owner, Resolution, Timestamp};
 
-use super::model::{Model, Node};
-use super::recording::{Event, Recording, RecordingDisk};
+use crash_check::model::{Model, Node};
+use crash_check::Event;
+
+use super::recording::{Recording, RecordingDisk};
 
 const OWNER: Owner = Owner { uid: 0, gid: 0 };
 

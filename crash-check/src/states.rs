@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use ext4::{BlockDevice, IoError, SECTOR_SIZE};
 
-use super::recording::Event;
+use crate::Event;
 
 /// xorshift64: deterministic, seeded per run.
 pub struct Random(pub u64);

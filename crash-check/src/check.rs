@@ -10,10 +10,9 @@ use std::process::Command;
 
 use ext4::{Access, CommitPolicy, Ext4, FileType, Mount};
 
-use super::model::{Model, Node};
-use super::recording::UNIT;
-use super::states::{CrashDisk, CrashState};
-use crate::common::{TempDir, E2FSCK};
+use crate::model::{Model, Node};
+use crate::states::{CrashDisk, CrashState};
+use crate::{read_all, TempDir, E2FSCK, UNIT};
 
 /// What a crashed file system shows at a path.
 #[derive(Debug)]
@@ -54,7 +53,7 @@ fn walk(fs: &Ext4<CrashDisk>) -> Result<BTreeMap<String, Seen>, String> {
                     Seen::Directory
                 }
                 FileType::Regular => Seen::File(
-                    crate::common::read_all(fs, &target, 16 << 20).map_err(|error| format!("{child}: read: {error}"))?,
+                    read_all(fs, &target, 16 << 20).map_err(|error| format!("{child}: read: {error}"))?,
                 ),
                 other => Seen::Other(other),
             };
@@ -97,7 +96,8 @@ fn judge(model: &Model, seen: &BTreeMap<String, Seen>, bound: usize) -> Vec<Stri
             let shown = match seen.get(path) {
                 None => "missing".to_string(),
                 Some(Seen::File(content)) => format!("a file of {} bytes", content.len()),
-                Some(other) => format!("{other:?}"),
+                Some(Seen::Directory) => "a directory".to_string(),
+                Some(Seen::Other(kind)) => format!("a {kind:?}"),
             };
             let allowed: Vec<String> = allowed.iter().map(|node| describe(node)).collect();
             problems.push(format!("{path}: {shown}, allowed {allowed:?}"));
