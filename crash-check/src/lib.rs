@@ -16,7 +16,9 @@ pub mod check;
 mod events;
 pub mod log_writes;
 pub mod model;
+pub mod plan;
 pub mod states;
+pub mod verdicts;
 
 pub use events::{is_commit_block, log_wraps, lose_flushes, AroundCommit, Event, UNIT};
 

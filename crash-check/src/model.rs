@@ -70,6 +70,40 @@ impl Model {
             .collect()
     }
 
+    /// An operation started at `started_at` created the empty file `path`.
+    pub fn create_file(&mut self, path: &str, started_at: usize) {
+        let identity = self.new_identity();
+        self.set(path, Some(Node::File { identity, content: Vec::new() }), started_at);
+    }
+
+    /// An operation started at `started_at` wrote `data` at `offset` of
+    /// the file `path` (growing it, zero-filled, as needed). `None` when
+    /// `path` is no file.
+    pub fn write_file(&mut self, path: &str, offset: usize, data: &[u8], started_at: usize) -> Option<()> {
+        let Some(Node::File { identity, content }) = self.current(path).cloned() else { return None };
+        let mut content = content;
+        if content.len() < offset + data.len() {
+            content.resize(offset + data.len(), 0);
+        }
+        content[offset..offset + data.len()].copy_from_slice(data);
+        self.set(path, Some(Node::File { identity, content }), started_at);
+        Some(())
+    }
+
+    /// An operation started at `started_at` renamed `from` to `to`
+    /// (replacing what was there), moving everything below a directory.
+    pub fn rename(&mut self, from: &str, to: &str, started_at: usize) {
+        let below = self.existing_below(from);
+        let moved = self.current(from).cloned();
+        self.set(from, None, started_at);
+        self.set(to, moved, started_at);
+        for path in below {
+            let node = self.current(&path).cloned();
+            self.set(&path, None, started_at);
+            self.set(&format!("{to}{}", &path[from.len()..]), node, started_at);
+        }
+    }
+
     /// `path`'s current version is durable from `returned_at` on.
     pub fn promise(&mut self, path: &str, returned_at: usize) {
         if let Some(versions) = self.history.get(path) {

@@ -11,6 +11,7 @@ use crate::iso::iso_command;
 use crate::kernel_build::build_command;
 use crate::run::run_command;
 use crate::testing::command::test_command;
+use crate::testing::crash_tier::crash_command;
 use crate::testing::outside_suites::suites_command;
 
 pub const USAGE: &str = "\
@@ -30,6 +31,11 @@ commands:
                            --all adds the slow posix tests, --write-lists rewrites
                            user/suites/*.txt, --tests runs only tests (python:
                            modules) whose name has a PART
+  crash                    the kernel crash tier alone (part of `test --only user`):
+                           a workload on ext4 with Lamina's disk writes logged by
+                           QEMU blklogwrites; every crash state cut from the log
+                           checked (recovery, e2fsck, what was fsynced), and the
+                           flush-dropping mutations it must catch
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
   exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk|--raw-disk IMAGE] -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
@@ -69,6 +75,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "run" => run_command(arguments),
         "test" => test_command(arguments),
         "suites" => suites_command(arguments),
+        "crash" => crash_command(),
         "iso" => iso_command(),
         "exec" => exec_command(arguments),
         "boottime" => boottime_command(arguments),

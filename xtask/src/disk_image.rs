@@ -110,3 +110,19 @@ pub fn qemu_arguments(image: &Path) -> Vec<String> {
         "virtio-blk-pci,drive=disk0".to_string(),
     ]
 }
+
+/// QEMU's arguments for attaching `image` as the first virtio disk with
+/// every write and flush logged to `log` (QEMU's `blklogwrites` driver,
+/// dm-log-writes format, 512-byte log sectors; `log` must exist).
+pub fn logged_qemu_arguments(image: &Path, log: &Path) -> Vec<String> {
+    vec![
+        "-blockdev".to_string(),
+        format!(
+            "driver=blklogwrites,node-name=disk0,file.driver=file,file.filename={},log.driver=file,log.filename={},log-sector-size=512,log-append=off",
+            image.display(),
+            log.display()
+        ),
+        "-device".to_string(),
+        "virtio-blk-pci,drive=disk0".to_string(),
+    ]
+}

@@ -53,6 +53,9 @@ pub struct ExecRequest {
     /// does, and unmounts it before power-off; `--raw-disk` attaches it
     /// unmounted).
     pub mount_disk: bool,
+    /// Every write and flush the disk sees logged to this file by QEMU's
+    /// `blklogwrites` driver (dm-log-writes format; the crash tier).
+    pub disk_log: Option<PathBuf>,
 }
 
 /// `cargo xtask exec ...`.
@@ -202,9 +205,11 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     let medium_initramfs = initramfs.clone();
     let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: command_line.to_string() };
     let mut command = qemu_command(&request.machine, &medium, Console::Piped);
-    if let Some(image) = &disk {
-        command.args(crate::disk_image::qemu_arguments(image));
-    }
+    match (&disk, &request.disk_log) {
+        (Some(image), Some(log)) => command.args(crate::disk_image::logged_qemu_arguments(image, log)),
+        (Some(image), None) => command.args(crate::disk_image::qemu_arguments(image)),
+        (None, _) => &mut command,
+    };
     command.stdout(Stdio::piped());
     let terminal = matches!(input, Input::Terminal);
     command.stdin(if terminal { Stdio::inherit() } else { Stdio::piped() });
@@ -332,6 +337,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
         program_arguments: rest.collect(),
         disk,
         mount_disk,
+        disk_log: None,
     })
 }
 

@@ -36,6 +36,7 @@ pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
         program_arguments: vec!["all".to_string()],
         disk: None,
         mount_disk: false,
+        disk_log: None,
     };
     measure("syscalls", &|kernel, machine| request(kernel, machine))
 }
@@ -57,6 +58,7 @@ pub fn run_apps_group() -> Outcome<Vec<BenchmarkRecord>> {
         program_arguments: vec!["sh".to_string(), "/bench/apps.sh".to_string()],
         disk: None,
         mount_disk: false,
+        disk_log: None,
     };
     let mut records = measure("apps", &|kernel, machine| request(kernel, machine))?;
     // Wall time as throughput, as the issue asks: runs per second.

@@ -1,14 +1,14 @@
 //! One crash run: a workload on a fresh image with one commit policy,
 //! then every crash state of its log checked, with a tally to print.
 
-use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ext4::CommitPolicy;
 
-use crash_check::check::{check_state, Found, Fsck};
-use crash_check::states::{for_each_state, Cut, Random};
-use crash_check::{log_wraps, lose_flushes, AroundCommit, Event};
+pub use crash_check::verdicts::{Sampling, Tally};
+
+use crash_check::verdicts::check_every_state;
+use crash_check::{lose_flushes, AroundCommit};
 
 use super::session::Session;
 use super::workloads::Workload;
@@ -39,72 +39,6 @@ pub enum Flushes {
     LostAfterCommit,
 }
 
-/// How many states to cut and check.
-#[derive(Clone, Copy, Debug)]
-pub struct Sampling {
-    /// Random reorderings between two flushes.
-    pub per_window: usize,
-    /// e2fsck on every n-th state (and the last).
-    pub fsck_every: usize,
-    pub seed: u64,
-}
-
-/// What one run found.
-#[derive(Default)]
-pub struct Tally {
-    pub label: String,
-    pub writes: usize,
-    pub flushes: usize,
-    pub at_flush: usize,
-    pub reordered: usize,
-    pub fscked: usize,
-    /// States found with `needs_recovery` set (the open replayed the log).
-    pub replayed: usize,
-    /// Times the circular log wrapped during the workload.
-    pub wraps: usize,
-    pub failures: Vec<String>,
-    pub elapsed: Duration,
-}
-
-impl Tally {
-    pub fn states(&self) -> usize {
-        self.at_flush + self.reordered
-    }
-
-    /// Adds `other`'s counts into this one.
-    pub fn absorb(&mut self, other: Tally) {
-        self.writes += other.writes;
-        self.flushes += other.flushes;
-        self.at_flush += other.at_flush;
-        self.reordered += other.reordered;
-        self.fscked += other.fscked;
-        self.replayed += other.replayed;
-        self.wraps += other.wraps;
-        self.failures.extend(other.failures);
-        self.elapsed += other.elapsed;
-    }
-}
-
-impl fmt::Display for Tally {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            formatter,
-            "{}: {} writes, {} flushes, {} log wraps; {} states checked ({} at flushes, {} reordered; {} with needs_recovery set), {} by e2fsck -fn; {} failures ({:.1?})",
-            self.label,
-            self.writes,
-            self.flushes,
-            self.wraps,
-            self.states(),
-            self.at_flush,
-            self.reordered,
-            self.replayed,
-            self.fscked,
-            self.failures.len(),
-            self.elapsed
-        )
-    }
-}
-
 /// A fresh, empty file system of `layout`.
 pub fn fresh_image(layout: Layout) -> Vec<u8> {
     let tree = TempDir::new("crash-empty-tree");
@@ -122,30 +56,8 @@ pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: F
         Flushes::LostBeforeCommit => lose_flushes(&mut finished.events, AroundCommit::Before),
         Flushes::LostAfterCommit => lose_flushes(&mut finished.events, AroundCommit::After),
     };
-    let mut tally = Tally {
-        label: format!("{} ({} B blocks {:?}, {policy:?}, {flushes:?})", workload.0, layout.block_size, layout.options),
-        writes: finished.events.iter().filter(|event| matches!(event, Event::Write { .. })).count(),
-        flushes: finished.events.iter().filter(|event| matches!(event, Event::Flush)).count(),
-        wraps: log_wraps(&finished.events),
-        ..Tally::default()
-    };
-    let mut random = Random(sampling.seed);
-    let mut index = 0;
-    for_each_state(&finished.initial, &finished.events, sampling.per_window, &mut random, |state| {
-        let fsck = if index % sampling.fsck_every.max(1) == 0 { Fsck::Run } else { Fsck::Skip };
-        index += 1;
-        match state.cut {
-            Cut::AtFlush => tally.at_flush += 1,
-            Cut::Reordered => tally.reordered += 1,
-        }
-        tally.fscked += usize::from(fsck == Fsck::Run);
-        let label = state.label.clone();
-        match check_state(state, &finished.model, fsck) {
-            Ok(Found::LogInUse) => tally.replayed += 1,
-            Ok(Found::Clean) => {}
-            Err(problem) => tally.failures.push(format!("{}: {label}: {problem}", tally.label)),
-        }
-    });
+    let label = format!("{} ({} B blocks {:?}, {policy:?}, {flushes:?})", workload.0, layout.block_size, layout.options);
+    let mut tally = check_every_state(&label, &finished.initial, &finished.events, &finished.model, sampling);
     tally.elapsed = started.elapsed();
     tally
 }

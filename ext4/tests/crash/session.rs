@@ -34,20 +34,7 @@ pub struct Finished {
     pub model: Model,
 }
 
-/// Distinct bytes for write number `seed`: no two writes share a 1 KiB
-/// piece, so a block showing up in the wrong file or at the wrong time is
-/// recognised.
-pub fn bytes_for(seed: u32, length: usize) -> Vec<u8> {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ (u64::from(seed) << 32 | 0xA5A5);
-    (0..length)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
-}
+pub use crash_check::plan::bytes_for;
 
 fn split(path: &str) -> (&str, &str) {
     let at = path.rfind('/').expect("absolute path");
@@ -100,8 +87,7 @@ impl Session {
         let parent = self.inode(parent);
         let now = self.now();
         self.fs.create(parent, name.as_bytes(), 0o644, OWNER, now).unwrap();
-        let identity = self.model.new_identity();
-        self.model.set(path, Some(Node::File { identity, content: Vec::new() }), start);
+        self.model.create_file(path, start);
         self.returned();
     }
 
@@ -112,13 +98,7 @@ impl Session {
         let inode = self.inode(path);
         let now = self.now();
         self.fs.write(inode, offset as u64, &data, now).unwrap();
-        let Some(Node::File { identity, content }) = self.model.current(path).cloned() else { panic!("{path}") };
-        let mut content = content;
-        if content.len() < offset + length {
-            content.resize(offset + length, 0);
-        }
-        content[offset..offset + length].copy_from_slice(&data);
-        self.model.set(path, Some(Node::File { identity, content }), start);
+        self.model.write_file(path, offset, &data, start).unwrap_or_else(|| panic!("{path} is no file"));
         self.returned();
     }
 
@@ -204,15 +184,7 @@ impl Session {
         let (from_parent, to_parent) = (self.inode(from_parent), self.inode(to_parent));
         let now = self.now();
         self.fs.rename(from_parent, from_name.as_bytes(), to_parent, to_name.as_bytes(), now).unwrap();
-        let below = self.model.existing_below(from);
-        let moved = self.model.current(from).cloned();
-        self.model.set(from, None, start);
-        self.model.set(to, moved, start);
-        for path in below {
-            let node = self.model.current(&path).cloned();
-            self.model.set(&path, None, start);
-            self.model.set(&format!("{to}{}", &path[from.len()..]), node, start);
-        }
+        self.model.rename(from, to, start);
         self.returned();
     }
 

@@ -90,6 +90,7 @@ pub fn run_suite(plan: &SuitePlan, kernel: GuestKernel) -> Outcome<SuiteRun> {
             program_arguments: vec!["sh".to_string(), RUNNER.to_string(), next.to_string()],
             disk: None,
             mount_disk: false,
+            disk_log: None,
         };
         run.boots += 1;
         let watch = Watch { time_limit: None, silence_limit: Some(plan.silence_limit) };

@@ -13,6 +13,7 @@ use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::exec_pipes::run_exec_checks;
 use super::root_disk_checks::run_root_disk_checks;
+use super::crash_tier::run_crash_tier;
 use super::outside_suites::{run_outside_suites, SuiteOptions};
 use super::user_space::run_user_tests;
 use super::tally::Tally;
@@ -84,6 +85,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_ext4_mount_checks(tally);
             run_ext4_write_checks(tally);
             run_root_disk_checks(tally);
+            run_crash_tier(tally);
         }
         Tier::Suites => run_outside_suites(tally, &SuiteOptions::default()),
     }

@@ -64,6 +64,7 @@ fn run_on(kernel: GuestKernel) -> Outcome<(ProgramRun, PathBuf)> {
         disk: Some(image.clone()),
         // Raw writes to the disk: it must not be mounted.
         mount_disk: false,
+        disk_log: None,
     };
     let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))?;
     Ok((run, image))

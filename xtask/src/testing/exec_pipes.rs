@@ -64,6 +64,7 @@ fn run_dynamic(kernel: GuestKernel) -> Outcome<ProgramRun> {
         program_arguments: vec!["-c".to_string(), DYNAMIC_SCRIPT.to_string()],
         disk: None,
         mount_disk: false,
+        disk_log: None,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -104,6 +105,7 @@ fn run_python(kernel: GuestKernel) -> Outcome<ProgramRun> {
         program_arguments: vec!["/tmp/check.py".to_string()],
         disk: None,
         mount_disk: false,
+        disk_log: None,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -118,6 +120,7 @@ fn run(kernel: GuestKernel, arguments: &[&str], input: Vec<u8>) -> Outcome<Progr
         program_arguments: arguments.iter().map(|argument| argument.to_string()).collect(),
         disk: None,
         mount_disk: false,
+        disk_log: None,
     };
     run_program(&request, Input::Pipe(input), Output::Capture, Some(TIME_LIMIT))
 }

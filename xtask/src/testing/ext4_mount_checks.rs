@@ -76,6 +76,7 @@ fn run_on(kernel: GuestKernel, image: &Path) -> Outcome<ProgramRun> {
         program_arguments: vec!["sh".to_string(), "-c".to_string(), format!("exec 2>&1\n{SCRIPT}")],
         disk: Some(copy),
         mount_disk: true,
+        disk_log: None,
     };
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
 }

@@ -128,6 +128,7 @@ fn boot(kernel: GuestKernel, image: &Path, script: &str) -> Outcome<ProgramRun> 
         program_arguments: vec!["sh".to_string(), "-c".to_string(), format!("exec 2>&1\n{script}")],
         disk: Some(image.to_path_buf()),
         mount_disk: true,
+        disk_log: None,
     };
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
 }

@@ -2,6 +2,7 @@
 
 pub mod boot;
 pub mod command;
+pub mod crash_tier;
 mod disk_checks;
 mod ext4_mount_checks;
 mod ext4_write_checks;

@@ -144,6 +144,7 @@ pub(super) fn runner_request(mut files: Vec<FileCopy>, name: &str, script: &str,
         program_arguments: vec!["sh".to_string(), guest_path.to_string()],
         disk: None,
         mount_disk: false,
+        disk_log: None,
     })
 }
 
