@@ -2,7 +2,7 @@
 //! and merges the records into `target/bench/results.json`.
 //!
 //! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `syscalls`,
-//! `apps`. Each issue that adds benchmarks adds its group to [`GROUPS`].
+//! `apps`, `fs`. Each issue that adds benchmarks adds its group to [`GROUPS`].
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::bench_results::{save_records, BenchmarkRecord};
@@ -50,6 +50,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "apps",
         run: crate::linux_bench::run_apps_group,
+    },
+    Group {
+        name: "fs",
+        run: crate::fs_bench::run_fs_group,
     },
 ];
 
@@ -174,7 +178,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls", "apps"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls", "apps", "fs"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

@@ -74,7 +74,7 @@ pub fn run_apps_group() -> Outcome<Vec<BenchmarkRecord>> {
 
 /// Runs the group's program on every kernel, with instruction counting
 /// (once; deterministic) and with wall time (`WALL_RUNS` boots).
-fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecRequest) -> Outcome<Vec<BenchmarkRecord>> {
+pub fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecRequest) -> Outcome<Vec<BenchmarkRecord>> {
     // 1 GiB: Lamina's tmpfs keeps file data on the kernel heap (1/16 of memory).
     let mut counted = MachineOptions::with(1, 1024);
     counted.counting = InstructionCounting::On;

@@ -15,6 +15,7 @@ mod disk_image;
 mod exec;
 mod exec_console;
 mod failure;
+mod fs_bench;
 mod guest_files;
 mod guest_programs;
 mod host_lock_bench;
