@@ -46,6 +46,7 @@ extern crate std;
 
 mod bitmaps;
 mod block_allocator;
+mod block_cache;
 mod block_device;
 mod block_map;
 mod block_writes;
@@ -91,6 +92,7 @@ mod timestamp;
 mod transaction;
 mod write_api;
 
+pub use block_cache::{BlockCache, CacheStatistics, CachedDevice};
 pub use block_device::{checked_byte_range, BlockDevice, IoError, SECTOR_SIZE};
 pub use block_writes::{BlockKind, BlockWrites};
 pub use directory::{leaf_checksum, needed_record_length, record_length, Entry, MAX_NAME_LENGTH, TAIL_SIZE};

@@ -1,6 +1,7 @@
 //! ext4 on a disk: the `ext4` crate as a [`vfs::FileSystem`], over a
-//! virtio disk as its [`ext4::BlockDevice`], mounted read-only or
-//! read-write (journaled, ordered mode, transactions grouped).
+//! virtio disk as its [`ext4::BlockDevice`] behind a write-back block
+//! cache, mounted read-only or read-write (journaled, ordered mode,
+//! transactions grouped).
 //!
 //! Reading is this file; the changing half (create, link, unlink, rename,
 //! write, truncate, attributes, sync) is `ext4_mount_changes.rs`. A small
@@ -21,7 +22,9 @@ use core::cell::RefCell;
 use core::ops::ControlFlow;
 
 use drivers::{BlockIoError, VirtioBlock};
-use ext4::{BlockDevice, CommitPolicy, Ext4, FileType, Inode, IoError, Mount};
+use ext4::{BlockCache, BlockDevice, CommitPolicy, Ext4, FileType, Inode, IoError, Mount};
+
+use crate::sleep_lock::SleepLock;
 use vfs::{Errno, FileKind, FileSystem, InodeNumber, Stat, Statistics, Timestamp};
 
 /// How a mount may use its disk (read-only, or read-write).
@@ -34,21 +37,50 @@ const CACHED_INODES: usize = 256;
 /// Where `s_overhead_clusters` lies in the superblock.
 const OVERHEAD_OFFSET: usize = 0x248;
 
-/// A virtio disk as `ext4` sees it: whole sectors, written only when
-/// opened for [`Access::ReadWrite`].
+/// A virtio disk as `ext4` sees it, behind a write-back block cache
+/// (`ext4::BlockCache`: a disk with a volatile cache, flushed at every
+/// journal commit point), whose lock may be held across the disk's I/O.
 pub struct DiskDevice {
-    disk: Arc<VirtioBlock>,
-    access: Access,
+    raw: RawDisk,
+    cache: SleepLock<BlockCache>,
 }
 
 impl DiskDevice {
-    /// `disk`, for `access`.
-    pub fn new(disk: Arc<VirtioBlock>, access: Access) -> Self {
-        Self { disk, access }
+    /// `disk`, for `access`, with a cache of `cache_chunks` 4 KiB chunks.
+    pub fn new(disk: Arc<VirtioBlock>, access: Access, cache_chunks: usize) -> Self {
+        Self { raw: RawDisk { disk, access }, cache: SleepLock::new(crate::fs::FS_LEVEL, BlockCache::new(cache_chunks)) }
     }
 }
 
 impl BlockDevice for DiskDevice {
+    fn sector_count(&self) -> u64 {
+        self.raw.sector_count()
+    }
+
+    fn read_sectors(&self, first_sector: u64, buffer: &mut [u8]) -> Result<(), IoError> {
+        self.cache.with(|cache| cache.read(&self.raw, first_sector, buffer))
+    }
+
+    fn write_sectors(&self, first_sector: u64, data: &[u8]) -> Result<(), IoError> {
+        if self.raw.access == Access::ReadOnly {
+            return Err(IoError::ReadOnly);
+        }
+        self.cache.with(|cache| cache.write(&self.raw, first_sector, data))
+    }
+
+    fn flush(&self) -> Result<(), IoError> {
+        self.cache.with(|cache| cache.flush(&self.raw))
+    }
+}
+
+/// The virtio disk itself: whole sectors, written only when opened for
+/// [`Access::ReadWrite`].
+struct RawDisk {
+    disk: Arc<VirtioBlock>,
+    access: Access,
+}
+
+impl BlockDevice for RawDisk {
     fn sector_count(&self) -> u64 {
         self.disk.capacity_sectors()
     }
@@ -82,6 +114,16 @@ fn io_error(error: BlockIoError) -> IoError {
     }
 }
 
+/// Most 4 KiB chunks a mount's block cache holds.
+const MOST_CACHE_CHUNKS: usize = 4096;
+
+/// A mount's block cache: an eighth of the kernel heap, at most 16 MiB
+/// (its chunks live on the heap; one that cannot be allocated is read or
+/// written straight through).
+fn cache_chunks() -> usize {
+    (machine::heap::usage().1 / 8 / 4096).min(MOST_CACHE_CHUNKS)
+}
+
 /// An ext4 file system, mounted read-only or read-write.
 pub struct Ext4Mount {
     pub(crate) file_system: Ext4<DiskDevice>,
@@ -109,7 +151,7 @@ impl Ext4Mount {
         let mut superblock = alloc::vec![0u8; 2048];
         disk.read(0, &mut superblock).map_err(crate::block_files::errno)?;
         let overhead = superblock.get(1024 + OVERHEAD_OFFSET..1024 + OVERHEAD_OFFSET + 4).map_or(0, |bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-        let file_system = Ext4::open_with(DiskDevice::new(disk, access), access, CommitPolicy::Grouped).map_err(|error| errno(&error))?;
+        let file_system = Ext4::open_with(DiskDevice::new(disk, access, cache_chunks()), access, CommitPolicy::Grouped).map_err(|error| errno(&error))?;
         if access == Access::ReadWrite && file_system.mount() != Mount::ReadWrite {
             crate::kernel_log::note(format_args!("ext4: mounting read-write refused: {:?}", file_system.mount()));
             return Err(Errno::EROFS);

@@ -34,7 +34,7 @@ const DISK_BYTES: u64 = (FILE_SYSTEM_KIB + 1024) * 1024;
 const FIRST_MARKER_SECTOR: u64 = FILE_SYSTEM_KIB * 2;
 /// Fewest states a run must check (the bar).
 const MINIMUM_STATES: usize = 1000;
-const SAMPLING: Sampling = Sampling { per_window: 8, fsck_every: 10, seed: 0x5EED_C4A5 };
+const SAMPLING: Sampling = Sampling { per_window: 10, fsck_every: 10, seed: 0x5EED_C4A5 };
 
 pub fn run_crash_tier(tally: &mut Tally) {
     let runs: Vec<(u32, Result<Recorded, String>)> = BLOCK_SIZES.iter().map(|&block_size| (block_size, record(block_size))).collect();
