@@ -57,6 +57,8 @@ pub struct CacheStatistics {
     pub evicted: u64,
     /// Pieces read or written straight through for want of memory.
     pub uncached: u64,
+    /// Flushes with nothing written since the last: not sent.
+    pub flushes_skipped: u64,
 }
 
 /// The cache's state, for a device the caller passes to each request:
@@ -67,6 +69,9 @@ pub struct BlockCache {
     capacity: usize,
     clock: u64,
     statistics: CacheStatistics,
+    /// Something was written to the device since its last flush (a
+    /// flush with nothing dirty and nothing written has nothing to do).
+    unflushed: bool,
 }
 
 /// `device` behind a write-back cache of at most `capacity` chunks, for
@@ -119,7 +124,8 @@ impl<D: BlockDevice> BlockDevice for CachedDevice<D> {
 impl BlockCache {
     /// An empty cache of at most `capacity` 4 KiB chunks (0: none).
     pub const fn new(capacity: usize) -> Self {
-        Self { chunks: BTreeMap::new(), capacity, clock: 0, statistics: CacheStatistics { hits: 0, misses: 0, written_back: 0, evicted: 0, uncached: 0 } }
+        let statistics = CacheStatistics { hits: 0, misses: 0, written_back: 0, evicted: 0, uncached: 0, flushes_skipped: 0 };
+        Self { chunks: BTreeMap::new(), capacity, clock: 0, statistics, unflushed: false }
     }
 
     /// What the cache has done so far.
@@ -217,6 +223,7 @@ impl BlockCache {
             .collect();
         for (index, sector, absolute) in sectors {
             if !run.is_empty() && (run_start + (run.len() / SECTOR_SIZE) as u64 != absolute || run.len() >= WRITE_BACK_BYTES) {
+                cache.unflushed = true;
                 device.write_sectors(run_start, &run)?;
                 written += (run.len() / SECTOR_SIZE) as u64;
                 run.clear();
@@ -231,6 +238,7 @@ impl BlockCache {
             device.write_sectors(run_start, &run)?;
             written += (run.len() / SECTOR_SIZE) as u64;
         }
+        cache.unflushed |= written > 0;
         for index in indices {
             if let Some(chunk) = cache.chunks.get_mut(index) {
                 chunk.dirty = 0;
@@ -304,6 +312,7 @@ impl BlockCache {
             // The cache's copies of these sectors take the new bytes and
             // are clean once the device has them; if the device refuses,
             // they are forgotten (the caller sees the error).
+            cache.unflushed = true;
             let written = device.write_sectors(first_sector, data);
             let chunks = first_sector / CHUNK_SECTORS..last_sector.div_ceil(CHUNK_SECTORS);
             for (&index, chunk) in cache.chunks.range_mut(chunks) {
@@ -339,6 +348,7 @@ impl BlockCache {
                 }
                 None => {
                     cache.statistics.uncached += 1;
+                    cache.unflushed = true;
                     device.write_sectors(sector, piece)?;
                 }
             }
@@ -353,7 +363,13 @@ impl BlockCache {
         let cache = self;
         let dirty: Vec<u64> = cache.chunks.iter().filter(|(_, chunk)| chunk.dirty != 0).map(|(&index, _)| index).collect();
         cache.write_back(device, &dirty)?;
-        device.flush()
+        if !cache.unflushed {
+            cache.statistics.flushes_skipped += 1;
+            return Ok(());
+        }
+        device.flush()?;
+        cache.unflushed = false;
+        Ok(())
     }
 }
 
@@ -427,6 +443,23 @@ mod tests {
         let flushed = cached.device.at_flushes.borrow()[0].clone();
         assert_eq!(&flushed[3 * 512..5 * 512], &sectors(2, 0xAB)[..], "on the device when it flushed");
         assert_eq!(cached.device.writes.get(), 1, "two contiguous dirty sectors, one request");
+    }
+
+    #[test]
+    fn a_flush_with_nothing_written_since_the_last_is_not_sent() {
+        let cached = CachedDevice::new(Watched::new(256), 16);
+        cached.flush().unwrap();
+        assert_eq!(cached.device.at_flushes.borrow().len(), 0, "nothing was ever written");
+        cached.write_sectors(1, &sectors(1, 1)).unwrap();
+        cached.flush().unwrap();
+        cached.flush().unwrap();
+        assert_eq!(cached.device.at_flushes.borrow().len(), 1);
+        // A streamed write reaches the device at once but is durable only
+        // after a flush, which must then be sent.
+        cached.write_sectors(64, &sectors(STREAM_BYTES / SECTOR_SIZE, 2)).unwrap();
+        cached.flush().unwrap();
+        assert_eq!(cached.device.at_flushes.borrow().len(), 2);
+        assert_eq!(cached.statistics().flushes_skipped, 2);
     }
 
     #[test]

@@ -159,6 +159,25 @@ pub fn with<R>(operation: impl FnOnce(&mut Namespace) -> Result<R, Errno>) -> Re
     })
 }
 
+/// How often changes not yet made durable are committed (Linux ext4's
+/// default `commit=5`): a power cut loses at most this much work.
+pub const COMMIT_INTERVAL_NANOSECONDS: u64 = 5_000_000_000;
+
+/// Starts the commit thread: every [`COMMIT_INTERVAL_NANOSECONDS`] it
+/// makes every file system's changes durable, as `sync(2)` does (a disk
+/// with nothing written since its last flush is not even flushed). A
+/// failure is logged, and the next round tries again.
+pub fn start_commit_timer() -> Result<(), sched::SpawnError> {
+    sched::spawn("fs-commit", || loop {
+        let deadline = machine::timer::uptime_nanoseconds().saturating_add(COMMIT_INTERVAL_NANOSECONDS);
+        sched::sleep_until(deadline, || false);
+        if let Err(error) = with(|tree| tree.sync_all()) {
+            crate::kernel_log::note(format_args!("periodic commit: {error:?}"));
+        }
+    })
+    .map(drop)
+}
+
 /// Before power-off or restart: every file system's storage left clean
 /// (ext4 checkpointed, its journal empty, `needs_recovery` clear), so the
 /// next mount has nothing to replay. A failure is logged.
