@@ -67,6 +67,9 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
             Err(why) => machine::println!("lamina: warning: {why}; the root stays in memory"),
         }
     }
+    if let Err(error) = fs::start_commit_timer() {
+        machine::println!("lamina: warning: no commit thread ({error:?}): changes reach the disk at fsync, sync and unmount only");
+    }
     if let Err(error) = tty::start_input() {
         fail(&alloc::format!("no console input thread: {error:?}"));
     }
