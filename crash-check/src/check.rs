@@ -84,7 +84,7 @@ fn file_matches(content: &[u8], allowed: &[&Option<Node>]) -> bool {
 fn judge(model: &Model, seen: &BTreeMap<String, Seen>, bound: usize) -> Vec<String> {
     let paths: BTreeSet<&String> = model.history.keys().chain(seen.keys()).collect();
     let mut problems = Vec::new();
-    for path in paths {
+    for path in paths.into_iter().filter(|path| !model.is_opaque(path)) {
         let allowed = model.allowed(path, bound);
         let fine = match seen.get(path) {
             None => allowed.contains(&&None),
@@ -156,8 +156,12 @@ fn needs_recovery(disk: &CrashDisk) -> bool {
     u32::from_le_bytes(sector[0x60..0x64].try_into().unwrap()) & 0x4 != 0
 }
 
-/// Checks one crash state against `model`.
-pub fn check_state(state: CrashState, model: &Model, run_fsck: Fsck) -> Result<Found, String> {
+/// A verdict of its own on the recovered file system of a crash at log
+/// position `bound` (for what the model leaves opaque: a database).
+pub type ExtraVerdict<'a> = &'a dyn Fn(&Ext4<CrashDisk>, usize) -> Result<(), String>;
+
+/// Checks one crash state against `model` (and `extra`, if given).
+pub fn check_state(state: CrashState, model: &Model, run_fsck: Fsck, extra: Option<ExtraVerdict<'_>>) -> Result<Found, String> {
     let base = state.disk.base.clone();
     let found = if needs_recovery(&state.disk) { Found::LogInUse } else { Found::Clean };
     let fs = mount(state.disk)?;
@@ -165,6 +169,9 @@ pub fn check_state(state: CrashState, model: &Model, run_fsck: Fsck) -> Result<F
     let problems = judge(model, &seen, state.bound);
     if !problems.is_empty() {
         return Err(problems.join("\n"));
+    }
+    if let Some(extra) = extra {
+        extra(&fs, state.bound)?;
     }
     let recovered = fs.into_device();
     let patches = recovered.patches.borrow().clone();

@@ -20,6 +20,8 @@ pub mod plan;
 pub mod states;
 pub mod verdicts;
 
+/// The crate the states are opened with, for verdicts of their own.
+pub use ext4;
 pub use events::{is_commit_block, log_wraps, lose_flushes, AroundCommit, Event, UNIT};
 
 use std::fs;

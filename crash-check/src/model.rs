@@ -39,6 +39,9 @@ pub struct Promise {
 pub struct Model {
     pub history: BTreeMap<String, Vec<Version>>,
     pub promises: Vec<Promise>,
+    /// Directories whose contents another verdict judges (a database's
+    /// files): paths below them are not compared with the history.
+    pub opaque: Vec<String>,
     next_identity: u32,
 }
 
@@ -118,6 +121,11 @@ impl Model {
         for path in paths {
             self.promise(&path, returned_at);
         }
+    }
+
+    /// Whether `path` lies below a directory another verdict judges.
+    pub fn is_opaque(&self, path: &str) -> bool {
+        self.opaque.iter().any(|directory| path.strip_prefix(directory.as_str()).is_some_and(|rest| rest.starts_with('/')))
     }
 
     /// The versions `path` may show after a crash at `bound`.

@@ -38,6 +38,18 @@ pub enum Op {
     Sync,
     Rename(String, String),
     Unlink(String),
+    /// `sqlite3 DATABASE` runs one statement (one transaction): the
+    /// database's directory is left to a verdict of its own ([`sql_spans`]).
+    Sql { database: String, statement: Sql },
+}
+
+/// The statements of the SQLite workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sql {
+    /// `create table t(id integer primary key, v text)`.
+    Create,
+    /// `insert into t values(ROW, …)`: rows go in as 0, 1, 2, ….
+    Insert(u32),
 }
 
 /// An operation and the process that performs it.
@@ -75,6 +87,8 @@ pub fn text(steps: &[Step]) -> String {
             Op::Sync => "sync".to_string(),
             Op::Rename(from, to) => format!("rename {from} {to}"),
             Op::Unlink(path) => format!("unlink {path}"),
+            Op::Sql { database, statement: Sql::Create } => format!("sqlite-create {database}"),
+            Op::Sql { database, statement: Sql::Insert(row) } => format!("sqlite-insert {database} {row}"),
         };
         text.push_str(&format!("{process} {line}\n"));
     }
@@ -129,11 +143,47 @@ pub fn model_of(steps: &[Step], positions: &[(usize, usize)], end: usize) -> Res
             Op::Fsync(path) => model.promise(path, returned),
             Op::Sync => model.promise_all(returned),
             Op::Rename(from, to) => model.rename(from, to, started),
+            Op::Sql { database, .. } => {
+                let directory = database.rsplit_once('/').map_or("", |(directory, _)| directory).to_string();
+                if !model.opaque.contains(&directory) {
+                    model.opaque.push(directory);
+                }
+            }
         }
     }
     model.promise_all(end);
     Ok(model)
 }
+
+/// The `(begin, end)` log positions of the SQL statements on `database`,
+/// in plan order (the create first, then the inserts).
+pub fn sql_spans(steps: &[Step], positions: &[(usize, usize)], database: &str) -> Vec<(Sql, usize, usize)> {
+    steps
+        .iter()
+        .zip(positions)
+        .filter_map(|(step, &(begin, end))| match &step.op {
+            Op::Sql { database: named, statement } if named == database => Some((*statement, begin, end)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a crash at log position `bound` may leave of the SQLite
+/// workload: `(fewest, most)` rows, rows being 0, 1, … in order, and
+/// whether the table must exist.
+pub fn sql_rows_allowed(spans: &[(Sql, usize, usize)], bound: usize) -> (u32, u32, bool) {
+    let inserts = || spans.iter().filter(|(statement, _, _)| matches!(statement, Sql::Insert(_)));
+    let fewest = inserts().filter(|(_, _, end)| *end <= bound).count() as u32;
+    let most = inserts().filter(|(_, begin, _)| *begin < bound).count() as u32;
+    let table = spans.iter().any(|(statement, _, end)| *statement == Sql::Create && *end <= bound);
+    (fewest, most, table)
+}
+
+/// Where the kernel workload keeps its database.
+pub const SQL_DATABASE: &str = "/sql/db";
+/// Rows the kernel workload inserts, one transaction (one `sqlite3`
+/// process) each.
+pub const SQL_ROWS: u32 = 12;
 
 /// The kernel crash tier's workload: the crate tier's five (small files;
 /// appends; a large sequential write; directory trees; two processes,
@@ -216,6 +266,19 @@ pub fn kernel_workload() -> Vec<Step> {
     plan.steps
 }
 
+/// The SQLite workload: a table created, then [`SQL_ROWS`] rows inserted,
+/// one transaction each (a rollback journal; `synchronous=extra`, so each
+/// commit is durable when the statement returns), in [`SQL_DATABASE`].
+pub fn sqlite_workload() -> Vec<Step> {
+    let mut plan = Plan::default();
+    plan.op(Op::Mkdir("/sql".into()));
+    plan.op(Op::Sql { database: SQL_DATABASE.into(), statement: Sql::Create });
+    for row in 0..SQL_ROWS {
+        plan.op(Op::Sql { database: SQL_DATABASE.into(), statement: Sql::Insert(row) });
+    }
+    plan.steps
+}
+
 /// Builds a plan with fresh seeds.
 #[derive(Default)]
 struct Plan {
@@ -277,6 +340,7 @@ mod tests {
                     Op::Rename(from, to) => vec![from.clone(), to.clone()],
                     Op::Mkdir(path) | Op::Rmdir(path) | Op::Fsync(path) | Op::Unlink(path) => vec![path.clone()],
                     Op::Create { path, .. } | Op::Write { path, .. } => vec![path.clone()],
+                    Op::Sql { database, .. } => vec![database.clone()],
                 })
                 .collect()
         };
@@ -299,6 +363,21 @@ mod tests {
         assert_eq!(model.promises.iter().filter(|promise| promise.path == "/f").map(|promise| promise.returned_at).min(), Some(6));
         assert_eq!(model.allowed("/f", 1).len(), 3, "absent, empty or written while the create runs");
         assert_eq!(model.allowed("/f", 7), [&Some(Node::File { identity: 1, content: bytes_for(1, 10) })]);
+    }
+
+    #[test]
+    fn sql_rows_follow_the_inserts_begun_and_ended_before_the_crash() {
+        let steps = sqlite_workload();
+        let positions: Vec<(usize, usize)> = (0..steps.len()).map(|index| (index * 10, index * 10 + 5)).collect();
+        let spans = sql_spans(&steps, &positions, SQL_DATABASE);
+        assert_eq!(spans.len(), 1 + SQL_ROWS as usize);
+        // Step 0 is the mkdir, 1 the create (10..15), 2 the first insert (20..25).
+        assert_eq!(sql_rows_allowed(&spans, 12), (0, 0, false));
+        assert_eq!(sql_rows_allowed(&spans, 15), (0, 0, true));
+        assert_eq!(sql_rows_allowed(&spans, 21), (0, 1, true), "the first insert runs");
+        assert_eq!(sql_rows_allowed(&spans, 25), (1, 1, true), "and returned");
+        let model = model_of(&steps, &positions, 1000).unwrap();
+        assert!(model.is_opaque("/sql/db") && model.is_opaque("/sql/db-journal") && !model.is_opaque("/sql"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::check::{check_state, Found, Fsck};
+use crate::check::{check_state, ExtraVerdict, Found, Fsck};
 use crate::model::Model;
 use crate::states::{for_each_state, Cut, Random};
 use crate::{log_wraps, Event};
@@ -76,8 +76,9 @@ impl fmt::Display for Tally {
 }
 
 /// Cuts every state of `events` over `initial` (see [`for_each_state`])
-/// and checks each against `model`; `label` names the run in failures.
-pub fn check_every_state(label: &str, initial: &[u8], events: &[Event], model: &Model, sampling: Sampling) -> Tally {
+/// and checks each against `model` (and `extra`); `label` names the run
+/// in failures.
+pub fn check_every_state(label: &str, initial: &[u8], events: &[Event], model: &Model, sampling: Sampling, extra: Option<ExtraVerdict<'_>>) -> Tally {
     let started = Instant::now();
     let mut tally = Tally {
         label: label.to_string(),
@@ -97,7 +98,7 @@ pub fn check_every_state(label: &str, initial: &[u8], events: &[Event], model: &
         }
         tally.fscked += usize::from(fsck == Fsck::Run);
         let state_label = state.label.clone();
-        match check_state(state, model, fsck) {
+        match check_state(state, model, fsck, extra) {
             Ok(Found::LogInUse) => tally.replayed += 1,
             Ok(Found::Clean) => {}
             Err(problem) => tally.failures.push(format!("{}: {state_label}: {problem}", tally.label)),

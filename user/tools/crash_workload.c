@@ -8,7 +8,13 @@
  * PLAN holds one operation a line, `<process> <verb> <arguments>` (the
  * format of crash-check's `plan.rs`, which also builds the model the crash
  * states are judged by): mkdir, rmdir, create PATH SEED LENGTH, write
- * PATH SEED OFFSET LENGTH, fsync PATH, sync, rename FROM TO, unlink PATH.
+ * PATH SEED OFFSET LENGTH, fsync PATH, sync, rename FROM TO, unlink PATH,
+ * sqlite-create DATABASE and sqlite-insert DATABASE ROW (one statement,
+ * one transaction, by a `/bin/sqlite3` process each, with
+ * `synchronous=extra`: the rollback journal's unlink, SQLite's commit
+ * point, is made durable by an fsync of its directory before the
+ * statement returns — under the default `full` it is not, and a power
+ * cut may roll the last transaction back, as SQLite documents).
  * Lines of process 0 run in order; a run of lines of processes 1, 2, ...
  * runs as that many processes at once.
  *
@@ -90,6 +96,21 @@ static int write_all(int fd, uint32_t seed, size_t offset, size_t length) {
     return 0;
 }
 
+/* Runs `/bin/sqlite3 DATABASE STATEMENT` to its end. */
+static int sqlite(const char *database, const char *statement) {
+    pid_t child = fork();
+    if (child == 0) {
+        execl("/bin/sqlite3", "sqlite3", database, statement, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    if (child < 0 || waitpid(child, &status, 0) != child)
+        return -1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return errno = EIO, -1;
+    return 0;
+}
+
 /* Runs one plan line; 0 or -1 with errno. */
 static int perform(const char *line) {
     char verb[16], first[1024], second[1024];
@@ -115,6 +136,13 @@ static int perform(const char *line) {
             return errno = EINVAL, -1;
         path_of(other, second);
         return rename(path, other);
+    }
+    if (strcmp(verb, "sqlite-create") == 0)
+        return sqlite(path, "pragma synchronous=extra; create table t(id integer primary key, v text);");
+    if (strcmp(verb, "sqlite-insert") == 0 && sscanf(line, "%*s %*s %lu", &a) == 1) {
+        char statement[256];
+        snprintf(statement, sizeof statement, "pragma synchronous=extra; insert into t values(%lu, 'row %lu, inserted in a transaction of its own');", a, a);
+        return sqlite(path, statement);
     }
     if (strcmp(verb, "fsync") == 0) {
         int fd = open(path, O_RDONLY);

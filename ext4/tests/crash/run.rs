@@ -57,7 +57,7 @@ pub fn run(workload: &Workload, layout: Layout, policy: CommitPolicy, flushes: F
         Flushes::LostAfterCommit => lose_flushes(&mut finished.events, AroundCommit::After),
     };
     let label = format!("{} ({} B blocks {:?}, {policy:?}, {flushes:?})", workload.0, layout.block_size, layout.options);
-    let mut tally = check_every_state(&label, &finished.initial, &finished.events, &finished.model, sampling);
+    let mut tally = check_every_state(&label, &finished.initial, &finished.events, &finished.model, sampling, None);
     tally.elapsed = started.elapsed();
     tally
 }
