@@ -137,17 +137,9 @@ fn describe(run: &ProgramRun, expected_length: usize) -> String {
 }
 
 /// `length` bytes of every value, from a fixed xorshift sequence (the same
-/// every run, so a failure can be repeated).
+/// every run, so a failure can be repeated): the crash tier's generator.
 fn binary_data(length: usize) -> Vec<u8> {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..length)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
+    crash_check::plan::bytes_for(0, length)
 }
 
 #[cfg(test)]
