@@ -10,7 +10,9 @@
 //! The cache holds 4 KiB chunks (8 sectors), each with a mask of the
 //! sectors it knows and of those written but not yet on the device, and
 //! evicts the least recently used eighth when full (writing dirty chunks
-//! back first). Requests of 64 KiB or more stream past it (the cache's
+//! back first). A miss right after the chunk before it reads 64 KiB ahead
+//! (a file read page by page, a mapping faulted in order). Requests of
+//! 64 KiB or more stream past it (the cache's
 //! copies of their sectors are kept up to date), so a large sequential
 //! read or write does not evict what small requests reuse.
 //!
@@ -31,6 +33,8 @@ const CHUNK_SECTORS: u64 = 8;
 const CHUNK_BYTES: usize = CHUNK_SECTORS as usize * SECTOR_SIZE;
 /// Requests this long or longer stream past the cache.
 pub const STREAM_BYTES: usize = 64 * 1024;
+/// Chunks a sequential reader's miss reads at once (64 KiB).
+const READ_AHEAD_CHUNKS: u64 = 16;
 /// Longest write the write-back makes of contiguous dirty sectors.
 const WRITE_BACK_BYTES: usize = 256 * 1024;
 
@@ -59,6 +63,8 @@ pub struct CacheStatistics {
     pub uncached: u64,
     /// Flushes with nothing written since the last: not sent.
     pub flushes_skipped: u64,
+    /// Misses that read ahead (a sequential reader).
+    pub read_ahead: u64,
 }
 
 /// The cache's state, for a device the caller passes to each request:
@@ -124,7 +130,7 @@ impl<D: BlockDevice> BlockDevice for CachedDevice<D> {
 impl BlockCache {
     /// An empty cache of at most `capacity` 4 KiB chunks (0: none).
     pub const fn new(capacity: usize) -> Self {
-        let statistics = CacheStatistics { hits: 0, misses: 0, written_back: 0, evicted: 0, uncached: 0, flushes_skipped: 0 };
+        let statistics = CacheStatistics { hits: 0, misses: 0, written_back: 0, evicted: 0, uncached: 0, flushes_skipped: 0, read_ahead: 0 };
         Self { chunks: BTreeMap::new(), capacity, clock: 0, statistics, unflushed: false }
     }
 
@@ -149,6 +155,12 @@ impl BlockCache {
     /// no memory could hold it.
     fn chunk<D: BlockDevice>(&mut self, device: &D, index: u64, needed: u8, read: bool) -> Result<Option<&mut Chunk>, IoError> {
         let cache = self;
+        let known = cache.chunks.get(&index).is_some_and(|chunk| chunk.valid & needed == needed);
+        if read && !known && index > 0 && cache.chunks.contains_key(&(index - 1)) {
+            // The chunk before is here: a sequential reader (a file read
+            // page by page, a mapping faulted in order). Read ahead.
+            cache.read_ahead(device, index)?;
+        }
         if !cache.chunks.contains_key(&index) {
             if cache.chunks.len() >= cache.capacity {
                 cache.evict(device)?;
@@ -184,6 +196,54 @@ impl BlockCache {
             cache.statistics.hits += 1;
         }
         Ok(cache.chunks.get_mut(&index))
+    }
+
+    /// Reads chunks `index..` (up to [`READ_AHEAD_CHUNKS`], a quarter of
+    /// the cache at most) in one request and keeps them, filling only the
+    /// sectors the cache does not know (a dirty sector stays as written).
+    /// Best effort: without memory it reads nothing.
+    fn read_ahead<D: BlockDevice>(&mut self, device: &D, index: u64) -> Result<(), IoError> {
+        let window = (READ_AHEAD_CHUNKS as usize).min(self.capacity / 4).max(1) as u64;
+        let first_sector = index * CHUNK_SECTORS;
+        let end_sector = ((index + window) * CHUNK_SECTORS).min(device.sector_count());
+        if end_sector <= first_sector {
+            return Ok(());
+        }
+        let length = (end_sector - first_sector) as usize * SECTOR_SIZE;
+        let mut fresh = Vec::new();
+        if fresh.try_reserve_exact(length).is_err() {
+            return Ok(());
+        }
+        fresh.resize(length, 0);
+        device.read_sectors(first_sector, &mut fresh)?;
+        self.statistics.misses += 1;
+        self.statistics.read_ahead += 1;
+        for (offset, piece) in fresh.chunks(CHUNK_BYTES).enumerate() {
+            let at = index + offset as u64;
+            if !self.chunks.contains_key(&at) {
+                if self.chunks.len() >= self.capacity {
+                    self.evict(device)?;
+                }
+                let mut data = Vec::new();
+                if self.chunks.len() >= self.capacity || data.try_reserve_exact(CHUNK_BYTES).is_err() {
+                    return Ok(());
+                }
+                data.resize(CHUNK_BYTES, 0);
+                self.chunks.insert(at, Chunk { data: data.into_boxed_slice(), valid: 0, dirty: 0, used: 0 });
+            }
+            self.clock += 1;
+            let clock = self.clock;
+            let Some(chunk) = self.chunks.get_mut(&at) else { return Ok(()) };
+            chunk.used = clock;
+            for sector in 0..piece.len() / SECTOR_SIZE {
+                if chunk.valid & (1 << sector) == 0 {
+                    let range = sector * SECTOR_SIZE..(sector + 1) * SECTOR_SIZE;
+                    chunk.data[range.clone()].copy_from_slice(&piece[range]);
+                    chunk.valid |= 1 << sector;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Drops the least recently used eighth of the chunks, writing the
@@ -460,6 +520,21 @@ mod tests {
         cached.flush().unwrap();
         assert_eq!(cached.device.at_flushes.borrow().len(), 2);
         assert_eq!(cached.statistics().flushes_skipped, 2);
+    }
+
+    #[test]
+    fn a_sequential_reader_reads_ahead_without_touching_dirty_sectors() {
+        let cached = CachedDevice::new(Watched::new(1024), 64);
+        cached.write_sectors(8 * 5 + 2, &sectors(1, 0xEE)).unwrap();
+        let mut page = sectors(8, 0);
+        for chunk in 0..40u64 {
+            cached.read_sectors(chunk * 8, &mut page).unwrap();
+            let expected: Vec<u8> = (0..8u64).flat_map(|sector| if chunk == 5 && sector == 2 { sectors(1, 0xEE) } else { sectors(1, (chunk * 8 + sector) as u8) }).collect();
+            assert_eq!(page, expected, "chunk {chunk}");
+        }
+        // Chunk 0 alone, then 16 at a time: 1 + 3 reads for 40 chunks.
+        assert_eq!(cached.device.reads.get(), 4);
+        assert_eq!(cached.statistics().read_ahead, 3);
     }
 
     #[test]
