@@ -13,9 +13,10 @@
 //! pages stay shared among the spaces that map them, no longer tied to the
 //! file.
 //!
-//! **Lock order**: the table's lock ([`MAPPINGS_LEVEL`]) is taken inside an
-//! open file's offset lock and around the tree's and the memory objects'
-//! locks; nothing here maps into an address space while holding it.
+//! **Lock order**: the table's lock ([`MAPPINGS_LEVEL`]) is a spinlock:
+//! it is taken around the memory objects' locks, never around the tree
+//! (a sleep lock: reading or writing the file may wait for a disk), and
+//! nothing here maps into an address space while holding it.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -88,48 +89,117 @@ pub fn page_holding(frame: u64) -> Option<(InodeId, u64)> {
     })
 }
 
+/// Pages read from the file with one hold of the tree when a mapping's
+/// pages are made (64 KiB).
+const PAGES_PER_READ: usize = 16;
+
 /// The memory objects of pages `first..first + count` of `inode`, made
-/// (charged to `process`'s container) and filled where missing.
+/// (charged to `process`'s container) and filled where missing. The file
+/// is read outside the table's lock (a disk read may sleep); a page made
+/// meanwhile by another mapper wins and ours is let go.
 fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> Result<Vec<u64>, Errno> {
     let end = first.checked_add(count).filter(|end| *end <= (1 << 32)).ok_or(Errno::ENOMEM)? as usize;
     let mut handles = Vec::new();
     handles.try_reserve_exact(count as usize).map_err(|_| Errno::ENOMEM)?;
-    let mut table = MAPPINGS.lock();
-    let index = match table.iter().position(|file| file.inode == inode) {
-        Some(index) => index,
-        None => {
-            table.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            // The mapping holds the file open: its inode is not reused.
-            fs::with(|tree| tree.opened(inode))?;
-            table.push(MappedFile { inode, pages: Vec::new() });
-            MAPPED_FILES.store(table.len(), Ordering::Relaxed);
-            table.len() - 1
+    ensure_entry(inode)?;
+    let missing: Vec<usize> = {
+        let table = MAPPINGS.lock();
+        let file = table.iter().find(|file| file.inode == inode).ok_or(Errno::ENOENT)?;
+        (first as usize..end).filter(|&page| file.pages.get(page).copied().flatten().is_none()).collect()
+    };
+    let mut made: Vec<(usize, u64)> = Vec::new();
+    let filled = made.try_reserve_exact(missing.len()).map_err(|_| Errno::ENOMEM).and_then(|()| fill(process, inode, &missing, &mut made));
+    let mut unused = Vec::new();
+    let installed = {
+        let mut table = MAPPINGS.lock();
+        match table.iter_mut().find(|file| file.inode == inode) {
+            None => Err(Errno::ENOENT),
+            Some(file) => {
+                let grown = if file.pages.len() < end {
+                    file.pages.try_reserve(end - file.pages.len()).map_err(|_| Errno::ENOMEM).map(|()| file.pages.resize(end, None))
+                } else {
+                    Ok(())
+                };
+                match grown {
+                    Err(errno) => Err(errno),
+                    Ok(()) => {
+                        for &(page, handle) in &made {
+                            match file.pages[page] {
+                                None => file.pages[page] = Some(handle),
+                                Some(_) => unused.push(handle),
+                            }
+                        }
+                        made.clear();
+                        handles.extend(file.pages[first as usize..end].iter().flatten());
+                        Ok(())
+                    }
+                }
+            }
         }
     };
-    let file = &mut table[index];
-    if file.pages.len() < end {
-        file.pages.try_reserve(end - file.pages.len()).map_err(|_| Errno::ENOMEM)?;
-        file.pages.resize(end, None);
+    for handle in unused.into_iter().chain(made.into_iter().map(|(_, handle)| handle)) {
+        memory_objects::release(handle);
     }
-    for page in first as usize..end {
-        let handle = match file.pages[page] {
-            Some(handle) => handle,
-            None => {
-                let handle = memory_objects::create(process.container(), 1)?;
-                let mut bytes = [0u8; PAGE];
-                let filled = fs::with(|tree| tree.read(inode, page as u64 * PAGE_SIZE, &mut bytes))
-                    .and_then(|count| memory_objects::write(handle, 0, &bytes[..count]));
-                if let Err(errno) = filled {
-                    memory_objects::release(handle);
-                    return Err(errno);
-                }
-                file.pages[page] = Some(handle);
-                handle
-            }
-        };
-        handles.push(handle);
+    installed?;
+    filled?;
+    if handles.len() != count as usize {
+        return Err(Errno::ENOMEM);
     }
     Ok(handles)
+}
+
+/// The table's entry for `inode`, made (the mapping holds the file open:
+/// its inode is not reused) if there is none.
+fn ensure_entry(inode: InodeId) -> Result<(), Errno> {
+    if MAPPINGS.lock().iter().any(|file| file.inode == inode) {
+        return Ok(());
+    }
+    fs::with(|tree| tree.opened(inode))?;
+    let added = {
+        let mut table = MAPPINGS.lock();
+        if table.iter().any(|file| file.inode == inode) {
+            Ok(false)
+        } else if table.try_reserve(1).is_err() {
+            Err(Errno::ENOMEM)
+        } else {
+            table.push(MappedFile { inode, pages: Vec::new() });
+            MAPPED_FILES.store(table.len(), Ordering::Relaxed);
+            Ok(true)
+        }
+    };
+    if added != Ok(true) {
+        // Another mapper made it first, or no room: the open is undone.
+        let _ = fs::with(|tree| {
+            tree.closed(inode);
+            Ok(())
+        });
+    }
+    added.map(drop)
+}
+
+/// Makes and fills a memory object for each page of `missing` (sorted),
+/// reading the file a run of up to [`PAGES_PER_READ`] pages at a time.
+fn fill(process: &NativeProcess, inode: InodeId, missing: &[usize], made: &mut Vec<(usize, u64)>) -> Result<(), Errno> {
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(PAGES_PER_READ * PAGE).map_err(|_| Errno::ENOMEM)?;
+    buffer.resize(PAGES_PER_READ * PAGE, 0);
+    let mut at = 0;
+    while at < missing.len() {
+        let run = missing[at..].iter().enumerate().take_while(|&(offset, &page)| offset < PAGES_PER_READ && page == missing[at] + offset).count();
+        let bytes = &mut buffer[..run * PAGE];
+        bytes.fill(0);
+        fs::with(|tree| tree.read(inode, missing[at] as u64 * PAGE_SIZE, bytes))?;
+        for (offset, contents) in bytes.chunks(PAGE).enumerate() {
+            let handle = memory_objects::create(process.container(), 1)?;
+            if let Err(errno) = memory_objects::write(handle, 0, contents) {
+                memory_objects::release(handle);
+                return Err(errno);
+            }
+            made.push((missing[at] + offset, handle));
+        }
+        at += run;
+    }
+    Ok(())
 }
 
 /// Copies the mapped pages of `inode` (if any) back into the file, up to
@@ -138,13 +208,23 @@ pub fn write_back(inode: InodeId) -> Result<(), Errno> {
     if none_mapped() {
         return Ok(());
     }
-    let table = MAPPINGS.lock();
-    let Some(file) = table.iter().find(|file| file.inode == inode) else { return Ok(()) };
+    // The pages are listed under the table's lock and copied outside it
+    // (the file's writes may wait for a disk).
+    let pages: Vec<(usize, u64)> = {
+        let table = MAPPINGS.lock();
+        let Some(file) = table.iter().find(|file| file.inode == inode) else { return Ok(()) };
+        let mut pages = Vec::new();
+        pages.try_reserve_exact(file.pages.len()).map_err(|_| Errno::ENOMEM)?;
+        pages.extend(file.pages.iter().enumerate().filter_map(|(page, handle)| handle.map(|handle| (page, handle))));
+        pages
+    };
     let size = fs::with(|tree| tree.stat(inode))?.size;
     let (mut mapped, mut stored) = ([0u8; PAGE], [0u8; PAGE]);
-    for (page, handle) in file.pages.iter().enumerate() {
+    for (page, handle) in pages {
         let start = page as u64 * PAGE_SIZE;
-        let Some(handle) = handle.filter(|_| start < size) else { continue };
+        if start >= size {
+            continue;
+        }
         let length = (size - start).min(PAGE_SIZE) as usize;
         memory_objects::read(handle, 0, &mut mapped[..length])?;
         // Only changed pages are copied (an unchanged file from the
