@@ -21,7 +21,7 @@ use kernel_objects::device_memory::DmaFrame;
 use machine::pci::PciFunction;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
-use sync::{Completions, KernelBlocking};
+use sync::{Completions, KernelBlocking, Ticket};
 use virtio::block::{wanted_block_features, BlockConfig, BlockError, BlockRequests, DataBuffer, RequestFailure};
 use virtio::pci::{read_capabilities, Command, StructureLocation};
 use virtio::queue::{EventIndex, RingLayout, SplitQueue};
@@ -35,6 +35,8 @@ pub const SECTOR_BYTES: usize = 512;
 const FRAME_BYTES: usize = 4096;
 /// Data frames per request (64 KiB): larger transfers are split.
 const FRAMES_PER_REQUEST: usize = 16;
+/// Requests [`VirtioBlock::write_many`] keeps at the device at once.
+const WRITES_IN_FLIGHT: usize = 32;
 /// The queue size asked for: a descriptor table of 256 entries fills one frame.
 const QUEUE_SIZE_LIMIT: u16 = 256;
 /// Below the file system's locks, above the sync layer's (5): the
@@ -204,6 +206,44 @@ impl VirtioBlock {
         Ok(())
     }
 
+    /// Writes each `(sector, data)` piece (whole sectors), with up to
+    /// [`WRITES_IN_FLIGHT`] requests at the device at once instead of one
+    /// after another (a cache writing back scattered blocks). Every piece
+    /// is tried; the first failure is reported after all have ended.
+    pub fn write_many(&self, pieces: &[(u64, &[u8])]) -> Result<(), BlockIoError> {
+        if self.read_only {
+            return Err(BlockIoError::ReadOnly);
+        }
+        let mut outcome = Ok(());
+        for group in pieces.chunks(WRITES_IN_FLIGHT) {
+            let mut pending = Vec::new();
+            for &(sector, data) in group {
+                if data.len() > FRAMES_PER_REQUEST * FRAME_BYTES {
+                    outcome = outcome.and(self.write(sector, data));
+                    continue;
+                }
+                let submitted = self.check(sector, data.len()).and_then(|()| {
+                    let frames = bounce_frames(data.len())?;
+                    for (index, frame) in frames.iter().enumerate() {
+                        let start = index * FRAME_BYTES;
+                        frame.write_bytes(0, &data[start..(start + FRAME_BYTES).min(data.len())]);
+                    }
+                    let ticket = self.submit(Direction::Write, sector, &frames, data.len())?;
+                    Ok((ticket, frames))
+                });
+                match submitted {
+                    Ok(request) => pending.push(request),
+                    Err(error) => outcome = outcome.and(Err(error)),
+                }
+            }
+            // The bounce frames live until their request has ended.
+            for (ticket, _frames) in pending {
+                outcome = outcome.and(self.finish(ticket));
+            }
+        }
+        outcome
+    }
+
     /// Makes every completed write durable (a no-op without a write cache).
     pub fn flush(&self) -> Result<(), BlockIoError> {
         if !self.flushable {
@@ -225,12 +265,19 @@ impl VirtioBlock {
     }
 
     fn transfer(&self, direction: Direction, sector: u64, frames: &[DmaFrame], bytes: usize) -> Result<(), BlockIoError> {
+        let ticket = self.submit(direction, sector, frames, bytes)?;
+        self.finish(ticket)
+    }
+
+    /// Puts a read or write of `frames` (`bytes` long) at `sector` on the
+    /// queue; [`finish`](Self::finish) waits for it.
+    fn submit(&self, direction: Direction, sector: u64, frames: &[DmaFrame], bytes: usize) -> Result<Ticket, BlockIoError> {
         let buffers: Vec<DataBuffer> = frames
             .iter()
             .enumerate()
             .map(|(index, frame)| DataBuffer { physical: frame.physical(), length: (bytes - index * FRAME_BYTES).min(FRAME_BYTES) as u32 })
             .collect();
-        self.submit_and_wait(|state| {
+        self.submit_request(|state| {
             let state = &mut *state;
             match direction {
                 Direction::Read => state.requests.read(&mut state.queue, &state.memory, sector, &buffers),
@@ -241,7 +288,14 @@ impl VirtioBlock {
 
     /// Submits with `submit` (retrying while every slot or descriptor is
     /// taken), then waits for its completion.
-    fn submit_and_wait(&self, mut submit: impl FnMut(&mut DeviceState) -> Result<virtio::queue::Token, BlockError>) -> Outcome {
+    fn submit_and_wait(&self, submit: impl FnMut(&mut DeviceState) -> Result<virtio::queue::Token, BlockError>) -> Outcome {
+        let ticket = self.submit_request(submit)?;
+        self.finish(ticket)
+    }
+
+    /// Submits with `submit`, retrying while every slot or descriptor is
+    /// taken (requests of this CPU's or others' still in flight).
+    fn submit_request(&self, mut submit: impl FnMut(&mut DeviceState) -> Result<virtio::queue::Token, BlockError>) -> Result<Ticket, BlockIoError> {
         let ticket = loop {
             let Ok(ticket) = self.completions.begin() else {
                 sched::yield_now();
@@ -278,6 +332,11 @@ impl VirtioBlock {
                 }
             }
         };
+        Ok(ticket)
+    }
+
+    /// Waits for the request of `ticket` to end; its outcome.
+    fn finish(&self, ticket: Ticket) -> Outcome {
         if self.function.interrupt_line != 0 {
             return self.completions.wait(ticket);
         }

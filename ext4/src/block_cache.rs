@@ -35,8 +35,6 @@ const CHUNK_BYTES: usize = CHUNK_SECTORS as usize * SECTOR_SIZE;
 pub const STREAM_BYTES: usize = 64 * 1024;
 /// Chunks a sequential reader's miss reads at once (64 KiB).
 const READ_AHEAD_CHUNKS: u64 = 16;
-/// Longest write the write-back makes of contiguous dirty sectors.
-const WRITE_BACK_BYTES: usize = 256 * 1024;
 
 struct Chunk {
     data: Box<[u8]>,
@@ -271,34 +269,38 @@ impl BlockCache {
     /// device, contiguous ones in one request each.
     fn write_back<D: BlockDevice>(&mut self, device: &D, indices: &[u64]) -> Result<(), IoError> {
         let cache = self;
-        let mut run: Vec<u8> = Vec::new();
-        let mut run_start = 0u64;
+        // Each chunk's runs of contiguous dirty sectors, borrowed in place
+        // (no copy: the cache may be most of the heap), handed to the
+        // device together (it may have several in flight, and merges
+        // neighbours).
+        let mut pieces: Vec<(u64, &[u8])> = Vec::new();
         let mut written = 0u64;
-        let sectors: Vec<(u64, usize, u64)> = indices
-            .iter()
-            .filter_map(|&index| cache.chunks.get(&index).map(|chunk| (index, chunk)))
-            .flat_map(|(index, chunk)| {
-                (0..CHUNK_SECTORS).filter(move |sector| chunk.dirty & (1 << sector) != 0).map(move |sector| (index, sector as usize, index * CHUNK_SECTORS + sector))
-            })
-            .collect();
-        for (index, sector, absolute) in sectors {
-            if !run.is_empty() && (run_start + (run.len() / SECTOR_SIZE) as u64 != absolute || run.len() >= WRITE_BACK_BYTES) {
-                cache.unflushed = true;
-                device.write_sectors(run_start, &run)?;
-                written += (run.len() / SECTOR_SIZE) as u64;
-                run.clear();
+        for &index in indices {
+            let Some(chunk) = cache.chunks.get(&index) else { continue };
+            let mut sector = 0;
+            while sector < CHUNK_SECTORS {
+                if chunk.dirty & (1 << sector) == 0 {
+                    sector += 1;
+                    continue;
+                }
+                let run = (sector..CHUNK_SECTORS).take_while(|next| chunk.dirty & (1 << next) != 0).count() as u64;
+                let bytes = &chunk.data[sector as usize * SECTOR_SIZE..(sector + run) as usize * SECTOR_SIZE];
+                if pieces.try_reserve(1).is_err() {
+                    // No room for the list: this piece on its own.
+                    device.write_sectors(index * CHUNK_SECTORS + sector, bytes)?;
+                } else {
+                    pieces.push((index * CHUNK_SECTORS + sector, bytes));
+                }
+                written += run;
+                sector += run;
             }
-            if run.is_empty() {
-                run_start = absolute;
-            }
-            let chunk = cache.chunks.get(&index).ok_or(IoError::Busy)?;
-            run.extend_from_slice(&chunk.data[sector * SECTOR_SIZE..(sector + 1) * SECTOR_SIZE]);
         }
-        if !run.is_empty() {
-            device.write_sectors(run_start, &run)?;
-            written += (run.len() / SECTOR_SIZE) as u64;
+        if written == 0 {
+            return Ok(());
         }
-        cache.unflushed |= written > 0;
+        cache.unflushed = true;
+        device.write_many(&pieces)?;
+        drop(pieces);
         for index in indices {
             if let Some(chunk) = cache.chunks.get_mut(index) {
                 chunk.dirty = 0;

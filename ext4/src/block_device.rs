@@ -41,6 +41,17 @@ pub trait BlockDevice {
 
     /// Returns once every completed write is durable.
     fn flush(&self) -> Result<(), IoError>;
+
+    /// Writes each `(first_sector, data)` piece, in any order (a device
+    /// may have several at once in flight); every piece is tried and the
+    /// first failure reported. By default one after another.
+    fn write_many(&self, pieces: &[(u64, &[u8])]) -> Result<(), IoError> {
+        let mut outcome = Ok(());
+        for &(first_sector, data) in pieces {
+            outcome = outcome.and(self.write_sectors(first_sector, data));
+        }
+        outcome
+    }
 }
 
 /// The byte range of `length` bytes starting at `first_sector`, checked

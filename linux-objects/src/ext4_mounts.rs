@@ -73,6 +73,15 @@ impl BlockDevice for DiskDevice {
     }
 }
 
+impl RawDisk {
+    fn check_writable(&self) -> Result<(), IoError> {
+        match self.access {
+            Access::ReadOnly => Err(IoError::ReadOnly),
+            Access::ReadWrite => Ok(()),
+        }
+    }
+}
+
 /// The virtio disk itself: whole sectors, written only when opened for
 /// [`Access::ReadWrite`].
 struct RawDisk {
@@ -91,11 +100,17 @@ impl BlockDevice for RawDisk {
     }
 
     fn write_sectors(&self, first_sector: u64, data: &[u8]) -> Result<(), IoError> {
-        if self.access == Access::ReadOnly {
-            return Err(IoError::ReadOnly);
-        }
+        self.check_writable()?;
         ext4::checked_byte_range(first_sector, data.len(), self.sector_count())?;
         self.disk.write(first_sector, data).map_err(io_error)
+    }
+
+    fn write_many(&self, pieces: &[(u64, &[u8])]) -> Result<(), IoError> {
+        self.check_writable()?;
+        for &(first_sector, data) in pieces {
+            ext4::checked_byte_range(first_sector, data.len(), self.sector_count())?;
+        }
+        self.disk.write_many(pieces).map_err(io_error)
     }
 
     fn flush(&self) -> Result<(), IoError> {

@@ -135,7 +135,8 @@ fn medium_arguments(medium: &BootMedium) -> Vec<String> {
 /// The QEMU command. Under `setpriv --pdeathsig KILL` when available, so that
 /// QEMU dies with xtask even if xtask is killed.
 pub fn qemu_command(machine: &MachineOptions, medium: &BootMedium, console: Console) -> Command {
-    let arguments = qemu_arguments(machine, medium, console);
+    let mut arguments = qemu_arguments(machine, medium, console);
+    arguments.extend(developer_arguments());
     if !Path::new("/usr/bin/setpriv").is_file() {
         let mut command = Command::new(QEMU);
         command.args(arguments);
@@ -146,6 +147,13 @@ pub fn qemu_command(machine: &MachineOptions, medium: &BootMedium, console: Cons
         .args(["--pdeathsig", "KILL", "--", QEMU])
         .args(arguments);
     command
+}
+
+/// More QEMU arguments from `LAMINA_QEMU_ARGS` (split at spaces), for a
+/// developer's debugging: `-s` for gdb, `-monitor unix:PATH,server,nowait`
+/// for sampling with `info registers` (see `docs/benchmarks.md`).
+fn developer_arguments() -> Vec<String> {
+    std::env::var("LAMINA_QEMU_ARGS").map(|text| text.split_whitespace().map(str::to_string).collect()).unwrap_or_default()
 }
 
 /// A person-readable meaning of QEMU's exit status.
