@@ -184,15 +184,17 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     if disk.is_some() && request.kernel != GuestKernel::Lamina {
         files.extend(crate::linux_modules::guest_files(&crate::linux_modules::DISK_MODULES, &crate::workspace::root().join("target"))?);
     }
+    let mut disk_marker = None;
     if disk.is_some() && request.mount_disk {
         // /init mounts the disk read-write at /mnt when this file exists.
         let marker = write_image(&format!("exec-{run}.disk"), b"/dev/vda /mnt ext4 rw\n")?;
-        files.push(GuestFile { host: marker, guest: "etc/lamina-disk".to_string() });
+        files.push(GuestFile { host: marker.clone(), guest: "etc/lamina-disk".to_string() });
+        disk_marker = Some(marker);
     }
     let mut init = vec![program_guest];
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init));
-    if let Some(path) = &stdin_file {
+    for path in stdin_file.iter().chain(&disk_marker) {
         let _ = std::fs::remove_file(path);
     }
     let name = format!("exec-{run}.cpio");
