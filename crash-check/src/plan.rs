@@ -185,12 +185,17 @@ pub const SQL_DATABASE: &str = "/sql/db";
 /// process) each.
 pub const SQL_ROWS: u32 = 12;
 
-/// The kernel crash tier's workload: the crate tier's five (small files;
-/// appends; a large sequential write; directory trees; two processes,
-/// here really two, at once) in one plan.
+/// The kernel crash tier's workload: the five workloads of both crash
+/// tiers in one plan (small files; appends; a large sequential write;
+/// directory trees; two processes, on the kernel really at once).
 pub fn kernel_workload() -> Vec<Step> {
-    let mut plan = Plan::default();
-    // Small files created, written, fsynced, renamed over each other, unlinked.
+    [small_files(), appends(), large_write(), directory_trees(), two_processes()].concat()
+}
+
+/// Small files created, written, fsynced, renamed over each other and
+/// unlinked.
+pub fn small_files() -> Vec<Step> {
+    let mut plan = Plan::seeded(1_000);
     plan.create("/a", 3000);
     plan.create("/b", 100);
     plan.fsync("/a");
@@ -205,7 +210,15 @@ pub fn kernel_workload() -> Vec<Step> {
     plan.op(Op::Rename("/d".into(), "/e".into()));
     plan.write("/e", 1500, 3000);
     plan.fsync("/e");
-    // A log appended to and fsynced after most appends.
+    plan.op(Op::Unlink("/b".into()));
+    plan.create("/f", 0);
+    plan.fsync("/f");
+    plan.steps
+}
+
+/// A log appended to and fsynced after most appends.
+pub fn appends() -> Vec<Step> {
+    let mut plan = Plan::seeded(2_000);
     plan.create("/log", 0);
     let mut length = 0;
     for round in 0..8 {
@@ -216,7 +229,13 @@ pub fn kernel_workload() -> Vec<Step> {
             plan.fsync("/log");
         }
     }
-    // One file written sequentially in large pieces, then partly rewritten.
+    plan.fsync("/log");
+    plan.steps
+}
+
+/// One file written sequentially in large pieces, then partly rewritten.
+pub fn large_write() -> Vec<Step> {
+    let mut plan = Plan::seeded(3_000);
     plan.create("/big", 0);
     for piece in 0..12 {
         plan.write("/big", piece * 24 * 1024, 24 * 1024);
@@ -224,7 +243,12 @@ pub fn kernel_workload() -> Vec<Step> {
     plan.fsync("/big");
     plan.write("/big", 40_000, 20_000);
     plan.fsync("/big");
-    // Directory trees made, filled, renamed and taken down.
+    plan.steps
+}
+
+/// Directory trees made, filled, synced, renamed and taken down.
+pub fn directory_trees() -> Vec<Step> {
+    let mut plan = Plan::seeded(4_000);
     for directory in ["/top", "/top/one", "/top/one/two", "/top/one/two/three"] {
         plan.op(Op::Mkdir(directory.into()));
     }
@@ -240,9 +264,19 @@ pub fn kernel_workload() -> Vec<Step> {
     plan.op(Op::Rmdir("/top/moved/inner".into()));
     plan.op(Op::Rmdir("/top/moved".into()));
     plan.op(Op::Mkdir("/top/one/two/sibling".into()));
+    plan.op(Op::Sync);
+    plan.op(Op::Unlink("/top/one/two/three/leaf".into()));
+    plan.op(Op::Rmdir("/top/one/two/three".into()));
     plan.fsync("/top/one/two/sibling");
-    // Two processes at once: one appends to its log and fsyncs, the other
-    // replaces its current file atomically (temporary, fsync, rename).
+    plan.steps
+}
+
+/// Two processes (on the kernel at once; on the host in plan order): one
+/// appends to its log and fsyncs, the other replaces its current file
+/// atomically (write a temporary, fsync it, rename it over) and never
+/// fsyncs its directory.
+pub fn two_processes() -> Vec<Step> {
+    let mut plan = Plan::seeded(5_000);
     plan.op(Op::Mkdir("/pa".into()));
     plan.op(Op::Mkdir("/pb".into()));
     plan.create("/pb/current", 900);
@@ -259,6 +293,9 @@ pub fn kernel_workload() -> Vec<Step> {
         plan.create("/pb/next", 1000 + 700 * round);
         plan.fsync("/pb/next");
         plan.op(Op::Rename("/pb/next".into(), "/pb/current".into()));
+        if round % 2 == 1 {
+            plan.write("/pb/current", 1000 + 700 * round, 300);
+        }
     }
     plan.process = 0;
     plan.fsync("/pa/log");
@@ -279,7 +316,8 @@ pub fn sqlite_workload() -> Vec<Step> {
     plan.steps
 }
 
-/// Builds a plan with fresh seeds.
+/// Builds a plan with fresh seeds (each workload its own range, so no
+/// two writes of the whole plan share their bytes).
 #[derive(Default)]
 struct Plan {
     steps: Vec<Step>,
@@ -288,6 +326,10 @@ struct Plan {
 }
 
 impl Plan {
+    fn seeded(first_seed: u32) -> Self {
+        Self { seed: first_seed, ..Self::default() }
+    }
+
     fn op(&mut self, op: Op) {
         self.steps.push(Step { process: self.process, op });
     }

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use ext4::{Access, CommitPolicy, Ext4, InodeNumber, Owner, Resolution, Timestamp};
 
 use crash_check::model::{Model, Node};
+use crash_check::plan::{Op, Step};
 use crash_check::Event;
 
 use super::recording::{Recording, RecordingDisk};
@@ -94,12 +95,40 @@ impl Session {
     /// Writes `length` fresh bytes at `offset` of file `path`.
     pub fn write(&mut self, path: &str, offset: usize, length: usize) {
         let data = self.fresh_bytes(length);
+        self.write_data(path, offset, &data);
+    }
+
+    /// Writes `data` at `offset` of file `path`.
+    pub fn write_data(&mut self, path: &str, offset: usize, data: &[u8]) {
         let start = self.position();
         let inode = self.inode(path);
         let now = self.now();
-        self.fs.write(inode, offset as u64, &data, now).unwrap();
-        self.model.write_file(path, offset, &data, start).unwrap_or_else(|| panic!("{path} is no file"));
+        self.fs.write(inode, offset as u64, data, now).unwrap();
+        self.model.write_file(path, offset, data, start).unwrap_or_else(|| panic!("{path} is no file"));
         self.returned();
+    }
+
+    /// Runs a plan (`crash_check::plan`), one step after another in plan
+    /// order whatever process it names; SQL steps have no host form.
+    pub fn run_plan(&mut self, steps: &[Step]) {
+        for step in steps {
+            match &step.op {
+                Op::Mkdir(path) => self.mkdir(path),
+                Op::Rmdir(path) => self.rmdir(path),
+                Op::Create { path, seed, length } => {
+                    self.create(path);
+                    if *length > 0 {
+                        self.write_data(path, 0, &bytes_for(*seed, *length));
+                    }
+                }
+                Op::Write { path, seed, offset, length } => self.write_data(path, *offset, &bytes_for(*seed, *length)),
+                Op::Fsync(path) => self.fsync(path),
+                Op::Sync => self.sync(),
+                Op::Rename(from, to) => self.rename(from, to),
+                Op::Unlink(path) => self.unlink(path),
+                Op::Sql { .. } => panic!("SQL steps run only on a kernel"),
+            }
+        }
     }
 
     /// Appends `length` fresh bytes to file `path`.
