@@ -21,7 +21,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{data_file, pattern, recover_both, Image, MemoryJournal};
-use jbd2::{discard_log, recover, JournalArea, RecoveryError, RecoveryReport};
+use jbd2::{recover, JournalArea, RecoveryError};
 
 /// Journal positions of the debugfs scenario below (1 KiB blocks):
 /// transaction 1 = descriptor 1, data 2-3, commit 4; transaction 2 =

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{data_file, pattern, recover_both, Image};
-use jbd2::{discard_log, recover, RecoveryError, RecoveryReport};
+use jbd2::recover;
 
 /// An image with four transactions from debugfs: 1 writes blocks 0 and
 /// 1 of `blocks`, 2 revokes block 0, 3 writes blocks 1 (again), 2 and 3
