@@ -36,6 +36,29 @@ pub(crate) fn is_set(bitmap: &[u8], index: u64) -> bool {
     byte & (1 << (index % 8)) != 0
 }
 
+/// The first clear bit in `from..limit`, skipping full words and bytes
+/// (a bit past the bitmap's end counts as set, as in [`is_set`]).
+pub(crate) fn first_clear(bitmap: &[u8], from: u64, limit: u64) -> Option<u64> {
+    let mut bit = from;
+    while bit < limit {
+        let at = usize::try_from(bit / 8).ok()?;
+        if bit % 64 == 0 && bitmap.get(at..at + 8).is_some_and(|word| word.iter().all(|&byte| byte == 0xFF)) {
+            bit += 64;
+            continue;
+        }
+        let byte = *bitmap.get(at)?;
+        if bit % 8 == 0 && byte == 0xFF {
+            bit += 8;
+            continue;
+        }
+        if byte & (1 << (bit % 8)) == 0 {
+            return Some(bit);
+        }
+        bit += 1;
+    }
+    None
+}
+
 /// Sets (`value`) or clears bit `index` (nothing past the end).
 pub(crate) fn assign(bitmap: &mut [u8], index: u64, value: bool) {
     if let Some(byte) = usize::try_from(index / 8).ok().and_then(|at| bitmap.get_mut(at)) {
@@ -160,6 +183,30 @@ impl<D: BlockDevice> Transaction<'_, D> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn first_clear_agrees_with_a_bit_by_bit_search() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..400u64 {
+            let length = (round % 40) as usize + 1;
+            let bitmap: alloc::vec::Vec<u8> = (0..length)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    // Mostly full bytes, as a busy group's bitmap is.
+                    if state % 5 == 0 { state as u8 } else { 0xFF }
+                })
+                .collect();
+            let bits = length as u64 * 8;
+            for from in [0, 1, 7, 8, 63, 64, 65, round % (bits + 1)] {
+                for limit in [bits, bits + 9, bits / 2] {
+                    let naive = (from..limit).find(|&bit| !is_set(&bitmap, bit));
+                    assert_eq!(first_clear(&bitmap, from, limit), naive, "round {round}, {from}..{limit}");
+                }
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -16,7 +16,7 @@
 //! use, nor free a block that is already free: either is reported as a
 //! corruption, not obeyed.
 
-use crate::bitmaps::{assign, is_set, BitmapKind};
+use crate::bitmaps::{assign, first_clear, is_set, BitmapKind};
 use crate::block_device::BlockDevice;
 use crate::error::{Error, Structure};
 use crate::features::incompatible;
@@ -68,7 +68,14 @@ impl<D: BlockDevice> Transaction<'_, D> {
         let in_group = blocks_in_group(self.superblock, group);
         let group_first = self.superblock.group_first_block(group);
         let available = |bit: u64| !is_set(&bitmap, bit) && self.reusable(group_first + bit);
-        let Some(start) = (from..in_group).find(|&bit| available(bit)) else { return Ok(None) };
+        let mut search = from;
+        let start = loop {
+            let Some(candidate) = first_clear(&bitmap, search, in_group) else { return Ok(None) };
+            if self.reusable(group_first + candidate) {
+                break candidate;
+            }
+            search = candidate + 1;
+        };
         let mut count = 1;
         while count < wanted && start + count < in_group && available(start + count) {
             count += 1;

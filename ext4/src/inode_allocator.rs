@@ -9,7 +9,7 @@
 //! a table that is not `ITABLE_ZEROED` is never relied on. **Must never**
 //! hand out a reserved inode (below `s_first_ino`) or one already in use.
 
-use crate::bitmaps::{assign, is_set, BitmapKind};
+use crate::bitmaps::{assign, first_clear, is_set, BitmapKind};
 use crate::block_device::BlockDevice;
 use crate::error::{Error, Structure};
 use crate::group_descriptors::BLOCK_UNINIT;
@@ -48,9 +48,10 @@ impl<D: BlockDevice> Transaction<'_, D> {
     fn allocate_inode_in_group(&mut self, group: u32, usage: InodeUse) -> Result<Option<InodeNumber>, Error> {
         let superblock = self.superblock;
         let per_group = superblock.inodes_per_group;
-        let first_slot = |slot: u32| group * per_group + slot + 1 >= superblock.first_inode;
+        // Slots below the first ordinary inode are reserved.
+        let lowest = u64::from(superblock.first_inode.saturating_sub(1).saturating_sub(group * per_group));
         let (mut descriptor, mut bitmap) = self.load_bitmap(group, BitmapKind::Inodes)?;
-        let Some(slot) = (0..per_group).find(|&slot| first_slot(slot) && !is_set(&bitmap, u64::from(slot))) else {
+        let Some(slot) = first_clear(&bitmap, lowest, u64::from(per_group)).map(|slot| slot as u32) else {
             return Ok(None);
         };
         assign(&mut bitmap, u64::from(slot), true);
