@@ -194,12 +194,7 @@ impl VirtioBlock {
         let mut done = 0;
         while done < data.len() {
             let chunk = (data.len() - done).min(FRAMES_PER_REQUEST * FRAME_BYTES);
-            let frames = bounce_frames(chunk)?;
-            for (index, frame) in frames.iter().enumerate() {
-                let start = done + index * FRAME_BYTES;
-                let end = (start + FRAME_BYTES).min(done + chunk);
-                frame.write_bytes(0, &data[start..end]);
-            }
+            let frames = frames_holding(&data[done..done + chunk])?;
             self.transfer(Direction::Write, sector + (done / SECTOR_BYTES) as u64, &frames, chunk)?;
             done += chunk;
         }
@@ -223,11 +218,7 @@ impl VirtioBlock {
                     continue;
                 }
                 let submitted = self.check(sector, data.len()).and_then(|()| {
-                    let frames = bounce_frames(data.len())?;
-                    for (index, frame) in frames.iter().enumerate() {
-                        let start = index * FRAME_BYTES;
-                        frame.write_bytes(0, &data[start..(start + FRAME_BYTES).min(data.len())]);
-                    }
+                    let frames = frames_holding(data)?;
                     let ticket = self.submit(Direction::Write, sector, &frames, data.len())?;
                     Ok((ticket, frames))
                 });
@@ -385,6 +376,15 @@ fn failure_of(error: BlockError) -> BlockIoError {
         BlockError::Device(_) => BlockIoError::Broken,
         _ => BlockIoError::Device,
     }
+}
+
+/// Bounce frames holding `data` (at most one request's worth), for a write.
+fn frames_holding(data: &[u8]) -> Result<Vec<DmaFrame>, BlockIoError> {
+    let frames = bounce_frames(data.len())?;
+    for (frame, bytes) in frames.iter().zip(data.chunks(FRAME_BYTES)) {
+        frame.write_bytes(0, bytes);
+    }
+    Ok(frames)
 }
 
 /// Frames for `bytes` of data (not zeroed: the driver fills a write's, the

@@ -46,6 +46,20 @@ struct Chunk {
     used: u64,
 }
 
+impl Chunk {
+    /// Takes the sectors of `fresh` (the device's, from the chunk's first
+    /// sector on) that the chunk does not know; a known sector — a dirty
+    /// one above all — stays as it is.
+    fn fill_unknown(&mut self, fresh: &[u8]) {
+        for (sector, bytes) in fresh.chunks(SECTOR_SIZE).enumerate() {
+            if self.valid & (1 << sector) == 0 {
+                self.data[sector * SECTOR_SIZE..(sector + 1) * SECTOR_SIZE].copy_from_slice(bytes);
+                self.valid |= 1 << sector;
+            }
+        }
+    }
+}
+
 /// What the cache has done, for benchmarks and reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStatistics {
@@ -152,48 +166,46 @@ impl BlockCache {
     /// from the device when `read` and some are missing); `None` when
     /// no memory could hold it.
     fn chunk<D: BlockDevice>(&mut self, device: &D, index: u64, needed: u8, read: bool) -> Result<Option<&mut Chunk>, IoError> {
-        let cache = self;
-        let known = cache.chunks.get(&index).is_some_and(|chunk| chunk.valid & needed == needed);
-        if read && !known && index > 0 && cache.chunks.contains_key(&(index - 1)) {
+        let known = self.chunks.get(&index).is_some_and(|chunk| chunk.valid & needed == needed);
+        if read && !known && index > 0 && self.chunks.contains_key(&(index - 1)) {
             // The chunk before is here: a sequential reader (a file read
             // page by page, a mapping faulted in order). Read ahead.
-            cache.read_ahead(device, index)?;
+            self.read_ahead(device, index)?;
         }
-        if !cache.chunks.contains_key(&index) {
-            if cache.chunks.len() >= cache.capacity {
-                cache.evict(device)?;
-            }
-            if cache.chunks.len() >= cache.capacity {
-                return Ok(None);
-            }
-            let mut data = Vec::new();
-            if data.try_reserve_exact(CHUNK_BYTES).is_err() {
-                return Ok(None);
-            }
-            data.resize(CHUNK_BYTES, 0);
-            cache.chunks.insert(index, Chunk { data: data.into_boxed_slice(), valid: 0, dirty: 0, used: 0 });
-        }
-        cache.clock += 1;
-        let clock = cache.clock;
-        let chunk = cache.chunks.get_mut(&index).ok_or(IoError::Busy)?;
-        chunk.used = clock;
+        let Some(chunk) = self.held(device, index)? else { return Ok(None) };
         if read && chunk.valid & needed != needed {
             let sectors = Self::sectors_in(device, index);
             let mut fresh = [0u8; CHUNK_BYTES];
-            let length = sectors as usize * SECTOR_SIZE;
-            device.read_sectors(index * CHUNK_SECTORS, &mut fresh[..length])?;
-            for sector in 0..sectors as usize {
-                if chunk.valid & (1 << sector) == 0 {
-                    let range = sector * SECTOR_SIZE..(sector + 1) * SECTOR_SIZE;
-                    chunk.data[range.clone()].copy_from_slice(&fresh[range]);
-                }
-            }
-            chunk.valid |= ((1u16 << sectors) - 1) as u8;
-            cache.statistics.misses += 1;
+            device.read_sectors(index * CHUNK_SECTORS, &mut fresh[..sectors as usize * SECTOR_SIZE])?;
+            chunk.fill_unknown(&fresh[..sectors as usize * SECTOR_SIZE]);
+            self.statistics.misses += 1;
         } else {
-            cache.statistics.hits += 1;
+            self.statistics.hits += 1;
         }
-        Ok(cache.chunks.get_mut(&index))
+        Ok(self.chunks.get_mut(&index))
+    }
+
+    /// Chunk `index`, made empty (evicting first when the cache is full)
+    /// if it is not held, and marked just used; `None` when no memory
+    /// could hold it.
+    fn held<D: BlockDevice>(&mut self, device: &D, index: u64) -> Result<Option<&mut Chunk>, IoError> {
+        if !self.chunks.contains_key(&index) {
+            if self.chunks.len() >= self.capacity {
+                self.evict(device)?;
+            }
+            let mut data = Vec::new();
+            if self.chunks.len() >= self.capacity || data.try_reserve_exact(CHUNK_BYTES).is_err() {
+                return Ok(None);
+            }
+            data.resize(CHUNK_BYTES, 0);
+            self.chunks.insert(index, Chunk { data: data.into_boxed_slice(), valid: 0, dirty: 0, used: 0 });
+        }
+        self.clock += 1;
+        let clock = self.clock;
+        Ok(self.chunks.get_mut(&index).map(|chunk| {
+            chunk.used = clock;
+            chunk
+        }))
     }
 
     /// Reads chunks `index..` (up to [`READ_AHEAD_CHUNKS`], a quarter of
@@ -217,29 +229,8 @@ impl BlockCache {
         self.statistics.misses += 1;
         self.statistics.read_ahead += 1;
         for (offset, piece) in fresh.chunks(CHUNK_BYTES).enumerate() {
-            let at = index + offset as u64;
-            if !self.chunks.contains_key(&at) {
-                if self.chunks.len() >= self.capacity {
-                    self.evict(device)?;
-                }
-                let mut data = Vec::new();
-                if self.chunks.len() >= self.capacity || data.try_reserve_exact(CHUNK_BYTES).is_err() {
-                    return Ok(());
-                }
-                data.resize(CHUNK_BYTES, 0);
-                self.chunks.insert(at, Chunk { data: data.into_boxed_slice(), valid: 0, dirty: 0, used: 0 });
-            }
-            self.clock += 1;
-            let clock = self.clock;
-            let Some(chunk) = self.chunks.get_mut(&at) else { return Ok(()) };
-            chunk.used = clock;
-            for sector in 0..piece.len() / SECTOR_SIZE {
-                if chunk.valid & (1 << sector) == 0 {
-                    let range = sector * SECTOR_SIZE..(sector + 1) * SECTOR_SIZE;
-                    chunk.data[range.clone()].copy_from_slice(&piece[range]);
-                    chunk.valid |= 1 << sector;
-                }
-            }
+            let Some(chunk) = self.held(device, index + offset as u64)? else { return Ok(()) };
+            chunk.fill_unknown(piece);
         }
         Ok(())
     }
@@ -248,19 +239,18 @@ impl BlockCache {
     /// dirty ones back first (a write without a flush, as a disk's cache
     /// may do at any time).
     fn evict<D: BlockDevice>(&mut self, device: &D) -> Result<(), IoError> {
-        let cache = self;
         let mut by_age: Vec<(u64, u64)> = Vec::new();
-        if by_age.try_reserve_exact(cache.chunks.len()).is_err() {
+        if by_age.try_reserve_exact(self.chunks.len()).is_err() {
             return Ok(());
         }
-        by_age.extend(cache.chunks.iter().map(|(&index, chunk)| (chunk.used, index)));
+        by_age.extend(self.chunks.iter().map(|(&index, chunk)| (chunk.used, index)));
         by_age.sort_unstable();
-        let mut victims: Vec<u64> = by_age.iter().take((cache.chunks.len() / 8).max(1)).map(|&(_, index)| index).collect();
+        let mut victims: Vec<u64> = by_age.iter().take((self.chunks.len() / 8).max(1)).map(|&(_, index)| index).collect();
         victims.sort_unstable();
-        cache.write_back(device, &victims)?;
+        self.write_back(device, &victims)?;
         for index in victims {
-            cache.chunks.remove(&index);
-            cache.statistics.evicted += 1;
+            self.chunks.remove(&index);
+            self.statistics.evicted += 1;
         }
         Ok(())
     }
@@ -268,7 +258,6 @@ impl BlockCache {
     /// Writes the dirty sectors of chunks `indices` (ascending) to the
     /// device, contiguous ones in one request each.
     fn write_back<D: BlockDevice>(&mut self, device: &D, indices: &[u64]) -> Result<(), IoError> {
-        let cache = self;
         // Each chunk's runs of contiguous dirty sectors, borrowed in place
         // (no copy: the cache may be most of the heap), handed to the
         // device together (it may have several in flight, and merges
@@ -276,7 +265,7 @@ impl BlockCache {
         let mut pieces: Vec<(u64, &[u8])> = Vec::new();
         let mut written = 0u64;
         for &index in indices {
-            let Some(chunk) = cache.chunks.get(&index) else { continue };
+            let Some(chunk) = self.chunks.get(&index) else { continue };
             let mut sector = 0;
             while sector < CHUNK_SECTORS {
                 if chunk.dirty & (1 << sector) == 0 {
@@ -298,24 +287,24 @@ impl BlockCache {
         if written == 0 {
             return Ok(());
         }
-        cache.unflushed = true;
+        self.unflushed = true;
         device.write_many(&pieces)?;
         drop(pieces);
         for index in indices {
-            if let Some(chunk) = cache.chunks.get_mut(index) {
+            if let Some(chunk) = self.chunks.get_mut(index) {
                 chunk.dirty = 0;
             }
         }
-        cache.statistics.written_back += written;
+        self.statistics.written_back += written;
         Ok(())
     }
 
     /// Copies the cache's known sectors over `buffer` (which holds the
     /// device's sectors from `first_sector` on).
-    fn overlay(cache: &BlockCache, first_sector: u64, buffer: &mut [u8]) {
+    fn overlay(&self, first_sector: u64, buffer: &mut [u8]) {
         let last_sector = first_sector + (buffer.len() / SECTOR_SIZE) as u64;
         let chunks = first_sector / CHUNK_SECTORS..last_sector.div_ceil(CHUNK_SECTORS);
-        for (&index, chunk) in cache.chunks.range(chunks) {
+        for (&index, chunk) in self.chunks.range(chunks) {
             for sector in 0..CHUNK_SECTORS {
                 let absolute = index * CHUNK_SECTORS + sector;
                 if chunk.valid & (1 << sector) != 0 && (first_sector..last_sector).contains(&absolute) {
@@ -338,10 +327,9 @@ impl BlockCache {
     /// or `device`.
     pub fn read<D: BlockDevice>(&mut self, device: &D, first_sector: u64, buffer: &mut [u8]) -> Result<(), IoError> {
         checked_byte_range(first_sector, buffer.len(), device.sector_count())?;
-        let cache = self;
         if buffer.len() >= STREAM_BYTES {
             device.read_sectors(first_sector, buffer)?;
-            Self::overlay(cache, first_sector, buffer);
+            self.overlay(first_sector, buffer);
             return Ok(());
         }
         let mut sector = first_sector;
@@ -350,12 +338,12 @@ impl BlockCache {
             let (index, offset) = (sector / CHUNK_SECTORS, sector % CHUNK_SECTORS);
             let count = (CHUNK_SECTORS - offset).min(((buffer.len() - done) / SECTOR_SIZE) as u64);
             let piece = &mut buffer[done..done + count as usize * SECTOR_SIZE];
-            match cache.chunk(device, index, mask(offset, count), true)? {
+            match self.chunk(device, index, mask(offset, count), true)? {
                 Some(chunk) => piece.copy_from_slice(&chunk.data[offset as usize * SECTOR_SIZE..(offset + count) as usize * SECTOR_SIZE]),
                 None => {
-                    cache.statistics.uncached += 1;
+                    self.statistics.uncached += 1;
                     device.read_sectors(sector, piece)?;
-                    Self::overlay(cache, sector, piece);
+                    self.overlay(sector, piece);
                 }
             }
             sector += count;
@@ -368,16 +356,15 @@ impl BlockCache {
     /// requests, or no memory) to `device`.
     pub fn write<D: BlockDevice>(&mut self, device: &D, first_sector: u64, data: &[u8]) -> Result<(), IoError> {
         checked_byte_range(first_sector, data.len(), device.sector_count())?;
-        let cache = self;
         let last_sector = first_sector + (data.len() / SECTOR_SIZE) as u64;
         if data.len() >= STREAM_BYTES {
             // The cache's copies of these sectors take the new bytes and
             // are clean once the device has them; if the device refuses,
             // they are forgotten (the caller sees the error).
-            cache.unflushed = true;
+            self.unflushed = true;
             let written = device.write_sectors(first_sector, data);
             let chunks = first_sector / CHUNK_SECTORS..last_sector.div_ceil(CHUNK_SECTORS);
-            for (&index, chunk) in cache.chunks.range_mut(chunks) {
+            for (&index, chunk) in self.chunks.range_mut(chunks) {
                 for sector in 0..CHUNK_SECTORS {
                     let absolute = index * CHUNK_SECTORS + sector;
                     if !(first_sector..last_sector).contains(&absolute) {
@@ -402,15 +389,15 @@ impl BlockCache {
             let (index, offset) = (sector / CHUNK_SECTORS, sector % CHUNK_SECTORS);
             let count = (CHUNK_SECTORS - offset).min(((data.len() - done) / SECTOR_SIZE) as u64);
             let piece = &data[done..done + count as usize * SECTOR_SIZE];
-            match cache.chunk(device, index, mask(offset, count), false)? {
+            match self.chunk(device, index, mask(offset, count), false)? {
                 Some(chunk) => {
                     chunk.data[offset as usize * SECTOR_SIZE..(offset + count) as usize * SECTOR_SIZE].copy_from_slice(piece);
                     chunk.valid |= mask(offset, count);
                     chunk.dirty |= mask(offset, count);
                 }
                 None => {
-                    cache.statistics.uncached += 1;
-                    cache.unflushed = true;
+                    self.statistics.uncached += 1;
+                    self.unflushed = true;
                     device.write_sectors(sector, piece)?;
                 }
             }
@@ -422,15 +409,14 @@ impl BlockCache {
 
     /// Writes every dirty sector back to `device`, then flushes it.
     pub fn flush<D: BlockDevice>(&mut self, device: &D) -> Result<(), IoError> {
-        let cache = self;
-        let dirty: Vec<u64> = cache.chunks.iter().filter(|(_, chunk)| chunk.dirty != 0).map(|(&index, _)| index).collect();
-        cache.write_back(device, &dirty)?;
-        if !cache.unflushed {
-            cache.statistics.flushes_skipped += 1;
+        let dirty: Vec<u64> = self.chunks.iter().filter(|(_, chunk)| chunk.dirty != 0).map(|(&index, _)| index).collect();
+        self.write_back(device, &dirty)?;
+        if !self.unflushed {
+            self.statistics.flushes_skipped += 1;
             return Ok(());
         }
         device.flush()?;
-        cache.unflushed = false;
+        self.unflushed = false;
         Ok(())
     }
 }

@@ -62,9 +62,7 @@ impl BlockDevice for DiskDevice {
     }
 
     fn write_sectors(&self, first_sector: u64, data: &[u8]) -> Result<(), IoError> {
-        if self.raw.access == Access::ReadOnly {
-            return Err(IoError::ReadOnly);
-        }
+        self.raw.check_writable()?;
         self.cache.with(|cache| cache.write(&self.raw, first_sector, data))
     }
 

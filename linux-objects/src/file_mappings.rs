@@ -102,41 +102,18 @@ fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> 
     let mut handles = Vec::new();
     handles.try_reserve_exact(count as usize).map_err(|_| Errno::ENOMEM)?;
     ensure_entry(inode)?;
-    let missing: Vec<usize> = {
+    let missing = {
         let table = MAPPINGS.lock();
         let file = table.iter().find(|file| file.inode == inode).ok_or(Errno::ENOENT)?;
-        (first as usize..end).filter(|&page| file.pages.get(page).copied().flatten().is_none()).collect()
+        let mut missing = Vec::new();
+        missing.try_reserve_exact(end - first as usize).map_err(|_| Errno::ENOMEM)?;
+        missing.extend((first as usize..end).filter(|&page| file.pages.get(page).copied().flatten().is_none()));
+        missing
     };
     let mut made: Vec<(usize, u64)> = Vec::new();
     let filled = made.try_reserve_exact(missing.len()).map_err(|_| Errno::ENOMEM).and_then(|()| fill(process, inode, &missing, &mut made));
     let mut unused = Vec::new();
-    let installed = {
-        let mut table = MAPPINGS.lock();
-        match table.iter_mut().find(|file| file.inode == inode) {
-            None => Err(Errno::ENOENT),
-            Some(file) => {
-                let grown = if file.pages.len() < end {
-                    file.pages.try_reserve(end - file.pages.len()).map_err(|_| Errno::ENOMEM).map(|()| file.pages.resize(end, None))
-                } else {
-                    Ok(())
-                };
-                match grown {
-                    Err(errno) => Err(errno),
-                    Ok(()) => {
-                        for &(page, handle) in &made {
-                            match file.pages[page] {
-                                None => file.pages[page] = Some(handle),
-                                Some(_) => unused.push(handle),
-                            }
-                        }
-                        made.clear();
-                        handles.extend(file.pages[first as usize..end].iter().flatten());
-                        Ok(())
-                    }
-                }
-            }
-        }
-    };
+    let installed = install(inode, first as usize..end, &mut made, &mut unused, &mut handles);
     for handle in unused.into_iter().chain(made.into_iter().map(|(_, handle)| handle)) {
         memory_objects::release(handle);
     }
@@ -146,6 +123,26 @@ fn pages_of(process: &NativeProcess, inode: InodeId, first: u64, count: u64) -> 
         return Err(Errno::ENOMEM);
     }
     Ok(handles)
+}
+
+/// Puts the pages `made` into `inode`'s entry where it has none (a page
+/// another mapper made meanwhile wins: ours go to `unused`), then appends
+/// the entry's handles for `pages` to `handles`.
+fn install(inode: InodeId, pages: core::ops::Range<usize>, made: &mut Vec<(usize, u64)>, unused: &mut Vec<u64>, handles: &mut Vec<u64>) -> Result<(), Errno> {
+    let mut table = MAPPINGS.lock();
+    let file = table.iter_mut().find(|file| file.inode == inode).ok_or(Errno::ENOENT)?;
+    if file.pages.len() < pages.end {
+        file.pages.try_reserve(pages.end - file.pages.len()).map_err(|_| Errno::ENOMEM)?;
+        file.pages.resize(pages.end, None);
+    }
+    for (page, handle) in made.drain(..) {
+        match file.pages[page] {
+            None => file.pages[page] = Some(handle),
+            Some(_) => unused.push(handle),
+        }
+    }
+    handles.extend(file.pages[pages].iter().flatten());
+    Ok(())
 }
 
 /// The table's entry for `inode`, made (the mapping holds the file open:

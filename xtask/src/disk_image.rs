@@ -31,7 +31,7 @@ pub fn prepare(path: &Path) -> Outcome<PathBuf> {
 
 fn make_image(path: &Path) -> Outcome {
     eprintln!("xtask: making {} (256 MiB, ext4)", path.display());
-    format(path, NEW_IMAGE_BYTES, None)
+    format(path, NEW_IMAGE_BYTES, Mkfs::default())
 }
 
 /// Size of a root disk made for `make run`.
@@ -45,7 +45,7 @@ pub fn prepare_root(path: &Path, tree: &[u8]) -> Outcome<PathBuf> {
         let staging = path.with_extension("tree");
         let _ = std::fs::remove_dir_all(&staging);
         unpack(tree, &staging)?;
-        let made = format(path, ROOT_IMAGE_BYTES, Some(&staging));
+        let made = format(path, ROOT_IMAGE_BYTES, Mkfs { contents: Some(&staging), ..Mkfs::default() });
         let _ = std::fs::remove_dir_all(&staging);
         made?;
     }
@@ -83,17 +83,33 @@ fn unpack(archive: &[u8], directory: &Path) -> Outcome {
     Ok(())
 }
 
-/// Makes a sparse file of `bytes` at `path` and formats it as ext4,
-/// holding the tree `contents` if given (owned by root, as on a system).
-fn format(path: &Path, bytes: u64, contents: Option<&Path>) -> Outcome {
+/// How [`format()`] calls `mkfs.ext4` beyond its defaults.
+#[derive(Default)]
+pub struct Mkfs<'a> {
+    /// More options (`-b 1024`, `-N 256`).
+    pub options: &'a [&'a str],
+    /// A tree the file system is made holding (`-d`, owned by root as on
+    /// a system).
+    pub contents: Option<&'a Path>,
+    /// The file system's size in blocks, when smaller than the file.
+    pub blocks: Option<u64>,
+}
+
+/// Makes a fresh sparse file of `bytes` at `path` (replacing one that is
+/// there) and formats it as ext4 as `mkfs` says.
+pub fn format(path: &Path, bytes: u64, mkfs: Mkfs<'_>) -> Outcome {
     let file = std::fs::File::create(path).context(|| format!("creating {}", path.display()))?;
     file.set_len(bytes).context(|| format!("sizing {}", path.display()))?;
     let mut command = Command::new("mkfs.ext4");
-    command.args(["-q", "-F"]);
-    if let Some(tree) = contents {
+    command.args(["-q", "-F"]).args(mkfs.options);
+    if let Some(tree) = mkfs.contents {
         command.args(["-E", "root_owner=0:0", "-d"]).arg(tree);
     }
-    let output = command.arg(path).output().context(|| "running mkfs.ext4 (package e2fsprogs)".to_string())?;
+    command.arg(path);
+    if let Some(blocks) = mkfs.blocks {
+        command.arg(blocks.to_string());
+    }
+    let output = command.output().context(|| "running mkfs.ext4 (package e2fsprogs)".to_string())?;
     if !output.status.success() {
         let _ = std::fs::remove_file(path);
         return Err(Failure::failed(format!("mkfs.ext4 {}: {}", path.display(), String::from_utf8_lossy(&output.stderr))));

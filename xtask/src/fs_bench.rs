@@ -59,14 +59,7 @@ pub fn run_fs_group() -> Outcome<Vec<BenchmarkRecord>> {
 
 /// A fresh ext4 image at `path` (mkfs.ext4's defaults for 512 MiB).
 fn fresh_image(path: &Path) -> Outcome {
-    let _ = std::fs::remove_file(path);
-    let file = std::fs::File::create(path).context(|| format!("creating {}", path.display()))?;
-    file.set_len(IMAGE_BYTES).context(|| format!("sizing {}", path.display()))?;
-    let output = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(path).output().context(|| "running mkfs.ext4".to_string())?;
-    if !output.status.success() {
-        return Err(Failure::failed(format!("mkfs.ext4 {}: {}", path.display(), String::from_utf8_lossy(&output.stderr))));
-    }
-    Ok(())
+    crate::disk_image::format(path, IMAGE_BYTES, crate::disk_image::Mkfs::default())
 }
 
 /// `tree.tar`: 5,000 files of 100 B to 8 KiB in 50 directories (made once).

@@ -131,13 +131,6 @@ impl Session {
         }
     }
 
-    /// Appends `length` fresh bytes to file `path`.
-    pub fn append(&mut self, path: &str, length: usize) {
-        let Some(Node::File { content, .. }) = self.model.current(path) else { panic!("{path}") };
-        let offset = content.len();
-        self.write(path, offset, length);
-    }
-
     /// Creates `path` holding `length` fresh bytes.
     pub fn create_with(&mut self, path: &str, length: usize) {
         self.create(path);
@@ -170,17 +163,6 @@ impl Session {
         self.fs.mkdir(parent, name.as_bytes(), 0o755, OWNER, now).unwrap();
         self.model.set(path, Some(Node::Directory), start);
         self.returned();
-    }
-
-    /// Creates `path` and every missing directory above it.
-    pub fn mkdir_all(&mut self, path: &str) {
-        let mut at = String::new();
-        for part in path.split('/').filter(|part| !part.is_empty()) {
-            at = format!("{at}/{part}");
-            if self.model.current(&at).is_none() {
-                self.mkdir(&at);
-            }
-        }
     }
 
     /// Removes the empty directory `path`.

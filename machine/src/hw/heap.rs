@@ -44,12 +44,13 @@ struct FreeList {
 /// The quick lists' size classes (bytes).
 const CLASSES: [usize; 16] = [16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096];
 
-/// The class a block of `size` bytes aligned to `align` belongs to, if any.
-fn class_of(size: usize, align: usize) -> Option<usize> {
-    if align > BLOCK_ALIGN {
+/// The class whose blocks serve `layout`, if any (allocation and freeing
+/// agree on it, as both see the same layout).
+fn class_for(layout: Layout) -> Option<usize> {
+    if layout.align() > BLOCK_ALIGN {
         return None;
     }
-    CLASSES.iter().position(|&class| class >= size)
+    CLASSES.iter().position(|&class| class >= block_size(layout))
 }
 
 /// The global allocator (see the module comment).
@@ -162,13 +163,18 @@ impl FreeList {
     /// list (the whole class size, so that it can serve any request of
     /// the class once freed).
     fn take_class(&mut self, class: usize) -> Option<usize> {
+        self.pop_quick(class).or_else(|| self.take(CLASSES[class], BLOCK_ALIGN))
+    }
+
+    /// Takes the first block off class `class`'s quick list, if any.
+    fn pop_quick(&mut self, class: usize) -> Option<usize> {
         let head = self.quick[class];
-        if head != 0 {
-            self.quick[class] = read_block(head).next;
-            self.free_bytes -= CLASSES[class];
-            return Some(head);
+        if head == 0 {
+            return None;
         }
-        self.take(CLASSES[class], BLOCK_ALIGN)
+        self.quick[class] = read_block(head).next;
+        self.free_bytes -= CLASSES[class];
+        Some(head)
     }
 
     /// Puts a freed block of class `class` on its quick list.
@@ -186,10 +192,7 @@ impl FreeList {
     /// request the main list alone could not serve is tried again.
     fn drain_quick_lists(&mut self) {
         for class in 0..CLASSES.len() {
-            while self.quick[class] != 0 {
-                let address = self.quick[class];
-                self.quick[class] = read_block(address).next;
-                self.free_bytes -= CLASSES[class];
+            while let Some(address) = self.pop_quick(class) {
                 // SAFETY: a quick-list block is free heap memory of its
                 // class's size, now off every list.
                 unsafe { self.insert(address, CLASSES[class]) };
@@ -200,10 +203,9 @@ impl FreeList {
     /// A block for `layout`: its class's, or a fitting one from the main
     /// list; after draining the quick lists once if that fails.
     fn allocate(&mut self, layout: Layout) -> Option<usize> {
-        let (size, align) = (block_size(layout), layout.align().max(BLOCK_ALIGN));
-        let attempt = |list: &mut Self| match class_of(size, align) {
+        let attempt = |list: &mut Self| match class_for(layout) {
             Some(class) => list.take_class(class),
-            None => list.take(size, align),
+            None => list.take(block_size(layout), layout.align().max(BLOCK_ALIGN)),
         };
         attempt(self).or_else(|| {
             self.drain_quick_lists();
@@ -241,15 +243,14 @@ unsafe impl GlobalAlloc for KernelHeap {
     }
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        let (size, align) = (block_size(layout), layout.align().max(BLOCK_ALIGN));
         let mut list = self.list.lock();
-        match class_of(size, align) {
+        match class_for(layout) {
             // SAFETY: the caller returns a block this allocator handed out
             // with the same layout — for this class, of the class's size.
             Some(class) => unsafe { list.give_class(pointer as usize, class) },
             // SAFETY: the caller returns a block this allocator handed out
             // with the same layout, so it is heap memory no longer in use.
-            None => unsafe { list.insert(pointer as usize, size) },
+            None => unsafe { list.insert(pointer as usize, block_size(layout)) },
         }
     }
 }

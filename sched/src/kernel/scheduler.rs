@@ -392,11 +392,17 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
     }
     let (_, this) = this_cpu();
     let now = machine::timer::uptime_nanoseconds();
-    let tick = this.tick_plan.lock().fired(now);
     let woken = super::sleepers::wake_expired(now);
     // Re-armed on every fire, whatever happens next: a CPU whose timer
     // stopped would never preempt or wake its sleepers again.
-    fire_this_cpu_timer_by(super::sleepers::earliest_deadline());
+    let (tick, arm_for) = {
+        let mut plan = this.tick_plan.lock();
+        let tick = plan.fired(now);
+        (tick, plan.arm(super::sleepers::earliest_deadline()))
+    };
+    if let Some(at) = arm_for {
+        machine::timer::arm_one_shot(trap::VECTOR_TIMER, at);
+    }
     if tick {
         if let Some(per_cpu) = percpu::current() {
             per_cpu.ticks.fetch_add(1, Ordering::Relaxed);

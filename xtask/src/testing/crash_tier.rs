@@ -14,6 +14,7 @@
 
 use super::tally::{CheckResult, Tally};
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
+use crate::disk_image::Mkfs;
 use crate::failure::{Context, Failure, Outcome};
 use crate::machine_options::MachineOptions;
 use crash_check::check::ExtraVerdict;
@@ -235,21 +236,10 @@ fn record(block_size: u32, steps: Vec<Step>, sqlite: Option<&Path>) -> Result<Re
 /// A fresh image: ext4 (mkfs.ext4's defaults: journal, metadata_csum,
 /// 64bit, flex_bg) in its first 16 MiB, and 1 MiB for the markers.
 fn make_image(path: &Path, block_size: u32) -> Outcome {
-    let file = std::fs::File::create(path).context(|| format!("creating {}", path.display()))?;
-    file.set_len(DISK_BYTES).context(|| format!("sizing {}", path.display()))?;
-    let output = Command::new("mkfs.ext4")
-        .args(["-q", "-F", "-N", "256", "-b"])
-        .arg(block_size.to_string())
-        .arg(path)
-        .arg((FILE_SYSTEM_KIB * 1024 / u64::from(block_size)).to_string())
-        .output()
-        .context(|| "running mkfs.ext4 (package e2fsprogs)".to_string())?;
-    if !output.status.success() {
-        return Err(Failure::failed(format!("mkfs.ext4: {}", String::from_utf8_lossy(&output.stderr))));
-    }
-    Ok(())
+    let block = block_size.to_string();
+    let blocks = FILE_SYSTEM_KIB * 1024 / u64::from(block_size);
+    crate::disk_image::format(path, DISK_BYTES, Mkfs { options: &["-N", "256", "-b", &block], blocks: Some(blocks), ..Mkfs::default() })
 }
-
 
 /// `cargo xtask crash`: this tier alone, with its tallies.
 pub fn crash_command() -> Outcome {
