@@ -1,8 +1,10 @@
 //! Time for user space: `CLOCK_MONOTONIC` is the uptime clock;
 //! `CLOCK_REALTIME` is the wall-clock time read from the CMOS clock at
 //! boot plus the uptime since, until `clock_settime` or `settimeofday`
-//! moves it.
+//! moves it; a sleep until a `CLOCK_REALTIME` time ([`Limit::Realtime`])
+//! moves with it.
 
+use core::cell::Cell;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use spinlock::kernel::KernelTicketLock;
@@ -32,9 +34,79 @@ pub fn set_realtime(nanoseconds: u64) {
 }
 
 fn set_epoch(epoch: u64) {
-    let _changing = EPOCH_CHANGE.lock();
-    BOOT_EPOCH.store(epoch, Ordering::Relaxed);
-    crate::vdso::publish_epoch(epoch);
+    {
+        let _changing = EPOCH_CHANGE.lock();
+        BOOT_EPOCH.store(epoch, Ordering::Relaxed);
+        crate::vdso::publish_epoch(epoch);
+        // Release, after the new epoch: a sleeper that sees this count
+        // works its deadline out from the new epoch.
+        CLOCK_SETS.fetch_add(1, Ordering::Release);
+    }
+    // As Linux, a sleep until a wall-clock time ends when the clock is
+    // set past it, not when the uptime it was until passes.
+    sched::wake_every_sleeper();
+}
+
+/// Changes of `CLOCK_REALTIME` so far.
+static CLOCK_SETS: AtomicU64 = AtomicU64::new(0);
+
+/// When a wait ends, as user space gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// At this uptime (ns): relative limits, CLOCK_MONOTONIC and BOOTTIME.
+    Uptime(u64),
+    /// When CLOCK_REALTIME reads this (ns since the epoch), wherever
+    /// `clock_settime` moves it meanwhile.
+    Realtime(u64),
+}
+
+impl Limit {
+    /// No limit.
+    pub const NEVER: Limit = Limit::Uptime(u64::MAX);
+
+    /// The uptime it ends at, as the clock is set now.
+    pub fn deadline(self) -> u64 {
+        match self {
+            Limit::Uptime(uptime) => uptime,
+            Limit::Realtime(realtime) => uptime_at_realtime(realtime),
+        }
+    }
+
+    /// Whether it has passed.
+    pub fn passed(self) -> bool {
+        monotonic_nanoseconds() >= self.deadline()
+    }
+}
+
+/// Sleeps until `limit` passes or `done` holds (whoever makes it true must
+/// `unpark` the thread), as `sched::sleep_until`, except that a wall-clock
+/// limit follows `clock_settime`: when the clock is set the sleeper wakes,
+/// and ends if the clock is now past its limit, else sleeps on to the new
+/// deadline.
+pub fn sleep_until(limit: Limit, done: impl Fn() -> bool) -> sched::Woken {
+    let Limit::Realtime(_) = limit else { return sched::sleep_until(limit.deadline(), done) };
+    loop {
+        // Acquire: pairs with the Release in `set_epoch`; read before the
+        // deadline, so a set after this read is seen by `clock_moved`.
+        let sets = CLOCK_SETS.load(Ordering::Acquire);
+        let clock_moved = Cell::new(false);
+        let woken = sched::sleep_until(limit.deadline(), || {
+            if done() {
+                return true;
+            }
+            let moved = CLOCK_SETS.load(Ordering::Acquire) != sets;
+            clock_moved.set(moved);
+            moved
+        });
+        match woken {
+            sched::Woken::Done if clock_moved.get() => {
+                if limit.passed() {
+                    return sched::Woken::Deadline;
+                }
+            }
+            woken => return woken,
+        }
+    }
 }
 
 /// Nanoseconds since boot.

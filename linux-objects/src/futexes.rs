@@ -17,6 +17,7 @@ use linux_abi::Errno;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 
+use crate::clock::Limit;
 use crate::process::{Pid, Process};
 
 /// Every thread waiting in `futex`.
@@ -48,13 +49,13 @@ pub enum WaitEnd {
     Interrupted,
 }
 
-/// Waits on `key` until woken, `deadline` (uptime ns) or `interrupted`,
+/// Waits on `key` until woken, `limit` passes or `interrupted`,
 /// provided `still_expected()` holds once this thread is queued (it reads
 /// the user word: EAGAIN when the value moved on, its error when unreadable).
 pub fn wait(
     key: FutexKey,
     bitset: u32,
-    deadline: u64,
+    limit: Limit,
     still_expected: impl FnOnce() -> Result<bool, Errno>,
     interrupted: impl Fn() -> bool,
 ) -> Result<WaitEnd, Errno> {
@@ -75,7 +76,7 @@ pub fn wait(
             return Err(errno);
         }
     }
-    let woken = sched::sleep_until(deadline, || !WAITING.lock().is_waiting(is_me) || interrupted());
+    let woken = crate::clock::sleep_until(limit, || !WAITING.lock().is_waiting(is_me) || interrupted());
     let was_waiting = WAITING.lock().leave(is_me);
     Ok(match woken {
         _ if !was_waiting => WaitEnd::Woken,
@@ -116,7 +117,7 @@ pub fn wake_word(process: &Process, address: u64, limit: usize) -> usize {
 /// boosted (Lamina's scheduler has no priorities to lend); the lock is
 /// otherwise Linux's: EDEADLK when `tid` owns it already, ETIMEDOUT, EINTR
 /// stays with the caller (`interrupted`).
-pub fn lock_pi(process: &Process, key: FutexKey, address: u64, tid: Pid, deadline: u64, interrupted: impl Fn() -> bool) -> Result<(), Errno> {
+pub fn lock_pi(process: &Process, key: FutexKey, address: u64, tid: Pid, limit: Limit, interrupted: impl Fn() -> bool) -> Result<(), Errno> {
     let memory = process.native.user_memory();
     loop {
         match try_lock_pi(process, key, address, tid) {
@@ -129,7 +130,7 @@ pub fn lock_pi(process: &Process, key: FutexKey, address: u64, tid: Pid, deadlin
             let found = memory.update_u32(address, |word| (word & TID_MASK != 0).then_some(word | WAITERS))?;
             Ok(found & TID_MASK != 0)
         };
-        match wait(key, MATCH_ANY, deadline, still_owned, &interrupted) {
+        match wait(key, MATCH_ANY, limit, still_owned, &interrupted) {
             Ok(WaitEnd::Woken) | Err(Errno::EAGAIN) => {}
             Ok(WaitEnd::TimedOut) => return Err(Errno::ETIMEDOUT),
             Ok(WaitEnd::Interrupted) => return Err(Errno::EINTR),

@@ -84,8 +84,8 @@ pub fn unlink(name: &[u8]) -> Result<(), Errno> {
 /// How a wait may end.
 pub struct Waiting<'a> {
     pub nonblocking: bool,
-    /// Uptime deadline; `None`: none.
-    pub deadline: Option<u64>,
+    /// When waiting ends (`Limit::NEVER`: it does not).
+    pub limit: crate::clock::Limit,
     pub interrupted: &'a dyn Fn() -> bool,
 }
 
@@ -150,7 +150,7 @@ impl MessageQueue {
                 if (waiting.interrupted)() {
                     return Err(linux_abi::restart::ERESTARTSYS);
                 }
-                if waiting.deadline.is_some_and(|deadline| machine::timer::uptime_nanoseconds() >= deadline) {
+                if waiting.limit.passed() {
                     return Err(Errno::ETIMEDOUT);
                 }
                 state.waiting.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
@@ -160,7 +160,7 @@ impl MessageQueue {
                 }
             }
             let ready = || !matches!(check(&self.state.lock()), Err(QueueRefusal::WouldBlock)) || (waiting.interrupted)();
-            sched::sleep_until(waiting.deadline.unwrap_or(u64::MAX), ready);
+            crate::clock::sleep_until(waiting.limit, ready);
             let mut state = self.state.lock();
             if let Some(index) = state.waiting.iter().position(|thread| Arc::ptr_eq(thread, &me)) {
                 state.waiting.swap_remove(index);

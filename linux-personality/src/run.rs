@@ -61,8 +61,8 @@ pub struct ThreadSelf {
 /// sleeps on to the same deadline.
 #[derive(Clone, Copy, Debug)]
 pub struct SleepRestart {
-    /// Uptime (ns) the sleep ends at.
-    pub deadline: u64,
+    /// When the sleep ends.
+    pub limit: crate::clock::Limit,
     /// Where to write the time left if interrupted again (0: nowhere).
     pub remaining: u64,
 }

@@ -36,7 +36,7 @@ pub use kernel::scheduler::{
     unpark, yield_now, Pinning, SpawnError,
 };
 #[cfg(target_os = "none")]
-pub use kernel::sleepers::{sleep_until, Woken};
+pub use kernel::sleepers::{sleep_until, wake_every_sleeper, Woken};
 #[cfg(target_os = "none")]
 pub use kernel::stacks::{release_spare_stacks, StackSource, SPARE_STACKS, THREAD_PAGES};
 #[cfg(target_os = "none")]

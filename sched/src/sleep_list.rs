@@ -8,7 +8,9 @@
 //! every tick of every CPU (800 a second at 8 CPUs) queue on one lock,
 //! and with more vCPUs than host cores one descheduled holder stalled all
 //! ticks behind it (see `docs/verification.md`, "the tick convoy"). loom
-//! checks both in `tests/loom_sleepers.rs`.
+//! checks both in `tests/loom_sleepers.rs`. The one exception: a change
+//! of the wall clock copies every CPU's sleepers to wake them
+//! ([`CpuSleepers::copy_sleepers`]), checked in `tests/loom_clock_set.rs`.
 
 extern crate alloc;
 use alloc::collections::TryReserveError;
@@ -86,6 +88,27 @@ impl<T, G: GuardPolicy, H: HeldLevels> CpuSleepers<T, G, H> {
                 None => return outcome,
             }
         }
+    }
+
+    /// Copies every sleeper into `into`, whose spare capacity the caller
+    /// reserved (nothing is allocated under the lock); false, copying
+    /// nothing, when there is not room for all of them. Taken from other
+    /// CPUs only for a change of the wall clock, which is rare.
+    pub fn copy_sleepers(&self, into: &mut Vec<T>) -> bool
+    where
+        T: Clone,
+    {
+        let list = self.list.lock();
+        if into.capacity() - into.len() < list.len() {
+            return false;
+        }
+        into.extend(list.sleepers.iter().map(|(_, sleeper)| sleeper.clone()));
+        true
+    }
+
+    /// How many sleep on the list now.
+    pub fn count(&self) -> usize {
+        self.list.lock().len()
     }
 
     /// The earliest deadline on the list (`u64::MAX`: none), read

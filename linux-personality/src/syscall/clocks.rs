@@ -5,7 +5,7 @@ use super::{value, Call, CallResult, UserPtr};
 use linux_abi::{Timespec, Timeval};
 use linux_abi::cpu_times::{CpuClock, CpuClockOwner};
 use linux_abi::Errno;
-use crate::clock::{monotonic_nanoseconds, realtime_nanoseconds};
+use crate::clock::{monotonic_nanoseconds, realtime_nanoseconds, Limit};
 
 pub(super) const CLOCK_REALTIME: u64 = 0;
 pub(super) const CLOCK_MONOTONIC: u64 = 1;
@@ -108,18 +108,18 @@ pub fn duration(call: &Call<'_>, pointer: Option<UserPtr<Timespec>>) -> Result<u
     Ok(pointer.ok_or(Errno::EFAULT)?.read(call)?.as_nanoseconds())
 }
 
-/// Sleeps until uptime `deadline`; on a signal writes what is left to
-/// `remaining` (if not 0) and ends with EINTR if a handler runs, or goes
-/// on to the same deadline through `restart_syscall` if none does.
-fn sleep(call: &mut Call<'_>, deadline: u64, remaining: Option<UserPtr<Timespec>>) -> CallResult {
-    match sched::sleep_until(deadline, || call.interrupted()) {
+/// Sleeps until `limit`; on a signal writes what is left to `remaining`
+/// (if not 0) and ends with EINTR if a handler runs, or goes on to the
+/// same limit through `restart_syscall` if none does.
+fn sleep(call: &mut Call<'_>, limit: Limit, remaining: Option<UserPtr<Timespec>>) -> CallResult {
+    match crate::clock::sleep_until(limit, || call.interrupted()) {
         sched::Woken::Deadline => value(0),
         sched::Woken::Done => {
             if let Some(remaining) = &remaining {
-                let left = deadline.saturating_sub(monotonic_nanoseconds());
+                let left = limit.deadline().saturating_sub(monotonic_nanoseconds());
                 remaining.write(call, &Timespec::from_nanoseconds(left))?;
             }
-            call.thread.restart_block = Some(crate::run::SleepRestart { deadline, remaining: remaining.map_or(0, |pointer| pointer.address()) });
+            call.thread.restart_block = Some(crate::run::SleepRestart { limit, remaining: remaining.map_or(0, |pointer| pointer.address()) });
             Err(linux_abi::restart::ERESTART_RESTARTBLOCK)
         }
     }
@@ -131,7 +131,7 @@ pub fn restart_syscall(call: &mut Call<'_>) -> CallResult {
     match call.thread.restart_block.take() {
         Some(block) => {
             let remaining = UserPtr::<Timespec>::at(block.remaining);
-            sleep(call, block.deadline, remaining)
+            sleep(call, block.limit, remaining)
         }
         None => Err(Errno::EINTR),
     }
@@ -139,7 +139,7 @@ pub fn restart_syscall(call: &mut Call<'_>) -> CallResult {
 
 pub fn nanosleep(call: &mut Call<'_>) -> CallResult {
     let span = duration(call, UserPtr::argument(call, 0))?;
-    sleep(call, monotonic_nanoseconds().saturating_add(span), UserPtr::argument(call, 1))
+    sleep(call, Limit::Uptime(monotonic_nanoseconds().saturating_add(span)), UserPtr::argument(call, 1))
 }
 
 pub fn clock_nanosleep(call: &mut Call<'_>) -> CallResult {
@@ -153,6 +153,11 @@ pub fn clock_nanosleep(call: &mut Call<'_>) -> CallResult {
     let now = clock_of(call, id)?;
     let span = duration(call, UserPtr::argument(call, 2))?;
     let absolute = flags & TIMER_ABSTIME != 0;
-    let deadline = if absolute { monotonic_nanoseconds() + span.saturating_sub(now) } else { monotonic_nanoseconds().saturating_add(span) };
-    sleep(call, deadline, if absolute { None } else { UserPtr::argument(call, 3) })
+    let limit = match (absolute, id) {
+        // Until a wall-clock time: moves when the clock is set.
+        (true, CLOCK_REALTIME | CLOCK_REALTIME_ALARM) => Limit::Realtime(span),
+        (true, _) => Limit::Uptime(monotonic_nanoseconds() + span.saturating_sub(now)),
+        (false, _) => Limit::Uptime(monotonic_nanoseconds().saturating_add(span)),
+    };
+    sleep(call, limit, if absolute { None } else { UserPtr::argument(call, 3) })
 }

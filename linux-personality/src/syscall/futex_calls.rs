@@ -6,6 +6,7 @@ use linux_abi::futex::{decode_operation, Command, WakeOp, MATCH_ANY, ROBUST_LIST
 use linux_abi::{Errno, Timespec};
 
 use super::{value, Call, CallResult, UserPtr};
+use crate::clock::Limit;
 use crate::futexes::{self, WaitEnd};
 
 pub fn futex(call: &mut Call<'_>) -> CallResult {
@@ -73,16 +74,16 @@ fn wake_limit(number: u32) -> usize {
     (number as i32).max(1) as usize
 }
 
-/// The uptime (ns) a wait ends at: `FUTEX_WAIT`'s limit is relative, the
-/// others' absolute, on CLOCK_REALTIME when `realtime` (always for
+/// When a wait ends: `FUTEX_WAIT`'s limit is relative, the others'
+/// absolute, on CLOCK_REALTIME when `realtime` (always for
 /// `FUTEX_LOCK_PI`), else CLOCK_MONOTONIC. No limit: never.
-fn deadline(call: &Call<'_>, command: Command, realtime: bool) -> Result<u64, Errno> {
-    let Some(limit) = UserPtr::<Timespec>::argument(call, 3) else { return Ok(u64::MAX) };
+fn deadline(call: &Call<'_>, command: Command, realtime: bool) -> Result<Limit, Errno> {
+    let Some(limit) = UserPtr::<Timespec>::argument(call, 3) else { return Ok(Limit::NEVER) };
     let limit = limit.read(call)?.as_nanoseconds();
     Ok(match command {
-        Command::Wait => machine::timer::uptime_nanoseconds().saturating_add(limit),
-        _ if realtime => crate::clock::uptime_at_realtime(limit),
-        _ => limit,
+        Command::Wait => Limit::Uptime(machine::timer::uptime_nanoseconds().saturating_add(limit)),
+        _ if realtime => Limit::Realtime(limit),
+        _ => Limit::Uptime(limit),
     })
 }
 

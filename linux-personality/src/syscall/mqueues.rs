@@ -6,6 +6,7 @@
 
 use super::files::install;
 use super::{value, Call, CallResult, UserPtr};
+use crate::clock::Limit;
 use crate::mqueues::{self, MessageQueue, Waiting};
 use crate::open_files::{self, flags, Backing, OpenFile};
 use alloc::sync::Arc;
@@ -56,11 +57,11 @@ fn queue_of(call: &Call<'_>, fd: u64) -> Result<(Arc<OpenFile>, Arc<MessageQueue
     Ok((file, queue))
 }
 
-/// An absolute `CLOCK_REALTIME` limit as an uptime deadline (EINVAL for a
-/// bad timespec; `None` without one).
-fn deadline(call: &Call<'_>, index: usize) -> Result<Option<u64>, Errno> {
-    let Some(limit) = UserPtr::<Timespec>::argument(call, index) else { return Ok(None) };
-    Ok(Some(crate::clock::uptime_at_realtime(limit.read(call)?.as_nanoseconds())))
+/// An absolute `CLOCK_REALTIME` limit (EINVAL for a bad timespec; never
+/// without one).
+fn limit(call: &Call<'_>, index: usize) -> Result<Limit, Errno> {
+    let Some(limit) = UserPtr::<Timespec>::argument(call, index) else { return Ok(Limit::NEVER) };
+    Ok(Limit::Realtime(limit.read(call)?.as_nanoseconds()))
 }
 
 pub fn mq_timedsend(call: &mut Call<'_>) -> CallResult {
@@ -68,7 +69,7 @@ pub fn mq_timedsend(call: &mut Call<'_>) -> CallResult {
     if priority >= u64::from(linux_abi::message_queue::PRIORITY_LIMIT) {
         return Err(Errno::EINVAL);
     }
-    let deadline = deadline(call, 4)?;
+    let limit = limit(call, 4)?;
     let (file, queue) = queue_of(call, fd)?;
     if !file.writable() {
         return Err(Errno::EBADF);
@@ -79,20 +80,20 @@ pub fn mq_timedsend(call: &mut Call<'_>) -> CallResult {
     let mut bytes = vec![0u8; length];
     call.read_in(message, &mut bytes)?;
     let interrupted = || call.interrupted();
-    let waiting = Waiting { nonblocking: file.status() & flags::O_NONBLOCK != 0, deadline, interrupted: &interrupted };
+    let waiting = Waiting { nonblocking: file.status() & flags::O_NONBLOCK != 0, limit, interrupted: &interrupted };
     queue.send(&bytes, priority as u32, call.pid(), &waiting)?;
     value(0)
 }
 
 pub fn mq_timedreceive(call: &mut Call<'_>) -> CallResult {
     let (fd, buffer, capacity, priority_out) = (call.argument(0), call.argument(1), call.argument(2) as usize, call.argument(3));
-    let deadline = deadline(call, 4)?;
+    let limit = limit(call, 4)?;
     let (file, queue) = queue_of(call, fd)?;
     if !file.readable() {
         return Err(Errno::EBADF);
     }
     let interrupted = || call.interrupted();
-    let waiting = Waiting { nonblocking: file.status() & flags::O_NONBLOCK != 0, deadline, interrupted: &interrupted };
+    let waiting = Waiting { nonblocking: file.status() & flags::O_NONBLOCK != 0, limit, interrupted: &interrupted };
     let (message, priority) = queue.receive(capacity, &waiting)?;
     // The message is taken: a bad buffer loses it, as on Linux.
     call.write_out(buffer, &message)?;

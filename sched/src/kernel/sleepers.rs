@@ -10,6 +10,7 @@
 //! is woken while a list's lock is held.
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 use machine::percpu::{self, MAX_CPUS};
 use machine::timer;
@@ -78,6 +79,27 @@ pub(crate) fn wake_expired(now: u64) -> usize {
         unpark(&thread);
     });
     woken
+}
+
+/// Wakes every timed sleeper on every CPU, deadlines unchanged: for a
+/// change of the wall clock, after which a sleeper whose limit is a wall
+/// clock time works its deadline out again (`linux_objects::clock`), and
+/// the others find their condition false and sleep on. Whoever changes
+/// what sleepers check must do so before calling this (the loom model
+/// `tests/loom_clock_set.rs`). Out of memory for the copy, a CPU's
+/// sleepers keep their old deadlines.
+pub fn wake_every_sleeper() {
+    for sleepers in &SLEEPERS {
+        let mut threads: Vec<Arc<Thread>> = Vec::new();
+        // The list may grow between counting and copying: count again.
+        let copied = (0..4).any(|_| {
+            let wanted = sleepers.count() + 4;
+            threads.try_reserve(wanted).is_ok() && sleepers.copy_sleepers(&mut threads)
+        });
+        if copied {
+            threads.iter().for_each(unpark);
+        }
+    }
 }
 
 /// The earliest deadline among this CPU's sleepers (`u64::MAX`: none).

@@ -23,7 +23,7 @@ use crate::park_permit::ParkPermit;
 /// set PARKED and let `schedule` pick — the thread itself if it was made
 /// ready meanwhile, else the idle loop, which runs until the thread is
 /// queued again.
-fn park_on(cpu: &ModelCpu, me: usize, permit: &ParkPermit) {
+pub(crate) fn park_on(cpu: &ModelCpu, me: usize, permit: &ParkPermit) {
     if permit.take_permit() || !permit.begin_park() {
         return;
     }
@@ -36,13 +36,13 @@ fn park_on(cpu: &ModelCpu, me: usize, permit: &ParkPermit) {
 }
 
 /// The kernel's `unpark` of `thread` (homed on CPU `home`) from CPU `from`.
-fn unpark_from(cpus: &[ModelCpu], from: usize, home: usize, thread: usize, permit: &ParkPermit, order: FlagCheck) {
+pub(crate) fn unpark_from(cpus: &[ModelCpu], from: usize, home: usize, thread: usize, permit: &ParkPermit, order: FlagCheck) {
     if permit.give_permit() {
         make_ready(cpus, from, home, thread, order);
     }
 }
 
-fn cpus(count: usize) -> Arc<Vec<ModelCpu>> {
+pub(crate) fn cpus(count: usize) -> Arc<Vec<ModelCpu>> {
     Arc::new((0..count).map(|_| ModelCpu::new()).collect::<Vec<_>>())
 }
 

@@ -2,6 +2,8 @@
 //! code the kernel runs, with loom's threads as CPUs.
 
 #[cfg(loom)]
+mod loom_clock_set;
+#[cfg(loom)]
 mod loom_idle;
 #[cfg(loom)]
 mod loom_park;
