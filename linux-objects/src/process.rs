@@ -228,6 +228,18 @@ impl Process {
         }
     }
 
+    /// For a signal: wakes the threads as `notify` does, and makes those
+    /// running user code on other CPUs enter the kernel, where they look
+    /// for signals (`sched::kick`).
+    pub fn notify_signal(&self) {
+        self.events.broadcast();
+        let threads = self.threads.lock().clone();
+        for (_, thread) in &threads {
+            sched::unpark(thread);
+            sched::kick(thread);
+        }
+    }
+
     /// Records a user thread `tid` run by kernel thread `thread`.
     pub fn add_thread(&self, tid: Pid, thread: Arc<sched::Thread>) -> Result<(), Errno> {
         let mut threads = self.threads.lock();

@@ -48,7 +48,7 @@ fn send_to(target: &Process, tid: Option<Pid>, signal: u32, info: SigInfo) {
         pending || signal == SIGCONT
     };
     if raised {
-        target.notify();
+        target.notify_signal();
     }
 }
 

@@ -32,7 +32,7 @@ pub mod spec;
 mod kernel;
 #[cfg(target_os = "none")]
 pub use kernel::scheduler::{
-    cpu_time_of, current, enable_preemption, exit, idle_loop, init_cpu, migrate_current, own_cpu_time, park, spawn, spawn_in, spawn_on, switch_count,
+    cpu_time_of, current, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, spawn, spawn_in, spawn_on, switch_count,
     unpark, yield_now, Pinning, SpawnError,
 };
 #[cfg(target_os = "none")]

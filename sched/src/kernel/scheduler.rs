@@ -275,6 +275,25 @@ pub fn unpark(thread: &Arc<Thread>) {
     }
 }
 
+/// Makes `thread` enter the kernel soon if it is running on another CPU:
+/// sends that CPU a wake IPI, and an interrupt taken in user mode returns
+/// through the kernel's checks (a signal sent to a thread spinning in user
+/// mode is otherwise seen at that CPU's next tick, up to 10 ms later;
+/// Linux's `signal_wake_up` kicks the same way). A thread that is not
+/// running needs no kick: it passes those checks before it runs user code
+/// again (`unpark` wakes a parked one).
+pub fn kick(thread: &Arc<Thread>) {
+    let _off = cpu::InterruptsOff::new();
+    let here = percpu::current_index();
+    let running_on = CPUS
+        .iter()
+        .take(percpu::online_count())
+        .position(|cpu| cpu.current.lock().as_ref().is_some_and(|on_cpu| Arc::ptr_eq(on_cpu, thread)));
+    if let Some(target) = running_on.filter(|&cpu| cpu != here).and_then(percpu::cpu) {
+        apic::send_ipi(target.apic_id, trap::VECTOR_WAKE);
+    }
+}
+
 /// Moves the current thread to `cpu` (pinned or not) and runs it there.
 pub fn migrate_current(cpu: usize, pin: Pinning) -> Result<(), SpawnError> {
     if percpu::cpu(cpu).is_none() {
