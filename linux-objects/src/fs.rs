@@ -16,7 +16,7 @@ use alloc::format;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use spinlock::Level;
-use vfs::{Errno, FileKind, MountOptions, Namespace, Tmpfs};
+use vfs::{Errno, FileKind, MountOptions, Namespace};
 
 use super::clock::now;
 use super::ext4_mounts::{Access, Ext4Mount};
@@ -50,7 +50,7 @@ pub mod devices {
 
 /// Builds the tree: the initramfs (if any), then what must exist.
 pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
-    let mut tmpfs = Tmpfs::new(now());
+    let mut tmpfs = crate::tmpfs_pages::new_tmpfs();
     let unpacked = match initramfs {
         Some(archive) => tmpfs.unpack(archive, now()).map_err(|error| format!("unpacking the initramfs: {error:?}"))?,
         None => 0,
@@ -80,7 +80,7 @@ pub fn switch_root_to_disk(device: &[u8]) -> Result<(), String> {
     let made = make_top_directories(&mut tree).and_then(|()| {
         let cover = |tree: &mut Namespace, path: &[u8], kind: &[u8]| -> Result<vfs::InodeId, String> {
             let point = tree.lookup(tree.root(), path, true).map_err(|error| format!("{}: {error:?}", String::from_utf8_lossy(path)))?;
-            let mut tmpfs = Tmpfs::new(now());
+            let mut tmpfs = crate::tmpfs_pages::new_tmpfs();
             let top = tmpfs.root();
             let permissions = tree.stat(point).map(|stat| stat.mode & 0o7777).unwrap_or(0o755);
             let _ = tmpfs.set_permissions(top, permissions, now());

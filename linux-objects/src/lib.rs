@@ -53,6 +53,7 @@ pub mod signals;
 pub mod sleep_lock;
 pub mod sysv_ipc;
 pub mod timer_fds;
+pub mod tmpfs_pages;
 pub mod tty;
 pub mod unix_sockets;
 pub mod vdso;

@@ -83,14 +83,28 @@ impl FileKind {
 /// A file's bytes: borrowed from the initramfs until first changed.
 pub(crate) enum Data {
     Borrowed(&'static [u8]),
-    Owned(Vec<u8>),
+    Paged(crate::pages::PagedData),
 }
 
 impl Data {
-    pub(crate) fn bytes(&self) -> &[u8] {
+    /// Bytes in the file.
+    pub(crate) fn len(&self) -> u64 {
         match self {
-            Data::Borrowed(bytes) => bytes,
-            Data::Owned(bytes) => bytes,
+            Data::Borrowed(bytes) => bytes.len() as u64,
+            Data::Paged(pages) => pages.len(),
+        }
+    }
+
+    /// Copies from `offset` into `buffer`; how many bytes (0 at the end).
+    pub(crate) fn read(&self, offset: u64, buffer: &mut [u8]) -> usize {
+        match self {
+            Data::Borrowed(bytes) => {
+                let start = offset.min(bytes.len() as u64) as usize;
+                let count = buffer.len().min(bytes.len() - start);
+                buffer[..count].copy_from_slice(&bytes[start..start + count]);
+                count
+            }
+            Data::Paged(pages) => pages.read(offset, buffer),
         }
     }
 }

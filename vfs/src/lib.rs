@@ -13,7 +13,8 @@
 //! `ENAMETOOLONG`); create, mkdir, symlink, mknod, link, unlink, rmdir,
 //! rename; reading, writing and truncating files; directory listing;
 //! [`Stat`] records. Files unpacked from the initramfs keep borrowing the
-//! archive's bytes until first written.
+//! archive's bytes until first written; written file data lives in pages
+//! of a [`PageStore`] (the kernel's gives frames, [`HeapPages`] the heap).
 //!
 //! **Must never** panic on any path or argument: every refusal is an
 //! [`Errno`]. Running out of memory is `ENOSPC`/`ENOMEM` and changes
@@ -30,6 +31,7 @@ mod file_system;
 mod inode;
 mod mounts;
 mod namespace;
+mod pages;
 mod paths;
 mod populate;
 mod tmpfs_file_system;
@@ -40,6 +42,7 @@ pub use inode::{FileKind, FileSystemId, InodeId, InodeNumber, Stat, Timestamp};
 pub use linux_abi::Errno;
 pub use mounts::{Mount, MountTable};
 pub use namespace::{DirectoryEntry, MountOptions, Namespace};
+pub use pages::{HeapPages, Page, PageStore, MAX_FILE_BYTES, PAGE_BYTES};
 pub use paths::{Resolved, MAX_NAME, MAX_PATH, MAX_SYMLINK_DEPTH};
 pub use populate::UnpackError;
 pub use tmpfs_file_system::TMPFS_MAGIC;

@@ -34,7 +34,7 @@ impl FileSystem for Tmpfs {
     }
 
     fn contents(&self, inode: InodeNumber) -> Result<Cow<'_, [u8]>, Errno> {
-        Tmpfs::contents(self, inode).map(Cow::Borrowed)
+        Tmpfs::contents(self, inode)
     }
 
     fn read_link(&self, inode: InodeNumber) -> Result<Cow<'_, [u8]>, Errno> {
@@ -48,7 +48,14 @@ impl FileSystem for Tmpfs {
     /// Only what the tree knows: its size is the machine's free memory,
     /// which the kernel fills in.
     fn statistics(&self) -> Statistics {
-        Statistics { magic: TMPFS_MAGIC, block_size: 4096, name_max: crate::paths::MAX_NAME as u64, ..Statistics::default() }
+        let mut statistics = Statistics { magic: TMPFS_MAGIC, block_size: 4096, name_max: crate::paths::MAX_NAME as u64, ..Statistics::default() };
+        // As much as memory allows: what its files hold plus what is free.
+        if let Some(free) = self.free_pages() {
+            statistics.blocks = self.owned_bytes() / 4096 + free;
+            statistics.free_blocks = free;
+            statistics.available_blocks = free;
+        }
+        statistics
     }
 
     fn create(&mut self, directory: InodeNumber, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeNumber, Errno> {

@@ -3,10 +3,13 @@
 //! a directory two plus one per subdirectory. An inode goes when it has
 //! no name and no open file description.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::inode::{Contents, Data, FileKind, Inode, InodeNumber, Stat, Timestamp};
+use crate::pages::{HeapPages, PageStore, PagedData, PAGE_BYTES};
 use crate::paths::MAX_NAME;
 use crate::Errno;
 
@@ -15,13 +18,21 @@ pub struct Tmpfs {
     inodes: Vec<Option<Inode>>,
     free: Vec<u32>,
     root: InodeNumber,
-    /// Bytes of owned file data, for `statfs` and limits.
+    /// Bytes of the pages its files hold, for `statfs`.
     bytes: u64,
+    /// Where file data lives.
+    store: Arc<dyn PageStore>,
 }
 
 impl Tmpfs {
-    /// An empty file system: a root directory (mode 0755) and nothing else.
+    /// An empty file system: a root directory (mode 0755) and nothing
+    /// else, its files' data on the heap.
     pub fn new(now: Timestamp) -> Self {
+        Self::with_page_store(now, Arc::new(HeapPages))
+    }
+
+    /// An empty file system whose files' data lives in pages of `store`.
+    pub fn with_page_store(now: Timestamp, store: Arc<dyn PageStore>) -> Self {
         let root = Inode {
             kind: FileKind::Directory,
             permissions: 0o755,
@@ -34,7 +45,7 @@ impl Tmpfs {
             changed: now,
             contents: Contents::Directory { entries: BTreeMap::new(), parent: InodeNumber(1) },
         };
-        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeNumber(1), bytes: 0 }
+        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeNumber(1), bytes: 0, store }
     }
 
     /// The root directory.
@@ -64,7 +75,7 @@ impl Tmpfs {
     pub fn stat(&self, id: InodeNumber) -> Result<Stat, Errno> {
         let inode = self.inode(id)?;
         let size = match &inode.contents {
-            Contents::Regular(data) => data.bytes().len() as u64,
+            Contents::Regular(data) => data.len(),
             Contents::Symlink(target) => target.len() as u64,
             Contents::Directory { entries, .. } => 4096.max(entries.len() as u64 * 32),
             Contents::Device => 0,
@@ -93,7 +104,7 @@ impl Tmpfs {
     /// node, FIFO or socket name (symbolic links: [`symlink`](Self::symlink)).
     pub fn create(&mut self, directory: InodeNumber, name: &[u8], kind: FileKind, permissions: u32, now: Timestamp) -> Result<InodeNumber, Errno> {
         let contents = match kind {
-            FileKind::Regular => Contents::Regular(Data::Owned(Vec::new())),
+            FileKind::Regular => Contents::Regular(Data::Paged(PagedData::default())),
             FileKind::Directory => Contents::Directory { entries: BTreeMap::new(), parent: directory },
             FileKind::CharDevice(..) | FileKind::BlockDevice(..) | FileKind::Fifo | FileKind::Socket => Contents::Device,
             FileKind::Symlink => return Err(Errno::EINVAL),
@@ -252,30 +263,17 @@ impl Tmpfs {
 
     /// Reads from `offset` into `buffer`; returns the bytes read (0 at the end).
     pub fn read(&self, id: InodeNumber, offset: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
-        let inode = self.inode(id)?;
-        let bytes = match &inode.contents {
-            Contents::Regular(data) => data.bytes(),
-            Contents::Directory { .. } => return Err(Errno::EISDIR),
-            _ => return Err(Errno::EINVAL),
-        };
-        let start = (offset.min(bytes.len() as u64)) as usize;
-        let count = buffer.len().min(bytes.len() - start);
-        buffer[..count].copy_from_slice(&bytes[start..start + count]);
-        Ok(count)
+        match &self.inode(id)?.contents {
+            Contents::Regular(data) => Ok(data.read(offset, buffer)),
+            Contents::Directory { .. } => Err(Errno::EISDIR),
+            _ => Err(Errno::EINVAL),
+        }
     }
 
-    /// Writes `data` at `offset`, growing the file (zero-filled) as needed.
+    /// Writes `data` at `offset`, growing the file (a hole in between) as
+    /// needed; ENOSPC, changing nothing, when its pages cannot be had.
     pub fn write(&mut self, id: InodeNumber, offset: u64, data: &[u8], now: Timestamp) -> Result<usize, Errno> {
-        let end = offset.checked_add(data.len() as u64).ok_or(Errno::EFBIG)?;
-        let end = usize::try_from(end).map_err(|_| Errno::EFBIG)?;
-        let before = self.owned_length(id);
-        let owned = self.owned_data(id, end)?;
-        if owned.len() < end {
-            owned.resize(end, 0);
-        }
-        owned[offset as usize..end].copy_from_slice(data);
-        let after = owned.len() as u64;
-        self.bytes = self.bytes - before + after;
+        self.change_pages(id, |store, pages| pages.write(store, offset, data))?;
         let inode = self.inode_mut(id)?;
         inode.modified = now;
         inode.changed = now;
@@ -290,64 +288,73 @@ impl Tmpfs {
         if end > self.stat(id)?.size {
             return Err(Errno::EINVAL);
         }
-        let before = self.owned_length(id);
-        let owned = self.owned_data(id, end as usize)?;
-        owned[offset as usize..end as usize].copy_from_slice(data);
-        let after = owned.len() as u64;
-        self.bytes = self.bytes - before + after;
-        Ok(())
+        self.change_pages(id, |store, pages| pages.write(store, offset, data))
     }
 
-    /// Sets the file's length (cutting, or zero-filling).
+    /// Sets the file's length (cutting, or growing with a hole).
     pub fn truncate(&mut self, id: InodeNumber, length: u64, now: Timestamp) -> Result<(), Errno> {
-        let length = usize::try_from(length).map_err(|_| Errno::EFBIG)?;
-        let before = self.owned_length(id);
-        let owned = self.owned_data(id, length)?;
-        owned.resize(length, 0);
-        self.bytes = self.bytes - before + length as u64;
+        self.change_pages(id, |_, pages| pages.set_length(length))?;
         let inode = self.inode_mut(id)?;
         inode.modified = now;
         inode.changed = now;
         Ok(())
     }
 
-    /// The file's bytes as an owned, growable buffer with room for `room`.
-    fn owned_data(&mut self, id: InodeNumber, room: usize) -> Result<&mut Vec<u8>, Errno> {
+    /// Runs `change` on the pages of regular file `id` (a borrowed file
+    /// is copied into pages first) and keeps the count of bytes held.
+    fn change_pages(&mut self, id: InodeNumber, change: impl FnOnce(&dyn PageStore, &mut PagedData) -> Result<(), Errno>) -> Result<(), Errno> {
+        let store = self.store.clone();
         let inode = self.inode_mut(id)?;
         let data = match &mut inode.contents {
             Contents::Regular(data) => data,
             Contents::Directory { .. } => return Err(Errno::EISDIR),
             _ => return Err(Errno::EINVAL),
         };
+        let before = match data {
+            Data::Paged(pages) => pages.pages_held(),
+            Data::Borrowed(_) => 0,
+        };
         if let Data::Borrowed(bytes) = data {
-            let mut copy = Vec::new();
-            copy.try_reserve_exact(bytes.len().max(room)).map_err(|_| Errno::ENOSPC)?;
-            copy.extend_from_slice(bytes);
-            *data = Data::Owned(copy);
+            *data = Data::Paged(PagedData::copy_of(&*store, bytes)?);
         }
-        let Data::Owned(owned) = data else { return Err(Errno::EINVAL) };
-        if room > owned.len() {
-            owned.try_reserve(room - owned.len()).map_err(|_| Errno::ENOSPC)?;
-        }
-        Ok(owned)
+        let Data::Paged(pages) = data else { return Err(Errno::EINVAL) };
+        let result = change(&*store, pages);
+        let after = pages.pages_held();
+        self.bytes = (self.bytes + after * PAGE_BYTES as u64).saturating_sub(before * PAGE_BYTES as u64);
+        result
     }
 
-    fn owned_length(&self, id: InodeNumber) -> u64 {
+    fn held_bytes(&self, id: InodeNumber) -> u64 {
         match self.inode(id).map(|inode| &inode.contents) {
-            Ok(Contents::Regular(Data::Owned(bytes))) => bytes.len() as u64,
+            Ok(Contents::Regular(Data::Paged(pages))) => pages.pages_held() * PAGE_BYTES as u64,
             _ => 0,
         }
     }
 
-    /// Bytes of file data the tree owns (not counting the initramfs's).
+    /// Bytes of the pages the tree's files hold (not counting the
+    /// initramfs's bytes they still borrow).
     pub fn owned_bytes(&self) -> u64 {
         self.bytes
     }
 
-    /// The whole contents of a regular file, borrowed.
-    pub fn contents(&self, id: InodeNumber) -> Result<&[u8], Errno> {
+    /// Pages its store could still give, if it knows.
+    pub fn free_pages(&self) -> Option<u64> {
+        self.store.free_pages()
+    }
+
+    /// The whole contents of a regular file: borrowed from the initramfs,
+    /// or a copy of its pages (ENOMEM without room for one).
+    pub fn contents(&self, id: InodeNumber) -> Result<Cow<'_, [u8]>, Errno> {
         match &self.inode(id)?.contents {
-            Contents::Regular(data) => Ok(data.bytes()),
+            Contents::Regular(Data::Borrowed(bytes)) => Ok(Cow::Borrowed(bytes)),
+            Contents::Regular(data) => {
+                let mut bytes = Vec::new();
+                let length = usize::try_from(data.len()).map_err(|_| Errno::ENOMEM)?;
+                bytes.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
+                bytes.resize(length, 0);
+                data.read(0, &mut bytes);
+                Ok(Cow::Owned(bytes))
+            }
             Contents::Directory { .. } => Err(Errno::EISDIR),
             _ => Err(Errno::EINVAL),
         }
@@ -507,7 +514,7 @@ impl Tmpfs {
         let unused = self.inode(id).is_ok_and(|inode| inode.links == 0 && inode.opened == 0);
         let Some(slot) = slot(id) else { return };
         if unused && id != self.root {
-            self.bytes -= self.owned_length(id);
+            self.bytes -= self.held_bytes(id);
             self.inodes[slot] = None;
             if self.free.try_reserve(1).is_ok() {
                 self.free.push(slot as u32);

@@ -38,7 +38,52 @@ struct Entry {
     object: Option<MemoryObject>,
 }
 
-static TABLE: KernelTicketLock<Vec<Entry>> = KernelTicketLock::new(MEMORY_OBJECTS_LEVEL, Vec::new());
+/// Every object by index, and the indices of empty entries (room for
+/// every index is reserved as entries are added, so a release never
+/// allocates): making an object takes O(1), not a walk of the table.
+struct Table {
+    entries: Vec<Entry>,
+    empty: Vec<usize>,
+}
+
+impl core::ops::Deref for Table {
+    type Target = [Entry];
+    fn deref(&self) -> &[Entry] {
+        &self.entries
+    }
+}
+
+impl core::ops::DerefMut for Table {
+    fn deref_mut(&mut self) -> &mut [Entry] {
+        &mut self.entries
+    }
+}
+
+impl Table {
+    /// An empty entry's index: a freed one, or a new one (None without
+    /// memory for it).
+    fn empty_entry(&mut self) -> Option<usize> {
+        if let Some(index) = self.empty.pop() {
+            return Some(index);
+        }
+        self.entries.try_reserve(1).ok()?;
+        self.empty.try_reserve(self.entries.len() + 1 - self.empty.len()).ok()?;
+        self.entries.push(Entry { generation: 0, object: None });
+        Some(self.entries.len() - 1)
+    }
+
+    /// Empties entry `index` and takes what it held.
+    fn take(&mut self, index: usize) -> Option<MemoryObject> {
+        let object = self.entries.get_mut(index)?.object.take()?;
+        // Never allocates: room for every index is reserved.
+        if self.empty.len() < self.empty.capacity() {
+            self.empty.push(index);
+        }
+        Some(object)
+    }
+}
+
+static TABLE: KernelTicketLock<Table> = KernelTicketLock::new(MEMORY_OBJECTS_LEVEL, Table { entries: Vec::new(), empty: Vec::new() });
 
 /// A new object of `pages` zeroed frames charged to `container`; returns
 /// its handle. Refused whole (nothing kept) when memory or quota runs out.
@@ -62,18 +107,10 @@ pub fn create(container: ContainerId, pages: u64) -> Result<u64, Errno> {
         frames.push(frame.into_mapping());
     }
     let mut table = TABLE.lock();
-    let free = table.iter().position(|entry| entry.object.is_none());
-    let index = match free {
-        Some(index) => index,
-        None => {
-            if table.try_reserve(1).is_err() {
-                drop(table);
-                give_back(container, &frames);
-                return Err(Errno::ENOMEM);
-            }
-            table.push(Entry { generation: 0, object: None });
-            table.len() - 1
-        }
+    let Some(index) = table.empty_entry() else {
+        drop(table);
+        give_back(container, &frames);
+        return Err(Errno::ENOMEM);
     };
     let entry = &mut table[index];
     entry.generation = entry.generation.wrapping_add(1);
@@ -188,8 +225,8 @@ pub fn release(handle: u64) {
     let object = {
         let mut table = TABLE.lock();
         let (index, generation) = split(handle);
-        match table.get_mut(index) {
-            Some(entry) if entry.generation == generation => entry.object.take(),
+        match table.get(index) {
+            Some(entry) if entry.generation == generation => table.take(index),
             _ => None,
         }
     };

@@ -18,7 +18,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use linux_abi::Errno;
-use vfs::{FileKind, MountOptions, Tmpfs};
+use vfs::{FileKind, MountOptions};
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult};
@@ -62,7 +62,7 @@ fn mount_tmpfs(call: &Call<'_>, point: vfs::InodeId, flags: u64) -> CallResult {
     must_be_root(call)?;
     let source = if call.argument(0) != 0 { call.string_in(call.argument(0), vfs::MAX_PATH - 1)? } else { b"none".to_vec() };
     let data = if call.argument(4) != 0 { call.string_in(call.argument(4), 4096)? } else { Vec::new() };
-    let mut tmpfs = Tmpfs::new(now());
+    let mut tmpfs = linux_objects::tmpfs_pages::new_tmpfs();
     let root = tmpfs.root();
     let (mut mode, mut uid, mut gid) = (0o1777, 0, 0);
     for option in data.split(|&byte| byte == b',').filter(|option| !option.is_empty()) {
