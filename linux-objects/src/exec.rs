@@ -9,6 +9,9 @@
 use alloc::vec::Vec;
 
 use containers::ContainerId;
+use kernel_objects::capabilities::memory_objects;
+
+use crate::exec_cache::{self, FileKey, SegmentShape};
 use linux_abi::{auxv, interpreter_plan, load_plan, ElfError, InitialStack, LoadPlan, STACK_TOP};
 use kernel_objects::OwnedFrame;
 use vmem::{Rights, PAGE_SIZE};
@@ -73,8 +76,9 @@ impl ExecError {
 }
 
 /// Where a program's interpreter file comes from: its contents by path
-/// (borrowed from a tmpfs, read from a disk).
-pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<alloc::borrow::Cow<'f, [u8]>, Errno> + 'f;
+/// (borrowed from a tmpfs, read from a disk) and its key in the
+/// [`exec_cache`](crate::exec_cache) (`None`: not cached).
+pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<(alloc::borrow::Cow<'f, [u8]>, Option<FileKey>), Errno> + 'f;
 
 /// Builds the address space for `file`, charged to `container`, with a
 /// stack for a soft `RLIMIT_STACK` of `stack_limit`. A dynamically linked
@@ -83,6 +87,7 @@ pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<alloc::borrow::Cow<'f, [
 pub fn build<'f>(
     container: ContainerId,
     file: &'f [u8],
+    file_key: Option<FileKey>,
     interpreter_files: &InterpreterFiles<'f>,
     arguments: &[&[u8]],
     environment: &[&[u8]],
@@ -92,15 +97,15 @@ pub fn build<'f>(
     let plan = load_plan(file).map_err(ExecError::Format)?;
     let interpreter = match &plan.interpreter {
         Some(path) => {
-            let contents = interpreter_files(path)?;
-            Some((interpreter_plan(&contents).map_err(ExecError::Format)?, contents))
+            let (contents, key) = interpreter_files(path)?;
+            Some((interpreter_plan(&contents).map_err(ExecError::Format)?, contents, key))
         }
         None => None,
     };
     let mut memory = new_space(container).map_err(|_| Errno::ENOMEM)?;
-    let interpreter = interpreter.as_ref().map(|(plan, contents)| (plan, &**contents));
-    let entry = interpreter.map_or(plan.entry, |(interpreter, _)| interpreter.entry);
-    match fill(&mut memory, container, &plan, file, interpreter, arguments, environment, random, stack_bytes(stack_limit)) {
+    let interpreter = interpreter.as_ref().map(|(plan, contents, key)| (plan, &**contents, *key));
+    let entry = interpreter.map_or(plan.entry, |(interpreter, _, _)| interpreter.entry);
+    match fill(&mut memory, container, (&plan, file, file_key), interpreter, arguments, environment, random, stack_bytes(stack_limit)) {
         Ok(stack_pointer) => Ok(Image { memory, entry, stack_pointer, break_start: plan.end }),
         Err(error) => {
             destroy_space(memory);
@@ -113,17 +118,16 @@ pub fn build<'f>(
 fn fill(
     memory: &mut KernelSpace,
     container: ContainerId,
-    plan: &LoadPlan,
-    file: &[u8],
-    interpreter: Option<(&LoadPlan, &[u8])>,
+    (plan, file, file_key): (&LoadPlan, &[u8], Option<FileKey>),
+    interpreter: Option<(&LoadPlan, &[u8], Option<FileKey>)>,
     arguments: &[&[u8]],
     environment: &[&[u8]],
     random: [u8; 16],
     stack: u64,
 ) -> Result<u64, ExecError> {
-    map_segments(memory, container, plan, file)?;
-    if let Some((interpreter_plan, interpreter_file)) = interpreter {
-        map_segments(memory, container, interpreter_plan, interpreter_file)?;
+    map_segments(memory, container, plan, file, file_key)?;
+    if let Some((interpreter_plan, interpreter_file, interpreter_key)) = interpreter {
+        map_segments(memory, container, interpreter_plan, interpreter_file, interpreter_key)?;
     }
     memory.add_demand_zero(STACK_TOP - stack, stack, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
     let vdso = crate::vdso::map_into(memory)?;
@@ -133,7 +137,7 @@ fn fill(
         (auxv::AT_PHENT, plan.program_header_size),
         (auxv::AT_PHNUM, plan.program_header_count),
         (auxv::AT_PAGESZ, PAGE_SIZE),
-        (auxv::AT_BASE, interpreter.map_or(0, |(interpreter, _)| interpreter.base)),
+        (auxv::AT_BASE, interpreter.map_or(0, |(interpreter, _, _)| interpreter.base)),
         (auxv::AT_FLAGS, 0),
         (auxv::AT_ENTRY, plan.entry),
         (auxv::AT_UID, 0),
@@ -157,8 +161,10 @@ fn fill(
     Ok(stack.pointer)
 }
 
-/// Maps `plan`'s segments with their bytes from `file` (copied now).
-fn map_segments(memory: &mut KernelSpace, container: ContainerId, plan: &LoadPlan, file: &[u8]) -> Result<(), ExecError> {
+/// Maps `plan`'s segments with their bytes from `file`: a read-only
+/// segment of a file with a `key` from the [`exec_cache`](crate::exec_cache)
+/// (shared, made on first use), the others copied now.
+fn map_segments(memory: &mut KernelSpace, container: ContainerId, plan: &LoadPlan, file: &[u8], key: Option<FileKey>) -> Result<(), ExecError> {
     for segment in &plan.segments {
         let rights = Rights::new(segment.read || segment.execute, segment.write, segment.execute).map_err(|_| ExecError::Format(ElfError::BadSegment))?;
         let first_page = segment.address & !(PAGE_SIZE - 1);
@@ -166,6 +172,14 @@ fn map_segments(memory: &mut KernelSpace, container: ContainerId, plan: &LoadPla
         let file_bytes = file
             .get(segment.file_offset as usize..(segment.file_offset + segment.file_length) as usize)
             .ok_or(ExecError::Format(ElfError::BadSegment))?;
+        if let Some(key) = key.filter(|_| !segment.write) {
+            let shape = SegmentShape { address: segment.address, file_offset: segment.file_offset, file_length: segment.file_length, memory_length: segment.memory_length };
+            let fill = |handle| memory_objects::write(handle, segment.address - first_page, file_bytes);
+            let cached = exec_cache::segment(key, shape, (end - first_page) / PAGE_SIZE, fill);
+            if cached.is_some_and(|handle| memory_objects::map_private_into_space(memory, first_page, handle, rights).is_ok()) {
+                continue;
+            }
+        }
         for page in (first_page..end).step_by(PAGE_SIZE as usize) {
             let mut frame = OwnedFrame::allocate(container).map_err(|_| Errno::ENOMEM)?;
             // The part of the file's bytes that lands in this page.

@@ -50,6 +50,8 @@ pub mod devices {
 
 /// Builds the tree: the initramfs (if any), then what must exist.
 pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
+    // Program text the exec cache keeps is the system's, as the tree is.
+    crate::exec_cache::charge_to_current_container();
     let mut tmpfs = crate::tmpfs_pages::new_tmpfs();
     let unpacked = match initramfs {
         Some(archive) => tmpfs.unpack(archive, now()).map_err(|error| format!("unpacking the initramfs: {error:?}"))?,

@@ -28,6 +28,7 @@ pub mod descriptor_passing;
 pub mod epoll;
 pub mod event_counters;
 pub mod exec;
+pub mod exec_cache;
 pub mod ext4_mount_changes;
 pub mod ext4_mounts;
 pub mod fifos;

@@ -27,7 +27,7 @@ mod syscall;
 // The objects the calls act on (linux-objects), named here as this
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
-    block_files, clock, cpu_itimers, descriptor_passing, epoll, event_counters, exec, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, itimers, kernel_log, mqueues, named_sockets, open_files, pipes, poll_wakeups, posix_timers,
+    block_files, clock, cpu_itimers, descriptor_passing, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, itimers, kernel_log, mqueues, named_sockets, open_files, pipes, poll_wakeups, posix_timers,
     process, procfs, random, record_locks, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets, vdso,
 };
 
@@ -115,9 +115,13 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     random::fill(&mut random_bytes);
     let image = fs::with(|tree| {
         let tree: &vfs::Namespace = tree;
-        let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
+        let interpreter_files = |path: &[u8]| {
+            let interpreter = tree.lookup(tree.root(), path, true)?;
+            Ok((tree.contents(interpreter)?, tree.stat(interpreter).ok().map(|stat| exec_cache::FileKey::of(interpreter, &stat))))
+        };
         let stack_limit = linux_abi::resource_limits::ResourceLimits::default().soft(linux_abi::resource_limits::RLIMIT_STACK);
-        Ok(exec::build(container, &tree.contents(inode)?, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit))
+        let key = tree.stat(inode).ok().map(|stat| exec_cache::FileKey::of(inode, &stat));
+        Ok(exec::build(container, &tree.contents(inode)?, key, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit))
     })
         .map_err(|errno| format!("{shown}: {errno:?}"))?
         .map_err(|error| format!("{shown}: {error}"))?;

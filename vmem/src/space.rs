@@ -159,6 +159,15 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         self.map_frame(address, frame.address(), rights, true)
     }
 
+    /// Maps a shared frame at `address` with `rights` as a private page of
+    /// this space, one more owner of it: the frame is not written through
+    /// it — a write (once `protect` allows one) copies it first — and fork
+    /// copies it on write as any private page (read-only program text
+    /// shared between processes).
+    pub fn map_private(&mut self, address: u64, frame: &S::Shared, rights: Rights) -> Result<(), VmError> {
+        self.map_frame(address, frame.address(), rights.without_write(), false)
+    }
+
     /// Maps the frame at `address` with `rights`, as one more owner of it:
     /// a fresh frame (its first owner: a private page) or, with `shared`, a
     /// shared-memory frame another space owns too.

@@ -199,6 +199,38 @@ fn map_pages(memory: &mut crate::address_spaces::KernelSpace, address: u64, hand
     super::native_calls::map_frames(memory, address, &frames, rights, rollback)
 }
 
+/// Maps every page of the object into `memory` from `address` on as
+/// private pages with `rights` (never writable through this mapping: a
+/// write after `mprotect` copies the page), all or nothing. For program
+/// text shared by every process running it.
+pub fn map_private_into_space(memory: &mut crate::address_spaces::KernelSpace, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
+    let pages = {
+        let table = TABLE.lock();
+        lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
+    };
+    for (index, frame) in frames(handle, 0, pages)?.iter().enumerate() {
+        let at = address.checked_add(index as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
+        if let Err(error) = memory.map_private(at, frame, rights) {
+            if index > 0 {
+                if let Ok(flush) = memory.unmap(address, index as u64 * PAGE_SIZE) {
+                    crate::address_spaces::carry_out(flush);
+                }
+            }
+            return Err(Errno::from(error));
+        }
+    }
+    Ok(())
+}
+
+/// Whether any frame of the object has an owner besides the object (a
+/// space maps it): letting such an object go would leave the frame's
+/// last owner, not the object's container, to free it.
+pub fn mapped_elsewhere(handle: u64) -> bool {
+    let Some(owners) = owners() else { return false };
+    let table = TABLE.lock();
+    lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|&frame| owners.owners(frame) > 1))
+}
+
 /// Whether the object holds the frame at physical address `frame` (to
 /// tell which object a mapped page belongs to; nothing is reached).
 pub fn holds_frame(handle: u64, frame: u64) -> bool {

@@ -10,6 +10,7 @@ use machine::user::UserContext;
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
 use super::{value, Call, CallResult, Outcome, UserPtr};
+use crate::exec_cache::FileKey;
 use kernel_objects::address_spaces::{carry_out, destroy_space, fork_space};
 use kernel_objects::capabilities::{caps, undo, NativeProcess};
 use linux_abi::cpu_times::{rusage, CpuTimes};
@@ -294,8 +295,12 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     let image = fs::with(|tree| {
         let tree: &vfs::Namespace = tree;
         let contents = tree.contents(inode)?;
-        let interpreter_files = |path: &[u8]| tree.contents(tree.lookup(tree.root(), path, true)?);
-        Ok(build(container, &contents, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit))
+        let key = tree.stat(inode).ok().map(|stat| FileKey::of(inode, &stat));
+        let interpreter_files = |path: &[u8]| {
+            let interpreter = tree.lookup(tree.root(), path, true)?;
+            Ok((tree.contents(interpreter)?, tree.stat(interpreter).ok().map(|stat| FileKey::of(interpreter, &stat))))
+        };
+        Ok(build(container, &contents, key, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit))
     })?;
     let image = match image {
         Ok(image) => image,

@@ -119,6 +119,26 @@ fn a_shared_page_is_freed_exactly_when_its_last_owner_goes() {
 }
 
 #[test]
+fn a_private_mapping_of_a_shared_frame_copies_on_write_and_never_writes_through() {
+    let world = World::new();
+    let frame = world.frame_holding(42);
+    let mut first = world.space();
+    let mut second = world.space();
+    first.map_private(BASE, &frame, Rights::READ_WRITE).unwrap();
+    second.map_private(BASE, &frame, Rights::READ).unwrap();
+    assert_eq!(world.owners.owners(frame), 2);
+    assert_eq!(user_access(&mut first, BASE, Access::Write, Some(7)), Err(Fault::Segmentation), "mapped without write");
+    let _ = first.protect(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    assert_eq!(user_access(&mut first, BASE, Access::Write, Some(7)), Ok(7));
+    assert_ne!(first.translate(BASE).unwrap().frame, frame, "the write went to a copy");
+    assert_eq!(user_access(&mut second, BASE, Access::Read, None), Ok(42), "the shared frame is unchanged");
+    assert_eq!(world.owners.owners(frame), 1);
+    let _ = first.destroy();
+    let _ = second.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
 fn an_anonymous_shared_page_stays_shared_across_fork_and_private_pages_do_not() {
     let world = World::new();
     let mut parent = world.space();
