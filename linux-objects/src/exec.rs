@@ -176,7 +176,12 @@ fn map_segments(memory: &mut KernelSpace, container: ContainerId, plan: &LoadPla
             let shape = SegmentShape { address: segment.address, file_offset: segment.file_offset, file_length: segment.file_length, memory_length: segment.memory_length };
             let fill = |handle| memory_objects::write(handle, segment.address - first_page, file_bytes);
             let cached = exec_cache::segment(key, shape, (end - first_page) / PAGE_SIZE, fill);
-            if cached.is_some_and(|handle| memory_objects::map_private_into_space(memory, first_page, handle, rights).is_ok()) {
+            let mut rollback = None;
+            let mapped = cached.is_some_and(|handle| memory_objects::map_private_into_space(memory, first_page, handle, rights, &mut rollback).is_ok());
+            if let Some(flush) = rollback {
+                kernel_objects::address_spaces::carry_out(flush); // the space never ran: nothing to flush in practice
+            }
+            if mapped {
                 continue;
             }
         }

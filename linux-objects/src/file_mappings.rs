@@ -54,6 +54,12 @@ fn none_mapped() -> bool {
 
 const PAGE: usize = PAGE_SIZE as usize;
 
+/// Whether some space maps pages of `inode` shared (its bytes may then
+/// change without its times changing).
+pub fn is_mapped(inode: InodeId) -> bool {
+    !none_mapped() && MAPPINGS.lock().iter().any(|file| file.inode == inode)
+}
+
 /// Maps `length` bytes (whole pages) of file `inode` from byte `offset`
 /// (page-aligned) at `address` of `process`, shared, with `rights`. The
 /// pages are made and filled from the file on first use. All or nothing:

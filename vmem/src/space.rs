@@ -160,12 +160,18 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
     }
 
     /// Maps a shared frame at `address` with `rights` as a private page of
-    /// this space, one more owner of it: the frame is not written through
-    /// it — a write (once `protect` allows one) copies it first — and fork
-    /// copies it on write as any private page (read-only program text
-    /// shared between processes).
+    /// this space, one more owner of it: the frame is never written through
+    /// it — the first write (allowed by `rights` or by a later `protect`)
+    /// copies it — and fork copies it on write as any private page
+    /// (program text and private file mappings shared between processes).
     pub fn map_private(&mut self, address: u64, frame: &S::Shared, rights: Rights) -> Result<(), VmError> {
-        self.map_frame(address, frame.address(), rights.without_write(), false)
+        self.map_frame(address, frame.address(), rights.without_write(), false)?;
+        if rights.write() {
+            // Writable from the start: copy on the first write.
+            let (table, index) = self.leaf_slot(address, false)?.ok_or(VmError::OutOfMemory)?;
+            self.memory.write_word(table, index, entry::leaf(frame.address(), rights, true));
+        }
+        Ok(())
     }
 
     /// Maps the frame at `address` with `rights`, as one more owner of it:

@@ -200,10 +200,18 @@ fn map_pages(memory: &mut crate::address_spaces::KernelSpace, address: u64, hand
 }
 
 /// Maps every page of the object into `memory` from `address` on as
-/// private pages with `rights` (never writable through this mapping: a
-/// write after `mprotect` copies the page), all or nothing. For program
-/// text shared by every process running it.
-pub fn map_private_into_space(memory: &mut crate::address_spaces::KernelSpace, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
+/// private pages with `rights` (never written through: the first write
+/// copies the page), all or nothing: on a failure what was mapped is
+/// unmapped and the TLB flush for it left in `rollback` (to be carried out
+/// without the space's lock). Program text and private file mappings
+/// shared by every process that maps them.
+pub fn map_private_into_space(
+    memory: &mut crate::address_spaces::KernelSpace,
+    address: u64,
+    handle: u64,
+    rights: vmem::Rights,
+    rollback: &mut Option<vmem::TlbFlush>,
+) -> Result<(), Errno> {
     let pages = {
         let table = TABLE.lock();
         lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
@@ -212,9 +220,7 @@ pub fn map_private_into_space(memory: &mut crate::address_spaces::KernelSpace, a
         let at = address.checked_add(index as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
         if let Err(error) = memory.map_private(at, frame, rights) {
             if index > 0 {
-                if let Ok(flush) = memory.unmap(address, index as u64 * PAGE_SIZE) {
-                    crate::address_spaces::carry_out(flush);
-                }
+                *rollback = memory.unmap(address, index as u64 * PAGE_SIZE).ok();
             }
             return Err(Errno::from(error));
         }

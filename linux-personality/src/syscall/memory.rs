@@ -2,7 +2,6 @@
 //! mappings (placed top-down below `MMAP_TOP`), unmapping, protection.
 //! Private file mappings are filled when made (no page cache yet).
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use vmem::{Rights, VmError, PAGE_SIZE};
@@ -12,6 +11,8 @@ use kernel_objects::address_spaces::carry_out;
 use kernel_objects::OwnedFrame;
 use linux_abi::Errno;
 use crate::fs;
+use crate::exec_cache::{FileKey, SegmentShape};
+use kernel_objects::capabilities::memory_objects;
 use crate::open_files::{self, Backing};
 
 const PROT_READ: u64 = 1;
@@ -144,17 +145,59 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         }
     } else if let Some(inode) = file {
         crate::file_mappings::write_back(inode)?;
-        let size = fs::with(|tree| tree.stat(inode))?.size;
-        let available = size.saturating_sub(offset).min(length) as usize;
-        let mut bytes = vec![0u8; available];
-        fs::with(|tree| tree.read(inode, offset, &mut bytes))?;
-        call.write_out(address, &bytes)?;
+        let stat = fs::with(|tree| tree.stat(inode))?;
+        let available = stat.size.saturating_sub(offset).min(length);
+        if !map_cached_file_pages(call, inode, &stat, offset, available, address)? {
+            read_file_into(inode, offset, available, |at, bytes| call.write_out(address + at, bytes))?;
+        }
         if final_rights != Rights::READ_WRITE {
             let protected = call.process.native.with_memory(|memory| memory.protect(address, length, final_rights))?;
             carry_out(protected.map_err(Errno::from)?);
         }
     }
     value(address)
+}
+
+/// A private mapping of `available` bytes of file `inode` from `offset`
+/// at `address`, from pages shared by every process mapping the same part
+/// of the same file as it is now (`exec_cache`; a write copies the page).
+/// Ok(false) when they cannot be had (too big, no memory, or the file is
+/// mapped shared: its bytes may change without its times): the caller
+/// copies the bytes instead.
+fn map_cached_file_pages(call: &Call<'_>, inode: vfs::InodeId, stat: &vfs::Stat, offset: u64, available: u64, address: u64) -> Result<bool, Errno> {
+    if available == 0 || crate::file_mappings::is_mapped(inode) {
+        return Ok(false);
+    }
+    let pages = available.div_ceil(PAGE_SIZE);
+    let shape = SegmentShape { address: 0, file_offset: offset, file_length: available, memory_length: pages * PAGE_SIZE };
+    let fill = |handle| read_file_into(inode, offset, available, |at, bytes| memory_objects::write(handle, at, bytes));
+    let Some(handle) = crate::exec_cache::segment(FileKey::of(inode, stat), shape, pages, fill) else { return Ok(false) };
+    let mut rollback = None;
+    let mapped = call.process.native.with_memory(|memory| memory_objects::map_private_into_space(memory, address, handle, Rights::READ_WRITE, &mut rollback))?;
+    if let Some(flush) = rollback {
+        carry_out(flush);
+    }
+    Ok(mapped.is_ok())
+}
+
+/// Reads `length` bytes of file `inode` from `offset`, 64 KiB at a time,
+/// handing each piece to `put` with its offset from the start.
+fn read_file_into(inode: vfs::InodeId, offset: u64, length: u64, mut put: impl FnMut(u64, &[u8]) -> Result<(), Errno>) -> Result<(), Errno> {
+    const PIECE: usize = 64 << 10;
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(PIECE).map_err(|_| Errno::ENOMEM)?;
+    buffer.resize(PIECE, 0);
+    let mut done = 0;
+    while done < length {
+        let wanted = (length - done).min(PIECE as u64) as usize;
+        let got = fs::with(|tree| tree.read(inode, offset + done, &mut buffer[..wanted]))?;
+        if got == 0 {
+            break;
+        }
+        put(done, &buffer[..got])?;
+        done += got as u64;
+    }
+    Ok(())
 }
 
 /// Anonymous `MAP_SHARED` memory: every page gets a zeroed frame now, mapped

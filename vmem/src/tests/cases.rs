@@ -124,7 +124,7 @@ fn a_private_mapping_of_a_shared_frame_copies_on_write_and_never_writes_through(
     let frame = world.frame_holding(42);
     let mut first = world.space();
     let mut second = world.space();
-    first.map_private(BASE, &frame, Rights::READ_WRITE).unwrap();
+    first.map_private(BASE, &frame, Rights::READ).unwrap();
     second.map_private(BASE, &frame, Rights::READ).unwrap();
     assert_eq!(world.owners.owners(frame), 2);
     assert_eq!(user_access(&mut first, BASE, Access::Write, Some(7)), Err(Fault::Segmentation), "mapped without write");
@@ -133,8 +133,14 @@ fn a_private_mapping_of_a_shared_frame_copies_on_write_and_never_writes_through(
     assert_ne!(first.translate(BASE).unwrap().frame, frame, "the write went to a copy");
     assert_eq!(user_access(&mut second, BASE, Access::Read, None), Ok(42), "the shared frame is unchanged");
     assert_eq!(world.owners.owners(frame), 1);
+    let mut third = world.space();
+    third.map_private(BASE, &frame, Rights::READ_WRITE).unwrap();
+    assert_eq!(user_access(&mut third, BASE, Access::Write, Some(9)), Ok(9), "writable from the start: copied on write");
+    assert_ne!(third.translate(BASE).unwrap().frame, frame);
+    assert_eq!(user_access(&mut second, BASE, Access::Read, None), Ok(42));
     let _ = first.destroy();
     let _ = second.destroy();
+    let _ = third.destroy();
     assert!(world.all_free());
 }
 
