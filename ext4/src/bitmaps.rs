@@ -101,13 +101,18 @@ impl<D: BlockDevice> Transaction<'_, D> {
             };
             return Ok((descriptor, bitmap));
         }
+        let needs_check = self.needs_check(location);
         let bitmap = self.read_block(location, structure)?;
+        if !needs_check {
+            return Ok((descriptor, bitmap));
+        }
         if let Some(computed) = self.bitmap_checksum(kind, &bitmap) {
             let mask = if self.superblock.descriptor_size > 32 { u32::MAX } else { 0xFFFF };
             if computed & mask != stored & mask {
                 return Err(Error::corrupted(structure, Problem::ChecksumMismatch));
             }
         }
+        self.mark_checked(location);
         Ok((descriptor, bitmap))
     }
 

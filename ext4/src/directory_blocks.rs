@@ -106,10 +106,19 @@ impl<D: BlockDevice> Transaction<'_, D> {
     ) -> Result<Option<DirectoryBlock>, Error> {
         let Mapping::Written { physical } = tree.list.find(logical) else { return Ok(None) };
         let structure = Structure::DirectoryBlock { inode: directory.number.0, logical_block: logical };
+        let needs_check = self.needs_check(physical);
         let bytes = self.read_block(physical, structure)?;
         let superblock = self.superblock;
         let seed = directory.checksum_seed;
         let role = block_role(&bytes, superblock, directory.is_htree(), logical);
+        if !needs_check {
+            // Checked already (or written here): only where the records end.
+            let records_end = match (role, superblock.checksums) {
+                (BlockRole::Leaf, Checksums::Crc32c { .. }) => bytes.len().saturating_sub(TAIL_SIZE),
+                _ => bytes.len(),
+            };
+            return Ok(Some(DirectoryBlock { physical, bytes, role, records_end }));
+        }
         check_index(&bytes, role, superblock, seed, structure)?;
         let records_end = match role {
             BlockRole::Leaf => leaf_records(&bytes, superblock, seed, structure)?.len(),
@@ -121,6 +130,7 @@ impl<D: BlockDevice> Transaction<'_, D> {
             let _all_visited =
                 for_each_entry(records, superblock, structure, &mut |_| core::ops::ControlFlow::Continue(()))?;
         }
+        self.mark_checked(physical);
         Ok(Some(DirectoryBlock { physical, bytes, role, records_end }))
     }
 

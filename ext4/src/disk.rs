@@ -53,10 +53,16 @@ impl<D: BlockDevice> Disk<D> {
     /// starting at `first_block`, for `structure`, which names where the
     /// block number came from if it lies outside the file system.
     pub fn read_blocks(&self, first_block: u64, buffer: &mut [u8], structure: Structure) -> Result<(), Error> {
-        self.home.read_blocks(first_block, buffer, structure)?;
         let block_size = self.home.block_size() as usize;
         let count = (buffer.len() / block_size.max(1)) as u64;
         let end = first_block.saturating_add(count);
+        // The home copy is read only where no journaled image covers it
+        // (a block changed in the running transaction is read from memory
+        // alone, as most metadata reads are).
+        let covered = self.journaled.range(first_block..end).count() as u64;
+        if covered < count || buffer.len() % block_size.max(1) != 0 {
+            self.home.read_blocks(first_block, buffer, structure)?;
+        }
         for (&block, image) in self.journaled.range(first_block..end) {
             let offset = (block - first_block) as usize * block_size;
             if let Some(target) = buffer.get_mut(offset..offset + block_size) {
@@ -83,6 +89,13 @@ impl<D: BlockDevice> Disk<D> {
     /// not yet home.
     pub(crate) fn remember(&mut self, block: u64, image: &[u8]) {
         self.journaled.insert(block, image.to_vec());
+    }
+
+    /// Whether `block`'s current image is a journaled one: written by this
+    /// file system since the last checkpoint, so already checked and
+    /// sealed with its checksum.
+    pub(crate) fn is_journaled(&self, block: u64) -> bool {
+        self.journaled.contains_key(&block)
     }
 
     /// Drops any journaled image of `count` blocks from `first` (freed, or

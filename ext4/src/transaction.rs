@@ -9,7 +9,7 @@
 //! to the disk, and never record a block image outside the file system or
 //! of the wrong size.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use crate::block_device::BlockDevice;
@@ -36,6 +36,9 @@ pub(crate) struct Transaction<'a, D> {
     superblock_marks: u32,
     /// Blocks read and not changed, kept so each is read once per operation.
     clean: BTreeMap<u64, Vec<u8>>,
+    /// Clean blocks whose checksum and structure were checked already in
+    /// this operation (see [`Transaction::needs_check`]).
+    checked: BTreeSet<u64>,
     writes: BlockWrites,
 }
 
@@ -59,6 +62,7 @@ impl<'a, D: BlockDevice> Transaction<'a, D> {
             unavailable: None,
             superblock_marks: 0,
             clean: BTreeMap::new(),
+            checked: BTreeSet::new(),
             writes: BlockWrites::default(),
         }
     }
@@ -92,6 +96,22 @@ impl<'a, D: BlockDevice> Transaction<'a, D> {
         self.disk.read_blocks(block, &mut bytes, structure)?;
         self.clean.insert(block, bytes.clone());
         Ok(bytes)
+    }
+
+    /// Whether `block`'s bytes must be checked (checksum, structure) when
+    /// read: not when this operation wrote them, nor when they are a
+    /// journaled image (this file system wrote and sealed them since the
+    /// last checkpoint), nor when this operation checked them already. A
+    /// block from the disk is checked once per operation, not on every
+    /// access (re-checking a directory's blocks for each lookup was a
+    /// large part of creating files).
+    pub(crate) fn needs_check(&self, block: u64) -> bool {
+        self.writes.get(block).is_none() && !self.disk.is_journaled(block) && !self.checked.contains(&block)
+    }
+
+    /// Notes that `block`, as read in this operation, passed its checks.
+    pub(crate) fn mark_checked(&mut self, block: u64) {
+        self.checked.insert(block);
     }
 
     /// Records `bytes` (one block) as `block`'s new contents.
