@@ -13,11 +13,12 @@ use alloc::vec::Vec;
 use core::ops::ControlFlow;
 
 use crate::block_device::BlockDevice;
-use crate::directory::{for_each_entry, leaf_records, Entry, MAX_NAME_LENGTH};
+use crate::directory::{for_each_entry, leaf_records, Entry, MAX_NAME_LENGTH, TAIL_SIZE};
 use crate::error::{Error, Structure};
 use crate::filesystem::Ext4;
 use crate::htree::{block_role, check_index, BlockRole};
 use crate::inode::{FileType, Inode, InodeNumber};
+use crate::superblock::Checksums;
 use crate::mapping::Run;
 
 /// A directory entry, owned.
@@ -59,7 +60,9 @@ impl<D: BlockDevice> Ext4<D> {
             for step in 0..length.min(blocks - logical) {
                 let structure = Structure::DirectoryBlock { inode: directory.number.0, logical_block: logical as u32 };
                 self.disk.read_blocks(physical + step, &mut block, structure)?;
-                if self.visit_block(directory, &block, logical as u32, visit)?.is_break() {
+                // This file system's own journaled image needs no checksum check.
+                let sealed = self.disk.is_journaled(physical + step);
+                if self.visit_block(directory, &block, logical as u32, sealed, visit)?.is_break() {
                     return Ok(());
                 }
                 logical += 1;
@@ -73,16 +76,23 @@ impl<D: BlockDevice> Ext4<D> {
         directory: &Inode,
         block: &[u8],
         logical_block: u32,
+        sealed: bool,
         visit: &mut dyn FnMut(Entry<'_>) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, Error> {
         let structure = Structure::DirectoryBlock { inode: directory.number.0, logical_block };
         let seed = directory.checksum_seed;
         let role = block_role(block, &self.superblock, directory.is_htree(), logical_block);
-        check_index(block, role, &self.superblock, seed, structure)?;
+        if !sealed {
+            check_index(block, role, &self.superblock, seed, structure)?;
+        }
         let records = match role {
             BlockRole::IndexNode => return Ok(ControlFlow::Continue(())),
             BlockRole::IndexRoot => block,
-            BlockRole::Leaf => leaf_records(block, &self.superblock, seed, structure)?,
+            BlockRole::Leaf if !sealed => leaf_records(block, &self.superblock, seed, structure)?,
+            BlockRole::Leaf => match self.superblock.checksums {
+                Checksums::Crc32c { .. } => block.get(..block.len().saturating_sub(TAIL_SIZE)).unwrap_or_default(),
+                _ => block,
+            },
         };
         for_each_entry(records, &self.superblock, structure, visit)
     }
