@@ -60,7 +60,7 @@ impl<D: BlockDevice> Disk<D> {
         // (a block changed in the running transaction is read from memory
         // alone, as most metadata reads are).
         let covered = self.journaled.range(first_block..end).count() as u64;
-        if covered < count || buffer.len() % block_size.max(1) != 0 {
+        if covered < count || !buffer.len().is_multiple_of(block_size.max(1)) {
             self.home.read_blocks(first_block, buffer, structure)?;
         }
         for (&block, image) in self.journaled.range(first_block..end) {

@@ -84,6 +84,7 @@ pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<(alloc::borrow::Cow<'f, 
 /// stack for a soft `RLIMIT_STACK` of `stack_limit`. A dynamically linked
 /// program gets its interpreter (read through `interpreter_files`) mapped
 /// too, and starts there.
+#[allow(clippy::too_many_arguments)] // each is a separate input of execve
 pub fn build<'f>(
     container: ContainerId,
     file: &'f [u8],
