@@ -13,6 +13,11 @@
 //! [`MOST_PAGES`] are kept; beyond that the least recently used entries
 //! that no process maps any more are let go.
 //!
+//! Known gap: an entry let go just after an `execve` looked it up and
+//! before it mapped it leaves that process's space the frames' last owner,
+//! which frees them against its own container rather than the cache's
+//! (eviction starts only past 32 MiB of distinct program text).
+//!
 //! **Lock order**: the table's lock is taken around the memory objects'
 //! lock and never around anything that reads a file or maps into a space.
 
