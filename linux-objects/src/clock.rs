@@ -76,6 +76,15 @@ impl Limit {
     pub fn passed(self) -> bool {
         monotonic_nanoseconds() >= self.deadline()
     }
+
+    /// The limit `nanoseconds` later on the same clock (a timer's next
+    /// expiry after its interval).
+    pub fn later_by(self, nanoseconds: u64) -> Limit {
+        match self {
+            Limit::Uptime(uptime) => Limit::Uptime(uptime.saturating_add(nanoseconds)),
+            Limit::Realtime(realtime) => Limit::Realtime(realtime.saturating_add(nanoseconds)),
+        }
+    }
 }
 
 /// Sleeps until `limit` passes or `done` holds (whoever makes it true must

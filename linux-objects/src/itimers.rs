@@ -18,13 +18,15 @@ use alloc::sync::Arc;
 
 use super::process::{Process, ProcessState};
 use super::signals::numbers::SIGALRM;
+use crate::clock::Limit;
 use linux_abi::Errno;
 
 /// One timer's setting, in the process state.
 #[derive(Default)]
 pub struct TimerSlot {
-    /// Uptime (ns) of the next expiry; `None`: disarmed.
-    deadline: Option<u64>,
+    /// The next expiry (an absolute `CLOCK_REALTIME` one moves with
+    /// `clock_settime`); `None`: disarmed.
+    deadline: Option<Limit>,
     /// Re-arm period (ns) after an expiry; 0: one shot.
     interval: u64,
     /// Bumped by every change; a timer thread serves one generation.
@@ -38,7 +40,7 @@ impl TimerSlot {
     pub fn remaining(&self, now: u64) -> (u64, u64) {
         match self.deadline {
             // An expiry due but not yet served counts as 1 ns, not as off.
-            Some(deadline) => (deadline.saturating_sub(now).max(1), self.interval),
+            Some(deadline) => (deadline.deadline().saturating_sub(now).max(1), self.interval),
             None => (0, 0),
         }
     }
@@ -63,10 +65,10 @@ pub struct TimerKind {
     pub fire: Fire,
 }
 
-/// Arms slot `key` to expire at uptime `deadline` (`None`: disarm) and then
-/// every `interval` ns; returns the old setting as [`TimerSlot::remaining`]
-/// gives it. EINVAL when there is no such slot.
-pub fn arm(process: &Arc<Process>, kind: TimerKind, key: u32, deadline: Option<u64>, interval: u64) -> Result<(u64, u64), Errno> {
+/// Arms slot `key` to expire at `deadline` (`None`: disarm) and then every
+/// `interval` ns on the same clock; returns the old setting as
+/// [`TimerSlot::remaining`] gives it. EINVAL when there is no such slot.
+pub fn arm(process: &Arc<Process>, kind: TimerKind, key: u32, deadline: Option<Limit>, interval: u64) -> Result<(u64, u64), Errno> {
     let now = machine::timer::uptime_nanoseconds();
     let (old, replaced, generation) = {
         let mut state = process.state();
@@ -110,13 +112,13 @@ fn serve(process: Arc<Process>, kind: TimerKind, key: u32, generation: u64) {
         (kind.locate)(&mut state, key).filter(|slot| slot.generation == generation).and_then(|slot| slot.deadline)
     };
     while let Some(deadline) = current(&process) {
-        if sched::sleep_until(deadline, || current(&process).is_none()) == sched::Woken::Done {
+        if crate::clock::sleep_until(deadline, || current(&process).is_none()) == sched::Woken::Done {
             return;
         }
         {
             let mut state = process.state();
             let Some(slot) = (kind.locate)(&mut state, key).filter(|slot| slot.generation == generation) else { return };
-            slot.deadline = (slot.interval > 0).then(|| deadline.saturating_add(slot.interval));
+            slot.deadline = (slot.interval > 0).then(|| deadline.later_by(slot.interval));
             if slot.deadline.is_none() {
                 slot.thread = None;
             }
@@ -131,6 +133,6 @@ pub const REAL_TIMER: TimerKind = TimerKind { locate: |state, _| Some(&mut state
 /// Sets the real timer to expire `value` ns from now (0: disarm) and then
 /// every `interval` ns; returns the old setting.
 pub fn set(process: &Arc<Process>, value: u64, interval: u64) -> Result<(u64, u64), Errno> {
-    let deadline = (value > 0).then(|| machine::timer::uptime_nanoseconds().saturating_add(value));
+    let deadline = (value > 0).then(|| Limit::Uptime(machine::timer::uptime_nanoseconds().saturating_add(value)));
     arm(process, REAL_TIMER, 0, deadline, interval)
 }

@@ -103,7 +103,7 @@ pub fn is_realtime(process: &Process, id: u32) -> Result<bool, Errno> {
 }
 
 /// Arms (or with `None` disarms) timer `id`; its old setting.
-pub fn set(process: &Arc<Process>, id: u32, deadline: Option<u64>, interval: u64) -> Result<(u64, u64), Errno> {
+pub fn set(process: &Arc<Process>, id: u32, deadline: Option<crate::clock::Limit>, interval: u64) -> Result<(u64, u64), Errno> {
     itimers::arm(process, POSIX_TIMER, id, deadline, interval)
 }
 

@@ -7,6 +7,7 @@
 use super::{value, Call, CallResult, UserPtr};
 use crate::cpu_itimers::{self, CpuTimerKind};
 use linux_abi::cpu_times::{CpuClock, CpuClockOwner};
+use crate::clock::Limit;
 use crate::{itimers, posix_timers};
 use linux_abi::sigevent::{parse_sigevent, SIGEVENT_READ_BYTES};
 use linux_abi::{Errno, ItimerSpec, ItimerVal, Timespec, Timeval};
@@ -132,9 +133,10 @@ pub fn timer_settime(call: &mut Call<'_>) -> CallResult {
     let now = crate::clock::monotonic_nanoseconds();
     let deadline = match (new.value.as_nanoseconds(), flags & TIMER_ABSTIME != 0) {
         (0, _) => None,
-        (relative, false) => Some(now.saturating_add(relative)),
-        (absolute, true) if realtime => Some(crate::clock::uptime_at_realtime(absolute).max(now)),
-        (absolute, true) => Some(absolute.max(now)),
+        (relative, false) => Some(Limit::Uptime(now.saturating_add(relative))),
+        // Moves with `clock_settime`, as on Linux.
+        (absolute, true) if realtime => Some(Limit::Realtime(absolute)),
+        (absolute, true) => Some(Limit::Uptime(absolute.max(now))),
     };
     let old = posix_timers::set(call.process, id, deadline, new.interval.as_nanoseconds())?;
     if let Some(out) = UserPtr::<ItimerSpec>::argument(call, 3) {

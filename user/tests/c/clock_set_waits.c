@@ -1,7 +1,7 @@
 /*
  * Waits until a CLOCK_REALTIME time follow the clock when it is set (as
  * Linux's absolute timers do): set past the limit, they end at once; set
- * back, they wait on. Waits on the monotonic clock or for a span are not
+ * back, they wait on. A POSIX timer armed for such a time expires too. Waits on the monotonic clock or for a span are not
  * moved. Raw futex calls, because musl's timed waits turn the limit into
  * a relative one first. The clock is put back at the end. Prints only
  * results and whether each wait lasted about as long as it should.
@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <mqueue.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -138,6 +139,29 @@ static void monotonic_wait_ignores_the_clock(void) {
     printf("  lasted 400 ms to 10 s: %s\n", waiter.lasted_ms >= 400 && waiter.lasted_ms < 10000 ? "yes" : "no");
 }
 
+/* A POSIX timer armed for an absolute CLOCK_REALTIME time expires when
+ * the clock is set past it. */
+static void realtime_timer_follows_the_clock(void) {
+    sigset_t alarm;
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &alarm, NULL);
+    struct sigevent event = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
+    timer_t timer;
+    CHECK("timer_create on CLOCK_REALTIME", timer_create(CLOCK_REALTIME, &event, &timer));
+    struct itimerspec at = {.it_value = time_after_ms(CLOCK_REALTIME, LIMIT_SECONDS * 1000)};
+    CHECK("timer_settime, absolute", timer_settime(timer, TIMER_ABSTIME, &at, NULL));
+    struct timespec start, wait = {LIMIT_SECONDS / 2, 0};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    set_clock_by(1000);
+    int signal = sigtimedwait(&alarm, NULL, &wait);
+    set_clock_by(-1000);
+    printf("timer's signal: %s\n", signal == SIGUSR1 ? "SIGUSR1" : errno_name(errno));
+    printf("  well before its limit's uptime: %s\n", ms_since(start) < LIMIT_SECONDS * 500 ? "yes" : "no");
+    timer_delete(timer);
+    sigprocmask(SIG_UNBLOCK, &alarm, NULL);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     struct mq_attr attributes = {.mq_maxmsg = 4, .mq_msgsize = 64};
@@ -147,5 +171,6 @@ int main(void) {
     clock_set_past_the_limit();
     clock_set_back();
     monotonic_wait_ignores_the_clock();
+    realtime_timer_follows_the_clock();
     return 0;
 }
