@@ -138,13 +138,14 @@ fn evict_beyond(limit: u64) {
             if cache.pages <= limit {
                 return;
             }
-            let mut order: Vec<(u64, usize)> = Vec::new();
-            if order.try_reserve_exact(cache.entries.len()).is_err() {
-                return;
-            }
-            order.extend(cache.entries.iter().enumerate().map(|(index, entry)| (entry.last_used, index)));
-            order.sort_unstable();
-            let Some(&(_, index)) = order.iter().find(|(_, index)| !memory_objects::mapped_elsewhere(cache.entries[*index].handle)) else { return };
+            let oldest_unmapped = cache
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, entry)| !memory_objects::mapped_elsewhere(entry.handle))
+                .min_by_key(|(_, entry)| entry.last_used)
+                .map(|(index, _)| index);
+            let Some(index) = oldest_unmapped else { return };
             let entry = cache.entries.swap_remove(index);
             cache.pages -= entry.pages;
             entry.handle

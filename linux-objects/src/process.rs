@@ -221,22 +221,24 @@ impl Process {
 
     /// Wakes the process's threads if they wait for an event.
     pub fn notify(&self) {
-        self.events.broadcast();
-        let threads = self.threads.lock().clone();
-        for (_, thread) in &threads {
-            sched::unpark(thread);
-        }
+        self.wake_threads(false);
     }
 
     /// For a signal: wakes the threads as `notify` does, and makes those
     /// running user code on other CPUs enter the kernel, where they look
     /// for signals (`sched::kick`).
     pub fn notify_signal(&self) {
+        self.wake_threads(true);
+    }
+
+    fn wake_threads(&self, kick: bool) {
         self.events.broadcast();
         let threads = self.threads.lock().clone();
         for (_, thread) in &threads {
             sched::unpark(thread);
-            sched::kick(thread);
+            if kick {
+                sched::kick(thread);
+            }
         }
     }
 

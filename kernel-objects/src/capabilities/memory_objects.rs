@@ -20,6 +20,7 @@ use crate::untyped_memory::{OwnedFrame, SharedFrame};
 use spinlock::kernel::KernelTicketLock;
 use vmem::{LeaveOutcome, PAGE_SIZE};
 
+use super::native_calls::Sharing;
 use super::MEMORY_OBJECTS_LEVEL;
 use crate::address_spaces::owners;
 use linux_abi::Errno;
@@ -171,7 +172,7 @@ fn each_frame(
 /// `rights`, all or nothing (a failure unmaps what was mapped).
 pub fn map_into(process: &super::NativeProcess, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
     let mut rollback = None;
-    let mapped = process.with_memory(|memory| map_pages(memory, address, handle, rights, &mut rollback))?;
+    let mapped = process.with_memory(|memory| map_pages(memory, address, handle, rights, Sharing::Shared, &mut rollback))?;
     // The rollback's flush waits for other CPUs: never under the space's lock.
     if let Some(flush) = rollback {
         crate::address_spaces::carry_out(flush);
@@ -183,20 +184,27 @@ pub fn map_into(process: &super::NativeProcess, address: u64, handle: u64, right
 /// built by `execve`).
 pub fn map_into_space(memory: &mut crate::address_spaces::KernelSpace, address: u64, handle: u64, rights: vmem::Rights) -> Result<(), Errno> {
     let mut rollback = None;
-    let mapped = map_pages(memory, address, handle, rights, &mut rollback);
+    let mapped = map_pages(memory, address, handle, rights, Sharing::Shared, &mut rollback);
     if let Some(flush) = rollback {
         crate::address_spaces::carry_out(flush);
     }
     mapped
 }
 
-fn map_pages(memory: &mut crate::address_spaces::KernelSpace, address: u64, handle: u64, rights: vmem::Rights, rollback: &mut Option<vmem::TlbFlush>) -> Result<(), Errno> {
+fn map_pages(
+    memory: &mut crate::address_spaces::KernelSpace,
+    address: u64,
+    handle: u64,
+    rights: vmem::Rights,
+    sharing: Sharing,
+    rollback: &mut Option<vmem::TlbFlush>,
+) -> Result<(), Errno> {
     let pages = {
         let table = TABLE.lock();
         lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
     };
     let frames = frames(handle, 0, pages)?;
-    super::native_calls::map_frames(memory, address, &frames, rights, rollback)
+    super::native_calls::map_frames(memory, address, &frames, rights, sharing, rollback)
 }
 
 /// Maps every page of the object into `memory` from `address` on as
@@ -212,20 +220,7 @@ pub fn map_private_into_space(
     rights: vmem::Rights,
     rollback: &mut Option<vmem::TlbFlush>,
 ) -> Result<(), Errno> {
-    let pages = {
-        let table = TABLE.lock();
-        lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
-    };
-    for (index, frame) in frames(handle, 0, pages)?.iter().enumerate() {
-        let at = address.checked_add(index as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
-        if let Err(error) = memory.map_private(at, frame, rights) {
-            if index > 0 {
-                *rollback = memory.unmap(address, index as u64 * PAGE_SIZE).ok();
-            }
-            return Err(Errno::from(error));
-        }
-    }
-    Ok(())
+    map_pages(memory, address, handle, rights, Sharing::Private, rollback)
 }
 
 /// Whether any frame of the object has an owner besides the object (a

@@ -184,7 +184,7 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
             return Err(Errno::EINVAL);
         }
         let frames = memory_objects::frames(capability.object.handle, view.offset / PAGE_SIZE, view.length / PAGE_SIZE)?;
-        process.with_memory(|memory| map_frames(memory, address, &frames, vm_rights, &mut rollback))??;
+        process.with_memory(|memory| map_frames(memory, address, &frames, vm_rights, Sharing::Shared, &mut rollback))??;
         let site = UseSite { place: process.space().to_bits(), detail: address };
         database.set_use_site(process.space(), slot, site).map_err(Errno::from)?;
         Ok(0)
@@ -195,6 +195,15 @@ fn map(process: &NativeProcess, slot_number: u64, address: u64, rights: Rights) 
     mapped
 }
 
+/// How frames of a memory object are mapped into a space.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// Written through (shared memory).
+    Shared,
+    /// Copied on the first write (program text, private file mappings).
+    Private,
+}
+
 /// Maps `frames` from `address` on, all or nothing: a failure unmaps the
 /// pages already mapped and leaves the flush for them in `rollback` (the
 /// process's other threads may have touched them).
@@ -203,11 +212,16 @@ pub(super) fn map_frames(
     address: u64,
     frames: &[SharedFrame],
     rights: vmem::Rights,
+    sharing: Sharing,
     rollback: &mut Option<TlbFlush>,
 ) -> Result<(), Errno> {
     for (index, frame) in frames.iter().enumerate() {
         let at = address.checked_add(index as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
-        if let Err(error) = memory.map_shared(at, frame, rights) {
+        let mapped = match sharing {
+            Sharing::Shared => memory.map_shared(at, frame, rights),
+            Sharing::Private => memory.map_private(at, frame, rights),
+        };
+        if let Err(error) = mapped {
             if index > 0 {
                 *rollback = memory.unmap(address, index as u64 * PAGE_SIZE).ok();
             }

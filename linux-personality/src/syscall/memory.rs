@@ -1,6 +1,7 @@
 //! Memory system calls: the program break, anonymous and private file
 //! mappings (placed top-down below `MMAP_TOP`), unmapping, protection.
-//! Private file mappings are filled when made (no page cache yet).
+//! Private file mappings share pages through `exec_cache` where they can,
+//! else are filled when made (no page cache yet).
 
 use alloc::vec::Vec;
 
