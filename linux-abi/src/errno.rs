@@ -123,6 +123,16 @@ impl Errno {
     pub const ENODATA: Self = Self(61);
     /// Timed out.
     pub const ETIMEDOUT: Self = Self(110);
+    /// Destination address required (a datagram with nowhere to go).
+    pub const EDESTADDRREQ: Self = Self(89);
+    /// The address is none of this host's.
+    pub const EADDRNOTAVAIL: Self = Self(99);
+    /// No route to the network.
+    pub const ENETUNREACH: Self = Self(101);
+    /// The peer reset the connection.
+    pub const ECONNRESET: Self = Self(104);
+    /// The operation is in progress (a non-blocking connect).
+    pub const EINPROGRESS: Self = Self(115);
 
     /// The value a system call leaves in `rax`: `-errno`.
     pub const fn to_return_value(self) -> u64 {

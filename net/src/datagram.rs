@@ -1,0 +1,161 @@
+//! Datagram (UDP) sockets with Linux's behaviour over smoltcp's UDP: bound
+//! (explicitly, or to an ephemeral port at the first send), one smoltcp
+//! socket per lane it receives on; `connect` fixes the peer (datagrams
+//! from others are dropped) and `AF_UNSPEC` undoes it.
+//!
+//! Must never deliver a datagram cut short without saying so: the caller
+//! learns its whole length (`MSG_TRUNC`).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use smoltcp::iface::SocketHandle;
+use smoltcp::socket::udp;
+use smoltcp::wire::{IpEndpoint, IpListenEndpoint};
+
+use crate::lanes::LaneId;
+use crate::network::{Body, Network, Readiness, SocketId};
+use crate::Errno;
+
+/// Datagrams queued in each direction, and their bytes.
+const QUEUED_DATAGRAMS: usize = 64;
+const QUEUED_BYTES: usize = 128 * 1024;
+/// The largest UDP payload (over IPv4).
+pub const LARGEST_DATAGRAM: usize = 65507;
+
+/// A datagram socket's state.
+#[derive(Default)]
+pub(crate) struct Datagram {
+    /// The smoltcp socket on each lane it is bound to.
+    lanes: Vec<(LaneId, SocketHandle)>,
+    /// `connect`'s peer.
+    pub peer: Option<IpEndpoint>,
+}
+
+/// What one receive got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatagramReceived {
+    /// Bytes copied.
+    pub copied: usize,
+    /// The datagram's whole length.
+    pub length: usize,
+    /// Who sent it.
+    pub from: IpEndpoint,
+}
+
+fn new_udp() -> udp::Socket<'static> {
+    let buffer = || udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; QUEUED_DATAGRAMS], vec![0; QUEUED_BYTES]);
+    udp::Socket::new(buffer(), buffer())
+}
+
+impl Network {
+    fn datagram_mut(&mut self, id: SocketId) -> Result<&mut Datagram, Errno> {
+        match &mut self.socket_mut(id)?.body {
+            Body::Datagram(datagram) => Ok(datagram),
+            Body::Stream(_) => Err(Errno::EOPNOTSUPP),
+        }
+    }
+
+    fn udp(&mut self, lane: LaneId, handle: SocketHandle) -> &mut udp::Socket<'static> {
+        self.lanes[lane].sockets.get_mut::<udp::Socket>(handle)
+    }
+
+    /// Binds (ephemerally if need be) and opens the smoltcp sockets of
+    /// datagram socket `id` on every lane its address is on.
+    fn open_datagram(&mut self, id: SocketId) -> Result<(), Errno> {
+        let local = self.bind_ephemeral(id)?;
+        if !self.datagram_mut(id)?.lanes.is_empty() {
+            return Ok(());
+        }
+        let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
+        let mut opened = Vec::new();
+        for lane in self.lanes_for(local.addr) {
+            let mut socket = new_udp();
+            socket.bind(endpoint).map_err(|_| Errno::EINVAL)?;
+            opened.push((lane, self.lanes[lane].sockets.add(socket)));
+        }
+        self.datagram_mut(id)?.lanes = opened;
+        Ok(())
+    }
+
+    /// After `bind`: a datagram socket receives from then on.
+    pub fn bound(&mut self, id: SocketId) -> Result<(), Errno> {
+        match self.socket(id)?.body {
+            Body::Datagram(_) => self.open_datagram(id),
+            Body::Stream(_) => Ok(()),
+        }
+    }
+
+    /// `connect` of a datagram socket (`None`: `AF_UNSPEC`, forget the peer).
+    pub fn connect_datagram(&mut self, id: SocketId, peer: Option<IpEndpoint>) -> Result<(), Errno> {
+        if let Some(peer) = peer {
+            self.lane_to(peer.addr)?;
+            self.open_datagram(id)?;
+        }
+        self.datagram_mut(id)?.peer = peer;
+        Ok(())
+    }
+
+    /// Sends `data` as one datagram to `to` (or the connected peer):
+    /// EDESTADDRREQ without either, EMSGSIZE when too large, EAGAIN when the
+    /// queue is full.
+    pub fn send_datagram(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>) -> Result<usize, Errno> {
+        let to = to.or(self.datagram_mut(id)?.peer).ok_or(Errno::EDESTADDRREQ)?;
+        if data.len() > LARGEST_DATAGRAM {
+            return Err(Errno::EMSGSIZE);
+        }
+        if to.port == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let lane = self.lane_to(to.addr)?;
+        self.open_datagram(id)?;
+        let handle = self.datagram_mut(id)?.lanes.iter().find(|(l, _)| *l == lane).map(|(_, h)| *h).ok_or(Errno::ENETUNREACH)?;
+        match self.udp(lane, handle).send_slice(data, to) {
+            Ok(()) => Ok(data.len()),
+            Err(udp::SendError::BufferFull) => Err(Errno::EAGAIN),
+            Err(udp::SendError::Unaddressable) => Err(Errno::EINVAL),
+        }
+    }
+
+    /// Receives one datagram into `buffer` (`peek`: leaving it queued):
+    /// EAGAIN when none waits. Datagrams from others than a connected
+    /// peer are dropped.
+    pub fn receive_datagram(&mut self, id: SocketId, buffer: &mut [u8], peek: bool) -> Result<DatagramReceived, Errno> {
+        let datagram = self.datagram_mut(id)?;
+        let (lanes, peer) = (datagram.lanes.clone(), datagram.peer);
+        for (lane, handle) in lanes {
+            let udp = self.udp(lane, handle);
+            loop {
+                let Ok((payload, metadata)) = udp.peek() else { break };
+                let from = metadata.endpoint;
+                if peer.is_some_and(|peer| peer != from) {
+                    let _ = udp.recv();
+                    continue;
+                }
+                let copied = payload.len().min(buffer.len());
+                buffer[..copied].copy_from_slice(&payload[..copied]);
+                let length = payload.len();
+                if !peek {
+                    let _ = udp.recv();
+                }
+                return Ok(DatagramReceived { copied, length, from });
+            }
+        }
+        Err(Errno::EAGAIN)
+    }
+
+    /// What `poll` reports of datagram socket `id`.
+    pub fn datagram_readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
+        let lanes = self.datagram_mut(id)?.lanes.clone();
+        let readable = lanes.iter().any(|&(lane, handle)| self.udp(lane, handle).can_recv());
+        let writable = lanes.is_empty() || lanes.iter().all(|&(lane, handle)| self.udp(lane, handle).can_send());
+        Ok(Readiness { readable, writable, ..Readiness::default() })
+    }
+
+    /// Closes a datagram socket's smoltcp sockets.
+    pub(crate) fn close_datagram(&mut self, datagram: Datagram) {
+        for (lane, handle) in datagram.lanes {
+            self.lanes[lane].sockets.remove(handle);
+        }
+    }
+}

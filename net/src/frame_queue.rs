@@ -1,0 +1,134 @@
+//! The device a smoltcp interface talks to: frames (or, on the loopback
+//! lane, IP packets) queued in memory. The loopback lane's transmissions
+//! come back as its receptions; a NIC's lane is filled by the driver
+//! ([`FrameQueue::deliver`]) and emptied by it ([`FrameQueue::take_sent`]),
+//! outside the network's lock.
+//!
+//! Must never grow without bound: a full queue drops (a network may).
+
+use alloc::collections::VecDeque;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use smoltcp::phy::{self, ChecksumCapabilities, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+
+/// Frames a queue holds in each direction before it drops.
+const QUEUE_FRAMES: usize = 512;
+
+/// Whether what is sent comes back (the loopback lane).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wiring {
+    Loopback,
+    Nic,
+}
+
+/// A smoltcp device over two in-memory queues.
+pub struct FrameQueue {
+    medium: Medium,
+    wiring: Wiring,
+    mtu: usize,
+    checksums: ChecksumCapabilities,
+    received: VecDeque<Vec<u8>>,
+    sent: VecDeque<Vec<u8>>,
+    dropped: u64,
+}
+
+impl FrameQueue {
+    /// The loopback lane's device: IP packets up to 64 KiB, no checksums
+    /// (nothing on the way can damage them — Linux's loopback does the same).
+    pub fn loopback() -> FrameQueue {
+        FrameQueue::new(Medium::Ip, Wiring::Loopback, 65535, ChecksumCapabilities::ignored())
+    }
+
+    /// A NIC's device: Ethernet frames of `mtu` bytes of payload, every
+    /// checksum computed and checked here (no offload yet).
+    pub fn ethernet(mtu: usize) -> FrameQueue {
+        FrameQueue::new(Medium::Ethernet, Wiring::Nic, mtu + 14, ChecksumCapabilities::default())
+    }
+
+    fn new(medium: Medium, wiring: Wiring, mtu: usize, checksums: ChecksumCapabilities) -> FrameQueue {
+        FrameQueue { medium, wiring, mtu, checksums, received: VecDeque::new(), sent: VecDeque::new(), dropped: 0 }
+    }
+
+    /// A frame from the wire (dropped, and counted, when the queue is full
+    /// or the frame is larger than the link carries).
+    pub fn deliver(&mut self, frame: Vec<u8>) {
+        if self.received.len() >= QUEUE_FRAMES || frame.len() > self.mtu {
+            self.dropped += 1;
+            return;
+        }
+        self.received.push_back(frame);
+    }
+
+    /// The next frame to put on the wire.
+    pub fn take_sent(&mut self) -> Option<Vec<u8>> {
+        self.sent.pop_front()
+    }
+
+    /// Whether frames wait to be received.
+    pub fn has_received(&self) -> bool {
+        !self.received.is_empty()
+    }
+
+    /// Frames dropped so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
+impl phy::Device for FrameQueue {
+    type RxToken<'a> = Reception;
+    type TxToken<'a> = Transmission<'a>;
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut capabilities = DeviceCapabilities::default();
+        capabilities.medium = self.medium;
+        capabilities.max_transmission_unit = self.mtu;
+        capabilities.checksum = self.checksums.clone();
+        capabilities
+    }
+
+    fn receive(&mut self, _timestamp: Instant) -> Option<(Reception, Transmission<'_>)> {
+        let frame = self.received.pop_front()?;
+        Some((Reception { frame }, Transmission { queue: self }))
+    }
+
+    fn transmit(&mut self, _timestamp: Instant) -> Option<Transmission<'_>> {
+        Some(Transmission { queue: self })
+    }
+}
+
+/// A received frame, handed to smoltcp.
+pub struct Reception {
+    frame: Vec<u8>,
+}
+
+impl phy::RxToken for Reception {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.frame)
+    }
+}
+
+/// Room for one frame smoltcp sends.
+pub struct Transmission<'a> {
+    queue: &'a mut FrameQueue,
+}
+
+impl phy::TxToken for Transmission<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, length: usize, f: F) -> R {
+        let mut frame = vec![0; length];
+        let result = f(&mut frame);
+        let queue = self.queue;
+        let full = match queue.wiring {
+            Wiring::Loopback => &mut queue.received,
+            Wiring::Nic => &mut queue.sent,
+        };
+        if full.len() >= QUEUE_FRAMES {
+            queue.dropped += 1;
+        } else {
+            full.push_back(frame);
+        }
+        result
+    }
+}

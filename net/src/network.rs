@@ -1,0 +1,314 @@
+//! The network: its lanes, its sockets (by [`SocketId`]) and the port
+//! table, and the poll that moves packets. Operations never wait: what
+//! would block is `EAGAIN` (or a pending state) and the kernel waits
+//! outside the lock, until a [`Network::poll`] changes something.
+//!
+//! The stream and datagram halves are `stream.rs` and `datagram.rs`.
+
+use alloc::vec::Vec;
+
+use smoltcp::iface::SocketHandle;
+use smoltcp::time::{Duration, Instant};
+use smoltcp::wire::{IpAddress, IpEndpoint};
+
+use crate::addresses::Family;
+use crate::datagram::Datagram;
+use crate::lanes::{Lane, LaneId, LOOPBACK};
+use crate::ports::{Claim, PortTable, Protocol};
+use crate::stream::Stream;
+use crate::Errno;
+
+/// A socket of the network (a slot in its table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketId(pub(crate) usize);
+
+/// Stream (TCP) or datagram (UDP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketKind {
+    /// `SOCK_STREAM`.
+    Stream,
+    /// `SOCK_DGRAM`.
+    Datagram,
+}
+
+/// Which direction `shutdown` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shutdown {
+    /// `SHUT_RD`.
+    Read,
+    /// `SHUT_WR`.
+    Write,
+    /// `SHUT_RDWR`.
+    Both,
+}
+
+/// What `poll` reports of a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Readiness {
+    /// `POLLIN`: data, a connection to accept, or end of file.
+    pub readable: bool,
+    /// `POLLOUT`.
+    pub writable: bool,
+    /// `POLLHUP`: both directions are over.
+    pub hangup: bool,
+    /// `POLLERR`: an error waits (`SO_ERROR`).
+    pub error: bool,
+}
+
+/// The options a socket carries (set before or after it binds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// `SO_REUSEADDR`.
+    pub reuse_address: bool,
+    /// `SO_REUSEPORT`.
+    pub reuse_port: bool,
+    /// `IPV6_V6ONLY`.
+    pub v6_only: bool,
+    /// `TCP_NODELAY`.
+    pub no_delay: bool,
+    /// `SO_KEEPALIVE`.
+    pub keep_alive: bool,
+}
+
+/// One socket.
+pub(crate) struct Socket {
+    pub family: Family,
+    pub options: Options,
+    /// Where it is bound (the address may be unspecified).
+    pub local: Option<IpEndpoint>,
+    pub body: Body,
+}
+
+pub(crate) enum Body {
+    Stream(Stream),
+    Datagram(Datagram),
+}
+
+/// The lanes, the sockets and the ports.
+pub struct Network {
+    pub(crate) lanes: Vec<Lane>,
+    pub(crate) sockets: Vec<Option<Socket>>,
+    pub(crate) ports: PortTable,
+    /// smoltcp sockets closed by their owner and still finishing (FIN
+    /// exchange, TIME-WAIT); removed when closed.
+    pub(crate) lingering: Vec<(LaneId, SocketHandle)>,
+    pub(crate) now: Instant,
+}
+
+/// smoltcp's time from the uptime in nanoseconds.
+fn instant(uptime_nanoseconds: u64) -> Instant {
+    Instant::from_micros((uptime_nanoseconds / 1000) as i64)
+}
+
+impl Network {
+    /// A network with the loopback lane only, at uptime `now` (ns).
+    pub fn new(now: u64) -> Network {
+        let now = instant(now);
+        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), now }
+    }
+
+    /// Moves every lane's packets at uptime `now` (ns), then settles the
+    /// sockets (listeners refilled, finished connections let go); whether
+    /// anything a waiter may care about changed.
+    pub fn poll(&mut self, now: u64) -> bool {
+        self.now = self.now.max(instant(now));
+        let mut changed = false;
+        for lane in &mut self.lanes {
+            changed |= lane.poll(self.now);
+        }
+        changed |= self.settle_listeners();
+        self.drop_finished();
+        changed
+    }
+
+    /// How long until a lane needs polling for its timers (nanoseconds),
+    /// if any does.
+    pub fn poll_delay(&mut self) -> Option<u64> {
+        let now = self.now;
+        self.lanes.iter_mut().filter_map(|lane| lane.iface.poll_delay(now, &lane.sockets)).min().map(|delay: Duration| delay.total_micros() * 1000)
+    }
+
+    /// A new socket.
+    pub fn open(&mut self, family: Family, kind: SocketKind) -> Result<SocketId, Errno> {
+        let body = match kind {
+            SocketKind::Stream => Body::Stream(Stream::Idle),
+            SocketKind::Datagram => Body::Datagram(Datagram::default()),
+        };
+        let socket = Socket { family, options: Options { v6_only: false, ..Options::default() }, local: None, body };
+        if let Some(free) = self.sockets.iter().position(Option::is_none) {
+            self.sockets[free] = Some(socket);
+            return Ok(SocketId(free));
+        }
+        self.sockets.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+        self.sockets.push(Some(socket));
+        Ok(SocketId(self.sockets.len() - 1))
+    }
+
+    /// Closes socket `id`: a connection ends gracefully in the background,
+    /// a listener's waiting connections are reset.
+    pub fn close(&mut self, id: SocketId) {
+        let Some(socket) = self.sockets.get_mut(id.0).and_then(Option::take) else { return };
+        self.ports.release(id.0);
+        match socket.body {
+            Body::Stream(stream) => self.close_stream(stream),
+            Body::Datagram(datagram) => self.close_datagram(datagram),
+        }
+    }
+
+    pub(crate) fn socket(&self, id: SocketId) -> Result<&Socket, Errno> {
+        self.sockets.get(id.0).and_then(Option::as_ref).ok_or(Errno::EBADF)
+    }
+
+    pub(crate) fn socket_mut(&mut self, id: SocketId) -> Result<&mut Socket, Errno> {
+        self.sockets.get_mut(id.0).and_then(Option::as_mut).ok_or(Errno::EBADF)
+    }
+
+    /// Its options.
+    pub fn options(&self, id: SocketId) -> Result<Options, Errno> {
+        Ok(self.socket(id)?.options)
+    }
+
+    /// Sets its options (what a connection already uses changes too).
+    pub fn set_options(&mut self, id: SocketId, options: Options) -> Result<(), Errno> {
+        self.socket_mut(id)?.options = options;
+        self.apply_stream_options(id);
+        Ok(())
+    }
+
+    /// Binds socket `id` to `local` (port 0: an ephemeral port). EINVAL
+    /// if it is bound already, EADDRNOTAVAIL for an address no lane has.
+    pub fn bind(&mut self, id: SocketId, local: IpEndpoint) -> Result<(), Errno> {
+        let socket = self.socket(id)?;
+        if socket.local.is_some() {
+            return Err(Errno::EINVAL);
+        }
+        if let (Family::V4, IpAddress::Ipv6(_)) = (socket.family, local.addr) {
+            return Err(Errno::EAFNOSUPPORT);
+        }
+        if !local.addr.is_unspecified() && !self.lanes.iter().any(|lane| lane.has_address(local.addr)) {
+            return Err(Errno::EADDRNOTAVAIL);
+        }
+        let protocol = match socket.body {
+            Body::Stream(_) => Protocol::Tcp,
+            Body::Datagram(_) => Protocol::Udp,
+        };
+        let options = socket.options;
+        let claim = Claim { owner: id.0, protocol, address: local.addr, v6_only: options.v6_only, reuse_address: options.reuse_address, reuse_port: options.reuse_port };
+        let port = self.ports.bind(claim, local.port)?;
+        self.socket_mut(id)?.local = Some(IpEndpoint::new(local.addr, port));
+        Ok(())
+    }
+
+    /// Binds an unbound socket to an ephemeral port of its family's
+    /// unspecified address (before it connects or sends).
+    pub(crate) fn bind_ephemeral(&mut self, id: SocketId) -> Result<IpEndpoint, Errno> {
+        let socket = self.socket(id)?;
+        if let Some(local) = socket.local {
+            return Ok(local);
+        }
+        self.bind(id, IpEndpoint::new(socket.family.any(), 0))?;
+        self.socket(id)?.local.ok_or(Errno::EINVAL)
+    }
+
+    /// `getsockname`: where it is bound (the family's unspecified address
+    /// and port 0 if nowhere), or the connection's own end.
+    pub fn local_name(&self, id: SocketId) -> Result<IpEndpoint, Errno> {
+        let socket = self.socket(id)?;
+        if let Some(local) = self.connection_local(id) {
+            return Ok(local);
+        }
+        Ok(socket.local.unwrap_or(IpEndpoint::new(socket.family.any(), 0)))
+    }
+
+    /// `getpeername` (ENOTCONN when it has no peer).
+    pub fn peer_name(&self, id: SocketId) -> Result<IpEndpoint, Errno> {
+        match &self.socket(id)?.body {
+            Body::Stream(_) => self.stream_peer(id),
+            Body::Datagram(datagram) => datagram.peer.ok_or(Errno::ENOTCONN),
+        }
+    }
+
+    /// The socket's family and kind.
+    pub fn describe(&self, id: SocketId) -> Result<(Family, SocketKind), Errno> {
+        let socket = self.socket(id)?;
+        let kind = match socket.body {
+            Body::Stream(_) => SocketKind::Stream,
+            Body::Datagram(_) => SocketKind::Datagram,
+        };
+        Ok((socket.family, kind))
+    }
+
+    /// The lane packets to `address` go out on (ENETUNREACH if none).
+    pub(crate) fn lane_to(&self, address: IpAddress) -> Result<LaneId, Errno> {
+        if address.is_unspecified() || self.lanes[LOOPBACK].reaches(address) {
+            return Ok(LOOPBACK);
+        }
+        (1..self.lanes.len()).find(|&lane| self.lanes[lane].reaches(address) || self.lanes[lane].iface.ip_addrs().iter().any(|cidr| matches!((cidr.address(), address), (IpAddress::Ipv4(_), IpAddress::Ipv4(_)) | (IpAddress::Ipv6(_), IpAddress::Ipv6(_))))).ok_or(Errno::ENETUNREACH)
+    }
+
+    /// The lanes a socket bound to `address` listens or receives on.
+    pub(crate) fn lanes_for(&self, address: IpAddress) -> Vec<LaneId> {
+        (0..self.lanes.len()).filter(|&lane| address.is_unspecified() || self.lanes[lane].has_address(address)).collect()
+    }
+
+    /// Removes from their sets the smoltcp sockets that closed sockets
+    /// left finishing, once they are done.
+    fn drop_finished(&mut self) {
+        let lanes = &mut self.lanes;
+        self.lingering.retain(|&(lane, handle)| {
+            let sockets = &mut lanes[lane].sockets;
+            let done = sockets.get::<smoltcp::socket::tcp::Socket>(handle).state() == smoltcp::socket::tcp::State::Closed;
+            if done {
+                sockets.remove(handle);
+            }
+            !done
+        });
+    }
+}
+
+/// Either kind's received datagram or bytes.
+pub use crate::datagram::DatagramReceived as Received;
+
+impl Network {
+    /// Sends on socket `id` (a stream ignores `to`).
+    pub fn send(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>) -> Result<usize, Errno> {
+        match self.socket(id)?.body {
+            Body::Stream(_) => self.send_stream(id, data),
+            Body::Datagram(_) => self.send_datagram(id, data, to),
+        }
+    }
+
+    /// Receives from socket `id`: a stream's bytes (its peer as `from`),
+    /// or one datagram.
+    pub fn receive(&mut self, id: SocketId, buffer: &mut [u8], peek: bool) -> Result<Received, Errno> {
+        match self.socket(id)?.body {
+            Body::Stream(_) => {
+                let copied = self.receive_stream(id, buffer, peek)?;
+                let from = self.stream_peer(id).unwrap_or(IpEndpoint::new(self.socket(id)?.family.any(), 0));
+                Ok(Received { copied, length: copied, from })
+            }
+            Body::Datagram(_) => self.receive_datagram(id, buffer, peek),
+        }
+    }
+
+    /// What `poll` reports of socket `id`.
+    pub fn readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
+        match self.socket(id)?.body {
+            Body::Stream(_) => self.stream_readiness(id),
+            Body::Datagram(_) => self.datagram_readiness(id),
+        }
+    }
+
+    /// `shutdown` (a datagram socket: ENOTCONN unless connected, then nothing).
+    pub fn shutdown(&mut self, id: SocketId, how: Shutdown) -> Result<(), Errno> {
+        match &self.socket(id)?.body {
+            Body::Stream(_) => self.shutdown_stream(id, how),
+            Body::Datagram(datagram) => datagram.peer.map(drop).ok_or(Errno::ENOTCONN),
+        }
+    }
+
+    /// Whether stream `id` is listening (`SO_ACCEPTCONN`).
+    pub fn is_listening(&self, id: SocketId) -> bool {
+        matches!(self.socket(id).map(|socket| &socket.body), Ok(Body::Stream(crate::stream::Stream::Listening(_))))
+    }
+}

@@ -1,0 +1,436 @@
+//! Stream (TCP) sockets with Linux's behaviour over smoltcp's TCP.
+//!
+//! A smoltcp TCP socket serves one connection and a listening one becomes
+//! the connection its SYN opens, so a listening socket here is a pool:
+//! [`LISTEN_SLOTS`] smoltcp sockets in LISTEN per lane, refilled after
+//! every poll, and the connections they made waiting in `ready` for
+//! `accept` (at most the backlog). Half-open connections are bounded by
+//! the backlog too: a SYN flood costs a bounded number of sockets.
+//!
+//! Must never lose track of a smoltcp socket: each one is a connection's,
+//! a listener's, or `lingering` until smoltcp is done with it.
+
+use alloc::collections::VecDeque;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use smoltcp::iface::SocketHandle;
+use smoltcp::socket::tcp::{self, State};
+use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint, Ipv4Address, Ipv6Address};
+
+use crate::lanes::LaneId;
+use crate::network::{Body, Network, Readiness, Shutdown, SocketId};
+use crate::Errno;
+
+/// smoltcp sockets kept in LISTEN per lane for each listening socket.
+pub const LISTEN_SLOTS: usize = 4;
+/// Each connection's receive and send buffers.
+pub const BUFFER_BYTES: usize = 64 * 1024;
+/// Closed connections still finishing (FIN exchange, TIME-WAIT) kept at
+/// most; the oldest is let go beyond it.
+const LINGERING_LIMIT: usize = 256;
+
+/// What a stream socket is doing.
+pub(crate) enum Stream {
+    /// Neither listening nor connected (perhaps bound).
+    Idle,
+    /// Listening.
+    Listening(Listener),
+    /// Connecting, connected, or done with a connection.
+    Connection(Connection),
+}
+
+pub(crate) struct Listener {
+    backlog: usize,
+    /// smoltcp sockets listening or handshaking.
+    waiting: Vec<(LaneId, SocketHandle)>,
+    /// Established connections not yet accepted.
+    ready: VecDeque<(LaneId, SocketHandle)>,
+    lanes: Vec<LaneId>,
+}
+
+pub(crate) struct Connection {
+    lane: LaneId,
+    handle: SocketHandle,
+    /// Whether it was ever established (a close before that is a refusal).
+    established: bool,
+    shut_read: bool,
+    shut_write: bool,
+    /// `SO_ERROR` not yet reported.
+    error: Option<Errno>,
+    /// The refusal or reset was seen by an operation already.
+    failure_reported: bool,
+}
+
+fn new_tcp() -> tcp::Socket<'static> {
+    let mut socket = tcp::Socket::new(tcp::SocketBuffer::new(vec![0; BUFFER_BYTES]), tcp::SocketBuffer::new(vec![0; BUFFER_BYTES]));
+    socket.set_ack_delay(None);
+    socket
+}
+
+/// States in which the connection was established at some point.
+fn was_established(state: State) -> bool {
+    matches!(state, State::Established | State::FinWait1 | State::FinWait2 | State::CloseWait | State::Closing | State::LastAck | State::TimeWait)
+}
+
+impl Network {
+    fn tcp(&mut self, lane: LaneId, handle: SocketHandle) -> &mut tcp::Socket<'static> {
+        self.lanes[lane].sockets.get_mut::<tcp::Socket>(handle)
+    }
+
+    fn stream_mut(&mut self, id: SocketId) -> Result<&mut Stream, Errno> {
+        match &mut self.socket_mut(id)?.body {
+            Body::Stream(stream) => Ok(stream),
+            Body::Datagram(_) => Err(Errno::EOPNOTSUPP),
+        }
+    }
+
+    /// The connection of stream `id`, its `established` flag brought up to date.
+    fn connection(&mut self, id: SocketId) -> Result<Option<&mut Connection>, Errno> {
+        let (lane, handle) = match self.stream_mut(id)? {
+            Stream::Connection(connection) => (connection.lane, connection.handle),
+            _ => return Ok(None),
+        };
+        let state = self.tcp(lane, handle).state();
+        let Stream::Connection(connection) = self.stream_mut(id)? else { return Ok(None) };
+        if was_established(state) {
+            connection.established = true;
+        }
+        if state == State::Closed && connection.error.is_none() && !connection.failure_reported && !(connection.established && connection.shut_write) {
+            connection.error = Some(if connection.established { Errno::ECONNRESET } else { Errno::ECONNREFUSED });
+        }
+        Ok(Some(connection))
+    }
+
+    /// `listen(id, backlog)`: binds an unbound socket to an ephemeral port.
+    pub fn listen(&mut self, id: SocketId, backlog: usize) -> Result<(), Errno> {
+        let backlog = backlog.clamp(1, 4096);
+        match self.stream_mut(id)? {
+            Stream::Idle => {}
+            Stream::Listening(listener) => {
+                listener.backlog = backlog;
+                return Ok(());
+            }
+            Stream::Connection(_) => return Err(Errno::EINVAL),
+        }
+        let local = self.bind_ephemeral(id)?;
+        self.ports.listen(id.0)?;
+        let lanes = self.lanes_for(local.addr);
+        *self.stream_mut(id)? = Stream::Listening(Listener { backlog, waiting: Vec::new(), ready: VecDeque::new(), lanes });
+        self.refill(id);
+        Ok(())
+    }
+
+    /// Tops the listener `id` up to [`LISTEN_SLOTS`] listening smoltcp
+    /// sockets per lane, while its half-open connections stay within bounds.
+    fn refill(&mut self, id: SocketId) {
+        let Ok(socket) = self.socket(id) else { return };
+        let Some(local) = socket.local else { return };
+        let Body::Stream(Stream::Listening(listener)) = &socket.body else { return };
+        let (lanes, mut count, limit) = (listener.lanes.clone(), listener.waiting.len(), listener.backlog + LISTEN_SLOTS * listener.lanes.len());
+        let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
+        let mut added = Vec::new();
+        for lane in lanes {
+            let listening = self.listening_on(id, lane);
+            for _ in listening..LISTEN_SLOTS {
+                if count >= limit {
+                    break;
+                }
+                let mut tcp = new_tcp();
+                if tcp.listen(endpoint).is_err() {
+                    break;
+                }
+                added.push((lane, self.lanes[lane].sockets.add(tcp)));
+                count += 1;
+            }
+        }
+        if let Ok(Stream::Listening(listener)) = self.stream_mut(id) {
+            listener.waiting.extend(added);
+        }
+    }
+
+    fn listening_on(&mut self, id: SocketId, lane: LaneId) -> usize {
+        let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { return 0 };
+        let handles: Vec<SocketHandle> = listener.waiting.iter().filter(|(l, _)| *l == lane).map(|(_, h)| *h).collect();
+        handles.into_iter().filter(|&handle| self.tcp(lane, handle).state() == State::Listen).count()
+    }
+
+    /// After a poll: each listener's established connections move to its
+    /// ready queue (while there is room), failed ones go, and the pool is
+    /// refilled; whether a connection became ready.
+    pub(crate) fn settle_listeners(&mut self) -> bool {
+        let mut any_ready = false;
+        for index in 0..self.sockets.len() {
+            let id = SocketId(index);
+            let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { continue };
+            let waiting = core::mem::take(&mut listener.waiting);
+            let (mut keep, mut ready, mut gone) = (Vec::new(), Vec::new(), Vec::new());
+            for (lane, handle) in waiting {
+                match self.tcp(lane, handle).state() {
+                    State::Listen | State::SynReceived => keep.push((lane, handle)),
+                    State::Established | State::CloseWait => ready.push((lane, handle)),
+                    _ => gone.push((lane, handle)),
+                }
+            }
+            for (lane, handle) in gone {
+                self.lanes[lane].sockets.remove(handle);
+            }
+            let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { continue };
+            for connection in ready {
+                if listener.ready.len() < listener.backlog {
+                    listener.ready.push_back(connection);
+                    any_ready = true;
+                } else {
+                    keep.push(connection);
+                }
+            }
+            listener.waiting = keep;
+            self.refill(id);
+        }
+        any_ready
+    }
+
+    /// `accept`: the next established connection as a new socket (EAGAIN
+    /// if none waits, EINVAL if `id` is not listening).
+    pub fn accept(&mut self, id: SocketId) -> Result<SocketId, Errno> {
+        let (family, options) = {
+            let socket = self.socket(id)?;
+            (socket.family, socket.options)
+        };
+        let Stream::Listening(listener) = self.stream_mut(id)? else { return Err(Errno::EINVAL) };
+        let Some((lane, handle)) = listener.ready.pop_front() else { return Err(Errno::EAGAIN) };
+        let connection = Connection { lane, handle, established: true, shut_read: false, shut_write: false, error: None, failure_reported: false };
+        let accepted = self.open(family, crate::SocketKind::Stream);
+        let Ok(accepted) = accepted else {
+            self.tcp(lane, handle).abort();
+            self.lingering.push((lane, handle));
+            return Err(Errno::ENOMEM);
+        };
+        let socket = self.socket_mut(accepted)?;
+        socket.options = options;
+        socket.body = Body::Stream(Stream::Connection(connection));
+        self.apply_stream_options(accepted);
+        self.refill(id);
+        Ok(accepted)
+    }
+
+    /// Starts connecting stream `id` to `remote`; [`Network::connect_outcome`]
+    /// says when it is done.
+    pub fn connect(&mut self, id: SocketId, remote: IpEndpoint) -> Result<(), Errno> {
+        match self.connection(id)? {
+            Some(connection) if connection.established && connection.error.is_none() && !connection.failure_reported => return Err(Errno::EISCONN),
+            Some(connection) if !connection.established && connection.error.is_none() => return Err(Errno::EALREADY),
+            _ => {}
+        }
+        match self.stream_mut(id)? {
+            Stream::Listening(_) => return Err(Errno::EISCONN),
+            Stream::Connection(connection) => {
+                let (lane, handle) = (connection.lane, connection.handle);
+                self.lanes[lane].sockets.remove(handle);
+                *self.stream_mut(id)? = Stream::Idle;
+            }
+            Stream::Idle => {}
+        }
+        let remote = IpEndpoint::new(if remote.addr.is_unspecified() { loopback_of(remote.addr) } else { remote.addr }, remote.port);
+        if remote.port == 0 {
+            return Err(Errno::ECONNREFUSED);
+        }
+        let lane = self.lane_to(remote.addr)?;
+        let local = self.bind_ephemeral(id)?;
+        let mut tcp = new_tcp();
+        let local = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
+        tcp.connect(self.lanes[lane].iface.context(), remote, local).map_err(|error| match error {
+            tcp::ConnectError::InvalidState => Errno::EISCONN,
+            tcp::ConnectError::Unaddressable => Errno::EADDRNOTAVAIL,
+        })?;
+        let handle = self.lanes[lane].sockets.add(tcp);
+        *self.stream_mut(id)? = Stream::Connection(Connection { lane, handle, established: false, shut_read: false, shut_write: false, error: None, failure_reported: false });
+        self.apply_stream_options(id);
+        Ok(())
+    }
+
+    /// Whether the connection `connect` started is done: `Ok(true)`
+    /// established, `Ok(false)` still trying, or why it failed (reported once).
+    pub fn connect_outcome(&mut self, id: SocketId) -> Result<bool, Errno> {
+        let Some(connection) = self.connection(id)? else { return Err(Errno::ENOTCONN) };
+        if let Some(error) = connection.error.take() {
+            connection.failure_reported = true;
+            return Err(error);
+        }
+        Ok(connection.established)
+    }
+
+    /// `SO_ERROR`: the pending error, cleared.
+    pub fn take_error(&mut self, id: SocketId) -> Result<Option<Errno>, Errno> {
+        if let Body::Datagram(_) = self.socket(id)?.body {
+            return Ok(None);
+        }
+        Ok(self.connection(id)?.and_then(|connection| {
+            let error = connection.error.take();
+            connection.failure_reported |= error.is_some();
+            error
+        }))
+    }
+
+    /// Sends what of `data` fits (EAGAIN if nothing does; EPIPE once the
+    /// sending side is shut; ENOTCONN before a connection).
+    pub fn send_stream(&mut self, id: SocketId, data: &[u8]) -> Result<usize, Errno> {
+        let connection = self.connection(id)?.ok_or(Errno::ENOTCONN)?;
+        if connection.shut_write {
+            return Err(Errno::EPIPE);
+        }
+        if let Some(error) = connection.error.take() {
+            connection.failure_reported = true;
+            return Err(error);
+        }
+        if connection.failure_reported {
+            return Err(Errno::EPIPE);
+        }
+        let (lane, handle, established) = (connection.lane, connection.handle, connection.established);
+        let tcp = self.tcp(lane, handle);
+        if !established {
+            return Err(Errno::EAGAIN);
+        }
+        if !tcp.may_send() {
+            return Err(Errno::EPIPE);
+        }
+        match tcp.send_slice(data) {
+            Ok(0) if !data.is_empty() => Err(Errno::EAGAIN),
+            Ok(count) => Ok(count),
+            Err(_) => Err(Errno::EPIPE),
+        }
+    }
+
+    /// Receives into `buffer` (`peek`: leaving the bytes queued); 0 at end
+    /// of file, EAGAIN when nothing is there yet.
+    pub fn receive_stream(&mut self, id: SocketId, buffer: &mut [u8], peek: bool) -> Result<usize, Errno> {
+        let connection = self.connection(id)?.ok_or(Errno::ENOTCONN)?;
+        if connection.shut_read {
+            return Ok(0);
+        }
+        let (lane, handle, established) = (connection.lane, connection.handle, connection.established);
+        if let Some(Errno::ECONNRESET) = connection.error {
+            connection.error = None;
+            connection.failure_reported = true;
+            return Err(Errno::ECONNRESET);
+        }
+        let tcp = self.tcp(lane, handle);
+        if tcp.can_recv() {
+            let received = if peek { tcp.peek_slice(buffer) } else { tcp.recv_slice(buffer) };
+            return received.map_err(|_| Errno::ENOTCONN);
+        }
+        if !established {
+            return if tcp.state() == State::Closed { Err(Errno::ENOTCONN) } else { Err(Errno::EAGAIN) };
+        }
+        if tcp.may_recv() {
+            return Err(Errno::EAGAIN);
+        }
+        Ok(0)
+    }
+
+    /// `shutdown`: ending the sending side sends a FIN.
+    pub fn shutdown_stream(&mut self, id: SocketId, how: Shutdown) -> Result<(), Errno> {
+        let connection = self.connection(id)?.ok_or(Errno::ENOTCONN)?;
+        if !connection.established {
+            return Err(Errno::ENOTCONN);
+        }
+        if matches!(how, Shutdown::Read | Shutdown::Both) {
+            connection.shut_read = true;
+        }
+        if matches!(how, Shutdown::Write | Shutdown::Both) && !connection.shut_write {
+            connection.shut_write = true;
+            let (lane, handle) = (connection.lane, connection.handle);
+            self.tcp(lane, handle).close();
+        }
+        Ok(())
+    }
+
+    /// What `poll` reports of stream `id`.
+    pub fn stream_readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
+        if let Stream::Listening(listener) = self.stream_mut(id)? {
+            return Ok(Readiness { readable: !listener.ready.is_empty(), ..Readiness::default() });
+        }
+        let Some(connection) = self.connection(id)? else {
+            // Linux: an unconnected stream socket polls as hung up.
+            return Ok(Readiness { writable: true, hangup: true, ..Readiness::default() });
+        };
+        let (lane, handle, shut_read, shut_write, failed) = (connection.lane, connection.handle, connection.shut_read, connection.shut_write, connection.error.is_some() || connection.failure_reported);
+        let established = connection.established;
+        let tcp = self.tcp(lane, handle);
+        let peer_done = established && !tcp.may_recv();
+        let closed = tcp.state() == State::Closed;
+        Ok(Readiness {
+            readable: tcp.can_recv() || peer_done || shut_read || failed,
+            writable: (established && tcp.can_send() && !shut_write) || failed || (shut_write && established),
+            hangup: (peer_done && (shut_write || closed)) || failed,
+            error: failed && !closed_quietly(established, closed, shut_write),
+        })
+    }
+
+    /// Closes a stream's connection or listener (the socket is gone).
+    pub(crate) fn close_stream(&mut self, stream: Stream) {
+        match stream {
+            Stream::Idle => {}
+            Stream::Listening(listener) => {
+                for (lane, handle) in listener.waiting.into_iter().chain(listener.ready) {
+                    self.tcp(lane, handle).abort();
+                    self.lingering.push((lane, handle));
+                }
+            }
+            Stream::Connection(connection) => {
+                let tcp = self.tcp(connection.lane, connection.handle);
+                // Unread data lost: the peer is told with a reset, as Linux does.
+                if tcp.recv_queue() > 0 {
+                    tcp.abort();
+                } else {
+                    tcp.close();
+                }
+                self.lingering.push((connection.lane, connection.handle));
+            }
+        }
+        while self.lingering.len() > LINGERING_LIMIT {
+            let (lane, handle) = self.lingering.remove(0);
+            self.lanes[lane].sockets.remove(handle);
+        }
+    }
+
+    /// A connection's own end.
+    pub(crate) fn connection_local(&self, id: SocketId) -> Option<IpEndpoint> {
+        let Ok(socket) = self.socket(id) else { return None };
+        let Body::Stream(Stream::Connection(connection)) = &socket.body else { return None };
+        self.lanes[connection.lane].sockets.get::<tcp::Socket>(connection.handle).local_endpoint()
+    }
+
+    /// The far end of stream `id`'s connection (ENOTCONN without one).
+    pub(crate) fn stream_peer(&self, id: SocketId) -> Result<IpEndpoint, Errno> {
+        let Body::Stream(Stream::Connection(connection)) = &self.socket(id)?.body else { return Err(Errno::ENOTCONN) };
+        let tcp = self.lanes[connection.lane].sockets.get::<tcp::Socket>(connection.handle);
+        match tcp.remote_endpoint() {
+            Some(remote) if connection.established || was_established(tcp.state()) => Ok(remote),
+            _ => Err(Errno::ENOTCONN),
+        }
+    }
+
+    /// Puts the socket's options into its connection.
+    pub(crate) fn apply_stream_options(&mut self, id: SocketId) {
+        let Ok(socket) = self.socket(id) else { return };
+        let options = socket.options;
+        let Body::Stream(Stream::Connection(connection)) = &socket.body else { return };
+        let tcp = self.tcp(connection.lane, connection.handle);
+        tcp.set_nagle_enabled(!options.no_delay);
+        tcp.set_keep_alive(options.keep_alive.then(|| smoltcp::time::Duration::from_secs(7200)));
+    }
+}
+
+/// A close after our own FIN is no error to report.
+fn closed_quietly(established: bool, closed: bool, shut_write: bool) -> bool {
+    established && closed && shut_write
+}
+
+/// Where a connection to the unspecified address goes (Linux: this host).
+fn loopback_of(address: IpAddress) -> IpAddress {
+    match address {
+        IpAddress::Ipv4(_) => IpAddress::Ipv4(Ipv4Address::LOCALHOST),
+        IpAddress::Ipv6(_) => IpAddress::Ipv6(Ipv6Address::LOCALHOST),
+    }
+}

@@ -1,0 +1,165 @@
+use super::{local, network, open, settle};
+use crate::{Errno, Network, Shutdown, SocketId, SocketKind};
+
+/// A listener on 127.0.0.1:`port` and a client connected to it, accepted.
+fn connected_pair(network: &mut Network, port: u16) -> (SocketId, SocketId, SocketId) {
+    let listener = open(network, SocketKind::Stream);
+    network.bind(listener, local(port)).unwrap();
+    network.listen(listener, 8).unwrap();
+    let client = open(network, SocketKind::Stream);
+    network.connect(client, local(port)).unwrap();
+    settle(network);
+    assert_eq!(network.connect_outcome(client), Ok(true));
+    let server = network.accept(listener).expect("a connection waits");
+    (listener, client, server)
+}
+
+#[test]
+fn bytes_cross_a_loopback_connection_both_ways() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7000);
+    assert_eq!(network.send(client, b"ping", None), Ok(4));
+    settle(&mut network);
+    let mut buffer = [0u8; 16];
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(4));
+    assert_eq!(&buffer[..4], b"ping");
+    assert_eq!(network.send(server, b"pong!", None), Ok(5));
+    settle(&mut network);
+    let received = network.receive(client, &mut buffer, false).unwrap();
+    assert_eq!((received.copied, &buffer[..5]), (5, &b"pong!"[..]));
+    assert_eq!(received.from, local(7000));
+    assert_eq!(network.peer_name(server).map(|peer| peer.addr), Ok(local(0).addr));
+    assert_eq!(network.local_name(server), Ok(local(7000)));
+}
+
+#[test]
+fn nothing_to_read_is_eagain_and_peek_leaves_the_bytes() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7001);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(server, &mut buffer, false), Err(Errno::EAGAIN));
+    network.send(client, b"abc", None).unwrap();
+    settle(&mut network);
+    assert_eq!(network.receive(server, &mut buffer, true).map(|r| r.copied), Ok(3));
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(3));
+    assert_eq!(network.receive(server, &mut buffer, false), Err(Errno::EAGAIN));
+}
+
+#[test]
+fn a_megabyte_arrives_whole_and_in_order() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7002);
+    let data: std::vec::Vec<u8> = (0..1 << 20).map(|index: u32| (index.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let (mut sent, mut received) = (0, std::vec::Vec::new());
+    let mut buffer = [0u8; 4096];
+    for _ in 0..10_000 {
+        if sent < data.len() {
+            match network.send(client, &data[sent..], None) {
+                Ok(count) => sent += count,
+                Err(Errno::EAGAIN) => {}
+                Err(other) => panic!("send: {other:?}"),
+            }
+        }
+        settle(&mut network);
+        while let Ok(got) = network.receive(server, &mut buffer, false) {
+            received.extend_from_slice(&buffer[..got.copied]);
+        }
+        if received.len() == data.len() {
+            break;
+        }
+    }
+    assert!(received == data, "{} of {} bytes, in order: {}", received.len(), data.len(), data.starts_with(&received));
+}
+
+#[test]
+fn a_connection_to_a_port_nobody_listens_on_is_refused() {
+    let mut network = network();
+    let client = open(&mut network, SocketKind::Stream);
+    network.connect(client, local(7003)).unwrap();
+    settle(&mut network);
+    assert_eq!(network.connect_outcome(client), Err(Errno::ECONNREFUSED));
+    assert_eq!(network.send(client, b"x", None), Err(Errno::EPIPE));
+}
+
+#[test]
+fn half_close_delivers_end_of_file_and_the_other_way_still_works() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7004);
+    network.send(client, b"last", None).unwrap();
+    network.shutdown(client, Shutdown::Write).unwrap();
+    settle(&mut network);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(4));
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(0), "end of file");
+    assert!(network.readiness(server).unwrap().readable);
+    assert_eq!(network.send(client, b"y", None), Err(Errno::EPIPE));
+    network.send(server, b"reply", None).unwrap();
+    settle(&mut network);
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Ok(5));
+}
+
+#[test]
+fn closing_with_unread_data_resets_the_peer() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7005);
+    network.send(client, b"unread", None).unwrap();
+    settle(&mut network);
+    network.close(server);
+    settle(&mut network);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(client, &mut buffer, false), Err(Errno::ECONNRESET));
+    assert!(network.readiness(client).unwrap().hangup);
+}
+
+#[test]
+fn a_listener_queues_up_to_its_backlog_and_accepts_each_once() {
+    let mut network = network();
+    let listener = open(&mut network, SocketKind::Stream);
+    network.bind(listener, local(7006)).unwrap();
+    network.listen(listener, 3).unwrap();
+    let clients: std::vec::Vec<SocketId> = (0..3).map(|_| open(&mut network, SocketKind::Stream)).collect();
+    for &client in &clients {
+        network.connect(client, local(7006)).unwrap();
+        settle(&mut network);
+    }
+    assert!(network.readiness(listener).unwrap().readable);
+    let mut ports = std::vec::Vec::new();
+    for _ in 0..3 {
+        let server = network.accept(listener).expect("queued");
+        ports.push(network.peer_name(server).unwrap().port);
+    }
+    ports.sort();
+    let mut expected: std::vec::Vec<u16> = clients.iter().map(|&client| network.local_name(client).unwrap().port).collect();
+    expected.sort();
+    assert_eq!(ports, expected);
+    assert_eq!(network.accept(listener), Err(Errno::EAGAIN));
+    assert!(!network.readiness(listener).unwrap().readable);
+}
+
+#[test]
+fn a_syn_flood_holds_a_bounded_number_of_sockets() {
+    let mut network = network();
+    let listener = open(&mut network, SocketKind::Stream);
+    network.bind(listener, local(7007)).unwrap();
+    network.listen(listener, 2).unwrap();
+    for _ in 0..50 {
+        let client = open(&mut network, SocketKind::Stream);
+        network.connect(client, local(7007)).unwrap();
+        settle(&mut network);
+    }
+    let held = network.lanes[0].sockets.iter().count();
+    // 50 clients, plus the listener's at most backlog + slots (+ what the
+    // queue holds), not one per client.
+    assert!(held <= 50 + 2 + 2 * crate::stream::LISTEN_SLOTS, "{held} smoltcp sockets");
+}
+
+#[test]
+fn connect_twice_says_already_connected_and_listen_after_connect_is_einval() {
+    let mut network = network();
+    let (_, client, _) = connected_pair(&mut network, 7008);
+    assert_eq!(network.connect(client, local(7008)), Err(Errno::EISCONN));
+    assert_eq!(network.listen(client, 1), Err(Errno::EINVAL));
+    let idle = open(&mut network, SocketKind::Stream);
+    assert_eq!(network.peer_name(idle), Err(Errno::ENOTCONN));
+    assert_eq!(network.send(idle, b"x", None), Err(Errno::ENOTCONN));
+}
