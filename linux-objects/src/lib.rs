@@ -3,7 +3,7 @@
 //! `linux-personality` crate above this one). Where things are:
 //! `process.rs` and `exec.rs` processes and program images; `fs.rs`,
 //! `open_files.rs`, `flocks.rs` and `file_mappings.rs` files; `pipes.rs`,
-//! `fifos.rs`, `unix_sockets.rs`, `event_counters.rs`, `epoll.rs`,
+//! `fifos.rs`, `unix_sockets.rs`, `inet_sockets.rs`, `event_counters.rs`, `epoll.rs`,
 //! `poll_wakeups.rs`, `mqueues.rs`, `sysv_ipc.rs` and `futexes.rs` the
 //! ways processes talk and wait; `signals.rs` and `signal_sending.rs`
 //! signal state and delivery; `itimers.rs`, `cpu_itimers.rs`,
@@ -36,6 +36,7 @@ pub mod file_mappings;
 pub mod flocks;
 pub mod fs;
 pub mod futexes;
+pub mod inet_sockets;
 pub mod itimers;
 pub mod kernel_log;
 pub mod mqueues;

@@ -85,6 +85,8 @@ pub enum Backing {
     MessageQueue(Arc<crate::mqueues::MessageQueue>),
     /// One end of a connected Unix stream socket pair.
     Socket(alloc::sync::Arc<crate::named_sockets::UnixSocket>),
+    /// An Internet socket (TCP or UDP).
+    Inet(alloc::sync::Arc<crate::inet_sockets::InetSocket>),
     /// An `eventfd` counter.
     EventCounter(crate::event_counters::EventCounter),
     /// An epoll instance.
@@ -135,6 +137,7 @@ impl OpenFile {
                 (readable, writable, false)
             }
             Backing::Socket(socket) => socket.readiness(),
+            Backing::Inet(socket) => socket.readiness(),
             Backing::EventCounter(counter) => {
                 let (readable, writable) = counter.readiness();
                 (readable, writable, false)
@@ -184,7 +187,7 @@ impl Drop for OpenFile {
             Backing::PipeReader(pipe) => pipe.end_closed(true),
             Backing::PipeWriter(pipe) => pipe.end_closed(false),
             // A socket end closes its directions as it drops.
-            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => {}
+            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => {}
         }
     }
 }
@@ -252,7 +255,7 @@ pub fn install(space: SpaceId, file: OpenFile, placement: Placement) -> Result<u
 
 fn kind_and_rights(file: &OpenFile) -> (ObjectKind, Rights) {
     let kind = match file.backing {
-        Backing::PipeReader(_) | Backing::PipeWriter(_) | Backing::Socket(_) => ObjectKind::Pipe,
+        Backing::PipeReader(_) | Backing::PipeWriter(_) | Backing::Socket(_) | Backing::Inet(_) => ObjectKind::Pipe,
         _ => ObjectKind::File,
     };
     let mut rights = Rights::GRANT.union(Rights::REVOKE);

@@ -27,7 +27,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -215,6 +217,23 @@ static void mount_disk(void) {
     mount("/dev/vda", "/mnt", "ext4", 0, NULL);
 }
 
+/* The loopback interface up, as a booted system has it (Linux leaves lo
+   down until someone brings it up; Lamina's is always up, and its
+   interface ioctls may refuse: nothing to do then). */
+static void bring_up_loopback(void) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    strcpy(request.ifr_name, "lo");
+    if (ioctl(fd, SIOCGIFFLAGS, &request) == 0) {
+        request.ifr_flags |= IFF_UP | IFF_RUNNING;
+        ioctl(fd, SIOCSIFFLAGS, &request);
+    }
+    close(fd);
+}
+
 /* Before power-off: everything written made durable, and the disk
    unmounted so that it is left clean (Linux's reboot(2) does not unmount:
    without this its ext4 would be left needing journal recovery). Lamina's
@@ -272,6 +291,7 @@ int main(void) {
     chmod("/dev/shm", 01777);
     mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
     mount_disk();
+    bring_up_loopback();
     handle_shutdown_signals();
     int console = open("/dev/console", O_RDWR);
     if (console >= 0) {

@@ -49,6 +49,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             socket.end_for_reading()?.incoming().read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
             return Ok(buffer);
         }
+        Backing::Inet(socket) => return super::inet::read(call, file, socket, length),
         Backing::EventCounter(counter) => {
             if length < 8 {
                 return Err(Errno::EINVAL);
@@ -96,7 +97,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
                 Ok(count)
             })?
         }
-        Backing::PipeReader(_) | Backing::Socket(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
+        Backing::PipeReader(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
         Backing::MessageQueue(_) | Backing::Epoll(_) => return Err(Errno::EINVAL),
@@ -158,6 +159,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
         Backing::Socket(socket) => signal_broken_pipe(call, write_socket(&*socket.end()?, data, nonblocking, &interrupted)),
+        Backing::Inet(socket) => super::inet::send(call, file, socket, data, None, 0),
         Backing::EventCounter(counter) => {
             let value = data.get(..8).ok_or(Errno::EINVAL)?;
             counter.write(u64::from_le_bytes(value.try_into().map_err(|_| Errno::EINVAL)?), nonblocking, &interrupted)?;
@@ -831,7 +833,7 @@ fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
         Backing::Inode(inode) | Backing::Device(_, inode) => fs::with(|tree| tree.stat(*inode)),
         Backing::MessageQueue(_) => Ok(anonymous_stat(fd, 0o100600)),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => Ok(anonymous_stat(fd, 0o010600)),
-        Backing::Socket(_) => Ok(anonymous_stat(fd, 0o140777)),
+        Backing::Socket(_) | Backing::Inet(_) => Ok(anonymous_stat(fd, 0o140777)),
         // Linux's anonymous inodes have no file type bits.
         Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => Ok(anonymous_stat(fd, 0o600)),
     }

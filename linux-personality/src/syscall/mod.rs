@@ -8,6 +8,7 @@
 mod file_space;
 mod files;
 mod futex_calls;
+mod inet;
 mod identity;
 mod info;
 mod memory;

@@ -146,7 +146,7 @@ fn link_target(file: &open_files::OpenFile, fd: u32) -> procfs::LinkTarget {
     let text = match &file.backing {
         Backing::Inode(inode) | Backing::Device(_, inode) => return procfs::LinkTarget::Inode(*inode),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => alloc::format!("pipe:[{inode_number}]"),
-        Backing::Socket(_) => alloc::format!("socket:[{inode_number}]"),
+        Backing::Socket(_) | Backing::Inet(_) => alloc::format!("socket:[{inode_number}]"),
         Backing::EventCounter(_) => "anon_inode:[eventfd]".into(),
         Backing::Epoll(_) => "anon_inode:[eventpoll]".into(),
         Backing::Timer(_) => "anon_inode:[timerfd]".into(),

@@ -17,6 +17,7 @@ use crate::open_files::{flags, Backing, OpenFile};
 use crate::descriptor_passing::InFlight;
 use crate::pipes::Received;
 use crate::named_sockets::{SocketName, UnixSocket};
+use crate::inet_sockets::InetSocket;
 use crate::unix_sockets::{Shutdown, SocketEnd, SocketKind};
 use linux_abi::Errno;
 
@@ -48,6 +49,15 @@ fn socket(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
     let file = descriptor(call, fd)?;
     socket_of(&file)?;
     Ok(file)
+}
+
+/// The description descriptor `fd` is open on and its Internet socket,
+/// if it is one (EBADF for no descriptor).
+fn inet_file(call: &Call<'_>, fd: u64) -> Result<Option<(Arc<OpenFile>, Arc<InetSocket>)>, Errno> {
+    let file = descriptor(call, fd)?;
+    let Backing::Inet(socket) = &file.backing else { return Ok(None) };
+    let socket = socket.clone();
+    Ok(Some((file, socket)))
 }
 
 /// The socket `file` is open on (ENOTSOCK).
@@ -100,6 +110,9 @@ pub fn socketpair(call: &mut Call<'_>) -> CallResult {
 
 /// `shutdown(fd, how)`.
 pub fn shutdown(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::shutdown(call, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let how = match call.argument(1) {
         0 => Shutdown::Read,
@@ -158,6 +171,9 @@ fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) 
 /// `sendto(fd, buffer, length, flags, address, address_length)`: the
 /// address of a connected socket is not looked at.
 pub fn sendto(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::sendto(call, &file, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let length = (call.argument(2) as usize).min(CHUNK);
     let mut data = Vec::new();
@@ -172,6 +188,9 @@ pub fn sendto(call: &mut Call<'_>) -> CallResult {
 /// came with the bytes are closed (there is nowhere to put them).
 /// `MSG_TRUNC` on a record socket returns the record's whole length.
 pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::recvfrom(call, &file, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let message_flags = call.argument(3);
     let (data, received) = receive(call, &file, call.argument(2) as usize, message_flags)?;
@@ -186,6 +205,8 @@ pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
 /// The fields of a `struct msghdr` at `address`: name length's address,
 /// the iovecs, the control length and its address.
 struct MessageHeader {
+    name_at: u64,
+    name_length: u64,
     name_length_at: u64,
     vectors: Vec<(u64, u64)>,
     control_at: u64,
@@ -199,6 +220,8 @@ fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno>
     call.read_in(address, &mut bytes)?;
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
     Ok(MessageHeader {
+        name_at: word(0),
+        name_length: word(8) & 0xffff_ffff,
         name_length_at: address + 8,
         vectors: io_vectors(call, word(16), word(24))?,
         control_at: word(32),
@@ -212,18 +235,65 @@ fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno>
 /// descriptors of its `SCM_RIGHTS` control messages (`SCM_CREDENTIALS`
 /// are accepted and not passed on).
 pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = inet_file(call, call.argument(0))? {
+        return inet_sendmsg(call, &file, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let header = message_header(call, call.argument(1))?;
     let descriptors = descriptors_to_send(call, &header)?;
+    let data = gather(call, &header)?;
+    value(send(call, &file, &data, descriptors, call.argument(2))? as u64)
+}
+
+/// The iovecs' bytes of `header`, gathered (at most [`CHUNK`]).
+fn gather(call: &Call<'_>, header: &MessageHeader) -> Result<Vec<u8>, Errno> {
     let mut data = Vec::new();
-    for (base, length) in header.vectors {
+    for &(base, length) in &header.vectors {
         let start = data.len();
         let length = (length as usize).min(CHUNK.saturating_sub(start));
         data.try_reserve(length).map_err(|_| Errno::ENOMEM)?;
         data.resize(start + length, 0);
         call.read_in(base, &mut data[start..])?;
     }
-    value(send(call, &file, &data, descriptors, call.argument(2))? as u64)
+    Ok(data)
+}
+
+/// Writes `data` into `header`'s iovecs in turn.
+fn scatter(call: &Call<'_>, header: &MessageHeader, data: &[u8]) -> Result<(), Errno> {
+    let mut rest = data;
+    for &(base, length) in &header.vectors {
+        if rest.is_empty() {
+            break;
+        }
+        let (part, after) = rest.split_at((length as usize).min(rest.len()));
+        call.write_out(base, part)?;
+        rest = after;
+    }
+    Ok(())
+}
+
+/// `sendmsg` on an Internet socket: the iovecs' bytes to the message's
+/// name (control messages carry nothing an Internet socket passes).
+fn inet_sendmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> CallResult {
+    let header = message_header(call, call.argument(1))?;
+    let data = gather(call, &header)?;
+    let to = super::inet::destination(call, socket, header.name_at, header.name_length)?;
+    value(super::inet::send(call, file, socket, &data, to, call.argument(2))? as u64)
+}
+
+/// `recvmsg` on an Internet socket: into the iovecs, the sender as the
+/// name, no control messages, `MSG_TRUNC` for a datagram cut short.
+fn inet_recvmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> CallResult {
+    let header = message_header(call, call.argument(1))?;
+    let message_flags = call.argument(2);
+    let total: u64 = header.vectors.iter().map(|(_, length)| *length).fold(0, u64::saturating_add);
+    let received = super::inet::receive(call, file, socket, total.min(CHUNK as u64) as usize, message_flags)?;
+    scatter(call, &header, &received.data)?;
+    super::inet::write_name(call, socket, header.name_at, header.name_length_at, received.from)?;
+    call.write_out(header.control_length_at, &0u64.to_le_bytes())?;
+    let out_flags = if received.length > received.data.len() { MSG_TRUNC as u32 } else { 0 };
+    call.write_out(header.flags_at, &out_flags.to_le_bytes())?;
+    value(if message_flags & MSG_TRUNC != 0 { received.length } else { received.data.len() } as u64)
 }
 
 /// The descriptors a message's control part passes, taken into flight
@@ -272,20 +342,15 @@ fn descriptors_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Option
 /// as the control buffer holds, the rest closed and `MSG_CTRUNC` set);
 /// `MSG_TRUNC` when a record was cut short; no name.
 pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = inet_file(call, call.argument(0))? {
+        return inet_recvmsg(call, &file, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let header = message_header(call, call.argument(1))?;
     let message_flags = call.argument(2);
     let total: u64 = header.vectors.iter().map(|(_, length)| *length).fold(0, u64::saturating_add);
     let (data, received) = receive(call, &file, total.min(CHUNK as u64) as usize, message_flags)?;
-    let mut rest = data.as_slice();
-    for (base, length) in header.vectors.iter().copied() {
-        if rest.is_empty() {
-            break;
-        }
-        let (part, after) = rest.split_at((length as usize).min(rest.len()));
-        call.write_out(base, part)?;
-        rest = after;
-    }
+    scatter(call, &header, &data)?;
     let mut out_flags = 0u32;
     let records = socket_of(&file)?.kind.keeps_records();
     if records && received.length > data.len() {
@@ -324,6 +389,9 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
 /// `getsockopt(fd, level, name, value, length)`: the `SOL_SOCKET` options
 /// a Unix stream socket answers.
 pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::getsockopt(call, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     const SO_TYPE: u64 = 3;
     const SO_ERROR: u64 = 4;
@@ -357,6 +425,9 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
 /// `SO_PASSCRED` are accepted (nothing changes); other `SOL_SOCKET`
 /// options ENOPROTOOPT, other levels EOPNOTSUPP (as for Linux's Unix sockets).
 pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::setsockopt(call, &socket);
+    }
     socket(call, call.argument(0))?;
     match (call.argument(1), call.argument(2)) {
         (SOL_SOCKET, 7 | 8 | 16 | 32 | 33) => {
@@ -376,6 +447,9 @@ pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
 /// socket's name or its peer's — the family alone for an unnamed one;
 /// ENOTCONN for the peer of an unconnected socket.
 pub fn socket_name(call: &mut Call<'_>, peer: bool) -> CallResult {
+    if let Some((_, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::socket_name(call, &socket, peer);
+    }
     let file = socket(call, call.argument(0))?;
     let (own, peers) = socket_of(&file)?.names();
     let name = if peer { peers? } else { own };
@@ -433,10 +507,13 @@ enum AddressName {
     Abstract(Vec<u8>),
 }
 
-/// `socket(AF_UNIX, type, 0)`: a fresh socket. Other families are
-/// EAFNOSUPPORT for now (the network is issue 19's).
+/// `socket(domain, type, protocol)`: a fresh Unix socket, or an Internet
+/// one (`inet.rs`); other families are EAFNOSUPPORT.
 pub fn socket_call(call: &mut Call<'_>) -> CallResult {
     let (domain, kind, protocol) = (call.argument(0), call.argument(1), call.argument(2));
+    if let Some(family) = net::Family::of_domain(domain) {
+        return super::inet::socket(call, family);
+    }
     if domain != AF_UNIX {
         return Err(Errno::EAFNOSUPPORT);
     }
@@ -467,6 +544,9 @@ fn socket_kind(kind: u64) -> Result<(SocketKind, u32, bool), Errno> {
 /// `bind(fd, address, length)`: a path name makes a socket file (EEXIST
 /// as EADDRINUSE, as Linux says it); an abstract name is taken unless in use.
 pub fn bind(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::bind(call, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let socket = socket_of(&file)?;
     let name = match read_address(call, call.argument(1), call.argument(2))? {
@@ -490,6 +570,9 @@ pub fn bind(call: &mut Call<'_>) -> CallResult {
 
 /// `listen(fd, backlog)`.
 pub fn listen(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::listen(call, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let backlog = (call.argument(1) as i32).max(0) as usize;
     socket_of(&file)?.listen(backlog)?;
@@ -500,6 +583,9 @@ pub fn listen(call: &mut Call<'_>) -> CallResult {
 /// (ENOENT for no such path, ECONNREFUSED for a name nobody listens on;
 /// the socket file needs write permission, EACCES).
 pub fn connect(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = inet_file(call, call.argument(0))? {
+        return super::inet::connect(call, &file, &socket);
+    }
     let file = socket(call, call.argument(0))?;
     let name = match read_address(call, call.argument(1), call.argument(2))? {
         AddressName::Abstract(name) => SocketName::Abstract(name),
@@ -518,10 +604,13 @@ pub fn connect(call: &mut Call<'_>) -> CallResult {
 /// connection as a new descriptor, the connecting socket's name written
 /// to `address` when asked.
 pub fn accept(call: &mut Call<'_>, with_flags: bool) -> CallResult {
-    let file = socket(call, call.argument(0))?;
+    let file = descriptor(call, call.argument(0))?;
     let accept_flags = if with_flags { call.argument(3) } else { 0 };
     if accept_flags & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(Errno::EINVAL);
+    }
+    if let Backing::Inet(socket) = &file.backing {
+        return super::inet::accept(call, &file, socket, accept_flags);
     }
     let listener = socket_of(&file)?;
     let nonblocking = file.status() & flags::O_NONBLOCK != 0;

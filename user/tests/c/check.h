@@ -62,6 +62,11 @@ static const char *errno_name(int error) {
     case EISCONN: return "EISCONN";
     case EPROTOTYPE: return "EPROTOTYPE";
     case EALREADY: return "EALREADY";
+    case EINPROGRESS: return "EINPROGRESS";
+    case ECONNRESET: return "ECONNRESET";
+    case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
+    case EDESTADDRREQ: return "EDESTADDRREQ";
+    case ENETUNREACH: return "ENETUNREACH";
     default: return "E?";
     }
 }

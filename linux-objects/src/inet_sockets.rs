@@ -1,0 +1,105 @@
+//! Internet sockets (`AF_INET`, `AF_INET6`; TCP and UDP): the `net`
+//! crate's [`Network`] under one lock, and the waiting its operations
+//! leave to the kernel.
+//!
+//! Every operation runs under the lock and ends with a poll of the
+//! network (on the loopback lane a segment sent is received at once);
+//! then pollers are woken ([`crate::poll_wakeups`]), which is also how a
+//! blocked socket call learns that it may try again. A blocked call also
+//! wakes for the network's next timer (retransmission, keep-alive), so
+//! timers run while anyone waits.
+//!
+//! **Lock order**: the network's lock is a spinlock at [`NETWORK_LEVEL`],
+//! taken alone (never around the tree or a pipe); nothing under it sleeps.
+
+use net::{Errno, Family, Network, SocketId, SocketKind};
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+
+use crate::poll_wakeups::Registration;
+
+/// Taken alone, outside the pollers' lock (5).
+const NETWORK_LEVEL: Level = Level::new(8);
+/// The longest a blocked call sleeps before it looks again (nanoseconds).
+const LONGEST_WAIT: u64 = 100_000_000;
+
+static NETWORK: KernelTicketLock<Option<Network>> = KernelTicketLock::new(NETWORK_LEVEL, None);
+
+fn uptime() -> u64 {
+    machine::timer::uptime_nanoseconds()
+}
+
+/// Runs `operation` on the network, then moves its packets; wakes
+/// pollers unless nothing changed (an operation that would block changes
+/// nothing by itself).
+pub fn with<R>(operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+    let (result, changed) = {
+        let mut slot = NETWORK.lock();
+        let network = slot.get_or_insert_with(|| Network::new(uptime()));
+        let result = operation(network);
+        let changed = network.poll(uptime());
+        (result, changed)
+    };
+    if changed || result.as_ref().err() != Some(&Errno::EAGAIN) {
+        crate::poll_wakeups::changed();
+    }
+    result
+}
+
+/// Looks at the network without moving packets (readiness for `poll`).
+pub fn look<R>(question: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+    let mut slot = NETWORK.lock();
+    question(slot.get_or_insert_with(|| Network::new(uptime())))
+}
+
+/// Runs `operation` until it does not say EAGAIN: at once when
+/// `nonblocking`, else waiting for a change in the network (or its next
+/// timer); a signal ends the wait (restarted under `SA_RESTART`).
+pub fn wait<R>(nonblocking: bool, interrupted: &dyn Fn() -> bool, mut operation: impl FnMut(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+    loop {
+        let registration = Registration::new();
+        match with(&mut operation) {
+            Err(Errno::EAGAIN) if !nonblocking => {}
+            other => return other,
+        }
+        if interrupted() {
+            return Err(linux_abi::restart::ERESTARTSYS);
+        }
+        let delay = look(|network| Ok(network.poll_delay())).ok().flatten().unwrap_or(LONGEST_WAIT).clamp(1, LONGEST_WAIT);
+        sched::sleep_until(uptime().saturating_add(delay), || registration.changed() || interrupted());
+    }
+}
+
+/// An open Internet socket: the network's socket, closed when the last
+/// descriptor goes.
+pub struct InetSocket {
+    /// The network's number for it.
+    pub id: SocketId,
+    /// `AF_INET` or `AF_INET6`.
+    pub family: Family,
+    /// Stream or datagram.
+    pub kind: SocketKind,
+}
+
+impl InetSocket {
+    /// A new socket (ENOMEM when the table cannot grow).
+    pub fn open(family: Family, kind: SocketKind) -> Result<InetSocket, Errno> {
+        let id = with(|network| network.open(family, kind))?;
+        Ok(InetSocket { id, family, kind })
+    }
+
+    /// Readable, writable, hung up (with an error counted as both).
+    pub fn readiness(&self) -> (bool, bool, bool) {
+        look(|network| network.readiness(self.id)).map_or((true, true, true), |ready| (ready.readable || ready.error, ready.writable || ready.error, ready.hangup))
+    }
+}
+
+impl Drop for InetSocket {
+    fn drop(&mut self) {
+        let id = self.id;
+        let _ = with(|network| {
+            network.close(id);
+            Ok(())
+        });
+    }
+}
