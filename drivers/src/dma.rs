@@ -15,11 +15,16 @@ const FRAME_BYTES: u64 = 4096;
 /// Frames shared with one device.
 pub struct DeviceFrames {
     frames: Vec<DmaFrame>,
+    /// Indices into `frames` by physical address (a network card has ~100
+    /// frames: every ring access looks one up).
+    by_address: Vec<usize>,
 }
 
 impl DeviceFrames {
     pub fn new(frames: Vec<DmaFrame>) -> Self {
-        Self { frames }
+        let mut by_address: Vec<usize> = (0..frames.len()).collect();
+        by_address.sort_by_key(|&index| frames[index].physical());
+        Self { frames, by_address }
     }
 
     /// Frame `index`'s physical address.
@@ -29,7 +34,11 @@ impl DeviceFrames {
 
     /// The frame holding `[physical, physical + width)`, and the offset.
     fn find(&self, physical: u64, width: u64) -> Option<(&DmaFrame, usize)> {
-        let frame = self.frames.iter().find(|frame| (frame.physical()..frame.physical() + FRAME_BYTES).contains(&physical))?;
+        let after = self.by_address.partition_point(|&index| self.frames[index].physical() <= physical);
+        let frame = &self.frames[*self.by_address.get(after.checked_sub(1)?)?];
+        if physical >= frame.physical() + FRAME_BYTES {
+            return None;
+        }
         let offset = physical - frame.physical();
         (offset + width <= FRAME_BYTES).then_some((frame, offset as usize))
     }

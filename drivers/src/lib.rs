@@ -1,5 +1,5 @@
-//! Device drivers: what the kernel drives over PCI, today virtio block
-//! disks (network cards arrive here with issue 19).
+//! Device drivers: what the kernel drives over PCI: virtio block disks
+//! and a virtio network card.
 //!
 //! **Provides** [`probe`], which finds and starts the disks once at boot,
 //! and [`block_devices`], each a [`VirtioBlock`] that reads, writes and
@@ -18,10 +18,14 @@
 
 extern crate alloc;
 
+mod bring_up;
 mod dma;
 mod pci_access;
 mod registry;
 mod virtio_block;
+mod virtio_net;
 
-pub use registry::{block_devices, probe};
+pub use registry::{block_devices, network_card, probe};
+pub use bring_up::StartError;
 pub use virtio_block::{BlockIoError, VirtioBlock, SECTOR_BYTES};
+pub use virtio_net::{set_waker, VirtioNet};

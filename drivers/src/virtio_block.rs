@@ -23,12 +23,12 @@ use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 use sync::{Completions, KernelBlocking, Ticket};
 use virtio::block::{wanted_block_features, BlockConfig, BlockError, BlockRequests, DataBuffer, RequestFailure};
-use virtio::pci::{read_capabilities, Command, StructureLocation};
 use virtio::queue::{EventIndex, RingLayout, SplitQueue};
-use virtio::transport::{initialize, Features, ModernTransport, NotifyRegion, QueueNotifier, Region, Transport};
+use virtio::transport::{initialize, Features, ModernTransport, QueueNotifier, Transport};
 
 use crate::dma::DeviceFrames;
-use crate::pci_access::{Config, StructureRegisters};
+use crate::bring_up::{modern_transport, StartError};
+use crate::pci_access::StructureRegisters;
 
 /// Bytes in a sector, the unit of every transfer.
 pub const SECTOR_BYTES: usize = 512;
@@ -57,19 +57,6 @@ pub enum BlockIoError {
     Device,
     /// The device broke the queue protocol; the disk is unusable (EIO).
     Broken,
-}
-
-/// Why a disk could not be started (it is then left alone).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StartError {
-    /// No modern interface (a legacy-only device): not supported yet.
-    NoModernInterface,
-    /// A structure lies outside a mapped BAR.
-    BadStructure,
-    /// The device refused initialization or the queue.
-    Refused,
-    /// No frame for the rings.
-    OutOfMemory,
 }
 
 /// What the device lock guards.
@@ -112,16 +99,7 @@ impl VirtioBlock {
     /// Brings up the disk at `function` (its interrupt is routed later,
     /// once the disk is where the handler finds it).
     pub(crate) fn start(function: &'static PciFunction, name: String) -> Result<Self, StartError> {
-        let config = Config(function);
-        let capabilities = read_capabilities(&config).map_err(|_| StartError::NoModernInterface)?;
-        let (Some(common), Some(notify), Some(isr)) = (capabilities.common, capabilities.notify, capabilities.isr) else {
-            return Err(StartError::NoModernInterface);
-        };
-        let region = |location: StructureLocation| structure(function, location).ok_or(StartError::BadStructure);
-        let device = capabilities.device.map(region).transpose()?;
-        let notify_region = NotifyRegion { region: region(notify.location)?, offset_multiplier: notify.offset_multiplier };
-        let mut transport = ModernTransport::new(region(common)?, notify_region, region(isr)?, device).map_err(|_| StartError::BadStructure)?;
-        virtio::pci::enable(&config, Command::MEMORY_SPACE | Command::BUS_MASTER);
+        let mut transport = modern_transport(function)?;
         let frames = (0..4).map(|_| DmaFrame::allocate()).collect::<Result<Vec<_>, _>>().map_err(|_| StartError::OutOfMemory)?;
         let memory = DeviceFrames::new(frames);
         let [descriptors, driver_area, device_area, request_area] = [0, 1, 2, 3].map(|index| memory.physical(index).unwrap_or(0));
@@ -397,16 +375,4 @@ fn bounce_frames(bytes: usize) -> Result<Vec<DmaFrame>, BlockIoError> {
         frames.push(DmaFrame::allocate_for_transfer().map_err(|_| BlockIoError::OutOfMemory)?);
     }
     Ok(frames)
-}
-
-/// The registers of the structure at `location`, in its BAR's window.
-fn structure(function: &PciFunction, location: StructureLocation) -> Option<Region<StructureRegisters>> {
-    let bar = usize::from(location.bar);
-    let registers = if let Some(window) = function.memory_window(bar) {
-        StructureRegisters::Memory { window, start: u64::from(location.offset), length: location.length }
-    } else {
-        let window = function.io_window(bar)?;
-        StructureRegisters::Ports { window, start: u16::try_from(location.offset).ok()?, length: location.length }
-    };
-    Some(Region { registers, length: location.length })
 }

@@ -9,9 +9,19 @@
 //! wakes for the network's next timer (retransmission, keep-alive), so
 //! timers run while anyone waits.
 //!
+//! With a network card, a thread of its own ([`start`]) moves the card's
+//! frames in and out and runs the timers; a socket call sends its own
+//! frames to the card as it leaves the lock.
+//!
 //! **Lock order**: the network's lock is a spinlock at [`NETWORK_LEVEL`],
 //! taken alone (never around the tree or a pipe); nothing under it sleeps.
 
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use machine::set_once::SetOnce;
 use net::{Errno, Family, Network, SocketId, SocketKind};
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
@@ -33,17 +43,98 @@ fn uptime() -> u64 {
 /// pollers unless nothing changed (an operation that would block changes
 /// nothing by itself).
 pub fn with<R>(operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+    let mut outgoing = Vec::new();
     let (result, changed) = {
         let mut slot = NETWORK.lock();
         let network = slot.get_or_insert_with(|| Network::new(uptime()));
         let result = operation(network);
         let changed = network.poll(uptime());
+        network.take_outgoing(&mut outgoing);
         (result, changed)
     };
+    transmit(&outgoing);
     if changed || result.as_ref().err() != Some(&Errno::EAGAIN) {
         crate::poll_wakeups::changed();
     }
     result
+}
+
+/// Hands `frames` to the network card (outside the network's lock).
+fn transmit(frames: &[Vec<u8>]) {
+    if let Some(card) = drivers::network_card() {
+        for frame in frames {
+            card.transmit(frame);
+        }
+    }
+}
+
+/// The network thread, once started.
+static NETWORK_THREAD: SetOnce<Arc<sched::Thread>> = SetOnce::new();
+/// Set by the card's interrupt, taken by the network thread.
+static CARD_SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// The longest the network thread sleeps: DHCP renewals and timers of
+/// sockets nobody waits on are looked at this often at least.
+const NETWORK_THREAD_NAP: u64 = 1_000_000_000;
+
+/// With a network card: its lane added (asking DHCP for an address) and
+/// the thread that moves its frames started. Once, at boot.
+pub fn start() -> Result<(), sched::SpawnError> {
+    let Some(card) = drivers::network_card() else { return Ok(()) };
+    let _ = with(|network| {
+        network.add_ethernet(card.mac, usize::from(card.mtu));
+        Ok(())
+    });
+    let thread = sched::spawn("net", serve_card)?;
+    let _ = NETWORK_THREAD.set(Box::leak(Box::new(thread)));
+    drivers::set_waker(card_signalled);
+    Ok(())
+}
+
+/// The card's interrupt handler's call: wake the network thread.
+fn card_signalled() {
+    CARD_SIGNALLED.store(true, Ordering::Release);
+    if let Some(thread) = NETWORK_THREAD.get() {
+        sched::unpark(thread);
+    }
+}
+
+/// The network thread: frames from the card into the network, the
+/// network's timers run, its frames out to the card; then asleep until
+/// the card signals or the next timer.
+fn serve_card() {
+    let Some(card) = drivers::network_card() else { return };
+    let mut received = Vec::new();
+    loop {
+        CARD_SIGNALLED.store(false, Ordering::Release);
+        card.take_received(&mut received);
+        let frames = core::mem::take(&mut received);
+        let mut news = None;
+        let delay = with(|network| {
+            for frame in frames {
+                network.deliver(frame);
+            }
+            news = network.take_dhcp_news();
+            Ok(network.poll_delay())
+        })
+        .ok()
+        .flatten();
+        if let Some(news) = news {
+            report(&news);
+        }
+        let nap = delay.unwrap_or(NETWORK_THREAD_NAP).clamp(1, NETWORK_THREAD_NAP);
+        sched::sleep_until(uptime().saturating_add(nap), || CARD_SIGNALLED.load(Ordering::Acquire));
+    }
+}
+
+/// Says on the console what DHCP gave.
+fn report(news: &net::DhcpNews) {
+    match news {
+        net::DhcpNews::Configured { address, router, .. } => match router {
+            Some(router) => machine::println!("lamina: eth0: {address} by DHCP, gateway {router}"),
+            None => machine::println!("lamina: eth0: {address} by DHCP"),
+        },
+        net::DhcpNews::Deconfigured => machine::println!("lamina: eth0: DHCP lease lost"),
+    }
 }
 
 /// Looks at the network without moving packets (readiness for `poll`).

@@ -70,6 +70,9 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     if let Err(error) = fs::start_commit_timer() {
         machine::println!("lamina: warning: no commit thread ({error:?}): changes reach the disk at fsync, sync and unmount only");
     }
+    if let Err(error) = inet_sockets::start() {
+        machine::println!("lamina: warning: no network thread ({error:?}): the network card is left idle");
+    }
     if let Err(error) = tty::start_input() {
         fail(&alloc::format!("no console input thread: {error:?}"));
     }

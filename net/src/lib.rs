@@ -33,9 +33,11 @@ mod network;
 mod ports;
 mod stream;
 mod datagram;
+mod ethernet;
 #[cfg(test)]
 mod tests;
 
+pub use ethernet::DhcpNews;
 pub use frame_queue::FrameQueue;
 pub use linux_abi::Errno;
 pub use addresses::{Family, SocketAddress};

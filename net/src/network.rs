@@ -93,6 +93,8 @@ pub struct Network {
     /// exchange, TIME-WAIT); removed when closed.
     pub(crate) lingering: Vec<(LaneId, SocketHandle)>,
     pub(crate) now: Instant,
+    /// The NIC's lane, once a card is found.
+    pub(crate) ethernet: Option<crate::ethernet::Ethernet>,
 }
 
 /// smoltcp's time from the uptime in nanoseconds.
@@ -104,7 +106,7 @@ impl Network {
     /// A network with the loopback lane only, at uptime `now` (ns).
     pub fn new(now: u64) -> Network {
         let now = instant(now);
-        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), now }
+        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), now, ethernet: None }
     }
 
     /// Moves every lane's packets at uptime `now` (ns), then settles the
@@ -116,6 +118,7 @@ impl Network {
         for lane in &mut self.lanes {
             changed |= lane.poll(self.now);
         }
+        changed |= self.apply_dhcp();
         changed |= self.settle_listeners();
         self.drop_finished();
         changed
@@ -217,7 +220,15 @@ impl Network {
         if let Some(local) = self.connection_local(id) {
             return Ok(local);
         }
-        Ok(socket.local.unwrap_or(IpEndpoint::new(socket.family.any(), 0)))
+        let local = socket.local.unwrap_or(IpEndpoint::new(socket.family.any(), 0));
+        // A connected datagram socket bound to no address names the
+        // address its datagrams leave from (Linux picks it at connect).
+        if let (Body::Datagram(datagram), true) = (&socket.body, local.addr.is_unspecified()) {
+            if let Some(source) = datagram.peer.and_then(|peer| self.source_address(peer.addr)) {
+                return Ok(IpEndpoint::new(source, local.port));
+            }
+        }
+        Ok(local)
     }
 
     /// `getpeername` (ENOTCONN when it has no peer).
@@ -244,6 +255,14 @@ impl Network {
             return Ok(LOOPBACK);
         }
         (1..self.lanes.len()).find(|&lane| self.lanes[lane].reaches(address) || self.lanes[lane].iface.ip_addrs().iter().any(|cidr| matches!((cidr.address(), address), (IpAddress::Ipv4(_), IpAddress::Ipv4(_)) | (IpAddress::Ipv6(_), IpAddress::Ipv6(_))))).ok_or(Errno::ENETUNREACH)
+    }
+
+    /// The address packets to `destination` leave from: the first of its
+    /// family on the lane they take.
+    pub(crate) fn source_address(&self, destination: IpAddress) -> Option<IpAddress> {
+        let lane = self.lane_to(destination).ok()?;
+        let same_family = |address: &IpAddress| matches!((address, destination), (IpAddress::Ipv4(_), IpAddress::Ipv4(_)) | (IpAddress::Ipv6(_), IpAddress::Ipv6(_)));
+        self.lanes[lane].iface.ip_addrs().iter().map(|cidr| cidr.address()).find(same_family)
     }
 
     /// The lanes a socket bound to `address` listens or receives on.

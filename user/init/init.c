@@ -27,7 +27,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/mount.h>
@@ -234,6 +237,49 @@ static void bring_up_loopback(void) {
     close(fd);
 }
 
+#define NET_MARKER "/etc/lamina-net"
+
+/* With /etc/lamina-net (xtask's --net or --port): eth0 gets the address
+   and gateway it names ("10.0.2.15/24 10.0.2.2", what QEMU's user network
+   hands its first guest). For Linux guests, which have no DHCP client
+   here; Lamina configures its card by DHCP and refuses these ioctls. */
+static void configure_ethernet(void) {
+    FILE *marker = fopen(NET_MARKER, "r");
+    if (!marker)
+        return;
+    unsigned a, b, c, d, prefix, g1, g2, g3, g4;
+    int fields = fscanf(marker, "%u.%u.%u.%u/%u %u.%u.%u.%u", &a, &b, &c, &d, &prefix, &g1, &g2, &g3, &g4);
+    fclose(marker);
+    if (fields != 9 || prefix > 32)
+        return;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    strcpy(request.ifr_name, "eth0");
+    struct sockaddr_in *address = (struct sockaddr_in *)&request.ifr_addr;
+    address->sin_family = AF_INET;
+    address->sin_addr.s_addr = htonl(a << 24 | b << 16 | c << 8 | d);
+    if (ioctl(fd, SIOCSIFADDR, &request) == 0) {
+        address->sin_addr.s_addr = htonl(prefix ? 0xffffffffu << (32 - prefix) : 0);
+        ioctl(fd, SIOCSIFNETMASK, &request);
+        ioctl(fd, SIOCGIFFLAGS, &request);
+        request.ifr_flags |= IFF_UP | IFF_RUNNING;
+        ioctl(fd, SIOCSIFFLAGS, &request);
+        struct rtentry route;
+        memset(&route, 0, sizeof route);
+        struct sockaddr_in *gateway = (struct sockaddr_in *)&route.rt_gateway;
+        gateway->sin_family = AF_INET;
+        gateway->sin_addr.s_addr = htonl(g1 << 24 | g2 << 16 | g3 << 8 | g4);
+        ((struct sockaddr_in *)&route.rt_dst)->sin_family = AF_INET;
+        ((struct sockaddr_in *)&route.rt_genmask)->sin_family = AF_INET;
+        route.rt_flags = RTF_UP | RTF_GATEWAY;
+        ioctl(fd, SIOCADDRT, &route);
+    }
+    close(fd);
+}
+
 /* Before power-off: everything written made durable, and the disk
    unmounted so that it is left clean (Linux's reboot(2) does not unmount:
    without this its ext4 would be left needing journal recovery). Lamina's
@@ -292,6 +338,7 @@ int main(void) {
     mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
     mount_disk();
     bring_up_loopback();
+    configure_ethernet();
     handle_shutdown_signals();
     int console = open("/dev/console", O_RDWR);
     if (console >= 0) {

@@ -6,7 +6,7 @@
 //! layouts behind one [`transport::Transport`] trait and the initialization
 //! sequence ([`transport`]); the split virtqueue as a data structure over
 //! DMA memory ([`queue`]); the block device's requests, configuration and
-//! completions ([`block`]).
+//! completions ([`block`]); the network device's packet slots ([`net`]).
 //!
 //! **Relies on** the kernel for every hardware access, through small traits:
 //! [`pci::ConfigSpace`] and [`pci::PciBus`] (configuration space through
@@ -30,6 +30,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod block;
+pub mod net;
 pub mod pci;
 pub mod queue;
 #[cfg(test)]

@@ -37,7 +37,7 @@ commands:
                            checked (recovery, e2fsck, what was fsynced), and the
                            flush-dropping mutations it must catch
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
-  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk|--raw-disk IMAGE] -- PROGRAM [ARGS...]
+  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk|--raw-disk IMAGE] [--net] [--port HOST:GUEST]... -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
                            user process (Debian's Linux with --linux), copying
                            PROGRAM and each --file (a file, or a directory
@@ -50,7 +50,11 @@ commands:
                            raw image IMAGE as the virtio disk /dev/vda (made,
                            256 MiB of ext4, if missing) and /init mounts it
                            read-write at /mnt (unmounted clean before power-off);
-                           --raw-disk attaches it unmounted
+                           --raw-disk attaches it unmounted. --net adds a virtio
+                           network card on QEMU's restricted user network (the
+                           guest reaches nothing outside; 10.0.2.15 by DHCP);
+                           --port forwards 127.0.0.1:HOST on the host to the
+                           guest's TCP port GUEST (implies --net)
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,

@@ -56,6 +56,10 @@ pub struct ExecRequest {
     /// Every write and flush the disk sees logged to this file by QEMU's
     /// `blklogwrites` driver (dm-log-writes format; the crash tier).
     pub disk_log: Option<PathBuf>,
+    /// A virtio network card on QEMU's user network (restricted: nothing
+    /// leaves this machine), with host ports forwarded to the guest
+    /// (`--net`, `--port HOST:GUEST`).
+    pub network: Option<Vec<crate::network::PortForward>>,
 }
 
 /// `cargo xtask exec ...`.
@@ -181,8 +185,19 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         stdin_file = Some(path);
     }
     let disk = request.disk.as_deref().map(crate::disk_image::prepare).transpose()?;
-    if disk.is_some() && request.kernel != GuestKernel::Lamina {
-        files.extend(crate::linux_modules::guest_files(&crate::linux_modules::DISK_MODULES, &crate::workspace::root().join("target"))?);
+    let mut modules: Vec<&str> = Vec::new();
+    if disk.is_some() {
+        modules.extend(crate::linux_modules::DISK_MODULES);
+    }
+    let mut net_marker = None;
+    if request.network.is_some() {
+        modules.extend(crate::network::NET_MODULES);
+        let marker = write_image(&format!("exec-{run}.net"), crate::network::GUEST_ADDRESS.as_bytes())?;
+        files.push(GuestFile { host: marker.clone(), guest: crate::network::NET_MARKER.to_string() });
+        net_marker = Some(marker);
+    }
+    if !modules.is_empty() && request.kernel != GuestKernel::Lamina {
+        files.extend(crate::linux_modules::guest_files(&modules, &crate::workspace::root().join("target"))?);
     }
     let mut disk_marker = None;
     if disk.is_some() && request.mount_disk {
@@ -194,7 +209,7 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     let mut init = vec![program_guest];
     init.extend(request.program_arguments.iter().cloned());
     let archive = build_initramfs(&files, Some(&init));
-    for path in stdin_file.iter().chain(&disk_marker) {
+    for path in stdin_file.iter().chain(&disk_marker).chain(&net_marker) {
         let _ = std::fs::remove_file(path);
     }
     let name = format!("exec-{run}.cpio");
@@ -212,6 +227,9 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         (Some(image), None) => command.args(crate::disk_image::qemu_arguments(image)),
         (None, _) => &mut command,
     };
+    if let Some(forwards) = &request.network {
+        command.args(crate::network::qemu_arguments(forwards));
+    }
     command.stdout(Stdio::piped());
     let terminal = matches!(input, Input::Terminal);
     command.stdin(if terminal { Stdio::inherit() } else { Stdio::piped() });
@@ -301,6 +319,7 @@ fn watch_console(lines: &std::sync::mpsc::Receiver<Vec<u8>>, follower: &mut Cons
 pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
     let (mut machine, mut kernel, mut files, mut disk, mut mount_disk) =
         (MachineOptions::default(), GuestKernel::Lamina, Vec::new(), None, false);
+    let mut network: Option<Vec<crate::network::PortForward>> = None;
     loop {
         match arguments.next_argument()? {
             Some(Argument::Separator) => break,
@@ -308,6 +327,13 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
             Some(Argument::Flag(flag)) if flag == "--linux" => kernel = GuestKernel::Linux,
             Some(Argument::Flag(flag)) if flag == "--file" => {
                 files.push(parse_file_copy(&arguments.value(&flag)?)?)
+            }
+            Some(Argument::Flag(flag)) if flag == "--net" => {
+                network.get_or_insert_with(Vec::new);
+            }
+            Some(Argument::Flag(flag)) if flag == "--port" => {
+                let forward = crate::network::parse_port_forward(&arguments.value(&flag)?)?;
+                network.get_or_insert_with(Vec::new).push(forward);
             }
             Some(Argument::Flag(flag)) if flag == "--disk" || flag == "--raw-disk" => {
                 disk = Some(PathBuf::from(arguments.value(&flag)?));
@@ -340,6 +366,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
         disk,
         mount_disk,
         disk_log: None,
+        network,
     })
 }
 

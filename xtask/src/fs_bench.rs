@@ -52,6 +52,7 @@ pub fn run_fs_group() -> Outcome<Vec<BenchmarkRecord>> {
             disk: Some(image.clone()),
             mount_disk: true,
             disk_log: None,
+            network: None,
         }
     };
     measure_as("fs", &request, Counting::WallOnly)

@@ -37,6 +37,7 @@ pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
         disk: None,
         mount_disk: false,
         disk_log: None,
+        network: None,
     };
     measure("syscalls", &|kernel, machine| request(kernel, machine))
 }
@@ -59,6 +60,7 @@ pub fn run_apps_group() -> Outcome<Vec<BenchmarkRecord>> {
         disk: None,
         mount_disk: false,
         disk_log: None,
+        network: None,
     };
     let mut records = measure("apps", &|kernel, machine| request(kernel, machine))?;
     // Wall time as throughput, as the issue asks: runs per second.

@@ -28,6 +28,7 @@ mod linux_bench;
 mod linux_kernel;
 mod linux_modules;
 mod machine_options;
+mod network;
 mod outside;
 mod qemu_command;
 mod qemu_session;

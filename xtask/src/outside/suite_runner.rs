@@ -91,6 +91,7 @@ pub fn run_suite(plan: &SuitePlan, kernel: GuestKernel) -> Outcome<SuiteRun> {
             disk: None,
             mount_disk: false,
             disk_log: None,
+            network: None,
         };
         run.boots += 1;
         let watch = Watch { time_limit: None, silence_limit: Some(plan.silence_limit) };

@@ -217,6 +217,7 @@ fn record(block_size: u32, steps: Vec<Step>, sqlite: Option<&Path>) -> Result<Re
             disk: Some(image.clone()),
             mount_disk: true,
             disk_log: Some(log.clone()),
+            network: None,
         };
         let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))?;
         let printed = String::from_utf8_lossy(&run.output);

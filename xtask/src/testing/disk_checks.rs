@@ -65,6 +65,7 @@ fn run_on(kernel: GuestKernel) -> Outcome<(ProgramRun, PathBuf)> {
         // Raw writes to the disk: it must not be mounted.
         mount_disk: false,
         disk_log: None,
+        network: None,
     };
     let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))?;
     Ok((run, image))

@@ -65,6 +65,7 @@ fn run_dynamic(kernel: GuestKernel) -> Outcome<ProgramRun> {
         disk: None,
         mount_disk: false,
         disk_log: None,
+        network: None,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -106,6 +107,7 @@ fn run_python(kernel: GuestKernel) -> Outcome<ProgramRun> {
         disk: None,
         mount_disk: false,
         disk_log: None,
+        network: None,
     };
     run_program(&request, Input::Pipe(b"piped\n".to_vec()), Output::Capture, Some(TIME_LIMIT))
 }
@@ -121,6 +123,7 @@ fn run(kernel: GuestKernel, arguments: &[&str], input: Vec<u8>) -> Outcome<Progr
         disk: None,
         mount_disk: false,
         disk_log: None,
+        network: None,
     };
     run_program(&request, Input::Pipe(input), Output::Capture, Some(TIME_LIMIT))
 }

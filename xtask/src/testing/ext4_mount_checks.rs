@@ -77,6 +77,7 @@ fn run_on(kernel: GuestKernel, image: &Path) -> Outcome<ProgramRun> {
         disk: Some(copy),
         mount_disk: true,
         disk_log: None,
+        network: None,
     };
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
 }

@@ -129,6 +129,7 @@ fn boot(kernel: GuestKernel, image: &Path, script: &str) -> Outcome<ProgramRun> 
         disk: Some(image.to_path_buf()),
         mount_disk: true,
         disk_log: None,
+        network: None,
     };
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
 }

@@ -145,6 +145,7 @@ pub(super) fn runner_request(mut files: Vec<FileCopy>, name: &str, script: &str,
         disk: None,
         mount_disk: false,
         disk_log: None,
+        network: None,
     })
 }
 

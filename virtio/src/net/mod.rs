@@ -1,0 +1,14 @@
+//! The virtio network device (virtio 1.2 §5.1): feature bits, the device
+//! configuration, and the packet slots of the receive and transmit queues
+//! (each frame behind the 12-byte `virtio_net_hdr`). Declarations only.
+
+mod config;
+mod features;
+mod packets;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::NetConfig;
+pub use features::{wanted_net_features, NetFeatures};
+pub use packets::{PacketError, PacketSlots, Received, HEADER_BYTES, LARGEST_FRAME, SLOT_BYTES};
