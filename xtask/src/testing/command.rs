@@ -12,6 +12,7 @@ use super::disk_checks::run_disk_checks;
 use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::exec_pipes::run_exec_checks;
+use super::network_checks::run_network_checks;
 use super::root_disk_checks::run_root_disk_checks;
 use super::crash_tier::run_crash_tier;
 use super::outside_suites::{run_outside_suites, SuiteOptions};
@@ -81,6 +82,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
         Tier::User => {
             run_user_tests(tally);
             run_exec_checks(tally);
+            run_network_checks(tally);
             run_disk_checks(tally);
             run_ext4_mount_checks(tally);
             run_ext4_write_checks(tally);

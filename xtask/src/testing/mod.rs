@@ -7,6 +7,7 @@ mod disk_checks;
 mod ext4_mount_checks;
 mod ext4_write_checks;
 mod exec_pipes;
+mod network_checks;
 mod guest_runs;
 mod faults;
 pub mod host;

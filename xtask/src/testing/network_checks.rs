@@ -1,0 +1,101 @@
+//! Part of tier 4: the network card and TCP through QEMU's restricted user
+//! network, on both kernels. The guest runs `user/tools/echo_server.c`;
+//! the host connects to 127.0.0.1 through a forwarded port (retrying while
+//! the guest boots), makes sure the server is there with a short probe
+//! connection, then sends 2 MiB on a second one and checks every byte
+//! comes back in order. Nothing leaves this machine.
+
+use super::tally::Tally;
+use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output};
+use crate::failure::{Failure, Outcome};
+use crate::machine_options::MachineOptions;
+use crate::network::PortForward;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::time::{Duration, Instant};
+
+/// How long the guest may take from boot to the end of the echo.
+const TIME_LIMIT: Duration = Duration::from_secs(240);
+/// Bytes echoed on the second connection.
+const ECHO_BYTES: usize = 2 << 20;
+/// The guest server's port.
+const GUEST_PORT: u16 = 7777;
+
+pub fn run_network_checks(tally: &mut Tally) {
+    for (kernel, host_port) in [(GuestKernel::Lamina, 17_901), (GuestKernel::Linux, 17_902)] {
+        let outcome = echo_through_forwarded_port(kernel, host_port);
+        tally.record(&format!("network: {} MiB echoed by a guest TCP server through a forwarded port ({kernel:?})", ECHO_BYTES >> 20), outcome.map_err(|failure| failure.to_string()));
+    }
+}
+
+fn echo_through_forwarded_port(kernel: GuestKernel, host_port: u16) -> Outcome {
+    let server = crate::guest_programs::compile_c("user/tools/echo_server.c", "echo_server")?;
+    let request = ExecRequest {
+        machine: MachineOptions::default(),
+        kernel,
+        files: Vec::new(),
+        program: server,
+        program_arguments: Vec::new(),
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: Some(vec![PortForward { host: host_port, guest: GUEST_PORT }]),
+    };
+    let client = std::thread::spawn(move || client(host_port));
+    let guest = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT));
+    let client = client.join().map_err(|_| Failure::failed("the host client panicked"))?;
+    let guest = guest?;
+    client?;
+    let said = String::from_utf8_lossy(&guest.output);
+    let expected = format!("connection 1: echoed {ECHO_BYTES} bytes");
+    if guest.exit_code != 0 || !said.lines().any(|line| line == expected) {
+        return Err(Failure::failed(format!("the guest server exited {} saying:\n{said}", guest.exit_code)));
+    }
+    Ok(())
+}
+
+/// The host side: a probe connection until the server answers, then the
+/// echo of [`ECHO_BYTES`] (written by a second thread while this one reads).
+fn client(port: u16) -> Outcome {
+    let deadline = Instant::now() + TIME_LIMIT;
+    loop {
+        if probe(port).is_ok() {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(Failure::failed(format!("nothing answered on 127.0.0.1:{port}")));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let data: Vec<u8> = (0..ECHO_BYTES).map(|index| (index * 7 + (index >> 12)) as u8).collect();
+    let stream = TcpStream::connect(("127.0.0.1", port)).map_err(|error| Failure::failed(format!("connect: {error}")))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60))).map_err(|error| Failure::failed(error.to_string()))?;
+    let mut writer = stream.try_clone().map_err(|error| Failure::failed(error.to_string()))?;
+    let sent = data.clone();
+    let sender = std::thread::spawn(move || writer.write_all(&sent).and_then(|()| writer.shutdown(Shutdown::Write)));
+    let mut received = Vec::with_capacity(ECHO_BYTES);
+    let read = (&stream).read_to_end(&mut received);
+    let written = sender.join().map_err(|_| Failure::failed("the sender panicked"))?;
+    written.map_err(|error| Failure::failed(format!("send: {error}")))?;
+    read.map_err(|error| Failure::failed(format!("receive after {} bytes: {error}", received.len())))?;
+    if received != data {
+        let first_difference = received.iter().zip(&data).position(|(got, want)| got != want).unwrap_or(received.len().min(data.len()));
+        return Err(Failure::failed(format!("{} of {} bytes came back, first difference at {first_difference}", received.len(), data.len())));
+    }
+    Ok(())
+}
+
+/// One connection that sends `ping` and reads it back.
+fn probe(port: u16) -> std::io::Result<()> {
+    let mut stream = TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(5))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.write_all(b"ping")?;
+    stream.shutdown(Shutdown::Write)?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    if answer == b"ping" {
+        Ok(())
+    } else {
+        Err(std::io::Error::other("no echo"))
+    }
+}
