@@ -2,9 +2,10 @@
 # first checks the host packages it needs (`cargo xtask deps`) and installs
 # the missing ones when run as root.
 #
-#   make run   [SMP=2] [MEM=256] [ACCEL=tcg|kvm] [DISK=path|none]
+#   make run   [SMP=2] [MEM=256] [ACCEL=tcg|kvm] [DISK=path|none] [PORTS=HOST:GUEST,...]
 #                                                 boot on this terminal (Ctrl-A x quits), root on
-#                                                 the ext4 image DISK (made on first use; none: in memory)
+#                                                 the ext4 image DISK (made on first use; none: in memory),
+#                                                 a network card (DHCP), 127.0.0.1:HOST forwarded to GUEST
 #   make test                                     every test tier (what .ci/run calls)
 #   make iso                                      target/lamina.iso (GRUB, BIOS + UEFI)
 #   make bench [BENCH=group,group]                benchmarks -> target/bench/results.json
@@ -14,6 +15,7 @@ SMP ?= 2
 MEM ?= 256
 ACCEL ?= tcg
 DISK ?= target/lamina-disk.img
+PORTS ?=
 BENCH ?=
 
 # rustup installs cargo here; a fresh shell may not have it on PATH yet.
@@ -29,7 +31,7 @@ build: cargo-present
 	$(XTASK) build
 
 run: cargo-present
-	$(XTASK) run --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --disk $(DISK)
+	$(XTASK) run --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --disk $(DISK) --port '$(PORTS)'
 
 test: cargo-present
 	$(XTASK) test

@@ -126,14 +126,13 @@ fn serve_card() {
     }
 }
 
-/// Says on the console what DHCP gave.
+/// Logs what DHCP gave (`dmesg`; the console too unless booted quiet).
 fn report(news: &net::DhcpNews) {
+    use crate::kernel_log::note;
     match news {
-        net::DhcpNews::Configured { address, router, .. } => match router {
-            Some(router) => machine::println!("lamina: eth0: {address} by DHCP, gateway {router}"),
-            None => machine::println!("lamina: eth0: {address} by DHCP"),
-        },
-        net::DhcpNews::Deconfigured => machine::println!("lamina: eth0: DHCP lease lost"),
+        net::DhcpNews::Configured { address, router: Some(router), .. } => note(format_args!("eth0: {address} by DHCP, gateway {router}")),
+        net::DhcpNews::Configured { address, router: None, .. } => note(format_args!("eth0: {address} by DHCP")),
+        net::DhcpNews::Deconfigured => note(format_args!("eth0: DHCP lease lost")),
     }
 }
 

@@ -99,6 +99,8 @@ impl Network {
                 }
                 DhcpNews::Configured { address: config.address, router: config.router, dns_servers: config.dns_servers.iter().copied().collect() }
             }
+            // The client starts out deconfigured: no news until it had a lease.
+            Some(dhcpv4::Event::Deconfigured) if ethernet.configured.is_none() => return false,
             Some(dhcpv4::Event::Deconfigured) => {
                 lane.iface.update_ip_addrs(|addresses| addresses.retain(|cidr| !matches!(cidr, IpCidr::Ipv4(_))));
                 lane.iface.routes_mut().remove_default_ipv4_route();

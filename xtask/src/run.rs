@@ -4,6 +4,8 @@
 //! passes: `target/lamina-disk.img`) the root file system is the ext4 on
 //! that image, made from the same tree on first use, so files made at the
 //! shell are there at the next boot; `--disk none` keeps the root in memory.
+//! The guest has a network card (its address by DHCP; `--port` forwards
+//! host ports on 127.0.0.1 to it).
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::dependencies::ensure_dependencies;
@@ -15,14 +17,19 @@ use crate::qemu_command::{describe_exit_status, qemu_command, BootMedium, Consol
 use crate::workspace;
 use std::path::{Path, PathBuf};
 
-/// `cargo xtask run [--smp N] [--mem MiB] [--accel tcg|kvm] [--icount] [--disk PATH|none]`.
+/// `cargo xtask run [--smp N] [--mem MiB] [--accel tcg|kvm] [--icount] [--disk PATH|none] [--port HOST:GUEST[,…]]`:
+/// always with a network card on QEMU's restricted user network.
 pub fn run_command(mut arguments: Arguments) -> Outcome {
-    let (machine, disk) = parse_run_arguments(&mut arguments)?;
+    let (machine, disk, forwards) = parse_run_arguments(&mut arguments)?;
     ensure_dependencies()?;
     let image = build_kernel(ImageKind::Normal)?;
     let shell = shell_boot(image, disk.as_deref())?;
     let mut command = qemu_command(&machine, &shell.medium, Console::Interactive);
     command.args(&shell.disk_arguments);
+    command.args(crate::network::qemu_arguments(&forwards));
+    for forward in &forwards {
+        println!("xtask: 127.0.0.1:{} on this machine reaches the guest's port {}", forward.host, forward.guest);
+    }
     if let Some(disk) = &disk {
         println!("xtask: root file system: {} (files made at the shell are kept; DISK=none for a root in memory)", disk.display());
     }
@@ -58,9 +65,10 @@ pub fn shell_boot(kernel: PathBuf, disk: Option<&Path>) -> Outcome<ShellBoot> {
     Ok(ShellBoot { medium: BootMedium::KernelWithInitramfs { kernel, initramfs, command_line }, disk_arguments })
 }
 
-fn parse_run_arguments(arguments: &mut Arguments) -> Outcome<(MachineOptions, Option<PathBuf>)> {
+fn parse_run_arguments(arguments: &mut Arguments) -> Outcome<(MachineOptions, Option<PathBuf>, Vec<crate::network::PortForward>)> {
     let mut machine = MachineOptions::default();
     let mut disk = None;
+    let mut forwards = Vec::new();
     while let Some(argument) = arguments.next_argument()? {
         match argument {
             Argument::Flag(flag) if machine.take_flag(&flag, arguments)? => {}
@@ -68,9 +76,16 @@ fn parse_run_arguments(arguments: &mut Arguments) -> Outcome<(MachineOptions, Op
                 let path = arguments.value(&flag)?;
                 disk = (path != "none" && !path.is_empty()).then(|| PathBuf::from(path));
             }
+            Argument::Flag(flag) if flag == "--port" => {
+                // Empty: none (what `make run` passes without PORTS).
+                let value = arguments.value(&flag)?;
+                for text in value.split([',', ' ']).filter(|text| !text.is_empty()) {
+                    forwards.push(crate::network::parse_port_forward(text)?);
+                }
+            }
             other => return Err(unexpected("run", other)),
         }
     }
     machine.validate()?;
-    Ok((machine, disk))
+    Ok((machine, disk, forwards))
 }
