@@ -2,19 +2,16 @@
 //! live on it. Lane 0 is the loopback (127.0.0.1/8, ::1); a NIC adds a lane
 //! with the addresses DHCP gives it.
 //!
-//! Must never loop without bound: a poll stops after [`POLL_ROUNDS`].
+//! Must never loop: each call does a bounded amount of work (the
+//! network's poll decides how many rounds).
 
 use alloc::vec::Vec;
 
-use smoltcp::iface::{Config, Interface, PollResult, SocketSet};
+use smoltcp::iface::{Config, Interface, PollIngressSingleResult, PollResult, SocketSet};
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address, Ipv6Address};
 
 use crate::frame_queue::FrameQueue;
-
-/// Rounds of ingress and egress one poll runs at most (on the loopback a
-/// segment sent in one round is received in the next).
-const POLL_ROUNDS: usize = 64;
 
 /// Which lane.
 pub type LaneId = usize;
@@ -48,18 +45,24 @@ impl Lane {
         Lane { iface, device, sockets: SocketSet::new(Vec::new()) }
     }
 
-    /// Processes what was received and sends what the sockets have, until
-    /// nothing moves; whether any socket's state may have changed.
-    pub fn poll(&mut self, now: Instant) -> bool {
-        let mut changed = false;
-        for _ in 0..POLL_ROUNDS {
-            let result = self.iface.poll(now, &mut self.device, &mut self.sockets);
-            changed |= result == PollResult::SocketStateChanged;
-            if result == PollResult::None && !self.device.has_received() {
-                break;
-            }
+    /// Processes one received packet, if any: `None` when none waited,
+    /// else whether a socket's state may have changed.
+    pub fn ingress_one(&mut self, now: Instant) -> Option<bool> {
+        match self.iface.poll_ingress_single(now, &mut self.device, &mut self.sockets) {
+            PollIngressSingleResult::None => None,
+            PollIngressSingleResult::PacketProcessed => Some(false),
+            PollIngressSingleResult::SocketStateChanged => Some(true),
         }
-        changed
+    }
+
+    /// Sends what the sockets have; whether a socket's state may have changed.
+    pub fn egress(&mut self, now: Instant) -> bool {
+        self.iface.poll_egress(now, &mut self.device, &mut self.sockets) == PollResult::SocketStateChanged
+    }
+
+    /// Whether packets wait to be received.
+    pub fn has_received(&self) -> bool {
+        self.device.has_received()
     }
 
     /// Whether `address` is one of this lane's.

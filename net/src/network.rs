@@ -92,10 +92,17 @@ pub struct Network {
     /// smoltcp sockets closed by their owner and still finishing (FIN
     /// exchange, TIME-WAIT); removed when closed.
     pub(crate) lingering: Vec<(LaneId, SocketHandle)>,
+    /// The listening sockets (refilled after every packet that changes one).
+    pub(crate) listeners: Vec<SocketId>,
     pub(crate) now: Instant,
     /// The NIC's lane, once a card is found.
     pub(crate) ethernet: Option<crate::ethernet::Ethernet>,
 }
+
+/// Rounds of ingress and egress one lane's poll runs at most.
+const POLL_ROUNDS: usize = 64;
+/// Packets one round takes in before it sends.
+const PACKETS_PER_ROUND: usize = 64;
 
 /// smoltcp's time from the uptime in nanoseconds.
 fn instant(uptime_nanoseconds: u64) -> Instant {
@@ -106,7 +113,7 @@ impl Network {
     /// A network with the loopback lane only, at uptime `now` (ns).
     pub fn new(now: u64) -> Network {
         let now = instant(now);
-        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), now, ethernet: None }
+        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None }
     }
 
     /// Moves every lane's packets at uptime `now` (ns), then settles the
@@ -115,12 +122,40 @@ impl Network {
     pub fn poll(&mut self, now: u64) -> bool {
         self.now = self.now.max(instant(now));
         let mut changed = false;
-        for lane in &mut self.lanes {
-            changed |= lane.poll(self.now);
+        for lane in 0..self.lanes.len() {
+            changed |= self.poll_lane(lane);
         }
         changed |= self.apply_dhcp();
         changed |= self.settle_listeners();
         self.drop_finished();
+        changed
+    }
+
+    /// Moves lane `lane`'s packets until nothing moves (at most
+    /// [`POLL_ROUNDS`] rounds of ingress and egress; on the loopback a
+    /// segment sent in one round is received in the next). Listeners are
+    /// refilled after each packet that changed a socket, so a burst of
+    /// SYNs finds a listening socket for each (up to the backlog).
+    fn poll_lane(&mut self, lane: LaneId) -> bool {
+        let mut changed = false;
+        for _ in 0..POLL_ROUNDS {
+            let mut received = 0;
+            while let Some(socket_changed) = self.lanes[lane].ingress_one(self.now) {
+                received += 1;
+                if socket_changed {
+                    changed = true;
+                    self.settle_listeners();
+                }
+                if received >= PACKETS_PER_ROUND {
+                    break;
+                }
+            }
+            let sent = self.lanes[lane].egress(self.now);
+            changed |= sent;
+            if received == 0 && !sent && !self.lanes[lane].has_received() {
+                break;
+            }
+        }
         changed
     }
 
@@ -152,6 +187,7 @@ impl Network {
     pub fn close(&mut self, id: SocketId) {
         let Some(socket) = self.sockets.get_mut(id.0).and_then(Option::take) else { return };
         self.ports.release(id.0);
+        self.listeners.retain(|listener| *listener != id);
         match socket.body {
             Body::Stream(stream) => self.close_stream(stream),
             Body::Datagram(datagram) => self.close_datagram(datagram),

@@ -116,7 +116,9 @@ impl Network {
         let local = self.bind_ephemeral(id)?;
         self.ports.listen(id.0)?;
         let lanes = self.lanes_for(local.addr);
+        self.listeners.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
         *self.stream_mut(id)? = Stream::Listening(Listener { backlog, waiting: Vec::new(), ready: VecDeque::new(), lanes });
+        self.listeners.push(id);
         self.refill(id);
         Ok(())
     }
@@ -160,8 +162,8 @@ impl Network {
     /// refilled; whether a connection became ready.
     pub(crate) fn settle_listeners(&mut self) -> bool {
         let mut any_ready = false;
-        for index in 0..self.sockets.len() {
-            let id = SocketId(index);
+        for index in 0..self.listeners.len() {
+            let id = self.listeners[index];
             let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { continue };
             let waiting = core::mem::take(&mut listener.waiting);
             let (mut keep, mut ready, mut gone) = (Vec::new(), Vec::new(), Vec::new());

@@ -163,3 +163,24 @@ fn connect_twice_says_already_connected_and_listen_after_connect_is_einval() {
     assert_eq!(network.peer_name(idle), Err(Errno::ENOTCONN));
     assert_eq!(network.send(idle, b"x", None), Err(Errno::ENOTCONN));
 }
+
+#[test]
+fn a_burst_of_connections_in_one_poll_is_accepted_up_to_the_backlog() {
+    let mut network = network();
+    let listener = open(&mut network, SocketKind::Stream);
+    network.bind(listener, local(7009)).unwrap();
+    network.listen(listener, 64).unwrap();
+    let clients: std::vec::Vec<SocketId> = (0..30).map(|_| open(&mut network, SocketKind::Stream)).collect();
+    // Every SYN leaves in the same poll, more than the listening slots.
+    for &client in &clients {
+        network.connect(client, local(7009)).unwrap();
+    }
+    settle(&mut network);
+    settle(&mut network);
+    let established = clients.iter().filter(|&&client| network.connect_outcome(client) == Ok(true)).count();
+    let mut accepted = 0;
+    while network.accept(listener).is_ok() {
+        accepted += 1;
+    }
+    assert_eq!((established, accepted), (30, 30));
+}
