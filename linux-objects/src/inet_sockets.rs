@@ -48,7 +48,10 @@ pub fn with<R>(operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Resu
         let mut slot = NETWORK.lock();
         let network = slot.get_or_insert_with(|| Network::new(uptime()));
         let result = operation(network);
-        let changed = network.poll(uptime());
+        // An operation that would block changed nothing: no packet to
+        // move unless some arrived (timers run when a waiter's sleep ends).
+        let idle = result.as_ref().err() == Some(&Errno::EAGAIN) && !network.has_received();
+        let changed = !idle && network.poll(uptime());
         network.take_outgoing(&mut outgoing);
         (result, changed)
     };
@@ -156,7 +159,11 @@ pub fn wait<R>(nonblocking: bool, interrupted: &dyn Fn() -> bool, mut operation:
             return Err(linux_abi::restart::ERESTARTSYS);
         }
         let delay = look(|network| Ok(network.poll_delay())).ok().flatten().unwrap_or(LONGEST_WAIT).clamp(1, LONGEST_WAIT);
-        sched::sleep_until(uptime().saturating_add(delay), || registration.changed() || interrupted());
+        let woken = sched::sleep_until(uptime().saturating_add(delay), || registration.changed() || interrupted());
+        if woken == sched::Woken::Deadline {
+            // A timer of the network's is due: run it before trying again.
+            let _ = with(|_| Ok(()));
+        }
     }
 }
 

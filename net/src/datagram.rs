@@ -6,7 +6,6 @@
 //! Must never deliver a datagram cut short without saying so: the caller
 //! learns its whole length (`MSG_TRUNC`).
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use smoltcp::iface::SocketHandle;
@@ -43,9 +42,15 @@ pub struct DatagramReceived {
     pub from: IpEndpoint,
 }
 
-fn new_udp() -> udp::Socket<'static> {
-    let buffer = || udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; QUEUED_DATAGRAMS], vec![0; QUEUED_BYTES]);
-    udp::Socket::new(buffer(), buffer())
+/// A smoltcp UDP socket with its queues (ENOBUFS without room for them).
+fn new_udp() -> Result<udp::Socket<'static>, Errno> {
+    let buffer = || -> Result<udp::PacketBuffer<'static>, Errno> {
+        let mut metadata = Vec::new();
+        metadata.try_reserve_exact(QUEUED_DATAGRAMS).map_err(|_| Errno::ENOBUFS)?;
+        metadata.resize(QUEUED_DATAGRAMS, udp::PacketMetadata::EMPTY);
+        Ok(udp::PacketBuffer::new(metadata, crate::stream::zeroed(QUEUED_BYTES)?))
+    };
+    Ok(udp::Socket::new(buffer()?, buffer()?))
 }
 
 impl Network {
@@ -70,7 +75,7 @@ impl Network {
         let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
         let mut opened = Vec::new();
         for lane in self.lanes_for(local.addr) {
-            let mut socket = new_udp();
+            let mut socket = new_udp()?;
             socket.bind(endpoint).map_err(|_| Errno::EINVAL)?;
             opened.push((lane, self.lanes[lane].sockets.add(socket)));
         }

@@ -152,11 +152,18 @@ impl Network {
             }
             let sent = self.lanes[lane].egress(self.now);
             changed |= sent;
-            if received == 0 && !sent && !self.lanes[lane].has_received() {
+            // Egress ran after everything received: with nothing sent and
+            // nothing more received, another round would find no work.
+            if !sent && !self.lanes[lane].has_received() {
                 break;
             }
         }
         changed
+    }
+
+    /// Whether frames wait to be taken in on some lane.
+    pub fn has_received(&self) -> bool {
+        self.lanes.iter().any(Lane::has_received)
     }
 
     /// How long until a lane needs polling for its timers (nanoseconds),
@@ -312,7 +319,11 @@ impl Network {
         let lanes = &mut self.lanes;
         self.lingering.retain(|&(lane, handle)| {
             let sockets = &mut lanes[lane].sockets;
-            let done = sockets.get::<smoltcp::socket::tcp::Socket>(handle).state() == smoltcp::socket::tcp::State::Closed;
+            // TIME-WAIT is let go at once: it would hold a connection's
+            // buffers for its whole wait, and a late segment for it gets a
+            // reset at worst.
+            let state = sockets.get::<smoltcp::socket::tcp::Socket>(handle).state();
+            let done = matches!(state, smoltcp::socket::tcp::State::Closed | smoltcp::socket::tcp::State::TimeWait);
             if done {
                 sockets.remove(handle);
             }

@@ -11,7 +11,6 @@
 //! a listener's, or `lingering` until smoltcp is done with it.
 
 use alloc::collections::VecDeque;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use smoltcp::iface::SocketHandle;
@@ -26,9 +25,9 @@ use crate::Errno;
 pub const LISTEN_SLOTS: usize = 4;
 /// Each connection's receive and send buffers.
 pub const BUFFER_BYTES: usize = 64 * 1024;
-/// Closed connections still finishing (FIN exchange, TIME-WAIT) kept at
-/// most; the oldest is let go beyond it.
-const LINGERING_LIMIT: usize = 256;
+/// Closed connections still finishing their FIN exchange kept at most;
+/// the oldest is let go beyond it (each holds its buffers).
+const LINGERING_LIMIT: usize = 64;
 
 /// What a stream socket is doing.
 pub(crate) enum Stream {
@@ -62,10 +61,20 @@ pub(crate) struct Connection {
     failure_reported: bool,
 }
 
-fn new_tcp() -> tcp::Socket<'static> {
-    let mut socket = tcp::Socket::new(tcp::SocketBuffer::new(vec![0; BUFFER_BYTES]), tcp::SocketBuffer::new(vec![0; BUFFER_BYTES]));
+/// A smoltcp TCP socket with its buffers (ENOBUFS when the heap has no
+/// room for them: the one call fails, as Linux's does).
+fn new_tcp() -> Result<tcp::Socket<'static>, Errno> {
+    let mut socket = tcp::Socket::new(tcp::SocketBuffer::new(zeroed(BUFFER_BYTES)?), tcp::SocketBuffer::new(zeroed(BUFFER_BYTES)?));
     socket.set_ack_delay(None);
-    socket
+    Ok(socket)
+}
+
+/// `bytes` zero bytes, or ENOBUFS.
+pub(crate) fn zeroed(bytes: usize) -> Result<Vec<u8>, Errno> {
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(bytes).map_err(|_| Errno::ENOBUFS)?;
+    buffer.resize(bytes, 0);
+    Ok(buffer)
 }
 
 /// States in which the connection was established at some point.
@@ -138,7 +147,9 @@ impl Network {
                 if count >= limit {
                     break;
                 }
-                let mut tcp = new_tcp();
+                // Without room for another listening socket, the pool stays
+                // smaller (SYNs find fewer); the next refill tries again.
+                let Ok(mut tcp) = new_tcp() else { break };
                 if tcp.listen(endpoint).is_err() {
                     break;
                 }
@@ -151,10 +162,11 @@ impl Network {
         }
     }
 
-    fn listening_on(&mut self, id: SocketId, lane: LaneId) -> usize {
-        let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { return 0 };
-        let handles: Vec<SocketHandle> = listener.waiting.iter().filter(|(l, _)| *l == lane).map(|(_, h)| *h).collect();
-        handles.into_iter().filter(|&handle| self.tcp(lane, handle).state() == State::Listen).count()
+    fn listening_on(&self, id: SocketId, lane: LaneId) -> usize {
+        let Ok(socket) = self.socket(id) else { return 0 };
+        let Body::Stream(Stream::Listening(listener)) = &socket.body else { return 0 };
+        let sockets = &self.lanes[lane].sockets;
+        listener.waiting.iter().filter(|(on, handle)| *on == lane && sockets.get::<tcp::Socket>(*handle).state() == State::Listen).count()
     }
 
     /// After a poll: each listener's established connections move to its
@@ -177,19 +189,57 @@ impl Network {
             for (lane, handle) in gone {
                 self.lanes[lane].sockets.remove(handle);
             }
-            let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { continue };
             for connection in ready {
-                if listener.ready.len() < listener.backlog {
-                    listener.ready.push_back(connection);
-                    any_ready = true;
-                } else {
-                    keep.push(connection);
+                match self.listener_for(id, connection) {
+                    Some(owner) if self.queue_ready(owner, connection) => any_ready = true,
+                    Some(_) => keep.push(connection),
+                    None => {
+                        self.tcp(connection.0, connection.1).abort();
+                        self.lingering.push(connection);
+                    }
                 }
             }
-            listener.waiting = keep;
+            if let Ok(Stream::Listening(listener)) = self.stream_mut(id) {
+                listener.waiting.extend(keep);
+            }
             self.refill(id);
         }
         any_ready
+    }
+
+    /// Puts an established `connection` on `owner`'s ready queue, if there
+    /// is room under its backlog.
+    fn queue_ready(&mut self, owner: SocketId, connection: (LaneId, SocketHandle)) -> bool {
+        let Ok(Stream::Listening(listener)) = self.stream_mut(owner) else { return false };
+        if listener.ready.len() >= listener.backlog {
+            return false;
+        }
+        listener.ready.push_back(connection);
+        true
+    }
+
+    /// The listener an established connection belongs to: the one whose
+    /// pool took its SYN if its family fits, else another listener on the
+    /// same port whose does (smoltcp's listening sockets take either
+    /// family; Linux gives an IPv4 connection to an IPv4 listener, or to an
+    /// IPv6 one without IPV6_V6ONLY). `None`: no listener takes it.
+    fn listener_for(&self, took: SocketId, connection: (LaneId, SocketHandle)) -> Option<SocketId> {
+        let local = self.lanes[connection.0].sockets.get::<tcp::Socket>(connection.1).local_endpoint()?;
+        let fits = |id: SocketId| {
+            let Ok(socket) = self.socket(id) else { return false };
+            match (socket.family, local.addr) {
+                (crate::Family::V4, IpAddress::Ipv4(_)) | (crate::Family::V6, IpAddress::Ipv6(_)) => true,
+                (crate::Family::V6, IpAddress::Ipv4(_)) => !socket.options.v6_only,
+                (crate::Family::V4, IpAddress::Ipv6(_)) => false,
+            }
+        };
+        let port = |id: SocketId| self.socket(id).ok().and_then(|socket| socket.local).map(|local| local.port);
+        if fits(took) {
+            return Some(took);
+        }
+        // A listener of the right family first, then one that maps IPv4.
+        let same_port = self.listeners.iter().copied().filter(|&other| other != took && port(other) == Some(local.port) && fits(other));
+        same_port.min_by_key(|&other| self.socket(other).map_or(2, |socket| u8::from(socket.family != family_of(local.addr))))
     }
 
     /// `accept`: the next established connection as a new socket (EAGAIN
@@ -239,7 +289,7 @@ impl Network {
         }
         let lane = self.lane_to(remote.addr)?;
         let local = self.bind_ephemeral(id)?;
-        let mut tcp = new_tcp();
+        let mut tcp = new_tcp()?;
         let local = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
         tcp.connect(self.lanes[lane].iface.context(), remote, local).map_err(|error| match error {
             tcp::ConnectError::InvalidState => Errno::EISCONN,
@@ -421,6 +471,14 @@ impl Network {
         let tcp = self.tcp(connection.lane, connection.handle);
         tcp.set_nagle_enabled(!options.no_delay);
         tcp.set_keep_alive(options.keep_alive.then(|| smoltcp::time::Duration::from_secs(7200)));
+    }
+}
+
+/// The socket family an address belongs to.
+fn family_of(address: IpAddress) -> crate::Family {
+    match address {
+        IpAddress::Ipv4(_) => crate::Family::V4,
+        IpAddress::Ipv6(_) => crate::Family::V6,
     }
 }
 

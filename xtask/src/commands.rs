@@ -59,6 +59,9 @@ commands:
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,
                            ipc, sched, mem, caps, syscalls, apps (all by default)
+  apps                     build the real programs (lua, sqlite3, make, tar, redis-server
+                           with redis-cli and redis-benchmark) statically from Debian's
+                           sources into target/apps/; make run puts them in /usr/local/bin
   crates                   check the crate graph keeps the layer order; write docs/crates.md
   help                     this text
 
@@ -85,6 +88,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "boottime" => boottime_command(arguments),
         "bench" => bench_command(arguments),
         "crates" => crates_command(),
+        "apps" => crate::apps::apps_command(),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())

@@ -49,7 +49,37 @@ pub fn prepare_root(path: &Path, tree: &[u8]) -> Outcome<PathBuf> {
         let _ = std::fs::remove_dir_all(&staging);
         made?;
     }
+    copy_apps_into(path)?;
     prepare(path)
+}
+
+/// Puts what `cargo xtask apps` built into the root image's
+/// `/usr/local/bin` (with `debugfs`, the image unmounted), replacing older
+/// copies, so a disk made before the apps were built gets them too. An
+/// image whose journal needs recovery is left alone (Lamina replays it at
+/// the next boot; the copy waits for the boot after).
+fn copy_apps_into(image: &Path) -> Outcome {
+    let apps = crate::apps::guest_apps();
+    if apps.is_empty() {
+        return Ok(());
+    }
+    let superblock = Command::new("dumpe2fs").args(["-h"]).arg(image).output().context(|| "running dumpe2fs (package e2fsprogs)".to_string())?;
+    if String::from_utf8_lossy(&superblock.stdout).contains("needs_recovery") {
+        return Ok(());
+    }
+    let mut script = String::from("mkdir /usr\nmkdir /usr/local\nmkdir /usr/local/bin\n");
+    for app in &apps {
+        let guest = format!("/{}", app.guest);
+        script.push_str(&format!("rm {guest}\nwrite {} {guest}\nsif {guest} mode 0100755\n", app.host.display()));
+    }
+    let commands = image.with_extension("apps");
+    std::fs::write(&commands, script).context(|| format!("writing {}", commands.display()))?;
+    let output = Command::new("debugfs").arg("-w").arg("-f").arg(&commands).arg(image).output().context(|| "running debugfs (package e2fsprogs)".to_string());
+    let _ = std::fs::remove_file(&commands);
+    if !output?.status.success() {
+        return Err(Failure::failed(format!("debugfs could not copy the apps into {}", image.display())));
+    }
+    Ok(())
 }
 
 /// Writes the entries of the newc archive `archive` under `directory`.

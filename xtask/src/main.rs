@@ -4,6 +4,7 @@
 //! touches the host beyond installing Debian packages when run as root.
 #![forbid(unsafe_code)]
 
+mod apps;
 mod arguments;
 mod bench;
 mod bench_results;

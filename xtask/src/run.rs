@@ -4,6 +4,7 @@
 //! passes: `target/lamina-disk.img`) the root file system is the ext4 on
 //! that image, made from the same tree on first use, so files made at the
 //! shell are there at the next boot; `--disk none` keeps the root in memory.
+//! Programs `cargo xtask apps` built are in `/usr/local/bin`.
 //! The guest has a network card (its address by DHCP; `--port` forwards
 //! host ports on 127.0.0.1 to it).
 
@@ -57,7 +58,7 @@ pub struct ShellBoot {
 
 /// The shell boot of `kernel`, its root on the ext4 image `disk` if given.
 pub fn shell_boot(kernel: PathBuf, disk: Option<&Path>) -> Outcome<ShellBoot> {
-    let tree = build_initramfs(&[], None)?;
+    let tree = build_initramfs(&crate::apps::guest_apps(), None)?;
     let initramfs = write_image("shell.cpio", &tree)?;
     let disk = disk.map(|path| crate::disk_image::prepare_root(path, &tree)).transpose()?;
     let command_line = if disk.is_some() { "root=/dev/vda".to_string() } else { String::new() };

@@ -184,3 +184,55 @@ fn a_burst_of_connections_in_one_poll_is_accepted_up_to_the_backlog() {
     }
     assert_eq!((established, accepted), (30, 30));
 }
+
+#[test]
+fn closed_connections_do_not_pile_up() {
+    let mut network = network();
+    let listener = open(&mut network, SocketKind::Stream);
+    network.bind(listener, local(7010)).unwrap();
+    network.listen(listener, 8).unwrap();
+    for _ in 0..300 {
+        let client = open(&mut network, SocketKind::Stream);
+        network.connect(client, local(7010)).unwrap();
+        settle(&mut network);
+        let server = network.accept(listener).expect("accepted");
+        network.close(client);
+        settle(&mut network);
+        network.close(server);
+        settle(&mut network);
+    }
+    let held = network.lanes[0].sockets.iter().count();
+    assert!(held <= crate::stream::LISTEN_SLOTS + 2, "{held} smoltcp sockets after 300 closed connections");
+}
+
+#[test]
+fn an_ipv4_connection_goes_to_the_ipv4_listener_beside_a_v6_only_one() {
+    use crate::{Family, IpAddress, IpEndpoint, Ipv6Address, Options};
+    let mut network = network();
+    let v6 = network.open(Family::V6, SocketKind::Stream).unwrap();
+    network.set_options(v6, Options { v6_only: true, ..Options::default() }).unwrap();
+    network.bind(v6, IpEndpoint::new(IpAddress::Ipv6(Ipv6Address::UNSPECIFIED), 7011)).unwrap();
+    network.listen(v6, 8).unwrap();
+    let v4 = open(&mut network, SocketKind::Stream);
+    network.bind(v4, IpEndpoint::new(IpAddress::Ipv4(crate::Ipv4Address::UNSPECIFIED), 7011)).unwrap();
+    network.listen(v4, 8).unwrap();
+    for _ in 0..6 {
+        let client = open(&mut network, SocketKind::Stream);
+        network.connect(client, local(7011)).unwrap();
+        settle(&mut network);
+    }
+    let ipv6_client = network.open(Family::V6, SocketKind::Stream).unwrap();
+    network.connect(ipv6_client, IpEndpoint::new(IpAddress::Ipv6(Ipv6Address::LOCALHOST), 7011)).unwrap();
+    settle(&mut network);
+    let mut on_v4 = 0;
+    while let Ok(accepted) = network.accept(v4) {
+        assert_eq!(network.peer_name(accepted).map(|peer| peer.addr), Ok(local(0).addr));
+        on_v4 += 1;
+    }
+    let mut on_v6 = 0;
+    while let Ok(accepted) = network.accept(v6) {
+        assert_eq!(network.peer_name(accepted).map(|peer| peer.addr), Ok(IpAddress::Ipv6(Ipv6Address::LOCALHOST)));
+        on_v6 += 1;
+    }
+    assert_eq!((on_v4, on_v6), (6, 1));
+}

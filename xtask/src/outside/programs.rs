@@ -1,6 +1,7 @@
 //! Real programs from Debian's sources, built statically with musl so that
 //! the same binary runs on Lamina and on Linux: Lua 5.4, the SQLite 3.40
-//! shell, GNU make 4.3 and GNU tar 1.34, each pinned to a Debian 12
+//! shell, GNU make 4.3, GNU tar 1.34 and Redis 7.0 (server, cli and
+//! benchmark), each pinned to a Debian 12
 //! version, fetched with `apt-get source` (`debian_sources.rs`) and built
 //! under `target/outside/` by the recipe below (a shell script run in the
 //! unpacked tree, its log kept beside it). Never committed; built once.
@@ -24,6 +25,9 @@ pub struct Program {
     recipe: &'static str,
     /// The binary, relative to the tree.
     binary: &'static str,
+    /// Other binaries of the same build that go beside it (relative to
+    /// the tree; in the guest under their own names).
+    pub companions: &'static [&'static str],
 }
 
 pub const PROGRAMS: &[Program] = &[
@@ -36,6 +40,7 @@ pub const PROGRAMS: &[Program] = &[
                  patch -R -p1 < debian/patches/0001-build-system.patch\n\
                  make -C src -j2 posix CC=musl-gcc MYLDFLAGS=-static",
         binary: "src/lua",
+        companions: &[],
     },
     Program {
         name: "sqlite3",
@@ -48,6 +53,7 @@ pub const PROGRAMS: &[Program] = &[
                  musl-gcc -O2 -static -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_ENABLE_MATH_FUNCTIONS \
                  -DHAVE_USLEEP -DHAVE_LOCALTIME_R -o sqlite3 shell.c sqlite3.c -lm",
         binary: "bld/sqlite3",
+        companions: &[],
     },
     Program {
         name: "make",
@@ -58,6 +64,7 @@ pub const PROGRAMS: &[Program] = &[
                  ../configure CC=musl-gcc LDFLAGS=-static --without-guile --disable-nls\n\
                  make -j2",
         binary: "bld/make",
+        companions: &[],
     },
     Program {
         name: "tar",
@@ -67,8 +74,34 @@ pub const PROGRAMS: &[Program] = &[
                  --without-selinux --without-xattrs\n\
                  make -j2",
         binary: "bld/src/tar",
+        companions: &[],
+    },
+    Program {
+        name: "redis-server",
+        source: SourcePackage { name: "redis", version: "5:7.0.15-1~deb12u7" },
+        // The bundled Lua and hiredis; libc's malloc (jemalloc's build
+        // wants more than musl-gcc offers), no TLS, no systemd.
+        recipe: "make -j2 MALLOC=libc CC=musl-gcc LDFLAGS=-static USE_SYSTEMD=no BUILD_TLS=no",
+        binary: "src/redis-server",
+        companions: &["src/redis-cli", "src/redis-benchmark"],
     },
 ];
+
+/// The other binaries of `program`'s build (built with it), by guest name.
+pub fn companions(program: &Program) -> Outcome<Vec<(String, PathBuf)>> {
+    let binary = built(program)?;
+    let tree = unpacked_source(program.source)?;
+    let mut found = Vec::new();
+    for companion in program.companions {
+        let path = tree.join(companion);
+        if !path.is_file() {
+            return Err(Failure::failed(format!("{} built without {}", binary.display(), path.display())));
+        }
+        let name = path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default();
+        found.push((name, path));
+    }
+    Ok(found)
+}
 
 /// The program's static binary, built on first use. A failed build leaves
 /// no tree behind, so the next try starts from a clean unpack.

@@ -1,5 +1,5 @@
 //! The `programs` part of the outside-suite tier: Lua, the SQLite shell,
-//! GNU make and GNU tar, built statically from Debian's sources
+//! GNU make, GNU tar and Redis, built statically from Debian's sources
 //! (`outside/programs.rs`), each driven by its script in `user/programs/`
 //! in one boot of Lamina and one of Linux; each passes when its output and
 //! exit status are byte for byte the same on both and the script succeeded
@@ -11,7 +11,7 @@ use super::tally::Tally;
 use super::user_space::{compare, runner_request, sections};
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
 use crate::failure::Outcome;
-use crate::outside::programs::{built, PROGRAMS};
+use crate::outside::programs::{built, companions, PROGRAMS};
 
 /// Longest one kernel's run of all four may take under TCG.
 const TIME_LIMIT: Duration = Duration::from_secs(600);
@@ -56,6 +56,9 @@ fn request() -> Outcome<ExecRequest> {
     for program in PROGRAMS {
         let name = program.name;
         files.push(FileCopy { host: built(program)?, guest: Some(format!("/usr/local/bin/{name}")) });
+        for (companion, path) in companions(program)? {
+            files.push(FileCopy { host: path, guest: Some(format!("/usr/local/bin/{companion}")) });
+        }
         files.push(FileCopy { host: root.join(format!("user/programs/{name}.sh")), guest: Some(format!("/programs/{name}.sh")) });
         script.push_str(&format!("echo '=== {name}'\ncd /tmp\n/bin/sh /programs/{name}.sh 2>&1\necho \"--- exit $?\"\n"));
     }
