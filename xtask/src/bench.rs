@@ -55,6 +55,10 @@ const GROUPS: &[Group] = &[
         name: "fs",
         run: crate::fs_bench::run_fs_group,
     },
+    Group {
+        name: "net",
+        run: crate::net_bench::run_net_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -178,7 +182,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls", "apps", "fs"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls", "apps", "fs", "net"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

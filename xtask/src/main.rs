@@ -29,6 +29,7 @@ mod linux_bench;
 mod linux_kernel;
 mod linux_modules;
 mod machine_options;
+mod net_bench;
 mod network;
 mod outside;
 mod qemu_command;
