@@ -66,6 +66,16 @@ impl FrameQueue {
         self.sent.pop_front()
     }
 
+    /// The next frame to be received, to look at.
+    pub fn front(&self) -> Option<&[u8]> {
+        self.received.front().map(Vec::as_slice)
+    }
+
+    /// The medium (Ethernet frames, or bare IP packets on the loopback).
+    pub fn medium(&self) -> Medium {
+        self.medium
+    }
+
     /// Whether frames wait to be received.
     pub fn has_received(&self) -> bool {
         !self.received.is_empty()

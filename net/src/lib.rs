@@ -33,6 +33,7 @@ mod network;
 mod ports;
 mod stream;
 mod datagram;
+mod demux;
 mod ethernet;
 #[cfg(test)]
 mod tests;

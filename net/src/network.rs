@@ -7,7 +7,6 @@
 
 use alloc::vec::Vec;
 
-use smoltcp::iface::SocketHandle;
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{IpAddress, IpEndpoint};
 
@@ -91,7 +90,7 @@ pub struct Network {
     pub(crate) ports: PortTable,
     /// smoltcp sockets closed by their owner and still finishing (FIN
     /// exchange, TIME-WAIT); removed when closed.
-    pub(crate) lingering: Vec<(LaneId, SocketHandle)>,
+    pub(crate) lingering: Vec<(LaneId, crate::lanes::Slot)>,
     /// The listening sockets (refilled after every packet that changes one).
     pub(crate) listeners: Vec<SocketId>,
     pub(crate) now: Instant,
@@ -170,7 +169,9 @@ impl Network {
     /// if any does.
     pub fn poll_delay(&mut self) -> Option<u64> {
         let now = self.now;
-        self.lanes.iter_mut().filter_map(|lane| lane.iface.poll_delay(now, &lane.sockets)).min().map(|delay: Duration| delay.total_micros() * 1000)
+        let next = self.lanes.iter_mut().filter_map(|lane| lane.poll_at(now)).min()?;
+        let delay: Duration = if next > now { next - now } else { Duration::from_millis(0) };
+        Some(delay.total_micros() * 1000)
     }
 
     /// A new socket.
@@ -317,15 +318,14 @@ impl Network {
     /// left finishing, once they are done.
     fn drop_finished(&mut self) {
         let lanes = &mut self.lanes;
-        self.lingering.retain(|&(lane, handle)| {
-            let sockets = &mut lanes[lane].sockets;
+        self.lingering.retain(|&(lane, slot)| {
             // TIME-WAIT is let go at once: it would hold a connection's
             // buffers for its whole wait, and a late segment for it gets a
             // reset at worst.
-            let state = sockets.get::<smoltcp::socket::tcp::Socket>(handle).state();
+            let state = lanes[lane].connection_ref(slot).state();
             let done = matches!(state, smoltcp::socket::tcp::State::Closed | smoltcp::socket::tcp::State::TimeWait);
             if done {
-                sockets.remove(handle);
+                lanes[lane].release(slot);
             }
             !done
         });

@@ -17,7 +17,7 @@ use smoltcp::iface::SocketHandle;
 use smoltcp::socket::tcp::{self, State};
 use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint, Ipv4Address, Ipv6Address};
 
-use crate::lanes::LaneId;
+use crate::lanes::{LaneId, Slot};
 use crate::network::{Body, Network, Readiness, Shutdown, SocketId};
 use crate::Errno;
 
@@ -43,14 +43,14 @@ pub(crate) struct Listener {
     backlog: usize,
     /// smoltcp sockets listening or handshaking.
     waiting: Vec<(LaneId, SocketHandle)>,
-    /// Established connections not yet accepted.
-    ready: VecDeque<(LaneId, SocketHandle)>,
+    /// Established connections not yet accepted (each in a set of its own).
+    ready: VecDeque<(LaneId, Slot)>,
     lanes: Vec<LaneId>,
 }
 
 pub(crate) struct Connection {
     lane: LaneId,
-    handle: SocketHandle,
+    slot: Slot,
     /// Whether it was ever established (a close before that is a refusal).
     established: bool,
     shut_read: bool,
@@ -83,8 +83,19 @@ fn was_established(state: State) -> bool {
 }
 
 impl Network {
-    fn tcp(&mut self, lane: LaneId, handle: SocketHandle) -> &mut tcp::Socket<'static> {
+    /// A listening pool's socket (in the lane's shared set).
+    fn pooled(&mut self, lane: LaneId, handle: SocketHandle) -> &mut tcp::Socket<'static> {
         self.lanes[lane].sockets.get_mut::<tcp::Socket>(handle)
+    }
+
+    /// A connection's socket, to change (egressed at the next poll).
+    fn tcp(&mut self, lane: LaneId, slot: Slot) -> &mut tcp::Socket<'static> {
+        self.lanes[lane].connection(slot)
+    }
+
+    /// A connection's socket, to look at.
+    fn tcp_ref(&self, lane: LaneId, slot: Slot) -> &tcp::Socket<'static> {
+        self.lanes[lane].connection_ref(slot)
     }
 
     fn stream_mut(&mut self, id: SocketId) -> Result<&mut Stream, Errno> {
@@ -96,11 +107,11 @@ impl Network {
 
     /// The connection of stream `id`, its `established` flag brought up to date.
     fn connection(&mut self, id: SocketId) -> Result<Option<&mut Connection>, Errno> {
-        let (lane, handle) = match self.stream_mut(id)? {
-            Stream::Connection(connection) => (connection.lane, connection.handle),
+        let (lane, slot) = match self.stream_mut(id)? {
+            Stream::Connection(connection) => (connection.lane, connection.slot),
             _ => return Ok(None),
         };
-        let state = self.tcp(lane, handle).state();
+        let state = self.tcp_ref(lane, slot).state();
         let Stream::Connection(connection) = self.stream_mut(id)? else { return Ok(None) };
         if was_established(state) {
             connection.established = true;
@@ -138,7 +149,7 @@ impl Network {
         let Ok(socket) = self.socket(id) else { return };
         let Some(local) = socket.local else { return };
         let Body::Stream(Stream::Listening(listener)) = &socket.body else { return };
-        let (lanes, mut count, limit) = (listener.lanes.clone(), listener.waiting.len(), listener.backlog + LISTEN_SLOTS * listener.lanes.len());
+        let (lanes, mut count, limit) = (listener.lanes.clone(), listener.waiting.len() + listener.ready.len(), listener.backlog + LISTEN_SLOTS * listener.lanes.len());
         let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
         let mut added = Vec::new();
         for lane in lanes {
@@ -180,7 +191,7 @@ impl Network {
             let waiting = core::mem::take(&mut listener.waiting);
             let (mut keep, mut ready, mut gone) = (Vec::new(), Vec::new(), Vec::new());
             for (lane, handle) in waiting {
-                match self.tcp(lane, handle).state() {
+                match self.pooled(lane, handle).state() {
                     State::Listen | State::SynReceived => keep.push((lane, handle)),
                     State::Established | State::CloseWait => ready.push((lane, handle)),
                     _ => gone.push((lane, handle)),
@@ -189,13 +200,23 @@ impl Network {
             for (lane, handle) in gone {
                 self.lanes[lane].sockets.remove(handle);
             }
-            for connection in ready {
-                match self.listener_for(id, connection) {
-                    Some(owner) if self.queue_ready(owner, connection) => any_ready = true,
-                    Some(_) => keep.push(connection),
+            for (lane, handle) in ready {
+                match self.listener_for(id, (lane, handle)) {
+                    Some(owner) if self.has_room(owner) => match self.lanes[lane].adopt_shared(handle) {
+                        Ok(slot) => {
+                            if let Ok(Stream::Listening(listener)) = self.stream_mut(owner) {
+                                listener.ready.push_back((lane, slot));
+                            }
+                            any_ready = true;
+                        }
+                        // No room for its set: the socket is gone with the
+                        // move; the peer's next segment gets a reset.
+                        Err(_) => {}
+                    },
+                    Some(_) => keep.push((lane, handle)),
                     None => {
-                        self.tcp(connection.0, connection.1).abort();
-                        self.lingering.push(connection);
+                        self.pooled(lane, handle).abort();
+                        keep.push((lane, handle));
                     }
                 }
             }
@@ -207,15 +228,9 @@ impl Network {
         any_ready
     }
 
-    /// Puts an established `connection` on `owner`'s ready queue, if there
-    /// is room under its backlog.
-    fn queue_ready(&mut self, owner: SocketId, connection: (LaneId, SocketHandle)) -> bool {
-        let Ok(Stream::Listening(listener)) = self.stream_mut(owner) else { return false };
-        if listener.ready.len() >= listener.backlog {
-            return false;
-        }
-        listener.ready.push_back(connection);
-        true
+    /// Whether `owner`'s ready queue has room under its backlog.
+    fn has_room(&self, owner: SocketId) -> bool {
+        matches!(self.socket(owner).map(|socket| &socket.body), Ok(Body::Stream(Stream::Listening(listener))) if listener.ready.len() < listener.backlog)
     }
 
     /// The listener an established connection belongs to: the one whose
@@ -250,12 +265,12 @@ impl Network {
             (socket.family, socket.options)
         };
         let Stream::Listening(listener) = self.stream_mut(id)? else { return Err(Errno::EINVAL) };
-        let Some((lane, handle)) = listener.ready.pop_front() else { return Err(Errno::EAGAIN) };
-        let connection = Connection { lane, handle, established: true, shut_read: false, shut_write: false, error: None, failure_reported: false };
+        let Some((lane, slot)) = listener.ready.pop_front() else { return Err(Errno::EAGAIN) };
+        let connection = Connection { lane, slot, established: true, shut_read: false, shut_write: false, error: None, failure_reported: false };
         let accepted = self.open(family, crate::SocketKind::Stream);
         let Ok(accepted) = accepted else {
-            self.tcp(lane, handle).abort();
-            self.lingering.push((lane, handle));
+            self.tcp(lane, slot).abort();
+            self.lingering.push((lane, slot));
             return Err(Errno::ENOMEM);
         };
         let socket = self.socket_mut(accepted)?;
@@ -277,8 +292,8 @@ impl Network {
         match self.stream_mut(id)? {
             Stream::Listening(_) => return Err(Errno::EISCONN),
             Stream::Connection(connection) => {
-                let (lane, handle) = (connection.lane, connection.handle);
-                self.lanes[lane].sockets.remove(handle);
+                let (lane, slot) = (connection.lane, connection.slot);
+                self.lanes[lane].release(slot);
                 *self.stream_mut(id)? = Stream::Idle;
             }
             Stream::Idle => {}
@@ -295,8 +310,9 @@ impl Network {
             tcp::ConnectError::InvalidState => Errno::EISCONN,
             tcp::ConnectError::Unaddressable => Errno::EADDRNOTAVAIL,
         })?;
-        let handle = self.lanes[lane].sockets.add(tcp);
-        *self.stream_mut(id)? = Stream::Connection(Connection { lane, handle, established: false, shut_read: false, shut_write: false, error: None, failure_reported: false });
+        let slot = self.lanes[lane].adopt(tcp)?;
+        self.lanes[lane].register(slot);
+        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, shut_read: false, shut_write: false, error: None, failure_reported: false });
         self.apply_stream_options(id);
         Ok(())
     }
@@ -338,8 +354,8 @@ impl Network {
         if connection.failure_reported {
             return Err(Errno::EPIPE);
         }
-        let (lane, handle, established) = (connection.lane, connection.handle, connection.established);
-        let tcp = self.tcp(lane, handle);
+        let (lane, slot, established) = (connection.lane, connection.slot, connection.established);
+        let tcp = self.tcp(lane, slot);
         if !established {
             return Err(Errno::EAGAIN);
         }
@@ -360,7 +376,7 @@ impl Network {
         if connection.shut_read {
             return Ok(0);
         }
-        let (lane, handle, established) = (connection.lane, connection.handle, connection.established);
+        let (lane, handle, established) = (connection.lane, connection.slot, connection.established);
         if let Some(Errno::ECONNRESET) = connection.error {
             connection.error = None;
             connection.failure_reported = true;
@@ -391,8 +407,8 @@ impl Network {
         }
         if matches!(how, Shutdown::Write | Shutdown::Both) && !connection.shut_write {
             connection.shut_write = true;
-            let (lane, handle) = (connection.lane, connection.handle);
-            self.tcp(lane, handle).close();
+            let (lane, slot) = (connection.lane, connection.slot);
+            self.tcp(lane, slot).close();
         }
         Ok(())
     }
@@ -406,9 +422,9 @@ impl Network {
             // Linux: an unconnected stream socket polls as hung up.
             return Ok(Readiness { writable: true, hangup: true, ..Readiness::default() });
         };
-        let (lane, handle, shut_read, shut_write, failed) = (connection.lane, connection.handle, connection.shut_read, connection.shut_write, connection.error.is_some() || connection.failure_reported);
+        let (lane, slot, shut_read, shut_write, failed) = (connection.lane, connection.slot, connection.shut_read, connection.shut_write, connection.error.is_some() || connection.failure_reported);
         let established = connection.established;
-        let tcp = self.tcp(lane, handle);
+        let tcp = self.tcp_ref(lane, slot);
         let peer_done = established && !tcp.may_recv();
         let closed = tcp.state() == State::Closed;
         Ok(Readiness {
@@ -424,25 +440,30 @@ impl Network {
         match stream {
             Stream::Idle => {}
             Stream::Listening(listener) => {
-                for (lane, handle) in listener.waiting.into_iter().chain(listener.ready) {
-                    self.tcp(lane, handle).abort();
-                    self.lingering.push((lane, handle));
+                // Handshakes under way are forgotten; accepted-ready
+                // connections are reset, as Linux does.
+                for (lane, handle) in listener.waiting {
+                    self.lanes[lane].sockets.remove(handle);
+                }
+                for (lane, slot) in listener.ready {
+                    self.tcp(lane, slot).abort();
+                    self.lingering.push((lane, slot));
                 }
             }
             Stream::Connection(connection) => {
-                let tcp = self.tcp(connection.lane, connection.handle);
+                let tcp = self.tcp(connection.lane, connection.slot);
                 // Unread data lost: the peer is told with a reset, as Linux does.
                 if tcp.recv_queue() > 0 {
                     tcp.abort();
                 } else {
                     tcp.close();
                 }
-                self.lingering.push((connection.lane, connection.handle));
+                self.lingering.push((connection.lane, connection.slot));
             }
         }
         while self.lingering.len() > LINGERING_LIMIT {
-            let (lane, handle) = self.lingering.remove(0);
-            self.lanes[lane].sockets.remove(handle);
+            let (lane, slot) = self.lingering.remove(0);
+            self.lanes[lane].release(slot);
         }
     }
 
@@ -450,13 +471,13 @@ impl Network {
     pub(crate) fn connection_local(&self, id: SocketId) -> Option<IpEndpoint> {
         let Ok(socket) = self.socket(id) else { return None };
         let Body::Stream(Stream::Connection(connection)) = &socket.body else { return None };
-        self.lanes[connection.lane].sockets.get::<tcp::Socket>(connection.handle).local_endpoint()
+        self.tcp_ref(connection.lane, connection.slot).local_endpoint()
     }
 
     /// The far end of stream `id`'s connection (ENOTCONN without one).
     pub(crate) fn stream_peer(&self, id: SocketId) -> Result<IpEndpoint, Errno> {
         let Body::Stream(Stream::Connection(connection)) = &self.socket(id)?.body else { return Err(Errno::ENOTCONN) };
-        let tcp = self.lanes[connection.lane].sockets.get::<tcp::Socket>(connection.handle);
+        let tcp = self.tcp_ref(connection.lane, connection.slot);
         match tcp.remote_endpoint() {
             Some(remote) if connection.established || was_established(tcp.state()) => Ok(remote),
             _ => Err(Errno::ENOTCONN),
@@ -468,7 +489,7 @@ impl Network {
         let Ok(socket) = self.socket(id) else { return };
         let options = socket.options;
         let Body::Stream(Stream::Connection(connection)) = &socket.body else { return };
-        let tcp = self.tcp(connection.lane, connection.handle);
+        let tcp = self.tcp(connection.lane, connection.slot);
         tcp.set_nagle_enabled(!options.no_delay);
         tcp.set_keep_alive(options.keep_alive.then(|| smoltcp::time::Duration::from_secs(7200)));
     }

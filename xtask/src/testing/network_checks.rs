@@ -3,13 +3,16 @@
 //! the host connects to 127.0.0.1 through a forwarded port (retrying while
 //! the guest boots), makes sure the server is there with a short probe
 //! connection, then sends 2 MiB on a second one and checks every byte
-//! comes back in order. Nothing leaves this machine.
+//! comes back in order. And redis-server (Debian's, built static) in the
+//! guest answers the host's redis-cli through a forwarded port. Nothing
+//! leaves this machine.
 
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output};
 use crate::failure::{Failure, Outcome};
 use crate::machine_options::MachineOptions;
 use crate::network::PortForward;
+use crate::outside::programs::{built, companions, PROGRAMS};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
@@ -26,6 +29,76 @@ pub fn run_network_checks(tally: &mut Tally) {
         let outcome = echo_through_forwarded_port(kernel, host_port);
         tally.record(&format!("network: {} MiB echoed by a guest TCP server through a forwarded port ({kernel:?})", ECHO_BYTES >> 20), outcome.map_err(|failure| failure.to_string()));
     }
+    for (kernel, host_port) in [(GuestKernel::Lamina, 17_903), (GuestKernel::Linux, 17_904)] {
+        let outcome = redis_round_trip(kernel, host_port);
+        tally.record(&format!("network: the host's redis-cli talks to redis-server in the guest ({kernel:?})"), outcome.map_err(|failure| failure.to_string()));
+    }
+}
+
+/// What the host's `redis-cli` asks, and what it must answer.
+const REDIS_EXCHANGE: [(&[&str], &str); 5] = [
+    (&["ping"], "PONG"),
+    (&["set", "greeting", "hello from the host"], "OK"),
+    (&["get", "greeting"], "hello from the host"),
+    (&["rpush", "list", "a", "b", "c"], "3"),
+    (&["lrange", "list", "0", "-1"], "a\nb\nc"),
+];
+
+/// redis-server (Debian's source, built static by the programs recipe)
+/// in the guest; the host's redis-cli of the same build, through a
+/// forwarded port, runs [`REDIS_EXCHANGE`], then shuts the server down,
+/// which ends the guest.
+fn redis_round_trip(kernel: GuestKernel, host_port: u16) -> Outcome {
+    let redis = PROGRAMS.iter().find(|program| program.name == "redis-server").ok_or_else(|| Failure::failed("no redis-server recipe"))?;
+    let server = built(redis)?;
+    let cli = companions(redis)?.into_iter().find(|(name, _)| name == "redis-cli").map(|(_, path)| path).ok_or_else(|| Failure::failed("no redis-cli"))?;
+    let request = ExecRequest {
+        machine: MachineOptions::default(),
+        kernel,
+        files: Vec::new(),
+        program: server,
+        program_arguments: ["--port", "6379", "--save", "", "--appendonly", "no", "--protected-mode", "no"].map(String::from).to_vec(),
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: Some(vec![PortForward { host: host_port, guest: 6379 }]),
+    };
+    let client = std::thread::spawn(move || redis_client(&cli, host_port));
+    let guest = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT));
+    let client = client.join().map_err(|_| Failure::failed("the host client panicked"))?;
+    let guest = guest?;
+    client?;
+    if guest.exit_code != 0 {
+        return Err(Failure::failed(format!("redis-server exited {}:\n{}", guest.exit_code, String::from_utf8_lossy(&guest.output))));
+    }
+    Ok(())
+}
+
+fn redis_client(cli: &std::path::Path, port: u16) -> Outcome {
+    let ask = |words: &[&str]| -> Outcome<String> {
+        let output = std::process::Command::new(cli)
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(words)
+            .output()
+            .map_err(|error| Failure::failed(format!("running {}: {error}", cli.display())))?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim_end().to_string())
+    };
+    let deadline = Instant::now() + TIME_LIMIT;
+    while ask(&["ping"])? != "PONG" {
+        if Instant::now() > deadline {
+            return Err(Failure::failed(format!("redis-server never answered on 127.0.0.1:{port}")));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut outcome = Ok(());
+    for (words, expected) in REDIS_EXCHANGE {
+        let answer = ask(words)?;
+        if answer != expected && outcome.is_ok() {
+            outcome = Err(Failure::failed(format!("redis-cli {}: {answer:?}, expected {expected:?}", words.join(" "))));
+        }
+    }
+    let _ = ask(&["shutdown", "nosave"]);
+    outcome
 }
 
 fn echo_through_forwarded_port(kernel: GuestKernel, host_port: u16) -> Outcome {

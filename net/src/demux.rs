@@ -1,0 +1,51 @@
+//! Which TCP connection a received packet is for, read from its headers
+//! (IPv4 or IPv6 without extension headers, over Ethernet or bare): its
+//! `(local, remote)` endpoints. A packet it cannot read goes to the
+//! lane's shared socket set, where smoltcp judges it.
+//!
+//! Must never index past the packet: every offset is checked.
+
+use smoltcp::wire::{IpAddress, IpEndpoint, Ipv4Address, Ipv6Address};
+
+/// A connection's endpoints: (local, remote).
+pub type Tuple = (IpEndpoint, IpEndpoint);
+
+const TCP: u8 = 6;
+const ETHERNET_HEADER: usize = 14;
+
+/// The TCP endpoints of `packet` (an Ethernet frame when `ethernet`, else
+/// an IP packet), if it is TCP.
+pub fn tcp_tuple(packet: &[u8], ethernet: bool) -> Option<Tuple> {
+    let ip = if ethernet {
+        let kind = u16::from_be_bytes([*packet.get(12)?, *packet.get(13)?]);
+        if kind != 0x0800 && kind != 0x86dd {
+            return None;
+        }
+        packet.get(ETHERNET_HEADER..)?
+    } else {
+        packet
+    };
+    let (source, destination, tcp) = match ip.first()? >> 4 {
+        4 => {
+            let header = usize::from(ip.first()? & 0x0f) * 4;
+            if *ip.get(9)? != TCP || header < 20 {
+                return None;
+            }
+            let address = |at: usize| -> Option<IpAddress> { Some(IpAddress::Ipv4(Ipv4Address::new(*ip.get(at)?, *ip.get(at + 1)?, *ip.get(at + 2)?, *ip.get(at + 3)?))) };
+            (address(12)?, address(16)?, ip.get(header..)?)
+        }
+        6 => {
+            if *ip.get(6)? != TCP {
+                return None;
+            }
+            let address = |at: usize| -> Option<IpAddress> {
+                let octets: [u8; 16] = ip.get(at..at + 16)?.try_into().ok()?;
+                Some(IpAddress::Ipv6(Ipv6Address::from(octets)))
+            };
+            (address(8)?, address(24)?, ip.get(40..)?)
+        }
+        _ => return None,
+    };
+    let port = |at: usize| -> Option<u16> { Some(u16::from_be_bytes([*tcp.get(at)?, *tcp.get(at + 1)?])) };
+    Some((IpEndpoint::new(destination, port(2)?), IpEndpoint::new(source, port(0)?)))
+}
