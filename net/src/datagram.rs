@@ -149,6 +149,13 @@ impl Network {
         Err(Errno::EAGAIN)
     }
 
+    /// The length of the next datagram socket `id` would receive (0: none).
+    pub(crate) fn datagram_pending(&mut self, id: SocketId) -> usize {
+        let Ok(datagram) = self.datagram_mut(id) else { return 0 };
+        let lanes = datagram.lanes.clone();
+        lanes.into_iter().find_map(|(lane, handle)| self.udp(lane, handle).peek().ok().map(|(payload, _)| payload.len())).unwrap_or(0)
+    }
+
     /// What `poll` reports of datagram socket `id`.
     pub fn datagram_readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
         let lanes = self.datagram_mut(id)?.lanes.clone();

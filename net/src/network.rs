@@ -357,6 +357,16 @@ impl Network {
         }
     }
 
+    /// How many bytes a receive on socket `id` would take now: a stream's
+    /// queued bytes, the next datagram's length (0: nothing waits).
+    pub fn pending_bytes(&mut self, id: SocketId) -> usize {
+        match self.socket(id).map(|socket| &socket.body) {
+            Ok(Body::Stream(_)) => self.stream_pending(id),
+            Ok(Body::Datagram(_)) => self.datagram_pending(id),
+            Err(_) => 0,
+        }
+    }
+
     /// What `poll` reports of socket `id`.
     pub fn readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
         match self.socket(id)?.body {

@@ -187,6 +187,9 @@ impl Network {
         let mut any_ready = false;
         for index in 0..self.listeners.len() {
             let id = self.listeners[index];
+            if self.settled(id) {
+                continue;
+            }
             let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { continue };
             let waiting = core::mem::take(&mut listener.waiting);
             let (mut keep, mut ready, mut gone) = (Vec::new(), Vec::new(), Vec::new());
@@ -226,6 +229,24 @@ impl Network {
             self.refill(id);
         }
         any_ready
+    }
+
+    /// Whether listener `id` has nothing to settle: every pooled socket
+    /// still listening or handshaking, and a full pool on each lane (this
+    /// runs after every packet that changes a socket: no allocation).
+    fn settled(&self, id: SocketId) -> bool {
+        let Ok(socket) = self.socket(id) else { return true };
+        let Body::Stream(Stream::Listening(listener)) = &socket.body else { return true };
+        let mut listening = [0usize; 4];
+        for (lane, handle) in &listener.waiting {
+            match self.lanes[*lane].sockets.get::<tcp::Socket>(*handle).state() {
+                State::Listen => listening[(*lane).min(3)] += 1,
+                State::SynReceived => {}
+                _ => return false,
+            }
+        }
+        let room = listener.waiting.len() + listener.ready.len() < listener.backlog + LISTEN_SLOTS * listener.lanes.len();
+        !room || listener.lanes.iter().all(|lane| listening[(*lane).min(3)] >= LISTEN_SLOTS)
     }
 
     /// Whether `owner`'s ready queue has room under its backlog.
@@ -394,6 +415,14 @@ impl Network {
             return Err(Errno::EAGAIN);
         }
         Ok(0)
+    }
+
+    /// Bytes queued for reading on stream `id`.
+    pub(crate) fn stream_pending(&self, id: SocketId) -> usize {
+        match self.socket(id).map(|socket| &socket.body) {
+            Ok(Body::Stream(Stream::Connection(connection))) => self.tcp_ref(connection.lane, connection.slot).recv_queue(),
+            _ => 0,
+        }
     }
 
     /// `shutdown`: ending the sending side sends a FIN.

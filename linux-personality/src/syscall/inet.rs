@@ -194,11 +194,22 @@ pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: us
     let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
     let peek = message_flags & MSG_PEEK != 0;
     let interrupted = || call.interrupted();
+    let limit = length.min(CHUNK);
     let mut data = Vec::new();
-    data.try_reserve_exact(length.min(CHUNK)).map_err(|_| Errno::ENOMEM)?;
-    data.resize(length.min(CHUNK), 0);
-    let got = inet_sockets::wait(nonblocking, &interrupted, |network| network.receive(socket.id, &mut data, peek))?;
+    // Sized to what is there (at most `limit`), under the lock: a server's
+    // 16 KiB read of a 30-byte request zeroes 30 bytes, not 16 KiB.
+    let got = inet_sockets::wait(nonblocking, &interrupted, |network| {
+        let size = network.pending_bytes(socket.id).clamp(1, limit.max(1));
+        data.clear();
+        data.try_reserve_exact(size).map_err(|_| Errno::ENOMEM)?;
+        data.resize(size.min(limit), 0);
+        network.receive(socket.id, &mut data, peek)
+    })?;
     let mut filled = got.copied;
+    if socket.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !peek && filled > 0 && filled < limit {
+        data.try_reserve_exact(limit - data.len()).map_err(|_| Errno::ENOMEM)?;
+        data.resize(limit, 0);
+    }
     // MSG_WAITALL on a stream: on until all is there, end of file or a signal.
     while socket.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !peek && filled > 0 && filled < data.len() {
         let more = inet_sockets::wait(nonblocking, &interrupted, |network| network.receive(socket.id, &mut data[filled..], false));
