@@ -13,9 +13,18 @@ pub type Tuple = (IpEndpoint, IpEndpoint);
 const TCP: u8 = 6;
 const ETHERNET_HEADER: usize = 14;
 
-/// The TCP endpoints of `packet` (an Ethernet frame when `ethernet`, else
-/// an IP packet), if it is TCP.
-pub fn tcp_tuple(packet: &[u8], ethernet: bool) -> Option<Tuple> {
+/// What the demultiplexer reads of a TCP segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Its endpoints as the receiver sees them.
+    pub tuple: Tuple,
+    /// A SYN without ACK: someone opening a connection.
+    pub opens: bool,
+}
+
+/// The TCP segment in `packet` (an Ethernet frame when `ethernet`, else
+/// an IP packet), if it is one.
+pub fn tcp_segment(packet: &[u8], ethernet: bool) -> Option<Segment> {
     let ip = if ethernet {
         let kind = u16::from_be_bytes([*packet.get(12)?, *packet.get(13)?]);
         if kind != 0x0800 && kind != 0x86dd {
@@ -47,5 +56,7 @@ pub fn tcp_tuple(packet: &[u8], ethernet: bool) -> Option<Tuple> {
         _ => return None,
     };
     let port = |at: usize| -> Option<u16> { Some(u16::from_be_bytes([*tcp.get(at)?, *tcp.get(at + 1)?])) };
-    Some((IpEndpoint::new(destination, port(2)?), IpEndpoint::new(source, port(0)?)))
+    let flags = *tcp.get(13)?;
+    let tuple = (IpEndpoint::new(destination, port(2)?), IpEndpoint::new(source, port(0)?));
+    Some(Segment { tuple, opens: flags & 0x12 == 0x02 })
 }

@@ -23,7 +23,7 @@ use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address, Ipv6Address};
 
-use crate::demux::{tcp_tuple, Tuple};
+use crate::demux::{tcp_segment, Segment, Tuple};
 use crate::frame_queue::FrameQueue;
 use crate::Errno;
 
@@ -43,6 +43,9 @@ pub struct Lane {
     pub sockets: SocketSet<'static>,
     connections: Vec<Option<Connection>>,
     by_tuple: BTreeMap<Tuple, Slot>,
+    /// Always empty: a SYN no listener may take is processed here, and
+    /// smoltcp answers it with a reset.
+    refusing: SocketSet<'static>,
 }
 
 /// One TCP connection in a set of its own.
@@ -65,7 +68,7 @@ impl Lane {
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::LOCALHOST), 8));
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv6(Ipv6Address::LOCALHOST), 128));
         });
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new() }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()) }
     }
 
     /// A NIC's lane with hardware address `mac` and `mtu`, no IP address
@@ -73,20 +76,30 @@ impl Lane {
     pub fn ethernet(mac: [u8; 6], mtu: usize, now: Instant) -> Lane {
         let mut device = FrameQueue::ethernet(mtu);
         let iface = Interface::new(Config::new(HardwareAddress::Ethernet(EthernetAddress(mac))), &mut device, now);
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new() }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()) }
+    }
+
+    /// The next received packet's TCP segment, if it is one and its
+    /// connection has no set of its own (a SYN, a handshake's last ACK).
+    pub fn next_unclaimed_segment(&self) -> Option<Segment> {
+        let ethernet = self.device.medium() == Medium::Ethernet;
+        let segment = self.device.front().and_then(|packet| tcp_segment(packet, ethernet))?;
+        (!self.by_tuple.contains_key(&segment.tuple)).then_some(segment)
     }
 
     /// Processes one received packet, if any, in the set of the
-    /// connection it is for (else the shared one): `None` when none
-    /// waited, else whether a socket's state may have changed.
-    pub fn ingress_one(&mut self, now: Instant) -> Option<bool> {
+    /// connection it is for (else the shared one; `refuse`: in an empty
+    /// set, so smoltcp answers with a reset): `None` when none waited,
+    /// else whether a socket's state may have changed.
+    pub fn ingress_one(&mut self, now: Instant, refuse: bool) -> Option<bool> {
         let ethernet = self.device.medium() == Medium::Ethernet;
-        let slot = self.device.front().and_then(|packet| tcp_tuple(packet, ethernet)).and_then(|tuple| self.by_tuple.get(&tuple).copied());
+        let slot = self.device.front().and_then(|packet| tcp_segment(packet, ethernet)).and_then(|segment| self.by_tuple.get(&segment.tuple).copied());
         let set = match slot.and_then(|slot| self.connections.get_mut(slot)).and_then(Option::as_mut) {
             Some(connection) => {
                 connection.dirty = true;
                 &mut connection.set
             }
+            None if refuse => &mut self.refusing,
             None => &mut self.sockets,
         };
         match self.iface.poll_ingress_single(now, &mut self.device, set) {

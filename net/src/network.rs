@@ -139,7 +139,11 @@ impl Network {
         let mut changed = false;
         for _ in 0..POLL_ROUNDS {
             let mut received = 0;
-            while let Some(socket_changed) = self.lanes[lane].ingress_one(self.now) {
+            loop {
+                // A SYN no listener's family or address takes is refused
+                // here (smoltcp's listening sockets take either family).
+                let refuse = self.lanes[lane].next_unclaimed_segment().is_some_and(|segment| segment.opens && !self.takes_connection(segment.tuple.0));
+                let Some(socket_changed) = self.lanes[lane].ingress_one(self.now, refuse) else { break };
                 received += 1;
                 if socket_changed {
                     changed = true;

@@ -249,6 +249,22 @@ impl Network {
         !room || listener.lanes.iter().all(|lane| listening[(*lane).min(3)] >= LISTEN_SLOTS)
     }
 
+    /// Whether some listener takes a connection to `local`: its port, its
+    /// address (or the unspecified one), its family (an IPv6 listener
+    /// without IPV6_V6ONLY takes IPv4 too).
+    pub(crate) fn takes_connection(&self, local: IpEndpoint) -> bool {
+        self.listeners.iter().any(|&id| {
+            let Ok(socket) = self.socket(id) else { return false };
+            let Some(bound) = socket.local else { return false };
+            let family = match (socket.family, local.addr) {
+                (crate::Family::V4, IpAddress::Ipv4(_)) | (crate::Family::V6, IpAddress::Ipv6(_)) => true,
+                (crate::Family::V6, IpAddress::Ipv4(_)) => !socket.options.v6_only,
+                (crate::Family::V4, IpAddress::Ipv6(_)) => false,
+            };
+            bound.port == local.port && family && (bound.addr.is_unspecified() || bound.addr == local.addr)
+        })
+    }
+
     /// Whether `owner`'s ready queue has room under its backlog.
     fn has_room(&self, owner: SocketId) -> bool {
         matches!(self.socket(owner).map(|socket| &socket.body), Ok(Body::Stream(Stream::Listening(listener))) if listener.ready.len() < listener.backlog)

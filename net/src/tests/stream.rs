@@ -236,3 +236,18 @@ fn an_ipv4_connection_goes_to_the_ipv4_listener_beside_a_v6_only_one() {
     }
     assert_eq!((on_v4, on_v6), (6, 1));
 }
+
+#[test]
+fn an_ipv4_connection_to_a_v6_only_listener_is_refused() {
+    use crate::{Family, IpAddress, IpEndpoint, Ipv6Address, Options};
+    let mut network = network();
+    let v6 = network.open(Family::V6, SocketKind::Stream).unwrap();
+    network.set_options(v6, Options { v6_only: true, ..Options::default() }).unwrap();
+    network.bind(v6, IpEndpoint::new(IpAddress::Ipv6(Ipv6Address::UNSPECIFIED), 7012)).unwrap();
+    network.listen(v6, 8).unwrap();
+    let client = open(&mut network, SocketKind::Stream);
+    network.connect(client, local(7012)).unwrap();
+    settle(&mut network);
+    assert_eq!(network.connect_outcome(client), Err(Errno::ECONNREFUSED));
+    assert_eq!(network.accept(v6), Err(Errno::EAGAIN));
+}
