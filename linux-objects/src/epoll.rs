@@ -1,11 +1,12 @@
 //! `epoll` interest lists: which descriptors an epoll instance watches,
 //! for which events, with the caller's 64-bit datum. An entry holds its
 //! open file description weakly: when the description's last descriptor
-//! closes, the entry goes (as on Linux). Readiness is level-triggered;
-//! `EPOLLET` is accepted and treated as level-triggered (a program written
-//! for edge triggering reads until EAGAIN, so it sees the same events,
-//! possibly more often); `EPOLLONESHOT` disables an entry once it reported
-//! until `EPOLL_CTL_MOD`.
+//! closes, the entry goes (as on Linux). Readiness is level-triggered by
+//! default; an `EPOLLET` entry reports an event only when it is new since
+//! its last report: a readiness bit it had not reported, or (for files
+//! that count them: pipes, Internet sockets) a new arrival while readable
+//! — Linux's edge is each wake-up of the file. `EPOLLONESHOT` disables an
+//! entry once it reported until `EPOLL_CTL_MOD`.
 //!
 //! This file keeps the list; what a description's readiness is, is
 //! `OpenFile::readiness`'s.
@@ -50,6 +51,10 @@ struct Entry {
     data: u64,
     /// A one-shot entry that reported: silent until modified.
     disabled: bool,
+    /// Edge-triggered: what it last reported, and the file's arrival
+    /// count then.
+    reported: u32,
+    arrivals_seen: u64,
 }
 
 /// One epoll instance.
@@ -84,7 +89,7 @@ impl EpollSet {
             (Control::Add, Some(_)) => Err(Errno::EEXIST),
             (Control::Add, None) => {
                 entries.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-                entries.push(Entry { fd, file: Arc::downgrade(file), events, data, disabled: false });
+                entries.push(Entry { fd, file: Arc::downgrade(file), events, data, disabled: false, reported: 0, arrivals_seen: file.arrivals() });
                 Ok(())
             }
             (Control::Modify, Some(index)) => {
@@ -92,6 +97,8 @@ impl EpollSet {
                 entry.events = events;
                 entry.data = data;
                 entry.disabled = false;
+                // Re-armed: what is ready now is news again.
+                entry.reported = 0;
                 Ok(())
             }
             (Control::Delete, Some(index)) => {
@@ -121,11 +128,8 @@ impl EpollSet {
             watched
         };
         // Readiness is asked without the list lock: it takes the files' own.
-        let mut reported = Vec::new();
+        let mut reported: Vec<(u32, Arc<OpenFile>, u32, u64)> = Vec::new();
         for (fd, file, wanted) in watched {
-            if reported.len() >= limit {
-                break;
-            }
             let (readable, writable, hung_up) = file.readiness(depth + 1);
             let mut happened = 0;
             if readable {
@@ -138,19 +142,36 @@ impl EpollSet {
                 happened |= EPOLLHUP | EPOLLRDHUP;
             }
             let happened = happened & wanted;
-            if happened != 0 {
-                reported.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-                reported.push((fd, file, happened));
-            }
+            let arrivals = if wanted & EPOLLET != 0 { file.arrivals() } else { 0 };
+            reported.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            reported.push((fd, file, happened, arrivals));
         }
         let mut entries = self.entries.lock();
         let mut out = Vec::new();
         out.try_reserve(reported.len()).map_err(|_| Errno::ENOMEM)?;
-        for (fd, file, happened) in &reported {
-            let (fd, happened) = (*fd, *happened);
+        for (fd, file, happened, arrivals) in &reported {
+            let (fd, happened, arrivals) = (*fd, *happened, *arrivals);
             // The list may have changed meanwhile: report what is still there.
             let Some(entry) = entries.iter_mut().find(|entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file))) else { continue };
-            if entry.disabled {
+            if entry.disabled || out.len() >= limit {
+                continue;
+            }
+            if entry.events & EPOLLET != 0 {
+                let new_bits = happened & !entry.reported;
+                let arrived = arrivals != entry.arrivals_seen && happened & EPOLLIN != 0;
+                if consume {
+                    // Bits no longer ready may be reported again when they return.
+                    entry.reported &= happened;
+                }
+                if new_bits == 0 && !arrived {
+                    continue;
+                }
+                if consume {
+                    entry.reported |= happened;
+                    entry.arrivals_seen = arrivals;
+                }
+            }
+            if happened == 0 {
                 continue;
             }
             if consume && entry.events & EPOLLONESHOT != 0 {

@@ -185,6 +185,11 @@ impl InetSocket {
         Ok(InetSocket { id, family, kind })
     }
 
+    /// A count that moves with every arrival (edge-triggered epoll).
+    pub fn arrivals(&self) -> u64 {
+        look(|network| Ok(network.arrivals(self.id))).unwrap_or(0)
+    }
+
     /// Readable, writable, hung up (with an error counted as both).
     pub fn readiness(&self) -> (bool, bool, bool) {
         look(|network| network.readiness(self.id)).map_or((true, true, true), |ready| (ready.readable || ready.error, ready.writable || ready.error, ready.hangup))

@@ -149,6 +149,17 @@ impl OpenFile {
         }
     }
 
+    /// A count that moves with every arrival of something to read (bytes, a
+    /// connection), for edge-triggered epoll; 0 where none is kept (such
+    /// files report edges on readiness changes only).
+    pub fn arrivals(&self) -> u64 {
+        match &self.backing {
+            Backing::PipeReader(pipe) => pipe.arrivals(),
+            Backing::Inet(socket) => socket.arrivals(),
+            _ => 0,
+        }
+    }
+
     /// Whether it was opened for reading.
     pub fn readable(&self) -> bool {
         self.status() & flags::O_ACCMODE != flags::O_WRONLY && self.status() & flags::O_PATH == 0

@@ -320,6 +320,12 @@ impl Pipe {
     }
 
     /// Whether a read would not wait, and whether a write would not.
+    /// Bytes ever written into it: moves with every arrival (edge-triggered
+    /// epoll reports each one).
+    pub fn arrivals(&self) -> u64 {
+        self.state.lock().written
+    }
+
     pub fn readiness(&self) -> (bool, bool) {
         let state = self.state.lock();
         let has_data = if state.packets { !state.records.is_empty() } else { !state.bytes.is_empty() };

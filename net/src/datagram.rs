@@ -29,6 +29,8 @@ pub(crate) struct Datagram {
     lanes: Vec<(LaneId, SocketHandle)>,
     /// `connect`'s peer.
     pub peer: Option<IpEndpoint>,
+    /// Datagrams taken by receives so far (with the queue: arrivals).
+    pub taken: u64,
 }
 
 /// What one receive got.
@@ -142,6 +144,9 @@ impl Network {
                 let length = payload.len();
                 if !peek {
                     let _ = udp.recv();
+                    if let Ok(datagram) = self.datagram_mut(id) {
+                        datagram.taken += 1;
+                    }
                 }
                 return Ok(DatagramReceived { copied, length, from });
             }

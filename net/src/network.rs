@@ -371,6 +371,16 @@ impl Network {
         }
     }
 
+    /// A count that moves with every arrival on socket `id`: bytes
+    /// received on a connection, datagrams, connections for a listener.
+    pub fn arrivals(&mut self, id: SocketId) -> u64 {
+        match self.socket(id).map(|socket| &socket.body) {
+            Ok(Body::Stream(_)) => self.stream_arrivals(id),
+            Ok(Body::Datagram(datagram)) => datagram.taken + self.datagram_pending(id) as u64,
+            Err(_) => 0,
+        }
+    }
+
     /// What `poll` reports of socket `id`.
     pub fn readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
         match self.socket(id)?.body {

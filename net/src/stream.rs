@@ -41,6 +41,8 @@ pub(crate) enum Stream {
 
 pub(crate) struct Listener {
     backlog: usize,
+    /// Connections accepted so far (with the ready queue: arrivals).
+    accepted: u64,
     /// smoltcp sockets listening or handshaking.
     waiting: Vec<(LaneId, SocketHandle)>,
     /// Established connections not yet accepted (each in a set of its own).
@@ -53,6 +55,8 @@ pub(crate) struct Connection {
     slot: Slot,
     /// Whether it was ever established (a close before that is a refusal).
     established: bool,
+    /// Bytes taken by receives so far (with the queue: arrivals).
+    consumed: u64,
     shut_read: bool,
     shut_write: bool,
     /// `SO_ERROR` not yet reported.
@@ -137,7 +141,7 @@ impl Network {
         self.ports.listen(id.0)?;
         let lanes = self.lanes_for(local.addr);
         self.listeners.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-        *self.stream_mut(id)? = Stream::Listening(Listener { backlog, waiting: Vec::new(), ready: VecDeque::new(), lanes });
+        *self.stream_mut(id)? = Stream::Listening(Listener { backlog, accepted: 0, waiting: Vec::new(), ready: VecDeque::new(), lanes });
         self.listeners.push(id);
         self.refill(id);
         Ok(())
@@ -303,7 +307,8 @@ impl Network {
         };
         let Stream::Listening(listener) = self.stream_mut(id)? else { return Err(Errno::EINVAL) };
         let Some((lane, slot)) = listener.ready.pop_front() else { return Err(Errno::EAGAIN) };
-        let connection = Connection { lane, slot, established: true, shut_read: false, shut_write: false, error: None, failure_reported: false };
+        listener.accepted += 1;
+        let connection = Connection { lane, slot, established: true, consumed: 0, shut_read: false, shut_write: false, error: None, failure_reported: false };
         let accepted = self.open(family, crate::SocketKind::Stream);
         let Ok(accepted) = accepted else {
             self.tcp(lane, slot).abort();
@@ -349,7 +354,7 @@ impl Network {
         })?;
         let slot = self.lanes[lane].adopt(tcp)?;
         self.lanes[lane].register(slot);
-        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, shut_read: false, shut_write: false, error: None, failure_reported: false });
+        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, consumed: 0, shut_read: false, shut_write: false, error: None, failure_reported: false });
         self.apply_stream_options(id);
         Ok(())
     }
@@ -422,7 +427,11 @@ impl Network {
         let tcp = self.tcp(lane, handle);
         if tcp.can_recv() {
             let received = if peek { tcp.peek_slice(buffer) } else { tcp.recv_slice(buffer) };
-            return received.map_err(|_| Errno::ENOTCONN);
+            let count = received.map_err(|_| Errno::ENOTCONN)?;
+            if let (false, Ok(Some(connection))) = (peek, self.connection(id)) {
+                connection.consumed += count as u64;
+            }
+            return Ok(count);
         }
         if !established {
             return if tcp.state() == State::Closed { Err(Errno::ENOTCONN) } else { Err(Errno::EAGAIN) };
@@ -431,6 +440,15 @@ impl Network {
             return Err(Errno::EAGAIN);
         }
         Ok(0)
+    }
+
+    /// Arrivals on stream `id`: bytes received, or connections.
+    pub(crate) fn stream_arrivals(&self, id: SocketId) -> u64 {
+        match self.socket(id).map(|socket| &socket.body) {
+            Ok(Body::Stream(Stream::Connection(connection))) => connection.consumed + self.tcp_ref(connection.lane, connection.slot).recv_queue() as u64,
+            Ok(Body::Stream(Stream::Listening(listener))) => listener.accepted + listener.ready.len() as u64,
+            _ => 0,
+        }
     }
 
     /// Bytes queued for reading on stream `id`.
