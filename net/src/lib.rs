@@ -42,5 +42,6 @@ pub use ethernet::DhcpNews;
 pub use frame_queue::FrameQueue;
 pub use linux_abi::Errno;
 pub use addresses::{Family, SocketAddress};
+pub use stream::BUFFER_BYTES as STREAM_BUFFER_BYTES;
 pub use network::{Network, Options, Readiness, Received, Shutdown, SocketId, SocketKind};
 pub use smoltcp::wire::{IpAddress, IpEndpoint, Ipv4Address, Ipv6Address};

@@ -20,26 +20,14 @@ use crate::inet_sockets::{self, InetSocket};
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
 
-const SOCK_STREAM: u64 = 1;
-const SOCK_DGRAM: u64 = 2;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
+use super::sockets::{MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_CLOEXEC, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_STREAM, SOL_SOCKET};
+
 const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
 const IPPROTO_IPV6: u64 = 41;
-const SOL_SOCKET: u64 = 1;
-const MSG_PEEK: u64 = 0x2;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
-const MSG_WAITALL: u64 = 0x100;
-const MSG_NOSIGNAL: u64 = 0x4000;
 /// What `SO_SNDBUF`/`SO_RCVBUF` report (Linux reports twice the buffer).
-const REPORTED_BUFFER: u32 = 2 * net_buffer_bytes();
-
-const fn net_buffer_bytes() -> u32 {
-    64 * 1024
-}
+const REPORTED_BUFFER: u32 = 2 * net::STREAM_BUFFER_BYTES as u32;
 
 /// `socket(AF_INET | AF_INET6, type, protocol)`.
 pub fn socket(call: &mut Call<'_>, family: Family) -> CallResult {

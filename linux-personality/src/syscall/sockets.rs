@@ -22,24 +22,24 @@ use crate::unix_sockets::{Shutdown, SocketEnd, SocketKind};
 use linux_abi::Errno;
 
 const AF_UNIX: u64 = 1;
-const SOCK_STREAM: u64 = 1;
-const SOCK_DGRAM: u64 = 2;
+pub(super) const SOCK_STREAM: u64 = 1;
+pub(super) const SOCK_DGRAM: u64 = 2;
 const SOCK_SEQPACKET: u64 = 5;
-const SOCK_NONBLOCK: u64 = 0o4000;
-const SOCK_CLOEXEC: u64 = 0o2000000;
-const MSG_PEEK: u64 = 0x2;
+pub(super) const SOCK_NONBLOCK: u64 = 0o4000;
+pub(super) const SOCK_CLOEXEC: u64 = 0o2000000;
+pub(super) const MSG_PEEK: u64 = 0x2;
 const MSG_CTRUNC: u32 = 0x8;
-const MSG_TRUNC: u64 = 0x20;
-const MSG_DONTWAIT: u64 = 0x40;
-const MSG_WAITALL: u64 = 0x100;
-const MSG_NOSIGNAL: u64 = 0x4000;
+pub(super) const MSG_TRUNC: u64 = 0x20;
+pub(super) const MSG_DONTWAIT: u64 = 0x40;
+pub(super) const MSG_WAITALL: u64 = 0x100;
+pub(super) const MSG_NOSIGNAL: u64 = 0x4000;
 const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 /// `SCM_RIGHTS`, `SCM_CREDENTIALS` (control messages at `SOL_SOCKET`).
 const SCM_RIGHTS: u32 = 1;
 const SCM_CREDENTIALS: u32 = 2;
 /// `sizeof(struct cmsghdr)`: length (8), level (4), type (4).
 const CONTROL_HEADER: usize = 16;
-const SOL_SOCKET: u64 = 1;
+pub(super) const SOL_SOCKET: u64 = 1;
 /// A Unix socket's buffer size as Linux reports it (`SO_SNDBUF`, `SO_RCVBUF`).
 const BUFFER_BYTES: u32 = 212_992;
 
