@@ -1,8 +1,11 @@
 /*
  * The guest half of xtask's network check: listens on TCP port 7777 (any
- * address), echoes everything each of two connections sends until end of
- * file, and says how many bytes it echoed. The host connects through a
- * forwarded port (`cargo xtask exec --port HOST:7777`).
+ * address), echoes everything each connection sends until end of file,
+ * says how many bytes it echoed, and ends after a connection that sent
+ * just "bye" — the host's last, opened once it has every byte of the
+ * others back, so the guest never powers off with echoed bytes still on
+ * their way. The host connects through a forwarded port (`cargo xtask
+ * exec --port HOST:7777`).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,16 +25,19 @@ int main(void) {
     }
     printf("listening\n");
     fflush(stdout);
-    for (int connection = 0; connection < 2; connection++) {
+    for (int connection = 0;; connection++) {
         int fd = accept(server, NULL, NULL);
         if (fd < 0) {
             perror("accept");
             return 1;
         }
         static char buffer[65536];
+        char first[4] = {0};
         long total = 0;
         ssize_t count;
         while ((count = read(fd, buffer, sizeof buffer)) > 0) {
+            if (total < 3)
+                memcpy(first + total, buffer, (size_t)(count < 3 - total ? count : 3 - total));
             total += count;
             for (ssize_t done = 0; done < count;) {
                 ssize_t written = write(fd, buffer + done, (size_t)(count - done));
@@ -44,6 +50,7 @@ int main(void) {
         }
         printf("connection %d: echoed %ld bytes\n", connection, total);
         close(fd);
+        if (total == 3 && memcmp(first, "bye", 3) == 0)
+            return 0;
     }
-    return 0;
 }
