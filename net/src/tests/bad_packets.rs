@@ -1,0 +1,126 @@
+//! Malformed, truncated, oversized and hostile packets into both kinds of
+//! lane: the stack drops them or answers as TCP requires, never panics,
+//! and a connection they do not name keeps working. (The test
+//! through QEMU's socket backend is still to come; this is the host half.)
+
+use super::{local, network, open, settle};
+use crate::{Network, SocketId, SocketKind};
+
+/// xorshift64*: reproducible noise.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn bytes(&mut self, count: usize) -> std::vec::Vec<u8> {
+        (0..count).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// An IPv4+TCP header to 127.0.0.1:`port` with noise in every other field.
+fn hostile_segment(noise: &mut Noise, port: u16) -> std::vec::Vec<u8> {
+    let payload = (noise.next() % 64) as usize;
+    let mut packet = std::vec![0u8; 40 + payload];
+    packet[0] = 0x45;
+    let total = (40 + payload) as u16;
+    // Sometimes a lie about the length.
+    let claimed = if noise.next() % 4 == 0 { noise.next() as u16 } else { total };
+    packet[2..4].copy_from_slice(&claimed.to_be_bytes());
+    packet[8] = 64;
+    packet[9] = 6;
+    packet[12..16].copy_from_slice(&[127, 0, 0, 1]);
+    packet[16..20].copy_from_slice(&[127, 0, 0, 1]);
+    packet[20..22].copy_from_slice(&(noise.next() as u16).to_be_bytes());
+    packet[22..24].copy_from_slice(&port.to_be_bytes());
+    let tail = noise.bytes(20 + payload - 4);
+    packet[24..].copy_from_slice(&tail);
+    // Data offset sometimes sane, sometimes not.
+    if noise.next() % 2 == 0 {
+        packet[32] = 5 << 4;
+    }
+    packet
+}
+
+fn echo_pair(network: &mut Network, port: u16) -> (SocketId, SocketId) {
+    let listener = open(network, SocketKind::Stream);
+    network.bind(listener, local(port)).unwrap();
+    network.listen(listener, 4).unwrap();
+    let client = open(network, SocketKind::Stream);
+    network.connect(client, local(port)).unwrap();
+    settle(network);
+    (client, network.accept(listener).expect("accepted"))
+}
+
+fn still_talks(network: &mut Network, client: SocketId, server: SocketId) -> bool {
+    if network.send(client, b"alive?", None) != Ok(6) {
+        return false;
+    }
+    settle(network);
+    let mut buffer = [0u8; 16];
+    network.receive(server, &mut buffer, false).map(|got| &buffer[..got.copied] == b"alive?").unwrap_or(false)
+}
+
+#[test]
+fn noise_and_hostile_segments_on_the_loopback_leave_other_connections_working() {
+    let mut network = network();
+    let (client, server) = echo_pair(&mut network, 7100);
+    let mut noise = Noise(0x1234_5678_9abc_def1);
+    for round in 0..20_000u32 {
+        let packet = match round % 4 {
+            0 => {
+                let length = (noise.next() % 1600) as usize;
+                noise.bytes(length)
+            }
+            1 => {
+                // Truncations of a plausible header.
+                let mut packet = hostile_segment(&mut noise, 7199);
+                packet.truncate((noise.next() as usize) % (packet.len() + 1));
+                packet
+            }
+            2 => hostile_segment(&mut noise, 7199),
+            _ => {
+                let mut packet = std::vec![0x60u8; 40 + (noise.next() % 100) as usize];
+                packet[6] = 6;
+                packet[4..6].copy_from_slice(&(noise.next() as u16).to_be_bytes());
+                packet
+            }
+        };
+        network.lanes[0].device.deliver(packet);
+        if round % 64 == 0 {
+            settle(&mut network);
+        }
+    }
+    settle(&mut network);
+    assert!(still_talks(&mut network, client, server), "the connection no packet named stopped working");
+}
+
+#[test]
+fn noise_on_the_cards_lane_is_dropped() {
+    let mut network = network();
+    network.add_ethernet([2, 0, 0, 0, 0, 1], 1500);
+    let (client, server) = echo_pair(&mut network, 7101);
+    let mut noise = Noise(0x0fed_cba9_8765_4321);
+    for round in 0..20_000u32 {
+        let length = 14 + (noise.next() % 1600) as usize;
+        let mut frame = noise.bytes(length);
+        if round % 2 == 0 {
+            // Ethernet type IPv4, ARP or IPv6 with noise behind it.
+            let kind: [u8; 2] = [[0x08, 0x00], [0x08, 0x06], [0x86, 0xdd]][(noise.next() % 3) as usize];
+            frame[12..14].copy_from_slice(&kind);
+        }
+        network.deliver(frame);
+        if round % 64 == 0 {
+            settle(&mut network);
+        }
+    }
+    settle(&mut network);
+    let mut sent = std::vec::Vec::new();
+    network.take_outgoing(&mut sent);
+    assert!(sent.iter().all(|frame| frame.len() <= 1514), "no frame larger than the link");
+    assert!(still_talks(&mut network, client, server));
+}
