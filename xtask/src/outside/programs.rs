@@ -1,7 +1,7 @@
 //! Real programs from Debian's sources, built statically with musl so that
 //! the same binary runs on Lamina and on Linux: Lua 5.4, the SQLite 3.40
-//! shell, GNU make 4.3, GNU tar 1.34 and Redis 7.0 (server, cli and
-//! benchmark), each pinned to a Debian 12
+//! shell, GNU make 4.3, GNU tar 1.34, Redis 7.0 (server, cli and
+//! benchmark) and NGINX 1.22, each pinned to a Debian 12
 //! version, fetched with `apt-get source` (`debian_sources.rs`) and built
 //! under `target/outside/` by the recipe below (a shell script run in the
 //! unpacked tree, its log kept beside it). Never committed; built once.
@@ -84,6 +84,27 @@ pub const PROGRAMS: &[Program] = &[
         recipe: "make -j2 MALLOC=libc CC=musl-gcc LDFLAGS=-static USE_SYSTEMD=no BUILD_TLS=no",
         binary: "src/redis-server",
         companions: &["src/redis-cli", "src/redis-benchmark"],
+    },
+    Program {
+        name: "nginx",
+        source: SourcePackage { name: "nginx", version: "1.22.1-9+deb12u9" },
+        // No PCRE (so no rewrite module) and no zlib (no gzip). Debian's
+        // musl has no crypt(): a stub for auth_basic, the one caller.
+        // Run with `-p DIR`: every path below is relative to a prefix in
+        // /tmp, so the binary needs nothing of the host's layout.
+        recipe: "mkdir -p lamina-inc\n\
+                 printf '#include <unistd.h>\\n' > lamina-inc/crypt.h\n\
+                 printf 'char *crypt(const char *k, const char *s) { (void)k; (void)s; return 0; }\\n' > lamina-inc/crypt_stub.c\n\
+                 musl-gcc -O2 -c -o lamina-inc/crypt_stub.o lamina-inc/crypt_stub.c\n\
+                 ./configure --with-cc=musl-gcc --with-cc-opt=-I$PWD/lamina-inc \"--with-ld-opt=-static $PWD/lamina-inc/crypt_stub.o\" \
+                 --without-http_rewrite_module --without-http_gzip_module --without-pcre --prefix=/tmp/nginx \
+                 --conf-path=/tmp/nginx/nginx.conf --error-log-path=stderr --http-log-path=/tmp/nginx/access.log \
+                 --pid-path=/tmp/nginx/nginx.pid --lock-path=/tmp/nginx/nginx.lock --http-client-body-temp-path=/tmp/nginx/body \
+                 --http-proxy-temp-path=/tmp/nginx/proxy --http-fastcgi-temp-path=/tmp/nginx/fastcgi \
+                 --http-uwsgi-temp-path=/tmp/nginx/uwsgi --http-scgi-temp-path=/tmp/nginx/scgi\n\
+                 make -j2",
+        binary: "objs/nginx",
+        companions: &[],
     },
 ];
 

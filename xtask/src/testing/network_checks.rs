@@ -5,8 +5,8 @@
 //! connection, sends 2 MiB on a second one and checks every byte comes
 //! back in order, then says "bye" on a third, which ends the server (the
 //! guest powers off only once the host has everything). And redis-server (Debian's, built static) in the
-//! guest answers the host's redis-cli through a forwarded port. Nothing
-//! leaves this machine.
+//! guest answers the host's redis-cli through a forwarded port, and NGINX
+//! serves a file to the host's HTTP GET. Nothing leaves this machine.
 
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output};
@@ -34,6 +34,103 @@ pub fn run_network_checks(tally: &mut Tally) {
         let outcome = redis_round_trip(kernel, host_port);
         tally.record(&format!("network: the host's redis-cli talks to redis-server in the guest ({kernel:?})"), outcome.map_err(|failure| failure.to_string()));
     }
+    for (kernel, host_ports) in [(GuestKernel::Lamina, (17_905, 17_906)), (GuestKernel::Linux, (17_907, 17_908))] {
+        let outcome = nginx_serves_the_host(kernel, host_ports);
+        tally.record(&format!("network: NGINX in the guest serves a 256 KiB file to the host ({kernel:?})"), outcome.map_err(|failure| failure.to_string()));
+    }
+}
+
+/// The file NGINX serves, and its size.
+const SERVED_BYTES: usize = 256 << 10;
+
+/// What the guest runs: NGINX in the background, and the echo server,
+/// whose "bye" from the host ends the run.
+const NGINX_SCRIPT: &str = "#!/bin/sh
+mkdir -p /tmp/nginx
+grep -q '^root:' /etc/passwd 2>/dev/null || echo 'root:x:0:0:root:/root:/bin/sh' >> /etc/passwd
+grep -q '^root:' /etc/group 2>/dev/null || echo 'root:x:0:' >> /etc/group
+/nginx -p /tmp/nginx/ -c /etc/nginx.conf &
+/echo_server
+kill $!
+";
+
+const NGINX_CONF: &str = "daemon off;
+master_process off;
+user root root;
+worker_processes 1;
+error_log stderr warn;
+pid /tmp/nginx/nginx.pid;
+events { worker_connections 64; }
+http { access_log off; server { listen 8080; root /www; location / { } } }
+";
+
+/// NGINX (Debian's source, built static by the programs recipe) in the
+/// guest serves `/www/file` to the host's HTTP/1.0 GET through a
+/// forwarded port; the body must be the file, byte for byte.
+fn nginx_serves_the_host(kernel: GuestKernel, (http_port, control_port): (u16, u16)) -> Outcome {
+    let nginx = PROGRAMS.iter().find(|program| program.name == "nginx").ok_or_else(|| Failure::failed("no nginx recipe"))?;
+    let scratch = crate::workspace::target_directory().join("network-check");
+    std::fs::create_dir_all(scratch.join("www")).map_err(|error| Failure::failed(error.to_string()))?;
+    let body: Vec<u8> = (0..SERVED_BYTES).map(|index| (index * 13 + (index >> 10)) as u8).collect();
+    let write = |name: &str, bytes: &[u8]| std::fs::write(scratch.join(name), bytes).map_err(|error| Failure::failed(format!("writing {name}: {error}")));
+    write("www/file", &body)?;
+    write("nginx.conf", NGINX_CONF.as_bytes())?;
+    write("run.sh", NGINX_SCRIPT.as_bytes())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(scratch.join("run.sh"), std::fs::Permissions::from_mode(0o755)).map_err(|error| Failure::failed(error.to_string()))?;
+    let copy = |host: std::path::PathBuf, guest: &str| crate::exec::FileCopy { host, guest: Some(guest.to_string()) };
+    let request = ExecRequest {
+        machine: MachineOptions::default(),
+        kernel,
+        files: vec![
+            copy(built(nginx)?, "/nginx"),
+            copy(crate::guest_programs::compile_c("user/tools/echo_server.c", "echo_server")?, "/echo_server"),
+            copy(scratch.join("nginx.conf"), "/etc/nginx.conf"),
+            copy(scratch.join("www"), "/www"),
+        ],
+        program: scratch.join("run.sh"),
+        program_arguments: Vec::new(),
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: Some(vec![PortForward { host: http_port, guest: 8080 }, PortForward { host: control_port, guest: GUEST_PORT }]),
+    };
+    let expected = body.clone();
+    let client = std::thread::spawn(move || http_client(http_port, control_port, &expected));
+    let guest = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT));
+    let client = client.join().map_err(|_| Failure::failed("the host client panicked"))?;
+    let guest = guest?;
+    client.map_err(|failure| Failure::failed(format!("{failure}; the guest said:\n{}{}", String::from_utf8_lossy(&guest.output), String::from_utf8_lossy(&guest.errors))))
+}
+
+/// GET /file until NGINX answers, checks the body, then ends the guest.
+fn http_client(http_port: u16, control_port: u16, expected: &[u8]) -> Outcome {
+    let deadline = Instant::now() + TIME_LIMIT;
+    let response = loop {
+        match get(http_port, "/file") {
+            Ok(response) if response.starts_with(b"HTTP/1.1 200") => break response,
+            _ if Instant::now() > deadline => return Err(Failure::failed(format!("NGINX never answered on 127.0.0.1:{http_port}"))),
+            _ => std::thread::sleep(Duration::from_millis(500)),
+        }
+    };
+    let body_at = response.windows(4).position(|window| window == b"\r\n\r\n").map(|at| at + 4).unwrap_or(response.len());
+    let outcome = if &response[body_at..] == expected {
+        Ok(())
+    } else {
+        Err(Failure::failed(format!("the body was {} bytes, not the {} of the file", response.len() - body_at, expected.len())))
+    };
+    exchange(control_port, b"bye").map_err(|error| Failure::failed(format!("ending the guest: {error}")))?;
+    outcome
+}
+
+/// An HTTP/1.0 GET of `path`: the whole response.
+fn get(port: u16, path: &str) -> std::io::Result<Vec<u8>> {
+    let mut stream = TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(5))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    Ok(response)
 }
 
 /// What the host's `redis-cli` asks, and what it must answer.
