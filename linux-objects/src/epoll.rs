@@ -2,10 +2,11 @@
 //! for which events, with the caller's 64-bit datum. An entry holds its
 //! open file description weakly: when the description's last descriptor
 //! closes, the entry goes (as on Linux). Readiness is level-triggered by
-//! default; an `EPOLLET` entry reports an event only when it is new since
+//! default; an `EPOLLET` entry reports only when something is new since
 //! its last report: a readiness bit it had not reported, or (for files
-//! that count them: pipes, Internet sockets) a new arrival while readable
-//! — Linux's edge is each wake-up of the file. `EPOLLONESHOT` disables an
+//! that count their activity: pipes, Internet sockets) anything arriving or
+//! leaving — then, as Linux on each wake-up of the file, with every bit
+//! that is ready. `EPOLLONESHOT` disables an
 //! entry once it reported until `EPOLL_CTL_MOD`.
 //!
 //! This file keeps the list; what a description's readiness is, is
@@ -51,10 +52,10 @@ struct Entry {
     data: u64,
     /// A one-shot entry that reported: silent until modified.
     disabled: bool,
-    /// Edge-triggered: what it last reported, and the file's arrival
+    /// Edge-triggered: what it last reported, and the file's activity
     /// count then.
     reported: u32,
-    arrivals_seen: u64,
+    activity_seen: u64,
 }
 
 /// One epoll instance.
@@ -89,7 +90,7 @@ impl EpollSet {
             (Control::Add, Some(_)) => Err(Errno::EEXIST),
             (Control::Add, None) => {
                 entries.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-                entries.push(Entry { fd, file: Arc::downgrade(file), events, data, disabled: false, reported: 0, arrivals_seen: file.arrivals() });
+                entries.push(Entry { fd, file: Arc::downgrade(file), events, data, disabled: false, reported: 0, activity_seen: file.activity() });
                 Ok(())
             }
             (Control::Modify, Some(index)) => {
@@ -142,15 +143,15 @@ impl EpollSet {
                 happened |= EPOLLHUP | EPOLLRDHUP;
             }
             let happened = happened & wanted;
-            let arrivals = if wanted & EPOLLET != 0 { file.arrivals() } else { 0 };
+            let activity = if wanted & EPOLLET != 0 { file.activity() } else { 0 };
             reported.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            reported.push((fd, file, happened, arrivals));
+            reported.push((fd, file, happened, activity));
         }
         let mut entries = self.entries.lock();
         let mut out = Vec::new();
         out.try_reserve(reported.len()).map_err(|_| Errno::ENOMEM)?;
-        for (fd, file, happened, arrivals) in &reported {
-            let (fd, happened, arrivals) = (*fd, *happened, *arrivals);
+        for (fd, file, happened, activity) in &reported {
+            let (fd, happened, activity) = (*fd, *happened, *activity);
             // The list may have changed meanwhile: report what is still there.
             let Some(entry) = entries.iter_mut().find(|entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file))) else { continue };
             if entry.disabled || out.len() >= limit {
@@ -158,17 +159,17 @@ impl EpollSet {
             }
             if entry.events & EPOLLET != 0 {
                 let new_bits = happened & !entry.reported;
-                let arrived = arrivals != entry.arrivals_seen && happened & EPOLLIN != 0;
+                let moved = activity != entry.activity_seen && happened != 0;
                 if consume {
                     // Bits no longer ready may be reported again when they return.
                     entry.reported &= happened;
                 }
-                if new_bits == 0 && !arrived {
+                if new_bits == 0 && !moved {
                     continue;
                 }
                 if consume {
                     entry.reported |= happened;
-                    entry.arrivals_seen = arrivals;
+                    entry.activity_seen = activity;
                 }
             }
             if happened == 0 {

@@ -185,9 +185,9 @@ impl InetSocket {
         Ok(InetSocket { id, family, kind })
     }
 
-    /// A count that moves with every arrival (edge-triggered epoll).
-    pub fn arrivals(&self) -> u64 {
-        look(|network| Ok(network.arrivals(self.id))).unwrap_or(0)
+    /// A count that moves with everything arriving or leaving (edge-triggered epoll).
+    pub fn activity(&self) -> u64 {
+        look(|network| Ok(network.activity(self.id))).unwrap_or(0)
     }
 
     /// Readable, writable, hung up (with an error counted as both).

@@ -149,13 +149,13 @@ impl OpenFile {
         }
     }
 
-    /// A count that moves with every arrival of something to read (bytes, a
-    /// connection), for edge-triggered epoll; 0 where none is kept (such
-    /// files report edges on readiness changes only).
-    pub fn arrivals(&self) -> u64 {
+    /// A count that moves with everything that arrives or leaves (bytes
+    /// written in or read out, connections), for edge-triggered epoll; 0
+    /// where none is kept (such files report edges on readiness changes only).
+    pub fn activity(&self) -> u64 {
         match &self.backing {
-            Backing::PipeReader(pipe) => pipe.arrivals(),
-            Backing::Inet(socket) => socket.arrivals(),
+            Backing::PipeReader(pipe) | Backing::PipeWriter(pipe) => pipe.activity(),
+            Backing::Inet(socket) => socket.activity(),
             _ => 0,
         }
     }

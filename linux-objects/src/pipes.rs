@@ -320,10 +320,11 @@ impl Pipe {
     }
 
     /// Whether a read would not wait, and whether a write would not.
-    /// Bytes ever written into it: moves with every arrival (edge-triggered
-    /// epoll reports each one).
-    pub fn arrivals(&self) -> u64 {
-        self.state.lock().written
+    /// Bytes ever written in plus bytes ever read out: moves with every
+    /// arrival and every departure (edge-triggered epoll reports each).
+    pub fn activity(&self) -> u64 {
+        let state = self.state.lock();
+        state.written.wrapping_add(state.taken)
     }
 
     pub fn readiness(&self) -> (bool, bool) {

@@ -371,11 +371,12 @@ impl Network {
         }
     }
 
-    /// A count that moves with every arrival on socket `id`: bytes
-    /// received on a connection, datagrams, connections for a listener.
-    pub fn arrivals(&mut self, id: SocketId) -> u64 {
+    /// A count that moves with everything arriving at or leaving socket
+    /// `id`: bytes received or sent out of its buffer, datagrams,
+    /// connections for a listener.
+    pub fn activity(&mut self, id: SocketId) -> u64 {
         match self.socket(id).map(|socket| &socket.body) {
-            Ok(Body::Stream(_)) => self.stream_arrivals(id),
+            Ok(Body::Stream(_)) => self.stream_activity(id),
             Ok(Body::Datagram(datagram)) => datagram.taken + self.datagram_pending(id) as u64,
             Err(_) => 0,
         }

@@ -57,6 +57,8 @@ pub(crate) struct Connection {
     established: bool,
     /// Bytes taken by receives so far (with the queue: arrivals).
     consumed: u64,
+    /// Bytes queued by sends so far (less the queue: departures).
+    queued: u64,
     shut_read: bool,
     shut_write: bool,
     /// `SO_ERROR` not yet reported.
@@ -308,7 +310,7 @@ impl Network {
         let Stream::Listening(listener) = self.stream_mut(id)? else { return Err(Errno::EINVAL) };
         let Some((lane, slot)) = listener.ready.pop_front() else { return Err(Errno::EAGAIN) };
         listener.accepted += 1;
-        let connection = Connection { lane, slot, established: true, consumed: 0, shut_read: false, shut_write: false, error: None, failure_reported: false };
+        let connection = Connection { lane, slot, established: true, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false };
         let accepted = self.open(family, crate::SocketKind::Stream);
         let Ok(accepted) = accepted else {
             self.tcp(lane, slot).abort();
@@ -354,7 +356,7 @@ impl Network {
         })?;
         let slot = self.lanes[lane].adopt(tcp)?;
         self.lanes[lane].register(slot);
-        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, consumed: 0, shut_read: false, shut_write: false, error: None, failure_reported: false });
+        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false });
         self.apply_stream_options(id);
         Ok(())
     }
@@ -404,11 +406,15 @@ impl Network {
         if !tcp.may_send() {
             return Err(Errno::EPIPE);
         }
-        match tcp.send_slice(data) {
+        let sent = match tcp.send_slice(data) {
             Ok(0) if !data.is_empty() => Err(Errno::EAGAIN),
             Ok(count) => Ok(count),
             Err(_) => Err(Errno::EPIPE),
+        };
+        if let (Ok(count), Ok(Some(connection))) = (sent, self.connection(id)) {
+            connection.queued += count as u64;
         }
+        sent
     }
 
     /// Receives into `buffer` (`peek`: leaving the bytes queued); 0 at end
@@ -442,10 +448,15 @@ impl Network {
         Ok(0)
     }
 
-    /// Arrivals on stream `id`: bytes received, or connections.
-    pub(crate) fn stream_arrivals(&self, id: SocketId) -> u64 {
+    /// Activity on stream `id`: bytes received and sent out, or connections.
+    pub(crate) fn stream_activity(&self, id: SocketId) -> u64 {
         match self.socket(id).map(|socket| &socket.body) {
-            Ok(Body::Stream(Stream::Connection(connection))) => connection.consumed + self.tcp_ref(connection.lane, connection.slot).recv_queue() as u64,
+            Ok(Body::Stream(Stream::Connection(connection))) => {
+                let tcp = self.tcp_ref(connection.lane, connection.slot);
+                let arrived = connection.consumed + tcp.recv_queue() as u64;
+                let departed = connection.queued.saturating_sub(tcp.send_queue() as u64);
+                arrived.wrapping_add(departed)
+            }
             Ok(Body::Stream(Stream::Listening(listener))) => listener.accepted + listener.ready.len() as u64,
             _ => 0,
         }

@@ -10,7 +10,9 @@
  * accept and close, per connection), tcp_bulk_64m (64 MiB from one process
  * to another, per run); with REDIS_DIRECTORY holding redis-server and
  * redis-benchmark: redis_{set,get}_p{1,16} (redis-benchmark's 50 clients,
- * per request: 1e9 / requests per second).
+ * per request: 1e9 / requests per second); with nginx and wrk there too:
+ * nginx_4k and nginx_1m (wrk, one thread, 10 connections, 3 s, per
+ * request).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -217,6 +220,78 @@ static void redis(const char *directory) {
     waitpid(child, NULL, 0);
 }
 
+/* wrk's "Requests/sec:" for `url`. */
+static double wrk_rate(const char *directory, const char *url) {
+    char command[512];
+    snprintf(command, sizeof command, "%s/wrk -t1 -c10 -d3s %s", directory, url);
+    FILE *output = popen(command, "r");
+    if (!output)
+        return 0;
+    char line[256];
+    double rate = 0;
+    while (fgets(line, sizeof line, output))
+        sscanf(line, "Requests/sec: %lf", &rate);
+    pclose(output);
+    return rate;
+}
+
+static void write_file(const char *path, long bytes, char fill) {
+    FILE *file = fopen(path, "w");
+    if (!file)
+        return;
+    for (long at = 0; at < bytes; at++)
+        fputc(fill, file);
+    fclose(file);
+}
+
+static void nginx(const char *directory) {
+    char server[256], client[256];
+    snprintf(server, sizeof server, "%s/nginx", directory);
+    snprintf(client, sizeof client, "%s/wrk", directory);
+    if (access(server, X_OK) != 0 || access(client, X_OK) != 0)
+        return;
+    mkdir("/tmp/nginx", 0755);
+    mkdir("/tmp/www", 0755);
+    FILE *users = fopen("/etc/passwd", "a"), *groups = fopen("/etc/group", "a");
+    if (users)
+        fputs("root:x:0:0:root:/root:/bin/sh\n", users), fclose(users);
+    if (groups)
+        fputs("root:x:0:\n", groups), fclose(groups);
+    write_file("/tmp/www/4k", 4096, 'a');
+    write_file("/tmp/www/1m", 1 << 20, 'b');
+    FILE *conf = fopen("/tmp/nginx/nginx.conf", "w");
+    if (!conf)
+        return;
+    fputs("daemon off; master_process off; user root root; worker_processes 1; error_log /tmp/nginx/error.log;\n"
+          "events { worker_connections 256; }\n"
+          "http { access_log off; server { listen 127.0.0.1:8082; root /tmp/www; location / { } } }\n", conf);
+    fclose(conf);
+    pid_t child = fork();
+    if (child == 0) {
+        execl(server, "nginx", "-p", "/tmp/nginx/", "-c", "/tmp/nginx/nginx.conf", (char *)NULL);
+        _exit(127);
+    }
+    for (int try = 0; try < 100; try++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in address = loopback(8082);
+        int ready = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+        close(fd);
+        if (ready)
+            break;
+        usleep(50000);
+    }
+    const char *files[] = {"4k", "1m"};
+    for (int index = 0; index < 2; index++) {
+        char url[64];
+        snprintf(url, sizeof url, "http://127.0.0.1:8082/%s", files[index]);
+        double rate = wrk_rate(directory, url);
+        if (rate > 0)
+            printf("bench nginx_%s %llu\n", files[index], (unsigned long long)(1e9 / rate));
+    }
+    kill(child, SIGTERM);
+    waitpid(child, NULL, 0);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     signal(SIGPIPE, SIG_IGN);
@@ -224,7 +299,9 @@ int main(int argc, char **argv) {
     udp_rtt();
     connections();
     bulk();
-    if (argc > 1)
+    if (argc > 1) {
         redis(argv[1]);
+        nginx(argv[1]);
+    }
     return 0;
 }

@@ -66,6 +66,9 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::File("/usr/sbin/mkfs.ext4"), "e2fsprogs"),
     // Debian's kernel image is an XZ stream inside the bzImage.
     needs(Presence::Program("xz"), "xz-utils"),
+    // `make bench BENCH=net` runs Debian's dynamic wrk inside each guest
+    // against NGINX.
+    needs(Presence::File("/usr/bin/wrk"), "wrk"),
 ];
 
 /// Makes sure every requirement is met, installing packages if we may.

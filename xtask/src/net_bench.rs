@@ -22,6 +22,11 @@ use crate::outside::programs::{built, companions, PROGRAMS};
 pub fn run_net_group() -> Outcome<Vec<BenchmarkRecord>> {
     let program = compile_c("user/bench/net.c", "bench-net")?;
     let mut files = vec![FileCopy { host: program.clone(), guest: Some("/bench/net".to_string()) }];
+    if let Some(nginx) = PROGRAMS.iter().find(|program| program.name == "nginx") {
+        files.push(FileCopy { host: built(nginx)?, guest: Some("/bench/nginx".to_string()) });
+        // Debian's own wrk, dynamic: its libraries follow it into the guest.
+        files.push(FileCopy { host: "/usr/bin/wrk".into(), guest: Some("/bench/wrk".to_string()) });
+    }
     if let Some(redis) = PROGRAMS.iter().find(|program| program.name == "redis-server") {
         files.push(FileCopy { host: built(redis)?, guest: Some("/bench/redis-server".to_string()) });
         for (name, path) in companions(redis)? {
