@@ -327,7 +327,7 @@ static void load_modules(void) {
 
 int main(void) {
     char *arguments[MAX_ARGUMENTS];
-    char *environment[] = {"HOME=/root", "PATH=/bin:/sbin:/usr/bin:/usr/sbin", "TERM=vt100", "SHELL=/bin/sh", NULL};
+    char *environment[] = {"HOME=/root", "PATH=/usr/local/bin:/bin:/sbin:/usr/bin:/usr/sbin", "TERM=vt100", "SHELL=/bin/sh", NULL};
     mount("proc", "/proc", "proc", 0, NULL);
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
     load_modules();
