@@ -143,7 +143,13 @@ impl EpollSet {
                 happened |= EPOLLHUP | EPOLLRDHUP;
             }
             let happened = happened & wanted;
-            let activity = if wanted & EPOLLET != 0 { file.activity() } else { 0 };
+            let edge = wanted & EPOLLET != 0;
+            // An edge-triggered entry that is not ready is kept too: what it
+            // no longer has must be forgotten (below).
+            if happened == 0 && !edge {
+                continue;
+            }
+            let activity = if edge { file.activity() } else { 0 };
             reported.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
             reported.push((fd, file, happened, activity));
         }

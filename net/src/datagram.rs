@@ -12,7 +12,7 @@ use smoltcp::iface::SocketHandle;
 use smoltcp::socket::udp;
 use smoltcp::wire::{IpEndpoint, IpListenEndpoint};
 
-use crate::lanes::LaneId;
+use crate::lanes::{Lane, LaneId};
 use crate::network::{Body, Network, Readiness, SocketId};
 use crate::Errno;
 
@@ -65,6 +65,17 @@ impl Network {
 
     fn udp(&mut self, lane: LaneId, handle: SocketHandle) -> &mut udp::Socket<'static> {
         self.lanes[lane].sockets.get_mut::<udp::Socket>(handle)
+    }
+
+    /// Datagram socket `id` and the lanes, borrowed apart (its smoltcp
+    /// sockets are walked without copying the list of them).
+    fn datagram_and_lanes(&mut self, id: SocketId) -> Result<(&mut Datagram, &mut [Lane]), Errno> {
+        let Network { sockets, lanes, .. } = self;
+        match sockets.get_mut(id.0).and_then(Option::as_mut).map(|socket| &mut socket.body) {
+            Some(Body::Datagram(datagram)) => Ok((datagram, lanes.as_mut_slice())),
+            Some(Body::Stream(_)) => Err(Errno::EOPNOTSUPP),
+            None => Err(Errno::EBADF),
+        }
     }
 
     /// Binds (ephemerally if need be) and opens the smoltcp sockets of
@@ -128,10 +139,10 @@ impl Network {
     /// EAGAIN when none waits. Datagrams from others than a connected
     /// peer are dropped.
     pub fn receive_datagram(&mut self, id: SocketId, buffer: &mut [u8], peek: bool) -> Result<DatagramReceived, Errno> {
-        let datagram = self.datagram_mut(id)?;
-        let (lanes, peer) = (datagram.lanes.clone(), datagram.peer);
-        for (lane, handle) in lanes {
-            let udp = self.udp(lane, handle);
+        let (datagram, lanes) = self.datagram_and_lanes(id)?;
+        let peer = datagram.peer;
+        for &(lane, handle) in &datagram.lanes {
+            let udp = lanes[lane].sockets.get_mut::<udp::Socket>(handle);
             loop {
                 let Ok((payload, metadata)) = udp.peek() else { break };
                 let from = metadata.endpoint;
@@ -144,9 +155,7 @@ impl Network {
                 let length = payload.len();
                 if !peek {
                     let _ = udp.recv();
-                    if let Ok(datagram) = self.datagram_mut(id) {
-                        datagram.taken += 1;
-                    }
+                    datagram.taken += 1;
                 }
                 return Ok(DatagramReceived { copied, length, from });
             }
@@ -156,16 +165,16 @@ impl Network {
 
     /// The length of the next datagram socket `id` would receive (0: none).
     pub(crate) fn datagram_pending(&mut self, id: SocketId) -> usize {
-        let Ok(datagram) = self.datagram_mut(id) else { return 0 };
-        let lanes = datagram.lanes.clone();
-        lanes.into_iter().find_map(|(lane, handle)| self.udp(lane, handle).peek().ok().map(|(payload, _)| payload.len())).unwrap_or(0)
+        let Ok((datagram, lanes)) = self.datagram_and_lanes(id) else { return 0 };
+        datagram.lanes.iter().find_map(|&(lane, handle)| lanes[lane].sockets.get_mut::<udp::Socket>(handle).peek().ok().map(|(payload, _)| payload.len())).unwrap_or(0)
     }
 
     /// What `poll` reports of datagram socket `id`.
     pub fn datagram_readiness(&mut self, id: SocketId) -> Result<Readiness, Errno> {
-        let lanes = self.datagram_mut(id)?.lanes.clone();
-        let readable = lanes.iter().any(|&(lane, handle)| self.udp(lane, handle).can_recv());
-        let writable = lanes.is_empty() || lanes.iter().all(|&(lane, handle)| self.udp(lane, handle).can_send());
+        let (datagram, lanes) = self.datagram_and_lanes(id)?;
+        let socket = |&(lane, handle): &(LaneId, SocketHandle)| lanes[lane].sockets.get::<udp::Socket>(handle);
+        let readable = datagram.lanes.iter().any(|entry| socket(entry).can_recv());
+        let writable = datagram.lanes.is_empty() || datagram.lanes.iter().all(|entry| socket(entry).can_send());
         Ok(Readiness { readable, writable, ..Readiness::default() })
     }
 

@@ -21,9 +21,9 @@ use smoltcp::iface::{Config, Interface, PollIngressSingleResult, PollResult, Soc
 use smoltcp::phy::Medium;
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address, Ipv6Address};
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, Ipv4Address, Ipv6Address};
 
-use crate::demux::{tcp_segment, Segment, Tuple};
+use crate::demux::{tcp_segment, Tuple};
 use crate::frame_queue::FrameQueue;
 use crate::Errno;
 
@@ -34,6 +34,20 @@ pub const LOOPBACK: LaneId = 0;
 
 /// A connection's slot in its lane.
 pub type Slot = usize;
+
+/// Where a received packet goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Destination {
+    /// A connection's own set.
+    Connection(Slot),
+    /// A SYN for no known connection, to `local` (the shared set, if a
+    /// listener takes it).
+    Opening(IpEndpoint),
+    /// The shared set: listening pools, datagram sockets, DHCP, the rest.
+    Shared,
+    /// An empty set: smoltcp answers with a reset.
+    Refused,
+}
 
 /// An interface with its device and sockets.
 pub struct Lane {
@@ -79,28 +93,33 @@ impl Lane {
         Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()) }
     }
 
-    /// The next received packet's TCP segment, if it is one and its
-    /// connection has no set of its own (a SYN, a handshake's last ACK).
-    pub fn next_unclaimed_segment(&self) -> Option<Segment> {
+    /// Where the next received packet goes, read from its headers once.
+    pub fn next_destination(&self) -> Destination {
         let ethernet = self.device.medium() == Medium::Ethernet;
-        let segment = self.device.front().and_then(|packet| tcp_segment(packet, ethernet))?;
-        (!self.by_tuple.contains_key(&segment.tuple)).then_some(segment)
+        let Some(segment) = self.device.front().and_then(|packet| tcp_segment(packet, ethernet)) else { return Destination::Shared };
+        match self.by_tuple.get(&segment.tuple) {
+            Some(&slot) => Destination::Connection(slot),
+            None if segment.opens => Destination::Opening(segment.tuple.0),
+            None => Destination::Shared,
+        }
     }
 
-    /// Processes one received packet, if any, in the set of the
-    /// connection it is for (else the shared one; `refuse`: in an empty
-    /// set, so smoltcp answers with a reset): `None` when none waited,
-    /// else whether a socket's state may have changed.
-    pub fn ingress_one(&mut self, now: Instant, refuse: bool) -> Option<bool> {
-        let ethernet = self.device.medium() == Medium::Ethernet;
-        let slot = self.device.front().and_then(|packet| tcp_segment(packet, ethernet)).and_then(|segment| self.by_tuple.get(&segment.tuple).copied());
-        let set = match slot.and_then(|slot| self.connections.get_mut(slot)).and_then(Option::as_mut) {
-            Some(connection) => {
+    /// Processes one received packet, if any, where `destination` says
+    /// (from [`Lane::next_destination`]; `Refused`: an empty set, so
+    /// smoltcp answers with a reset): `None` when none waited, else
+    /// whether a socket's state may have changed.
+    pub fn ingress_one(&mut self, now: Instant, destination: Destination) -> Option<bool> {
+        let connection = match destination {
+            Destination::Connection(slot) => self.connections.get_mut(slot).and_then(Option::as_mut),
+            _ => None,
+        };
+        let set = match (connection, destination) {
+            (Some(connection), _) => {
                 connection.dirty = true;
                 &mut connection.set
             }
-            None if refuse => &mut self.refusing,
-            None => &mut self.sockets,
+            (None, Destination::Refused) => &mut self.refusing,
+            (None, _) => &mut self.sockets,
         };
         match self.iface.poll_ingress_single(now, &mut self.device, set) {
             PollIngressSingleResult::None => None,

@@ -12,7 +12,7 @@ use smoltcp::wire::{IpAddress, IpEndpoint};
 
 use crate::addresses::Family;
 use crate::datagram::Datagram;
-use crate::lanes::{Lane, LaneId, LOOPBACK};
+use crate::lanes::{Destination, Lane, LaneId, LOOPBACK};
 use crate::ports::{Claim, PortTable, Protocol};
 use crate::stream::Stream;
 use crate::Errno;
@@ -76,6 +76,18 @@ pub(crate) struct Socket {
     /// Where it is bound (the address may be unspecified).
     pub local: Option<IpEndpoint>,
     pub body: Body,
+}
+
+impl Socket {
+    /// Whether a connection to `address` is of a family this socket takes
+    /// (an IPv6 socket without IPV6_V6ONLY takes IPv4 too).
+    pub fn takes_family(&self, address: IpAddress) -> bool {
+        match (self.family, address) {
+            (Family::V4, IpAddress::Ipv4(_)) | (Family::V6, IpAddress::Ipv6(_)) => true,
+            (Family::V6, IpAddress::Ipv4(_)) => !self.options.v6_only,
+            (Family::V4, IpAddress::Ipv6(_)) => false,
+        }
+    }
 }
 
 pub(crate) enum Body {
@@ -142,8 +154,11 @@ impl Network {
             loop {
                 // A SYN no listener's family or address takes is refused
                 // here (smoltcp's listening sockets take either family).
-                let refuse = self.lanes[lane].next_unclaimed_segment().is_some_and(|segment| segment.opens && !self.takes_connection(segment.tuple.0));
-                let Some(socket_changed) = self.lanes[lane].ingress_one(self.now, refuse) else { break };
+                let destination = match self.lanes[lane].next_destination() {
+                    Destination::Opening(local) if !self.takes_connection(local) => Destination::Refused,
+                    destination => destination,
+                };
+                let Some(socket_changed) = self.lanes[lane].ingress_one(self.now, destination) else { break };
                 received += 1;
                 if socket_changed {
                     changed = true;

@@ -50,6 +50,24 @@ pub(crate) struct Listener {
     lanes: Vec<LaneId>,
 }
 
+impl Listener {
+    /// Connections it holds: handshaking, listening or ready.
+    fn held(&self) -> usize {
+        self.waiting.len() + self.ready.len()
+    }
+
+    /// The most it may hold: the backlog, and a full pool on each lane (a
+    /// SYN flood's bound).
+    fn limit(&self) -> usize {
+        self.backlog + LISTEN_SLOTS * self.lanes.len()
+    }
+
+    /// Whether another pooled socket may be made.
+    fn has_room(&self) -> bool {
+        self.held() < self.limit()
+    }
+}
+
 pub(crate) struct Connection {
     lane: LaneId,
     slot: Slot,
@@ -155,7 +173,7 @@ impl Network {
         let Ok(socket) = self.socket(id) else { return };
         let Some(local) = socket.local else { return };
         let Body::Stream(Stream::Listening(listener)) = &socket.body else { return };
-        let (lanes, mut count, limit) = (listener.lanes.clone(), listener.waiting.len() + listener.ready.len(), listener.backlog + LISTEN_SLOTS * listener.lanes.len());
+        let (lanes, mut count, limit) = (listener.lanes.clone(), listener.held(), listener.limit());
         let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
         let mut added = Vec::new();
         for lane in lanes {
@@ -243,16 +261,8 @@ impl Network {
     fn settled(&self, id: SocketId) -> bool {
         let Ok(socket) = self.socket(id) else { return true };
         let Body::Stream(Stream::Listening(listener)) = &socket.body else { return true };
-        let mut listening = [0usize; 4];
-        for (lane, handle) in &listener.waiting {
-            match self.lanes[*lane].sockets.get::<tcp::Socket>(*handle).state() {
-                State::Listen => listening[(*lane).min(3)] += 1,
-                State::SynReceived => {}
-                _ => return false,
-            }
-        }
-        let room = listener.waiting.len() + listener.ready.len() < listener.backlog + LISTEN_SLOTS * listener.lanes.len();
-        !room || listener.lanes.iter().all(|lane| listening[(*lane).min(3)] >= LISTEN_SLOTS)
+        let handshaking = |&(lane, handle): &(LaneId, SocketHandle)| matches!(self.lanes[lane].sockets.get::<tcp::Socket>(handle).state(), State::Listen | State::SynReceived);
+        listener.waiting.iter().all(handshaking) && (!listener.has_room() || listener.lanes.iter().all(|&lane| self.listening_on(id, lane) >= LISTEN_SLOTS))
     }
 
     /// Whether some listener takes a connection to `local`: its port, its
@@ -262,12 +272,7 @@ impl Network {
         self.listeners.iter().any(|&id| {
             let Ok(socket) = self.socket(id) else { return false };
             let Some(bound) = socket.local else { return false };
-            let family = match (socket.family, local.addr) {
-                (crate::Family::V4, IpAddress::Ipv4(_)) | (crate::Family::V6, IpAddress::Ipv6(_)) => true,
-                (crate::Family::V6, IpAddress::Ipv4(_)) => !socket.options.v6_only,
-                (crate::Family::V4, IpAddress::Ipv6(_)) => false,
-            };
-            bound.port == local.port && family && (bound.addr.is_unspecified() || bound.addr == local.addr)
+            bound.port == local.port && socket.takes_family(local.addr) && (bound.addr.is_unspecified() || bound.addr == local.addr)
         })
     }
 
@@ -283,14 +288,7 @@ impl Network {
     /// IPv6 one without IPV6_V6ONLY). `None`: no listener takes it.
     fn listener_for(&self, took: SocketId, connection: (LaneId, SocketHandle)) -> Option<SocketId> {
         let local = self.lanes[connection.0].sockets.get::<tcp::Socket>(connection.1).local_endpoint()?;
-        let fits = |id: SocketId| {
-            let Ok(socket) = self.socket(id) else { return false };
-            match (socket.family, local.addr) {
-                (crate::Family::V4, IpAddress::Ipv4(_)) | (crate::Family::V6, IpAddress::Ipv6(_)) => true,
-                (crate::Family::V6, IpAddress::Ipv4(_)) => !socket.options.v6_only,
-                (crate::Family::V4, IpAddress::Ipv6(_)) => false,
-            }
-        };
+        let fits = |id: SocketId| self.socket(id).is_ok_and(|socket| socket.takes_family(local.addr));
         let port = |id: SocketId| self.socket(id).ok().and_then(|socket| socket.local).map(|local| local.port);
         if fits(took) {
             return Some(took);

@@ -20,7 +20,7 @@ use crate::inet_sockets::{self, InetSocket};
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
 
-use super::sockets::{MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_CLOEXEC, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_STREAM, SOL_SOCKET};
+use super::sockets::{buffer_length, write_option_value, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_CLOEXEC, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_STREAM, SOL_SOCKET};
 
 const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
@@ -64,9 +64,7 @@ fn read_address(call: &Call<'_>, socket: &InetSocket, address: u64, length: u64)
 /// more than the length at `length_at` allows, and the full length there.
 fn write_address(call: &Call<'_>, socket: &InetSocket, address: u64, length_at: u64, endpoint: IpEndpoint) -> Result<(), Errno> {
     let bytes = addresses::encode(socket.family, endpoint);
-    let mut room = [0u8; 4];
-    call.read_in(length_at, &mut room)?;
-    let room = usize::try_from(i32::from_le_bytes(room)).map_err(|_| Errno::EINVAL)?;
+    let room = buffer_length(call, length_at)?;
     call.write_out(address, &bytes[..room.min(bytes.len())])?;
     call.write_out(length_at, &(bytes.len() as u32).to_le_bytes())
 }
@@ -300,14 +298,7 @@ pub fn getsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
         (IPPROTO_IP, 2) => word(64),
         _ => return Err(Errno::ENOPROTOOPT),
     };
-    let length_at = call.argument(4);
-    let mut room = [0u8; 4];
-    call.read_in(length_at, &mut room)?;
-    let room = usize::try_from(i32::from_le_bytes(room)).map_err(|_| Errno::EINVAL)?;
-    let count = room.min(answer.len());
-    call.write_out(call.argument(3), &answer[..count])?;
-    call.write_out(length_at, &(count as u32).to_le_bytes())?;
-    value(0)
+    write_option_value(call, &answer)
 }
 
 fn word(value: u32) -> Vec<u8> {

@@ -413,8 +413,13 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
         SO_DOMAIN => AF_UNIX as u32,
         _ => return Err(Errno::ENOPROTOOPT),
     };
+    write_option_value(call, &answer.to_le_bytes())
+}
+
+/// `getsockopt`'s answer: `bytes` to its value buffer (no more than the
+/// length it gives allows) and the length written to its length.
+pub(super) fn write_option_value(call: &Call<'_>, bytes: &[u8]) -> CallResult {
     let length_at = call.argument(4);
-    let bytes = answer.to_le_bytes();
     let count = buffer_length(call, length_at)?.min(bytes.len());
     call.write_out(call.argument(3), &bytes[..count])?;
     call.write_out(length_at, &(count as u32).to_le_bytes())?;
@@ -628,7 +633,7 @@ pub fn accept(call: &mut Call<'_>, with_flags: bool) -> CallResult {
 }
 
 /// The caller's buffer size at `at` (a `socklen_t`; EINVAL if negative).
-fn buffer_length(call: &Call<'_>, at: u64) -> Result<usize, Errno> {
+pub(super) fn buffer_length(call: &Call<'_>, at: u64) -> Result<usize, Errno> {
     let mut length = [0u8; 4];
     call.read_in(at, &mut length)?;
     usize::try_from(i32::from_le_bytes(length)).map_err(|_| Errno::EINVAL)

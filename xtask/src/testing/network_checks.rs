@@ -130,8 +130,7 @@ fn http_client(http_port: u16, control_port: u16, expected: &[u8]) -> Outcome {
 
 /// An HTTP/1.0 GET of `path`: the whole response.
 fn get(port: u16, path: &str) -> std::io::Result<Vec<u8>> {
-    let mut stream = TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(5))?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut stream = connect(port, Duration::from_secs(30))?;
     stream.write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
@@ -246,8 +245,7 @@ fn client(port: u16) -> Outcome {
         std::thread::sleep(Duration::from_millis(500));
     }
     let data: Vec<u8> = (0..ECHO_BYTES).map(|index| (index * 7 + (index >> 12)) as u8).collect();
-    let stream = TcpStream::connect(("127.0.0.1", port)).map_err(|error| Failure::failed(format!("connect: {error}")))?;
-    stream.set_read_timeout(Some(Duration::from_secs(60))).map_err(|error| Failure::failed(error.to_string()))?;
+    let stream = connect(port, Duration::from_secs(60)).map_err(|error| Failure::failed(format!("connect: {error}")))?;
     let mut writer = stream.try_clone().map_err(|error| Failure::failed(error.to_string()))?;
     let sent = data.clone();
     let sender = std::thread::spawn(move || writer.write_all(&sent).and_then(|()| writer.shutdown(Shutdown::Write)));
@@ -268,8 +266,7 @@ fn client(port: u16) -> Outcome {
 /// guest may power off before it reaches the host (QEMU then resets the
 /// connection); the guest's exit status says whether it heard.
 fn say_bye(port: u16) -> std::io::Result<()> {
-    let mut stream = TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(5))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut stream = connect(port, Duration::from_secs(10))?;
     stream.write_all(b"bye")?;
     stream.shutdown(Shutdown::Write)?;
     let _ = stream.read_to_end(&mut Vec::new());
@@ -283,8 +280,7 @@ fn probe(port: u16) -> std::io::Result<()> {
 
 /// One connection that sends `message`, ends its half, and reads it back.
 fn exchange(port: u16, message: &[u8]) -> std::io::Result<()> {
-    let mut stream = TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(5))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut stream = connect(port, Duration::from_secs(10))?;
     stream.write_all(message)?;
     stream.shutdown(Shutdown::Write)?;
     let mut answer = Vec::new();
@@ -294,4 +290,12 @@ fn exchange(port: u16, message: &[u8]) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::other("no echo"))
     }
+}
+
+/// A connection to 127.0.0.1:`port` (5 s to connect) whose reads give up
+/// after `patience`.
+fn connect(port: u16, patience: Duration) -> std::io::Result<TcpStream> {
+    let stream = TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(5))?;
+    stream.set_read_timeout(Some(patience))?;
+    Ok(stream)
 }
