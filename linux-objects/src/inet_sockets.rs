@@ -19,7 +19,7 @@
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use machine::set_once::SetOnce;
 use net::{Errno, Family, Network, SocketId, SocketKind};
@@ -145,25 +145,117 @@ pub fn look<R>(question: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Resul
     question(slot.get_or_insert_with(|| Network::new(uptime())))
 }
 
-/// Runs `operation` until it does not say EAGAIN: at once when
-/// `nonblocking`, else waiting for a change in the network (or its next
-/// timer); a signal ends the wait (restarted under `SA_RESTART`).
-pub fn wait<R>(nonblocking: bool, interrupted: &dyn Fn() -> bool, mut operation: impl FnMut(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+/// The inode number Internet socket `id` shows (`fstat`, `/proc/PID/fd`
+/// links, `/proc/net/tcp`'s inode column, which `netstat -p` matches).
+pub fn inode_number(id: SocketId) -> u64 {
+    0x10_0000 + id.number() as u64
+}
+
+/// `/proc/net`'s socket tables: `tcp`, `tcp6`, `udp`, `udp6` and their text.
+pub fn proc_net_files() -> Vec<(&'static str, alloc::string::String)> {
+    let tables = [("tcp", Family::V4, SocketKind::Stream), ("tcp6", Family::V6, SocketKind::Stream), ("udp", Family::V4, SocketKind::Datagram), ("udp6", Family::V6, SocketKind::Datagram)];
+    // Rows copied under the lock, text written outside it.
+    let rows = look(|network| Ok(tables.map(|(_, family, kind)| network.socket_table(family, kind)))).unwrap_or_default();
+    tables.iter().zip(rows).map(|((name, family, kind), rows)| (*name, net::proc_text(&rows, *family, *kind, &inode_number))).collect()
+}
+
+/// How long a socket call may wait for the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patience {
+    /// Not at all (`O_NONBLOCK`, `MSG_DONTWAIT`, a timeout below zero).
+    Never,
+    /// Until the operation can go on or a signal comes.
+    Unbounded,
+    /// Until this uptime (nanoseconds): `SO_RCVTIMEO`/`SO_SNDTIMEO`.
+    Until(u64),
+}
+
+impl Patience {
+    /// A call's patience: none when `nonblocking`, else what `timeout`
+    /// (a socket's [`Timeout`]) allows from now.
+    pub fn of(nonblocking: bool, timeout: Timeout) -> Patience {
+        match (nonblocking, timeout) {
+            (true, _) | (false, Timeout::Immediate) => Patience::Never,
+            (false, Timeout::Forever) => Patience::Unbounded,
+            (false, Timeout::After(nanoseconds)) => Patience::Until(uptime().saturating_add(nanoseconds)),
+        }
+    }
+}
+
+/// Runs `operation` until it does not say EAGAIN: at once under
+/// [`Patience::Never`], else waiting for a change in the network (or its
+/// next timer) and giving EAGAIN when the patience runs out. A signal ends
+/// the wait: restarted under `SA_RESTART` unless the socket has a timeout
+/// (then EINTR, as Linux does).
+pub fn wait<R>(patience: Patience, interrupted: &dyn Fn() -> bool, mut operation: impl FnMut(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
     loop {
         let registration = Registration::new();
         match with(&mut operation) {
-            Err(Errno::EAGAIN) if !nonblocking => {}
+            Err(Errno::EAGAIN) if patience != Patience::Never => {}
             other => return other,
         }
         if interrupted() {
-            return Err(linux_abi::restart::ERESTARTSYS);
+            return Err(match patience {
+                Patience::Until(_) => Errno::EINTR,
+                _ => linux_abi::restart::ERESTARTSYS,
+            });
         }
+        let now = uptime();
         let delay = look(|network| Ok(network.poll_delay())).ok().flatten().unwrap_or(LONGEST_WAIT).clamp(1, LONGEST_WAIT);
-        let woken = sched::sleep_until(uptime().saturating_add(delay), || registration.changed() || interrupted());
+        let mut until = now.saturating_add(delay);
+        if let Patience::Until(deadline) = patience {
+            if now >= deadline {
+                return Err(Errno::EAGAIN);
+            }
+            until = until.min(deadline);
+        }
+        let woken = sched::sleep_until(until, || registration.changed() || interrupted());
         if woken == sched::Woken::Deadline {
-            // A timer of the network's is due: run it before trying again.
+            // A timer of the network's may be due: run it before trying again.
             let _ = with(|_| Ok(()));
         }
+    }
+}
+
+/// A socket's `SO_RCVTIMEO` or `SO_SNDTIMEO`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeout {
+    /// None set (`{0, 0}`): a blocking call waits as long as it must.
+    Forever,
+    /// Set below zero: Linux then does not wait at all.
+    Immediate,
+    /// Waits at most this long (nanoseconds).
+    After(u64),
+}
+
+/// A [`Timeout`] that the socket's descriptors share, changed without the
+/// network's lock.
+struct TimeoutCell(AtomicU64);
+
+impl TimeoutCell {
+    const FOREVER: u64 = u64::MAX;
+
+    fn new(timeout: Timeout) -> TimeoutCell {
+        let cell = TimeoutCell(AtomicU64::new(Self::FOREVER));
+        cell.set(timeout);
+        cell
+    }
+
+    fn get(&self) -> Timeout {
+        match self.0.load(Ordering::Relaxed) {
+            Self::FOREVER => Timeout::Forever,
+            0 => Timeout::Immediate,
+            nanoseconds => Timeout::After(nanoseconds),
+        }
+    }
+
+    fn set(&self, timeout: Timeout) {
+        let encoded = match timeout {
+            Timeout::Forever => Self::FOREVER,
+            Timeout::Immediate => 0,
+            Timeout::After(nanoseconds) => nanoseconds.clamp(1, Self::FOREVER - 1),
+        };
+        self.0.store(encoded, Ordering::Relaxed);
     }
 }
 
@@ -176,13 +268,45 @@ pub struct InetSocket {
     pub family: Family,
     /// Stream or datagram.
     pub kind: SocketKind,
+    receive_timeout: TimeoutCell,
+    send_timeout: TimeoutCell,
 }
 
 impl InetSocket {
     /// A new socket (ENOMEM when the table cannot grow).
     pub fn open(family: Family, kind: SocketKind) -> Result<InetSocket, Errno> {
         let id = with(|network| network.open(family, kind))?;
-        Ok(InetSocket { id, family, kind })
+        Ok(InetSocket { id, family, kind, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) })
+    }
+
+    /// The connection `id` this listener accepted: of its family and kind,
+    /// with its timeouts (as Linux copies them).
+    pub fn accepted(&self, id: SocketId) -> InetSocket {
+        InetSocket {
+            id,
+            family: self.family,
+            kind: self.kind,
+            receive_timeout: TimeoutCell::new(self.receive_timeout()),
+            send_timeout: TimeoutCell::new(self.send_timeout()),
+        }
+    }
+
+    /// `SO_RCVTIMEO` (also bounds `accept`).
+    pub fn receive_timeout(&self) -> Timeout {
+        self.receive_timeout.get()
+    }
+
+    /// `SO_SNDTIMEO` (also bounds `connect`).
+    pub fn send_timeout(&self) -> Timeout {
+        self.send_timeout.get()
+    }
+
+    pub fn set_receive_timeout(&self, timeout: Timeout) {
+        self.receive_timeout.set(timeout);
+    }
+
+    pub fn set_send_timeout(&self, timeout: Timeout) {
+        self.send_timeout.set(timeout);
     }
 
     /// A count that moves with everything arriving or leaving (edge-triggered epoll).

@@ -3,7 +3,8 @@
 //! per process (`stat`, `status`, `cmdline`, `comm`, and `fd` — one link
 //! per open descriptor — for the process a path names), `self` naming the
 //! caller's, and `cpuinfo`, `meminfo`, `uptime`, `loadavg`, `stat`,
-//! `mounts`, `version`.
+//! `mounts`, `version`, and `net/tcp`, `tcp6`, `udp`, `udp6` (the
+//! Internet sockets, as `netstat` reads them).
 //!
 //! The process facts are gathered first ([`snapshot`], taking process
 //! locks) and written into the tree under the tree lock together with the
@@ -83,6 +84,12 @@ pub fn concerns(path: &[u8]) -> bool {
     path.starts_with(b"/proc")
 }
 
+/// Whether `path` leads into `/proc/net` (whose tables take the network's
+/// lock to write: only then are they brought up to date).
+pub fn concerns_network(path: &[u8]) -> bool {
+    path.starts_with(b"/proc/net")
+}
+
 /// The process whose `fd` directory `path` goes into (`/proc/self/fd…`,
 /// `/proc/<pid>/fd…`), `caller` standing for `self`.
 pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
@@ -98,8 +105,9 @@ pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
 }
 
 /// Brings `/proc` up to date for a caller with pid `caller`, with the
-/// `fd` directory of the process `descriptors` lists.
-pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>) -> Result<(), Errno> {
+/// `fd` directory of the process `descriptors` lists and, when given,
+/// `/proc/net`'s files (name and text).
+pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>, network: Option<&[(&str, String)]>) -> Result<(), Errno> {
     let root = tree.root();
     let proc = match tree.child_of(root, b"proc") {
         Some(proc) => proc,
@@ -150,6 +158,13 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     let mounts = mounts_text(tree)?;
     put(tree, proc, "mounts", &mounts)?;
     put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
+    let net = match tree.child_of(proc, b"net") {
+        Some(net) => net,
+        None => tree.create(proc, b"net", FileKind::Directory, 0o555, now())?,
+    };
+    for (name, text) in network.unwrap_or_default() {
+        put(tree, net, name, text.as_bytes())?;
+    }
     Ok(())
 }
 

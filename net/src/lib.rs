@@ -35,10 +35,12 @@ mod stream;
 mod datagram;
 mod demux;
 mod ethernet;
+mod socket_table;
 #[cfg(test)]
 mod tests;
 
 pub use ethernet::DhcpNews;
+pub use socket_table::{proc_text, TableRow};
 pub use frame_queue::FrameQueue;
 pub use linux_abi::Errno;
 pub use addresses::{Family, SocketAddress};

@@ -21,6 +21,13 @@ use crate::Errno;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SocketId(pub(crate) usize);
 
+impl SocketId {
+    /// Its slot in the table (stable while the socket is open).
+    pub fn number(self) -> usize {
+        self.0
+    }
+}
+
 /// Stream (TCP) or datagram (UDP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocketKind {
@@ -67,6 +74,10 @@ pub struct Options {
     pub no_delay: bool,
     /// `SO_KEEPALIVE`.
     pub keep_alive: bool,
+    /// `SO_LINGER`: `Some(seconds)` when on. On with zero seconds, closing
+    /// a connection resets it (unsent and unread data dropped); other
+    /// values close in the background, as with it off.
+    pub linger: Option<u32>,
 }
 
 /// One socket.
@@ -209,14 +220,15 @@ impl Network {
         Ok(SocketId(self.sockets.len() - 1))
     }
 
-    /// Closes socket `id`: a connection ends gracefully in the background,
+    /// Closes socket `id`: a connection ends gracefully in the background
+    /// (by a reset under `SO_LINGER` of zero seconds),
     /// a listener's waiting connections are reset.
     pub fn close(&mut self, id: SocketId) {
         let Some(socket) = self.sockets.get_mut(id.0).and_then(Option::take) else { return };
         self.ports.release(id.0);
         self.listeners.retain(|listener| *listener != id);
         match socket.body {
-            Body::Stream(stream) => self.close_stream(stream),
+            Body::Stream(stream) => self.close_stream(stream, socket.options.linger == Some(0)),
             Body::Datagram(datagram) => self.close_datagram(datagram),
         }
     }

@@ -19,6 +19,7 @@ use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint, Ipv4Address, Ipv6Ad
 
 use crate::lanes::{LaneId, Slot};
 use crate::network::{Body, Network, Readiness, Shutdown, SocketId};
+use crate::socket_table::{stream_row, TableRow};
 use crate::Errno;
 
 /// smoltcp sockets kept in LISTEN per lane for each listening socket.
@@ -104,6 +105,13 @@ pub(crate) fn zeroed(bytes: usize) -> Result<Vec<u8>, Errno> {
 /// States in which the connection was established at some point.
 fn was_established(state: State) -> bool {
     matches!(state, State::Established | State::FinWait1 | State::FinWait2 | State::CloseWait | State::Closing | State::LastAck | State::TimeWait)
+}
+
+/// A line of `/proc/net/tcp` for a stream socket (see `socket_table`).
+pub(crate) struct StreamRow {
+    pub row: TableRow,
+    /// Held by the socket's own descriptor (not a connection waiting to be accepted).
+    pub owned: bool,
 }
 
 impl Network {
@@ -508,7 +516,7 @@ impl Network {
     }
 
     /// Closes a stream's connection or listener (the socket is gone).
-    pub(crate) fn close_stream(&mut self, stream: Stream) {
+    pub(crate) fn close_stream(&mut self, stream: Stream, reset: bool) {
         match stream {
             Stream::Idle => {}
             Stream::Listening(listener) => {
@@ -524,8 +532,9 @@ impl Network {
             }
             Stream::Connection(connection) => {
                 let tcp = self.tcp(connection.lane, connection.slot);
-                // Unread data lost: the peer is told with a reset, as Linux does.
-                if tcp.recv_queue() > 0 {
+                // Unread data lost: the peer is told with a reset, as Linux
+                // does; so it is under SO_LINGER of zero seconds.
+                if reset || tcp.recv_queue() > 0 {
                     tcp.abort();
                 } else {
                     tcp.close();
@@ -537,6 +546,38 @@ impl Network {
             let (lane, slot) = self.lingering.remove(0);
             self.lanes[lane].release(slot);
         }
+    }
+
+    /// What `/proc/net/tcp` lists of `stream` (bound to `local`): a
+    /// listener and the connections waiting for `accept`, or a connection
+    /// that is not closed.
+    pub(crate) fn stream_rows(&self, stream: &Stream, local: Option<IpEndpoint>) -> Vec<StreamRow> {
+        let mut rows = Vec::new();
+        match stream {
+            Stream::Idle => {}
+            Stream::Listening(listener) => {
+                if let Some(local) = local {
+                    rows.push(stream_row(local, None, State::Listen, 0, listener.ready.len(), true));
+                }
+                rows.extend(listener.ready.iter().filter_map(|(lane, slot)| self.connection_row(*lane, *slot, false)));
+            }
+            Stream::Connection(connection) => rows.extend(self.connection_row(connection.lane, connection.slot, true)),
+        }
+        rows
+    }
+
+    /// Connections closed by their owners and still finishing.
+    pub(crate) fn lingering_rows(&self) -> Vec<TableRow> {
+        self.lingering.iter().filter_map(|(lane, slot)| self.connection_row(*lane, *slot, false)).map(|row| row.row).collect()
+    }
+
+    fn connection_row(&self, lane: LaneId, slot: Slot, owned: bool) -> Option<StreamRow> {
+        let tcp = self.tcp_ref(lane, slot);
+        let (Some(local), state) = (tcp.local_endpoint(), tcp.state()) else { return None };
+        if state == State::Closed {
+            return None;
+        }
+        Some(stream_row(local, tcp.remote_endpoint(), state, tcp.send_queue(), tcp.recv_queue(), owned))
     }
 
     /// A connection's own end.

@@ -833,7 +833,8 @@ fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
         Backing::Inode(inode) | Backing::Device(_, inode) => fs::with(|tree| tree.stat(*inode)),
         Backing::MessageQueue(_) => Ok(anonymous_stat(fd, 0o100600)),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => Ok(anonymous_stat(fd, 0o010600)),
-        Backing::Socket(_) | Backing::Inet(_) => Ok(anonymous_stat(fd, 0o140777)),
+        Backing::Socket(_) => Ok(anonymous_stat(fd, 0o140777)),
+        Backing::Inet(socket) => Ok(Stat { inode: crate::inet_sockets::inode_number(socket.id), ..anonymous_stat(fd, 0o140777) }),
         // Linux's anonymous inodes have no file type bits.
         Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => Ok(anonymous_stat(fd, 0o600)),
     }
@@ -1185,12 +1186,18 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
 
 pub fn sendfile(call: &mut Call<'_>) -> CallResult {
     let (out_fd, in_fd, offset_address, count) = (call.argument(0), call.argument(1), call.argument(2), call.argument(3) as usize);
-    let output = descriptor(call, out_fd)?;
     let input = descriptor(call, in_fd)?;
+    let output = descriptor(call, out_fd)?;
+    if !input.readable() || !output.writable() {
+        return Err(Errno::EBADF);
+    }
     if !matches!(input.backing, Backing::Inode(_)) {
         return Err(Errno::EINVAL);
     }
     let at = if offset_address != 0 { Some(call.word_in(offset_address)?) } else { None };
+    if at.is_some_and(|offset| (offset as i64) < 0) {
+        return Err(Errno::EINVAL);
+    }
     let data = read_from(call, &input, count, at)?;
     let written = if data.is_empty() { 0 } else { write_to(call, &output, &data, None)? };
     if let Some(start) = at {

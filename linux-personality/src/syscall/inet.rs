@@ -16,7 +16,7 @@ use net::{IpEndpoint, Network, Options, Shutdown, SocketKind};
 
 use super::files::{drop_descriptor, install_descriptor, signal_broken_pipe, CHUNK};
 use super::{value, Call, CallResult};
-use crate::inet_sockets::{self, InetSocket};
+use crate::inet_sockets::{self, InetSocket, Patience, Timeout};
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
 
@@ -99,9 +99,9 @@ pub fn accept(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket, accept_
     if socket.kind != SocketKind::Stream {
         return Err(Errno::EOPNOTSUPP);
     }
-    let nonblocking = file.status() & flags::O_NONBLOCK != 0;
-    let id = inet_sockets::wait(nonblocking, &|| call.interrupted(), |network| network.accept(socket.id))?;
-    let accepted = Arc::new(InetSocket { id, family: socket.family, kind: socket.kind });
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0, socket.receive_timeout());
+    let id = inet_sockets::wait(patience, &|| call.interrupted(), |network| network.accept(socket.id))?;
+    let accepted = Arc::new(socket.accepted(id));
     let peer = inet_sockets::look(|network| network.peer_name(id));
     let status = flags::O_RDWR | if accept_flags & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
     let fd = install_descriptor(call, OpenFile::new(Backing::Inet(accepted.clone()), status), Placement::LowestFrom(0), accept_flags & SOCK_CLOEXEC != 0)?;
@@ -129,8 +129,7 @@ pub fn connect(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Cal
     }
     let SocketAddress::Ip(remote) = address else { return Err(Errno::EAFNOSUPPORT) };
     inet_sockets::with(|network| network.connect(socket.id, remote))?;
-    let nonblocking = file.status() & flags::O_NONBLOCK != 0;
-    if nonblocking {
+    if file.status() & flags::O_NONBLOCK != 0 {
         // Linux answers a non-blocking connect before the handshake, even
         // on the loopback; the outcome comes by poll and SO_ERROR.
         return Err(Errno::EINPROGRESS);
@@ -139,26 +138,27 @@ pub fn connect(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Cal
         true => Ok(()),
         false => Err(Errno::EAGAIN),
     };
-    match inet_sockets::wait(nonblocking, &|| call.interrupted(), outcome) {
+    // SO_SNDTIMEO bounds the wait for the handshake.
+    match inet_sockets::wait(Patience::of(false, socket.send_timeout()), &|| call.interrupted(), outcome) {
         Err(Errno::EAGAIN) => Err(Errno::EINPROGRESS),
         other => other.and_then(|()| value(0)),
     }
 }
 
 /// Sends `data` (to `to`, for a datagram socket) with `MSG_*` flags: a
-/// blocking stream send goes on until all is queued or a signal comes
-/// after some was.
+/// blocking stream send goes on until all is queued, or a signal comes or
+/// SO_SNDTIMEO runs out after some was.
 pub fn send(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, data: &[u8], to: Option<IpEndpoint>, message_flags: u64) -> Result<usize, Errno> {
-    let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.send_timeout());
     let interrupted = || call.interrupted();
     let mut sent = 0;
     let outcome = loop {
-        match inet_sockets::wait(nonblocking, &interrupted, |network| network.send(socket.id, &data[sent..], to)) {
+        match inet_sockets::wait(patience, &interrupted, |network| network.send(socket.id, &data[sent..], to)) {
             Ok(count) => sent += count,
             Err(_) if sent > 0 => break Ok(sent),
             Err(errno) => break Err(errno),
         }
-        if sent >= data.len() || nonblocking || socket.kind == SocketKind::Datagram {
+        if sent >= data.len() || patience == Patience::Never || socket.kind == SocketKind::Datagram {
             break Ok(sent);
         }
     };
@@ -177,14 +177,14 @@ pub struct Received {
 
 /// Receives up to `length` bytes with `MSG_*` flags.
 pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: usize, message_flags: u64) -> Result<Received, Errno> {
-    let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.receive_timeout());
     let peek = message_flags & MSG_PEEK != 0;
     let interrupted = || call.interrupted();
     let limit = length.min(CHUNK);
     let mut data = Vec::new();
     // Sized to what is there (at most `limit`), under the lock: a server's
     // 16 KiB read of a 30-byte request zeroes 30 bytes, not 16 KiB.
-    let got = inet_sockets::wait(nonblocking, &interrupted, |network| {
+    let got = inet_sockets::wait(patience, &interrupted, |network| {
         let size = network.pending_bytes(socket.id).clamp(1, limit.max(1));
         data.clear();
         data.try_reserve_exact(size).map_err(|_| Errno::ENOMEM)?;
@@ -198,7 +198,7 @@ pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: us
     }
     // MSG_WAITALL on a stream: on until all is there, end of file or a signal.
     while socket.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !peek && filled > 0 && filled < data.len() {
-        let more = inet_sockets::wait(nonblocking, &interrupted, |network| network.receive(socket.id, &mut data[filled..], false));
+        let more = inet_sockets::wait(patience, &interrupted, |network| network.receive(socket.id, &mut data[filled..], false));
         match more {
             Ok(more) if more.copied > 0 => filled += more.copied,
             _ => break,
@@ -284,8 +284,12 @@ pub fn getsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
             let error = inet_sockets::with(|network| network.take_error(socket.id))?;
             word(error.map_or(0, |errno| errno.0 as u32))
         }
-        (SOL_SOCKET, 13) => [0u8; 8].to_vec(), // SO_LINGER: off
-        (SOL_SOCKET, 20 | 21) => [0u8; 16].to_vec(), // SO_RCVTIMEO, SO_SNDTIMEO: none
+        (SOL_SOCKET, SO_LINGER) => {
+            let (on, seconds) = options.linger.map_or((0, 0), |seconds| (1, seconds));
+            [word(on), word(seconds)].concat()
+        }
+        (SOL_SOCKET, SO_RCVTIMEO) => timeval(socket.receive_timeout()).to_vec(),
+        (SOL_SOCKET, SO_SNDTIMEO) => timeval(socket.send_timeout()).to_vec(),
         (SOL_SOCKET, name) => word(socket_option(socket, &options, name).ok_or(Errno::ENOPROTOOPT)?),
         (IPPROTO_TCP, _) if socket.kind != SocketKind::Stream => return Err(Errno::EOPNOTSUPP),
         (IPPROTO_TCP, 1) => word(u32::from(options.no_delay)),
@@ -303,6 +307,54 @@ pub fn getsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
 
 fn word(value: u32) -> Vec<u8> {
     value.to_le_bytes().to_vec()
+}
+
+const SO_LINGER: u64 = 13;
+const SO_RCVTIMEO: u64 = 20;
+const SO_SNDTIMEO: u64 = 21;
+const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
+
+/// A timeout as the `struct timeval` `getsockopt` gives (`{0, 0}` for none).
+fn timeval(timeout: Timeout) -> [u8; 16] {
+    let nanoseconds = match timeout {
+        Timeout::Forever | Timeout::Immediate => 0,
+        Timeout::After(nanoseconds) => nanoseconds,
+    };
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&(nanoseconds / NANOSECONDS_PER_SECOND).to_le_bytes());
+    bytes[8..].copy_from_slice(&(nanoseconds % NANOSECONDS_PER_SECOND / 1000).to_le_bytes());
+    bytes
+}
+
+/// The `struct timeval` at the call's value argument as a timeout: `{0,
+/// 0}` none, seconds below zero no waiting at all, microseconds out of
+/// range EDOM (Linux's rules).
+fn read_timeval(call: &Call<'_>) -> Result<Timeout, Errno> {
+    if call.argument(4) < 16 {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = [0u8; 16];
+    call.read_in(call.argument(3), &mut bytes)?;
+    let [seconds, microseconds] = [0, 8].map(|at| i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default()));
+    if !(0..1_000_000).contains(&microseconds) {
+        return Err(Errno::EDOM);
+    }
+    Ok(match (seconds, microseconds) {
+        (..0, _) => Timeout::Immediate,
+        (0, 0) => Timeout::Forever,
+        _ => Timeout::After((seconds as u64).saturating_mul(NANOSECONDS_PER_SECOND).saturating_add(microseconds as u64 * 1000)),
+    })
+}
+
+/// The `struct linger` at the call's value argument: `Some(seconds)` when on.
+fn read_linger(call: &Call<'_>) -> Result<Option<u32>, Errno> {
+    if call.argument(4) < 8 {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = [0u8; 8];
+    call.read_in(call.argument(3), &mut bytes)?;
+    let [on, seconds] = [0, 4].map(|at| i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()));
+    Ok((on != 0).then_some(seconds.max(0) as u32))
 }
 
 /// A `SOL_SOCKET` option's value, if the socket has it.
@@ -329,10 +381,18 @@ fn socket_option(socket: &InetSocket, options: &Options, name: u64) -> Option<u3
 }
 
 /// `setsockopt(fd, level, name, value, length)`: the options that change
-/// behaviour are kept; buffer sizes, timeouts, linger and the IP level's
-/// are accepted and change nothing yet (docs/network.md).
+/// behaviour are kept (timeouts and linger too); buffer sizes and the IP
+/// level's are accepted and change nothing yet (docs/network.md).
 pub fn setsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
     let (level, name, length) = (call.argument(1), call.argument(2), call.argument(4));
+    if (level, name) == (SOL_SOCKET, SO_RCVTIMEO) {
+        socket.set_receive_timeout(read_timeval(call)?);
+        return value(0);
+    }
+    if (level, name) == (SOL_SOCKET, SO_SNDTIMEO) {
+        socket.set_send_timeout(read_timeval(call)?);
+        return value(0);
+    }
     if length < 4 {
         return Err(Errno::EINVAL);
     }
@@ -344,7 +404,8 @@ pub fn setsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
         (SOL_SOCKET, 2) => options.reuse_address = on,
         (SOL_SOCKET, 9) => options.keep_alive = on,
         (SOL_SOCKET, 15) => options.reuse_port = on,
-        (SOL_SOCKET, 5 | 6 | 7 | 8 | 10 | 13 | 18 | 19 | 20 | 21 | 32 | 33) => return value(0),
+        (SOL_SOCKET, SO_LINGER) => options.linger = read_linger(call)?,
+        (SOL_SOCKET, 5 | 6 | 7 | 8 | 10 | 18 | 19 | 32 | 33) => return value(0),
         (SOL_SOCKET, _) => return Err(Errno::ENOPROTOOPT),
         (IPPROTO_TCP, _) if socket.kind != SocketKind::Stream => return Err(Errno::EOPNOTSUPP),
         (IPPROTO_TCP, 1) => options.no_delay = on,

@@ -59,8 +59,9 @@ pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Res
             Some(pid) => descriptor_listing(call, pid)?,
             None => None,
         };
+        let network = procfs::concerns_network(path).then(crate::inet_sockets::proc_net_files);
         return fs::with(|tree| {
-            procfs::refresh(tree, &facts, caller, descriptors.as_ref())?;
+            procfs::refresh(tree, &facts, caller, descriptors.as_ref(), network.as_deref())?;
             tree.resolve_as(start, path, follow, &may_search)
         });
     }
@@ -146,7 +147,8 @@ fn link_target(file: &open_files::OpenFile, fd: u32) -> procfs::LinkTarget {
     let text = match &file.backing {
         Backing::Inode(inode) | Backing::Device(_, inode) => return procfs::LinkTarget::Inode(*inode),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => alloc::format!("pipe:[{inode_number}]"),
-        Backing::Socket(_) | Backing::Inet(_) => alloc::format!("socket:[{inode_number}]"),
+        Backing::Socket(_) => alloc::format!("socket:[{inode_number}]"),
+        Backing::Inet(socket) => alloc::format!("socket:[{}]", crate::inet_sockets::inode_number(socket.id)),
         Backing::EventCounter(_) => "anon_inode:[eventfd]".into(),
         Backing::Epoll(_) => "anon_inode:[eventpoll]".into(),
         Backing::Timer(_) => "anon_inode:[timerfd]".into(),

@@ -3,6 +3,7 @@
 mod bad_packets;
 mod datagram;
 mod ports;
+mod socket_table;
 mod stream;
 
 use crate::{Family, IpAddress, IpEndpoint, Ipv4Address, Network, SocketId, SocketKind};

@@ -1,8 +1,8 @@
 use super::{local, network, open, settle};
-use crate::{Errno, Network, Shutdown, SocketId, SocketKind};
+use crate::{Errno, Network, Options, Shutdown, SocketId, SocketKind};
 
 /// A listener on 127.0.0.1:`port` and a client connected to it, accepted.
-fn connected_pair(network: &mut Network, port: u16) -> (SocketId, SocketId, SocketId) {
+pub(super) fn connected_pair(network: &mut Network, port: u16) -> (SocketId, SocketId, SocketId) {
     let listener = open(network, SocketKind::Stream);
     network.bind(listener, local(port)).unwrap();
     network.listen(listener, 8).unwrap();
@@ -109,6 +109,26 @@ fn closing_with_unread_data_resets_the_peer() {
     let mut buffer = [0u8; 8];
     assert_eq!(network.receive(client, &mut buffer, false), Err(Errno::ECONNRESET));
     assert!(network.readiness(client).unwrap().hangup);
+}
+
+#[test]
+fn linger_of_zero_seconds_closes_by_reset_and_other_values_gracefully() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7015);
+    let options = network.options(server).unwrap();
+    network.set_options(server, Options { linger: Some(0), ..options }).unwrap();
+    network.close(server);
+    settle(&mut network);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(client, &mut buffer, false), Err(Errno::ECONNRESET));
+
+    let (_, client, server) = connected_pair(&mut network, 7016);
+    network.set_options(server, Options { linger: Some(5), ..options }).unwrap();
+    network.send(server, b"kept", None).unwrap();
+    network.close(server);
+    settle(&mut network);
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Ok(4));
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Ok(0), "end of file");
 }
 
 #[test]

@@ -67,6 +67,7 @@ static const char *errno_name(int error) {
     case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
     case EDESTADDRREQ: return "EDESTADDRREQ";
     case ENETUNREACH: return "ENETUNREACH";
+    case EDOM: return "EDOM";
     default: return "E?";
     }
 }
