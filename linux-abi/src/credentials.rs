@@ -28,7 +28,8 @@ impl Ids {
         Ids { real: id, effective: id, saved: id, file_system: id }
     }
 
-    fn holds(&self, id: u32) -> bool {
+    /// Whether `id` is its real, effective or saved id.
+    pub fn holds(&self, id: u32) -> bool {
         id == self.real || id == self.effective || id == self.saved
     }
 

@@ -19,7 +19,7 @@
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use machine::set_once::SetOnce;
 use net::{Errno, Family, Network, SocketId, SocketKind};
@@ -27,6 +27,7 @@ use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
 
 use crate::poll_wakeups::Registration;
+use crate::socket_waits::{Patience, Timeout, TimeoutCell};
 
 /// Taken alone, outside the pollers' lock (5).
 const NETWORK_LEVEL: Level = Level::new(8);
@@ -159,29 +160,6 @@ pub fn proc_net_files() -> Vec<(&'static str, alloc::string::String)> {
     tables.iter().zip(rows).map(|((name, family, kind), rows)| (*name, net::proc_text(&rows, *family, *kind, &inode_number))).collect()
 }
 
-/// How long a socket call may wait for the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Patience {
-    /// Not at all (`O_NONBLOCK`, `MSG_DONTWAIT`, a timeout below zero).
-    Never,
-    /// Until the operation can go on or a signal comes.
-    Unbounded,
-    /// Until this uptime (nanoseconds): `SO_RCVTIMEO`/`SO_SNDTIMEO`.
-    Until(u64),
-}
-
-impl Patience {
-    /// A call's patience: none when `nonblocking`, else what `timeout`
-    /// (a socket's [`Timeout`]) allows from now.
-    pub fn of(nonblocking: bool, timeout: Timeout) -> Patience {
-        match (nonblocking, timeout) {
-            (true, _) | (false, Timeout::Immediate) => Patience::Never,
-            (false, Timeout::Forever) => Patience::Unbounded,
-            (false, Timeout::After(nanoseconds)) => Patience::Until(uptime().saturating_add(nanoseconds)),
-        }
-    }
-}
-
 /// Runs `operation` until it does not say EAGAIN: at once under
 /// [`Patience::Never`], else waiting for a change in the network (or its
 /// next timer) and giving EAGAIN when the patience runs out. A signal ends
@@ -214,48 +192,6 @@ pub fn wait<R>(patience: Patience, interrupted: &dyn Fn() -> bool, mut operation
             // A timer of the network's may be due: run it before trying again.
             let _ = with(|_| Ok(()));
         }
-    }
-}
-
-/// A socket's `SO_RCVTIMEO` or `SO_SNDTIMEO`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Timeout {
-    /// None set (`{0, 0}`): a blocking call waits as long as it must.
-    Forever,
-    /// Set below zero: Linux then does not wait at all.
-    Immediate,
-    /// Waits at most this long (nanoseconds).
-    After(u64),
-}
-
-/// A [`Timeout`] that the socket's descriptors share, changed without the
-/// network's lock.
-struct TimeoutCell(AtomicU64);
-
-impl TimeoutCell {
-    const FOREVER: u64 = u64::MAX;
-
-    fn new(timeout: Timeout) -> TimeoutCell {
-        let cell = TimeoutCell(AtomicU64::new(Self::FOREVER));
-        cell.set(timeout);
-        cell
-    }
-
-    fn get(&self) -> Timeout {
-        match self.0.load(Ordering::Relaxed) {
-            Self::FOREVER => Timeout::Forever,
-            0 => Timeout::Immediate,
-            nanoseconds => Timeout::After(nanoseconds),
-        }
-    }
-
-    fn set(&self, timeout: Timeout) {
-        let encoded = match timeout {
-            Timeout::Forever => Self::FOREVER,
-            Timeout::Immediate => 0,
-            Timeout::After(nanoseconds) => nanoseconds.clamp(1, Self::FOREVER - 1),
-        };
-        self.0.store(encoded, Ordering::Relaxed);
     }
 }
 

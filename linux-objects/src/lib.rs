@@ -52,6 +52,7 @@ pub mod record_locks;
 pub mod signal_fds;
 pub mod signal_sending;
 pub mod signals;
+pub mod socket_waits;
 pub mod sleep_lock;
 pub mod sysv_ipc;
 pub mod timer_fds;

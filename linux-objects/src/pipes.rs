@@ -9,14 +9,18 @@
 //! (`SOCK_DGRAM`, `SOCK_SEQPACKET` pairs) every write is one record and a
 //! read takes one record whole (what does not fit the reader's buffer is
 //! dropped); in stream mode a write that carries descriptors
-//! (`SCM_RIGHTS`) is a record too: a read may run into it but not past
-//! it, and the read that takes bytes of it takes its descriptors (Linux's
-//! rule for stream sockets).
+//! (`SCM_RIGHTS`) or credentials (`SCM_CREDENTIALS`) is a record too: a
+//! read may run into it but not past it, and the read that takes bytes of
+//! it takes what is attached (Linux's rule for stream sockets). A record
+//! also says who sent it (a named datagram socket's sender).
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use crate::descriptor_passing::InFlight;
+use crate::named_sockets::SocketName;
 
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
@@ -35,12 +39,49 @@ pub const PIPE_BUF: usize = 4096;
 /// The pipe lock's level (above the sync layer, whose condvar it waits on).
 const PIPE_LEVEL: Level = Level::new(8);
 
-/// A record: bytes `start..end` of everything ever written, and the
-/// descriptors that travel with it.
+/// A record: bytes `start..end` of everything ever written, and what
+/// travels with it.
 struct Record {
     start: u64,
     end: u64,
-    descriptors: Option<InFlight>,
+    attached: Attached,
+}
+
+/// A sender's account of itself (`struct ucred`): process, user, group.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Credentials {
+    pub pid: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Credentials {
+    /// What a receiver that asked for credentials gets for a record sent
+    /// without them (Linux's: no process, the overflow user and group).
+    pub const UNKNOWN: Credentials = Credentials { pid: 0, uid: 65534, gid: 65534 };
+}
+
+/// What travels with a record besides its bytes.
+#[derive(Default)]
+pub struct Attached {
+    /// Open files passed (`SCM_RIGHTS`).
+    pub descriptors: Option<InFlight>,
+    /// The sender's credentials (`SCM_CREDENTIALS`).
+    pub credentials: Option<Credentials>,
+    /// The sending socket's name (datagrams sent to a name).
+    pub sender: Option<SocketName>,
+}
+
+impl Attached {
+    /// Nothing attached.
+    pub fn is_empty(&self) -> bool {
+        self.descriptors.is_none() && self.credentials.is_none() && self.sender.is_none()
+    }
+
+    /// What a peek sees: all but the descriptors (taken only by a read).
+    fn peeked(&self) -> Attached {
+        Attached { descriptors: None, credentials: self.credentials, sender: self.sender.clone() }
+    }
 }
 
 struct PipeState {
@@ -66,6 +107,9 @@ struct PipeState {
 pub struct Pipe {
     state: KernelTicketLock<PipeState>,
     changed: Condvar<KernelBlocking>,
+    /// The socket reading it asked for credentials (`SO_PASSCRED`):
+    /// senders attach theirs.
+    wants_credentials: AtomicBool,
 }
 
 impl Pipe {
@@ -91,7 +135,7 @@ impl Pipe {
             writers: ends,
             opened: (u64::from(ends), u64::from(ends)),
         };
-        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new() }
+        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new(), wants_credentials: AtomicBool::new(false) }
     }
 
     /// A named pipe's (FIFO's) pipe, no end open yet.
@@ -159,9 +203,19 @@ impl Pipe {
         self.receive(buffer, limit, nonblocking, interrupted, false).map(|received| received.count)
     }
 
+    /// Whether the socket reading it asked for senders' credentials.
+    pub fn wants_credentials(&self) -> bool {
+        self.wants_credentials.load(Ordering::Relaxed)
+    }
+
+    /// `SO_PASSCRED` on the socket reading it.
+    pub fn set_wants_credentials(&self, on: bool) {
+        self.wants_credentials.store(on, Ordering::Relaxed);
+    }
+
     /// Reads as [`read`](Self::read) does, or leaves the bytes (`take`
-    /// false), and says how long the record was and what descriptors came
-    /// with the bytes (only when taken).
+    /// false), and says how long the record was and what came with the
+    /// bytes (descriptors only when taken).
     pub fn receive(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool, take: bool) -> Result<Received, Errno> {
         let mut state = self.state.lock();
         loop {
@@ -174,7 +228,12 @@ impl Pipe {
                 let from_front = count.min(front.len());
                 buffer.extend_from_slice(&front[..from_front]);
                 buffer.extend_from_slice(&back[..count - from_front]);
-                let mut descriptors = None;
+                let mut attached = Attached::default();
+                if !take {
+                    if let Some(record) = state.records.front().filter(|record| state.packets || record.start < state.taken + count as u64) {
+                        attached = record.attached.peeked();
+                    }
+                }
                 if take {
                     // A packet's unread rest goes with it.
                     let drained = if state.packets { available } else { count };
@@ -183,7 +242,7 @@ impl Pipe {
                     let (taken, packets) = (state.taken, state.packets);
                     if let Some(record) = state.records.front_mut() {
                         if packets || record.start < taken {
-                            descriptors = record.descriptors.take();
+                            attached = core::mem::take(&mut record.attached);
                         }
                         if record.end <= taken {
                             state.records.pop_front();
@@ -193,10 +252,10 @@ impl Pipe {
                     self.changed.broadcast();
                     crate::poll_wakeups::changed();
                 }
-                return Ok(Received { count, length: whole, descriptors });
+                return Ok(Received { count, length: whole, attached });
             }
             if state.writers == 0 || (limit == 0 && !state.packets) {
-                return Ok(Received { count: 0, length: 0, descriptors: None });
+                return Ok(Received { count: 0, length: 0, attached: Attached::default() });
             }
             if nonblocking {
                 return Err(Errno::EAGAIN);
@@ -211,10 +270,12 @@ impl Pipe {
         }
     }
 
-    /// Writes `data` as one record carrying `descriptors` (waiting until
-    /// it all fits; EMSGSIZE when it never could): a datagram, or a stream
-    /// write with `SCM_RIGHTS`. EPIPE when no reader is left.
-    pub fn send_record(&self, data: &[u8], descriptors: Option<InFlight>, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+    /// Writes `data` as one record carrying `attached` (waiting until it
+    /// all fits; EMSGSIZE when it never could): a datagram, or a stream
+    /// write with `SCM_RIGHTS` or `SCM_CREDENTIALS`. EPIPE when no reader
+    /// is left. `attached` is taken only when the record is sent (a caller
+    /// that tries again still has it).
+    pub fn send_record(&self, data: &[u8], attached: &mut Attached, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
         let mut state = self.state.lock();
         if data.len() > state.capacity.min(LARGEST_RECORD) {
             return Err(Errno::EMSGSIZE);
@@ -241,7 +302,7 @@ impl Pipe {
         state.bytes.extend(data);
         state.written += data.len() as u64;
         let end = state.written;
-        state.records.push_back(Record { start, end, descriptors });
+        state.records.push_back(Record { start, end, attached: core::mem::take(attached) });
         drop(state);
         self.changed.broadcast();
         crate::poll_wakeups::changed();
@@ -255,7 +316,7 @@ impl Pipe {
         let mut state = self.state.lock();
         if state.packets {
             drop(state);
-            return self.send_record(data, None, nonblocking, interrupted);
+            return self.send_record(data, &mut Attached::default(), nonblocking, interrupted);
         }
         while written < data.len() {
             if state.readers == 0 {
@@ -341,8 +402,9 @@ pub struct Received {
     /// The whole record's length in packet mode (more than `count` when it
     /// was cut short: `MSG_TRUNC`); the bytes available otherwise.
     pub length: usize,
-    /// Descriptors that came with them (`SCM_RIGHTS`).
-    pub descriptors: Option<InFlight>,
+    /// What came with them: descriptors (`SCM_RIGHTS`; only when taken),
+    /// credentials, the sender's name.
+    pub attached: Attached,
 }
 
 /// What a read may take now from a pipe with bytes or records waiting:

@@ -5,9 +5,9 @@
 //! waits for room and is `EPIPE` once the peer can no longer read.
 //! `shutdown` closes one direction early. `SOCK_STREAM` pairs carry
 //! bytes; `SOCK_DGRAM` and `SOCK_SEQPACKET` pairs carry records, kept
-//! whole (the pipes' packet mode). Descriptors travel with records
-//! (`descriptor_passing.rs`). Named sockets (`bind`, `connect`) are not
-//! here yet.
+//! whole (the pipes' packet mode). Descriptors and credentials travel
+//! with records (`descriptor_passing.rs`, `pipes::Attached`). Named
+//! sockets are in `named_sockets.rs`.
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -69,6 +69,11 @@ impl SocketEnd {
     /// The pipe this end reads.
     pub fn incoming(&self) -> &Pipe {
         &self.incoming
+    }
+
+    /// The pipe this end reads, shared.
+    pub fn incoming_pipe(&self) -> Arc<Pipe> {
+        self.incoming.clone()
     }
 
     /// The pipe this end writes.

@@ -45,10 +45,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             pipe.read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
             return Ok(buffer);
         }
-        Backing::Socket(socket) => {
-            socket.end_for_reading()?.incoming().read(&mut buffer, length.min(CHUNK), nonblocking, &interrupted)?;
-            return Ok(buffer);
-        }
+        Backing::Socket(_) => return super::sockets::read(call, file, length),
         Backing::Inet(socket) => return super::inet::read(call, file, socket, length),
         Backing::EventCounter(counter) => {
             if length < 8 {
@@ -158,7 +155,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         }
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
-        Backing::Socket(socket) => signal_broken_pipe(call, write_socket(&*socket.end()?, data, nonblocking, &interrupted)),
+        Backing::Socket(_) => super::sockets::write(call, file, data),
         Backing::Inet(socket) => super::inet::send(call, file, socket, data, None, 0),
         Backing::EventCounter(counter) => {
             let value = data.get(..8).ok_or(Errno::EINVAL)?;

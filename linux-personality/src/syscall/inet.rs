@@ -16,7 +16,8 @@ use net::{IpEndpoint, Network, Options, Shutdown, SocketKind};
 
 use super::files::{drop_descriptor, install_descriptor, signal_broken_pipe, CHUNK};
 use super::{value, Call, CallResult};
-use crate::inet_sockets::{self, InetSocket, Patience, Timeout};
+use crate::inet_sockets::{self, InetSocket};
+use crate::socket_waits::{Patience, Timeout};
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
 
@@ -315,7 +316,7 @@ const SO_SNDTIMEO: u64 = 21;
 const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
 
 /// A timeout as the `struct timeval` `getsockopt` gives (`{0, 0}` for none).
-fn timeval(timeout: Timeout) -> [u8; 16] {
+pub(super) fn timeval(timeout: Timeout) -> [u8; 16] {
     let nanoseconds = match timeout {
         Timeout::Forever | Timeout::Immediate => 0,
         Timeout::After(nanoseconds) => nanoseconds,
@@ -329,7 +330,7 @@ fn timeval(timeout: Timeout) -> [u8; 16] {
 /// The `struct timeval` at the call's value argument as a timeout: `{0,
 /// 0}` none, seconds below zero no waiting at all, microseconds out of
 /// range EDOM (Linux's rules).
-fn read_timeval(call: &Call<'_>) -> Result<Timeout, Errno> {
+pub(super) fn read_timeval(call: &Call<'_>) -> Result<Timeout, Errno> {
     if call.argument(4) < 16 {
         return Err(Errno::EINVAL);
     }

@@ -1,10 +1,11 @@
-//! Socket system calls on what sockets there are: connected Unix pairs
-//! (`socketpair`: stream, datagram, seqpacket). Sending and receiving
-//! (`sendto`, `recvfrom`, `sendmsg`, `recvmsg` with `SCM_RIGHTS`, plus
-//! plain `read`/`write` in `files.rs`), `shutdown`, options and names. A
-//! call on a descriptor that is not a socket is ENOTSOCK; other families
-//! and types are refused with Linux's errno. `socket`, `bind`, `connect`
-//! and the network are not here yet.
+//! Socket system calls: Unix sockets here (pairs from `socketpair`,
+//! named ones from `socket`: stream, datagram, seqpacket), Internet
+//! sockets sent on to `inet.rs`. Sending and receiving (`sendto`,
+//! `recvfrom`, `sendmsg`, `recvmsg` with `SCM_RIGHTS` and
+//! `SCM_CREDENTIALS`; `read`/`write` come here from `files.rs`) within
+//! `SO_SNDTIMEO`/`SO_RCVTIMEO`, `shutdown`, options and names. A call on a
+//! descriptor that is not a socket is ENOTSOCK; other families and types
+//! are refused with Linux's errno.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -15,7 +16,8 @@ use super::files::{descriptor, drop_descriptor, install_descriptor, io_vectors, 
 use super::{value, Call, CallResult};
 use crate::open_files::{flags, Backing, OpenFile};
 use crate::descriptor_passing::InFlight;
-use crate::pipes::Received;
+use crate::pipes::{Attached, Credentials, Received};
+use crate::socket_waits::Patience;
 use crate::named_sockets::{SocketName, UnixSocket};
 use crate::inet_sockets::InetSocket;
 use crate::unix_sockets::{Shutdown, SocketEnd, SocketKind};
@@ -40,6 +42,9 @@ const SCM_CREDENTIALS: u32 = 2;
 /// `sizeof(struct cmsghdr)`: length (8), level (4), type (4).
 const CONTROL_HEADER: usize = 16;
 pub(super) const SOL_SOCKET: u64 = 1;
+const SO_PASSCRED: u64 = 16;
+const SO_RCVTIMEO: u64 = 20;
+const SO_SNDTIMEO: u64 = 21;
 /// A Unix socket's buffer size as Linux reports it (`SO_SNDBUF`, `SO_RCVBUF`).
 const BUFFER_BYTES: u32 = 212_992;
 
@@ -66,11 +71,6 @@ fn socket_of(file: &OpenFile) -> Result<&Arc<UnixSocket>, Errno> {
         Backing::Socket(socket) => Ok(socket),
         _ => Err(Errno::ENOTSOCK),
     }
-}
-
-/// The connected end of the socket `file` is open on (ENOTSOCK, ENOTCONN).
-fn end_of(file: &OpenFile) -> Result<Arc<SocketEnd>, Errno> {
-    socket_of(file)?.end()
 }
 
 /// `socketpair(domain, type, protocol, sv)`.
@@ -124,43 +124,148 @@ pub fn shutdown(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-/// Sends `data` (with `descriptors`, if any) on socket `file` with
-/// `MSG_*` `message_flags`.
-fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], descriptors: Option<InFlight>, message_flags: u64) -> Result<usize, Errno> {
-    let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
+/// What a message's control part carries.
+#[derive(Default)]
+struct Control {
+    descriptors: Option<InFlight>,
+    credentials: Option<Credentials>,
+}
+
+/// The largest record a stream send with something attached is cut into
+/// (a stream's pipe holds 64 KiB; a record must fit whole).
+const ATTACHED_STREAM_RECORD: usize = 16 * 1024;
+
+/// Runs `operation(nonblocking)` as `patience` allows: once without
+/// waiting, waiting as long as it must, or — under a socket timeout —
+/// without waiting, tried again on every change until the deadline.
+fn with_patience<R>(patience: Patience, interrupted: &dyn Fn() -> bool, mut operation: impl FnMut(bool) -> Result<R, Errno>) -> Result<R, Errno> {
+    match patience {
+        Patience::Never => operation(true),
+        Patience::Unbounded => operation(false),
+        Patience::Until(deadline) => crate::socket_waits::wait_as_poller(deadline, interrupted, || operation(true)),
+    }
+}
+
+/// The caller's own credentials: pid, real user and group.
+fn own_credentials(call: &Call<'_>) -> Credentials {
+    let ids = call.process.state().credentials;
+    Credentials { pid: call.pid(), uid: ids.user.real, gid: ids.group.real }
+}
+
+/// Credentials a sender claims (`SCM_CREDENTIALS`), checked as Linux
+/// does: its own pid unless root (then any live process, else ESRCH), a
+/// uid and gid it holds unless root (EPERM).
+fn claimed_credentials(call: &Call<'_>, claimed: Credentials) -> Result<Credentials, Errno> {
+    let ids = call.process.state().credentials;
+    let privileged = ids.privileged();
+    let own_pid = claimed.pid == call.pid();
+    if !(own_pid || privileged) || !(privileged || ids.user.holds(claimed.uid)) || !(privileged || ids.group.holds(claimed.gid)) {
+        return Err(Errno::EPERM);
+    }
+    if !own_pid && crate::process::find(claimed.pid).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    Ok(claimed)
+}
+
+/// Sends `data` with what `control` attaches on socket `file` (to `to`,
+/// a datagram socket's destination by name) with `MSG_*` flags, within
+/// `O_NONBLOCK`, `MSG_DONTWAIT` and `SO_SNDTIMEO`.
+fn send(call: &Call<'_>, file: &OpenFile, data: &[u8], control: Control, to: Option<&SocketName>, message_flags: u64) -> Result<usize, Errno> {
+    let socket = socket_of(file)?;
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.send_timeout.get());
     let interrupted = || call.interrupted();
-    let end = end_of(file)?;
-    let written = match descriptors {
-        // A stream carries descriptors only with at least one byte.
-        Some(_) if data.is_empty() && end.kind == SocketKind::Stream => Ok(0),
-        Some(descriptors) if end.can_write() => end.outgoing().send_record(data, Some(descriptors), nonblocking, &interrupted),
-        _ => write_socket(&end, data, nonblocking, &interrupted),
+    let written = if socket.is_addressable() {
+        let pipe = socket.datagram_destination(to)?;
+        let credentials = control.credentials.or_else(|| pipe.wants_credentials().then(|| own_credentials(call)));
+        let mut attached = Attached { descriptors: control.descriptors, credentials, sender: socket.name() };
+        with_patience(patience, &interrupted, |nonblocking| pipe.send_record(data, &mut attached, nonblocking, &interrupted))
+    } else {
+        let end = socket.end()?;
+        let credentials = control.credentials.or_else(|| end.outgoing().wants_credentials().then(|| own_credentials(call)));
+        match (control.descriptors, credentials) {
+            (None, None) => send_bytes(&end, data, patience, &interrupted),
+            // A stream carries descriptors only with at least one byte.
+            (Some(_), _) if data.is_empty() && end.kind == SocketKind::Stream => Ok(0),
+            _ if !end.can_write() => Err(Errno::EPIPE),
+            (descriptors, credentials) => send_attached(&end, data, Attached { descriptors, credentials, sender: None }, patience, &interrupted),
+        }
     };
     match written {
         // A datagram to a peer that has gone is refused, without SIGPIPE.
-        Err(Errno::EPIPE) if end.kind == SocketKind::Datagram => Err(Errno::ECONNREFUSED),
+        Err(Errno::EPIPE) if socket.kind == SocketKind::Datagram => Err(Errno::ECONNREFUSED),
         written if message_flags & MSG_NOSIGNAL != 0 => written,
         written => signal_broken_pipe(call, written),
     }
 }
 
+/// Plain bytes to a connected end; under a timeout, as much as fits
+/// before the deadline (EAGAIN when nothing did).
+fn send_bytes(end: &SocketEnd, data: &[u8], patience: Patience, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+    let Patience::Until(deadline) = patience else { return write_socket(end, data, patience == Patience::Never, interrupted) };
+    let mut sent = 0;
+    let outcome = crate::socket_waits::wait_as_poller(deadline, interrupted, || {
+        sent += write_socket(end, &data[sent..], true, interrupted)?;
+        if sent < data.len() {
+            Err(Errno::EAGAIN)
+        } else {
+            Ok(())
+        }
+    });
+    match outcome {
+        Err(_) if sent > 0 => Ok(sent),
+        other => other.map(|()| sent),
+    }
+}
+
+/// Bytes with descriptors or credentials as records: one on a record
+/// socket; on a stream, pieces of at most [`ATTACHED_STREAM_RECORD`]
+/// bytes, the descriptors with the first, the credentials with each.
+fn send_attached(end: &SocketEnd, data: &[u8], mut attached: Attached, patience: Patience, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
+    if end.kind == SocketKind::Stream && data.is_empty() {
+        return Ok(0);
+    }
+    let piece = if end.kind == SocketKind::Stream { ATTACHED_STREAM_RECORD } else { data.len().max(1) };
+    let credentials = attached.credentials;
+    let mut sent = 0;
+    for chunk in data.chunks(piece).chain(data.is_empty().then_some(&data[..0])) {
+        match with_patience(patience, interrupted, |nonblocking| end.outgoing().send_record(chunk, &mut attached, nonblocking, interrupted)) {
+            Ok(count) => sent += count,
+            Err(_) if sent > 0 => break,
+            Err(errno) => return Err(errno),
+        }
+        attached = Attached { credentials, ..Attached::default() };
+    }
+    Ok(sent)
+}
+
+/// `write(2)` on a Unix socket.
+pub(super) fn write(call: &Call<'_>, file: &OpenFile, data: &[u8]) -> Result<usize, Errno> {
+    send(call, file, data, Control::default(), None, 0)
+}
+
+/// `read(2)` on a Unix socket.
+pub(super) fn read(call: &Call<'_>, file: &OpenFile, length: usize) -> Result<Vec<u8>, Errno> {
+    receive(call, file, length, 0).map(|(data, _)| data)
+}
+
 /// Receives up to `length` bytes from socket `file`, with what came with
-/// them.
+/// them, within `O_NONBLOCK`, `MSG_DONTWAIT` and `SO_RCVTIMEO`.
 fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) -> Result<(Vec<u8>, Received), Errno> {
-    let nonblocking = file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0;
+    let socket = socket_of(file)?;
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.receive_timeout.get());
     let interrupted = || call.interrupted();
-    let end = socket_of(file)?.end_for_reading()?;
-    let incoming = end.incoming();
+    let incoming = socket.reading_pipe()?;
     let length = length.min(CHUNK);
     let mut buffer = Vec::new();
     let take = message_flags & MSG_PEEK == 0;
-    let mut received = incoming.receive(&mut buffer, length, nonblocking, &interrupted, take)?;
+    let mut received = with_patience(patience, &interrupted, |nonblocking| incoming.receive(&mut buffer, length, nonblocking, &interrupted, take))?;
     // MSG_WAITALL on a stream: on until it is all there, end of file, a
     // signal, or descriptors.
-    while take && end.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !buffer.is_empty() && buffer.len() < length && received.descriptors.is_none() {
+    while take && socket.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !buffer.is_empty() && buffer.len() < length && received.attached.descriptors.is_none() {
         let wanted = length - buffer.len();
-        match incoming.receive(&mut buffer, wanted, nonblocking, &interrupted, true) {
-            Ok(more) if more.count > 0 => received.descriptors = more.descriptors,
+        match with_patience(patience, &interrupted, |nonblocking| incoming.receive(&mut buffer, wanted, nonblocking, &interrupted, true)) {
+            Ok(more) if more.count > 0 => received.attached.descriptors = more.attached.descriptors,
             _ => break,
         }
     }
@@ -168,8 +273,9 @@ fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) 
     Ok((buffer, received))
 }
 
-/// `sendto(fd, buffer, length, flags, address, address_length)`: the
-/// address of a connected socket is not looked at.
+/// `sendto(fd, buffer, length, flags, address, address_length)`: a
+/// datagram socket's destination by name, if given; the address of a
+/// connected socket is not looked at.
 pub fn sendto(call: &mut Call<'_>) -> CallResult {
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::sendto(call, &file, &socket);
@@ -180,12 +286,36 @@ pub fn sendto(call: &mut Call<'_>) -> CallResult {
     data.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
     data.resize(length, 0);
     call.read_in(call.argument(1), &mut data)?;
-    value(send(call, &file, &data, None, call.argument(3))? as u64)
+    let to = destination(call, &file, call.argument(4), call.argument(5))?;
+    value(send(call, &file, &data, Control::default(), to.as_ref(), call.argument(3))? as u64)
+}
+
+/// A datagram socket's destination by name (`sendto`'s, `sendmsg`'s),
+/// if one is given; none for other sockets (Linux ignores it there).
+fn destination(call: &Call<'_>, file: &OpenFile, address: u64, length: u64) -> Result<Option<SocketName>, Errno> {
+    if address == 0 || !socket_of(file)?.is_addressable() {
+        return Ok(None);
+    }
+    resolve_name(call, read_address(call, address, length)?).map(Some)
+}
+
+/// The socket name `address` stands for: a path is looked up (ENOENT)
+/// and must be writable (EACCES).
+fn resolve_name(call: &Call<'_>, address: AddressName) -> Result<SocketName, Errno> {
+    Ok(match address {
+        AddressName::Abstract(name) => SocketName::Abstract(name),
+        AddressName::Path(path) => {
+            let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &path, true)?;
+            super::permissions::check(call, inode, super::permissions::want::WRITE, false)?;
+            SocketName::Path(inode, path)
+        }
+    })
 }
 
 /// `recvfrom(fd, buffer, length, flags, address, address_length)`: a
-/// connected pair's end gives no address (length 0). Descriptors that
-/// came with the bytes are closed (there is nowhere to put them).
+/// datagram's sender by name, if it had one (else length 0, as for a
+/// pair's end). Descriptors that came with the bytes are closed (there is
+/// nowhere to put them).
 /// `MSG_TRUNC` on a record socket returns the record's whole length.
 pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
@@ -196,7 +326,7 @@ pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
     let (data, received) = receive(call, &file, call.argument(2) as usize, message_flags)?;
     call.write_out(call.argument(1), &data)?;
     if call.argument(4) != 0 && call.argument(5) != 0 {
-        call.write_out(call.argument(5), &0u32.to_le_bytes())?;
+        write_sender(call, call.argument(4), call.argument(5), &received)?;
     }
     let records = socket_of(&file)?.kind.keeps_records();
     value(if records && message_flags & MSG_TRUNC != 0 { received.length } else { data.len() } as u64)
@@ -231,18 +361,20 @@ fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno>
     })
 }
 
-/// `sendmsg(fd, message, flags)`: the iovecs' bytes as one send, with the
-/// descriptors of its `SCM_RIGHTS` control messages (`SCM_CREDENTIALS`
-/// are accepted and not passed on).
+/// `sendmsg(fd, message, flags)`: the iovecs' bytes as one send (to the
+/// message's name, for a datagram socket), with the descriptors of its
+/// `SCM_RIGHTS` and the credentials of its `SCM_CREDENTIALS` control
+/// messages.
 pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return inet_sendmsg(call, &file, &socket);
     }
     let file = socket(call, call.argument(0))?;
     let header = message_header(call, call.argument(1))?;
-    let descriptors = descriptors_to_send(call, &header)?;
+    let to = destination(call, &file, header.name_at, header.name_length)?;
+    let control = control_to_send(call, &header)?;
     let data = gather(call, &header)?;
-    value(send(call, &file, &data, descriptors, call.argument(2))? as u64)
+    value(send(call, &file, &data, control, to.as_ref(), call.argument(2))? as u64)
 }
 
 /// The iovecs' bytes of `header`, gathered (at most [`CHUNK`]).
@@ -296,13 +428,14 @@ fn inet_recvmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Ca
     value(if message_flags & MSG_TRUNC != 0 { received.length } else { received.data.len() } as u64)
 }
 
-/// The descriptors a message's control part passes, taken into flight
-/// (EINVAL for a malformed control message, EBADF for a descriptor the
-/// caller does not hold).
-fn descriptors_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Option<InFlight>, Errno> {
+/// What a message's control part passes: descriptors taken into flight,
+/// credentials checked (EINVAL for a malformed control message, EBADF for
+/// a descriptor the caller does not hold, EPERM/ESRCH for credentials it
+/// may not claim).
+fn control_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Control, Errno> {
     let length = header.control_length as usize;
     if length == 0 {
-        return Ok(None);
+        return Ok(Control::default());
     }
     if length > 64 * 1024 {
         return Err(Errno::ENOBUFS);
@@ -312,6 +445,7 @@ fn descriptors_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Option
     control.resize(length, 0);
     call.read_in(header.control_at, &mut control)?;
     let mut fds: Vec<u32> = Vec::new();
+    let mut credentials = None;
     let mut at = 0;
     while at + CONTROL_HEADER <= length {
         let field = |offset: usize, size: usize| control[at + offset..at + offset + size].iter().rev().fold(0u64, |value, byte| value << 8 | u64::from(*byte));
@@ -326,15 +460,16 @@ fn descriptors_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Option
                     fds.push(field(CONTROL_HEADER + index * 4, 4) as u32);
                 }
             }
-            (SOL_SOCKET, SCM_CREDENTIALS) => {}
+            (SOL_SOCKET, SCM_CREDENTIALS) if message_length == CONTROL_HEADER + 12 => {
+                let word = |index: usize| field(CONTROL_HEADER + index * 4, 4) as u32;
+                credentials = Some(claimed_credentials(call, Credentials { pid: word(0), uid: word(1), gid: word(2) })?);
+            }
             _ => return Err(Errno::EINVAL),
         }
         at += message_length.next_multiple_of(8);
     }
-    if fds.is_empty() {
-        return Ok(None);
-    }
-    InFlight::send(call.process.native.space(), &fds).map(Some)
+    let descriptors = if fds.is_empty() { None } else { Some(InFlight::send(call.process.native.space(), &fds)?) };
+    Ok(Control { descriptors, credentials })
 }
 
 /// `recvmsg(fd, message, flags)`: into the iovecs in turn; descriptors
@@ -349,41 +484,78 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
     let header = message_header(call, call.argument(1))?;
     let message_flags = call.argument(2);
     let total: u64 = header.vectors.iter().map(|(_, length)| *length).fold(0, u64::saturating_add);
-    let (data, received) = receive(call, &file, total.min(CHUNK as u64) as usize, message_flags)?;
+    let (data, mut received) = receive(call, &file, total.min(CHUNK as u64) as usize, message_flags)?;
     scatter(call, &header, &data)?;
     let mut out_flags = 0u32;
     let records = socket_of(&file)?.kind.keeps_records();
     if records && received.length > data.len() {
         out_flags |= MSG_TRUNC as u32;
     }
-    let mut control_written = 0u64;
-    if let Some(descriptors) = received.descriptors {
-        let room = (header.control_length as usize).saturating_sub(CONTROL_HEADER) / 4;
-        if room < descriptors.count() {
+    let room = header.control_length as usize;
+    let mut control = Vec::new();
+    if socket_of(&file)?.passes_credentials() {
+        let credentials = received.attached.credentials.unwrap_or(Credentials::UNKNOWN);
+        let payload: Vec<u8> = [credentials.pid, credentials.uid, credentials.gid].iter().flat_map(|word| word.to_le_bytes()).collect();
+        out_flags |= put_control(&mut control, room, SCM_CREDENTIALS, &payload)?;
+    }
+    if let Some(descriptors) = received.attached.descriptors.take() {
+        let fits = room.saturating_sub(control.len() + CONTROL_HEADER) / 4;
+        if fits < descriptors.count() {
             out_flags |= MSG_CTRUNC;
         }
-        let fds = descriptors.deliver(call.process.native.space(), room);
+        let fds = descriptors.deliver(call.process.native.space(), fits);
         for fd in &fds {
             call.process.state().set_close_on_exec(*fd, message_flags & MSG_CMSG_CLOEXEC != 0)?;
         }
         if !fds.is_empty() {
-            let mut control = Vec::new();
-            control.try_reserve_exact(CONTROL_HEADER + fds.len() * 4).map_err(|_| Errno::ENOMEM)?;
-            control.extend_from_slice(&((CONTROL_HEADER + fds.len() * 4) as u64).to_le_bytes());
-            control.extend_from_slice(&(SOL_SOCKET as u32).to_le_bytes());
-            control.extend_from_slice(&SCM_RIGHTS.to_le_bytes());
-            for fd in &fds {
-                control.extend_from_slice(&fd.to_le_bytes());
-            }
-            call.write_out(header.control_at, &control)?;
-            control_written = (control.len() as u64).next_multiple_of(8).min(header.control_length);
+            let payload: Vec<u8> = fds.iter().flat_map(|fd| fd.to_le_bytes()).collect();
+            out_flags |= put_control(&mut control, room, SCM_RIGHTS, &payload)?;
         }
     }
-    call.write_out(header.name_length_at, &0u32.to_le_bytes())?;
-    call.write_out(header.control_length_at, &control_written.to_le_bytes())?;
+    if !control.is_empty() {
+        call.write_out(header.control_at, &control)?;
+    }
+    if header.name_at != 0 {
+        write_sender(call, header.name_at, header.name_length_at, &received)?;
+    } else {
+        call.write_out(header.name_length_at, &0u32.to_le_bytes())?;
+    }
+    call.write_out(header.control_length_at, &(control.len() as u64).to_le_bytes())?;
     call.write_out(header.flags_at, &out_flags.to_le_bytes())?;
     let length = if records && message_flags & MSG_TRUNC != 0 { received.length } else { data.len() };
     value(length as u64)
+}
+
+/// Appends a `SOL_SOCKET` control message of `kind` with `payload` to
+/// `control`, within `room` bytes in all: cut short (`MSG_CTRUNC`, the
+/// returned flag) when it does not fit, as Linux's `put_cmsg`; padded to
+/// 8 bytes when there is room.
+fn put_control(control: &mut Vec<u8>, room: usize, kind: u32, payload: &[u8]) -> Result<u32, Errno> {
+    let available = room.saturating_sub(control.len());
+    if available < CONTROL_HEADER {
+        return Ok(MSG_CTRUNC);
+    }
+    let full = CONTROL_HEADER + payload.len();
+    let written = full.min(available);
+    control.try_reserve(full.next_multiple_of(8)).map_err(|_| Errno::ENOMEM)?;
+    let start = control.len();
+    control.extend_from_slice(&(full as u64).to_le_bytes());
+    control.extend_from_slice(&(SOL_SOCKET as u32).to_le_bytes());
+    control.extend_from_slice(&kind.to_le_bytes());
+    control.extend_from_slice(payload);
+    control.truncate(start + written);
+    let padded = full.next_multiple_of(8).min(available);
+    control.resize(start + padded, 0);
+    Ok(if written < full { MSG_CTRUNC } else { 0 })
+}
+
+/// A received datagram's sender, as `recvfrom` and `recvmsg` give it: its
+/// name, or nothing (length 0) for an unnamed sender or a pair's end.
+fn write_sender(call: &Call<'_>, address: u64, length_at: u64, received: &Received) -> Result<(), Errno> {
+    match &received.attached.sender {
+        Some(name) => write_address(call, address, length_at, Some(name)),
+        None => call.write_out(length_at, &0u32.to_le_bytes()),
+    }
 }
 
 /// `getsockopt(fd, level, name, value, length)`: the `SOL_SOCKET` options
@@ -397,7 +569,6 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
     const SO_ERROR: u64 = 4;
     const SO_SNDBUF: u64 = 7;
     const SO_RCVBUF: u64 = 8;
-    const SO_PASSCRED: u64 = 16;
     const SO_ACCEPTCONN: u64 = 30;
     const SO_PROTOCOL: u64 = 38;
     const SO_DOMAIN: u64 = 39;
@@ -405,10 +576,17 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
         // A Unix socket has no other level's options.
         return Err(Errno::EOPNOTSUPP);
     }
+    let socket = socket_of(&file)?;
+    match call.argument(2) {
+        SO_RCVTIMEO => return write_option_value(call, &super::inet::timeval(socket.receive_timeout.get())),
+        SO_SNDTIMEO => return write_option_value(call, &super::inet::timeval(socket.send_timeout.get())),
+        _ => {}
+    }
     let answer: u32 = match call.argument(2) {
-        SO_TYPE => socket_of(&file)?.kind as u32,
-        SO_ACCEPTCONN => u32::from(socket_of(&file)?.is_listening()),
-        SO_ERROR | SO_PASSCRED | SO_PROTOCOL => 0,
+        SO_TYPE => socket.kind as u32,
+        SO_ACCEPTCONN => u32::from(socket.is_listening()),
+        SO_PASSCRED => u32::from(socket.passes_credentials()),
+        SO_ERROR | SO_PROTOCOL => 0,
         SO_SNDBUF | SO_RCVBUF => BUFFER_BYTES,
         SO_DOMAIN => AF_UNIX as u32,
         _ => return Err(Errno::ENOPROTOOPT),
@@ -426,21 +604,34 @@ pub(super) fn write_option_value(call: &Call<'_>, bytes: &[u8]) -> CallResult {
     value(0)
 }
 
-/// `setsockopt(fd, level, name, value, length)`: buffer sizes and
-/// `SO_PASSCRED` are accepted (nothing changes); other `SOL_SOCKET`
-/// options ENOPROTOOPT, other levels EOPNOTSUPP (as for Linux's Unix sockets).
+/// `setsockopt(fd, level, name, value, length)`: `SO_PASSCRED`, the
+/// timeouts; buffer sizes are accepted (nothing changes); other
+/// `SOL_SOCKET` options ENOPROTOOPT, other levels EOPNOTSUPP (as for
+/// Linux's Unix sockets).
 pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::setsockopt(call, &socket);
     }
-    socket(call, call.argument(0))?;
+    let file = socket(call, call.argument(0))?;
+    let socket = socket_of(&file)?;
     match (call.argument(1), call.argument(2)) {
+        (SOL_SOCKET, SO_RCVTIMEO) => {
+            socket.receive_timeout.set(super::inet::read_timeval(call)?);
+            value(0)
+        }
+        (SOL_SOCKET, SO_SNDTIMEO) => {
+            socket.send_timeout.set(super::inet::read_timeval(call)?);
+            value(0)
+        }
         (SOL_SOCKET, 7 | 8 | 16 | 32 | 33) => {
             if call.argument(4) < 4 {
                 return Err(Errno::EINVAL);
             }
             let mut option = [0u8; 4];
             call.read_in(call.argument(3), &mut option)?;
+            if call.argument(2) == SO_PASSCRED {
+                socket.set_pass_credentials(u32::from_le_bytes(option) != 0);
+            }
             value(0)
         }
         (SOL_SOCKET, _) => Err(Errno::ENOPROTOOPT),
@@ -592,14 +783,7 @@ pub fn connect(call: &mut Call<'_>) -> CallResult {
         return super::inet::connect(call, &file, &socket);
     }
     let file = socket(call, call.argument(0))?;
-    let name = match read_address(call, call.argument(1), call.argument(2))? {
-        AddressName::Abstract(name) => SocketName::Abstract(name),
-        AddressName::Path(path) => {
-            let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &path, true)?;
-            super::permissions::check(call, inode, super::permissions::want::WRITE, false)?;
-            SocketName::Path(inode, path)
-        }
-    };
+    let name = resolve_name(call, read_address(call, call.argument(1), call.argument(2))?)?;
     let nonblocking = file.status() & flags::O_NONBLOCK != 0;
     socket_of(&file)?.connect(&name, nonblocking, &|| call.interrupted())?;
     value(0)
