@@ -5,12 +5,16 @@
 //! The interrupt handler only acknowledges the device and calls the waker
 //! the network registered ([`set_waker`]); the network's thread then takes
 //! the received frames ([`VirtioNet::take_received`], copies: the slots
-//! are lent again at once) and sends its own ([`VirtioNet::transmit`]). A
+//! are lent again at once) and sends its own ([`VirtioNet::transmit`]).
+//! Frames that find every transmit slot in flight wait in a bounded queue
+//! (as Linux's transmit queue) and go out as slots come back — the device
+//! interrupts when it has sent — so a burst of replies is not lost. A
 //! device that breaks the queue protocol stops the card: every later call
 //! does nothing.
 //!
 //! Must never block, or give the device an address outside its own frames.
 
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use kernel_objects::device_memory::DmaFrame;
@@ -36,6 +40,8 @@ const TRANSMIT_SLOTS: usize = 64;
 const RECEIVE_QUEUE: u16 = 0;
 const TRANSMIT_QUEUE: u16 = 1;
 const FRAME_BYTES: usize = 4096;
+/// Frames that wait for a transmit slot before the card drops more.
+const WAITING_FRAMES: usize = 512;
 
 static WAKER: SetOnce<fn()> = SetOnce::new();
 
@@ -55,6 +61,8 @@ struct CardState {
     receive: Queue,
     transmit: Queue,
     memory: DeviceFrames,
+    /// Frames waiting for a transmit slot, oldest first.
+    waiting: VecDeque<Vec<u8>>,
     broken: bool,
 }
 
@@ -103,6 +111,7 @@ impl VirtioNet {
             receive: Queue { queue: receive_queue, notifier: receive_notifier, slots: receive_slots },
             transmit: Queue { queue: transmit_queue, notifier: transmit_notifier, slots: transmit_slots },
             memory,
+            waiting: VecDeque::new(),
             broken: false,
         };
         state.lend_receive_slots();
@@ -129,11 +138,13 @@ impl VirtioNet {
             }
         }
         state.reclaim_transmit_slots();
+        state.send_waiting();
         state.lend_receive_slots();
     }
 
-    /// Queues `frame` to be sent; false when it was dropped (every slot
-    /// in flight, or the card broken) — a network may drop.
+    /// Queues `frame` to be sent, after those waiting for a slot; false
+    /// when it was dropped (too large, too many waiting, the card broken)
+    /// — a network may drop.
     pub fn transmit(&self, frame: &[u8]) -> bool {
         let mut state = self.state.lock();
         if state.broken {
@@ -141,18 +152,18 @@ impl VirtioNet {
         }
         let state = &mut *state;
         state.reclaim_transmit_slots();
-        let sent = state.transmit.slots.send(&mut state.transmit.queue, &state.memory, frame);
-        if state.transmit.queue.should_notify(&state.memory) {
-            state.transport.notify(state.transmit.notifier);
-        }
-        match sent {
-            Ok(_) => true,
-            Err(PacketError::Busy | PacketError::TooLarge) => false,
-            Err(_) => {
-                state.broken = true;
-                false
+        state.send_waiting();
+        let outcome = if state.waiting.is_empty() { state.send(frame) } else { Err(PacketError::Busy) };
+        let kept = match outcome {
+            Ok(()) => true,
+            Err(PacketError::Busy) if state.waiting.len() < WAITING_FRAMES && state.waiting.try_reserve(1).is_ok() => {
+                state.waiting.push_back(frame.to_vec());
+                true
             }
-        }
+            Err(_) => false,
+        };
+        state.notify_transmit();
+        kept
     }
 
     /// The interrupt: acknowledged, and the network told.
@@ -173,6 +184,40 @@ impl CardState {
                 }
             }
             Err(_) => self.broken = true,
+        }
+    }
+
+    /// Puts `frame` in a transmit slot (Busy when none is free; a device
+    /// that broke the protocol stops the card).
+    fn send(&mut self, frame: &[u8]) -> Result<(), PacketError> {
+        match self.transmit.slots.send(&mut self.transmit.queue, &self.memory, frame) {
+            Ok(_) => Ok(()),
+            Err(error @ (PacketError::Busy | PacketError::TooLarge)) => Err(error),
+            Err(error) => {
+                self.broken = true;
+                Err(error)
+            }
+        }
+    }
+
+    /// Sends waiting frames while slots are free.
+    fn send_waiting(&mut self) {
+        while let Some(frame) = self.waiting.pop_front() {
+            match self.send(&frame) {
+                Ok(()) => {}
+                Err(PacketError::Busy) => {
+                    self.waiting.push_front(frame);
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+        self.notify_transmit();
+    }
+
+    fn notify_transmit(&mut self) {
+        if self.transmit.queue.should_notify(&self.memory) {
+            self.transport.notify(self.transmit.notifier);
         }
     }
 

@@ -176,7 +176,11 @@ impl Network {
     }
 
     /// Tops the listener `id` up to [`LISTEN_SLOTS`] listening smoltcp
-    /// sockets per lane, while its half-open connections stay within bounds.
+    /// sockets per lane, while its half-open connections stay within
+    /// bounds: at the bound the oldest half-open connection goes, so a SYN
+    /// flood that never completes its handshakes still leaves a new
+    /// client a listening socket (Linux answers floods with SYN cookies;
+    /// this is the bound without them).
     fn refill(&mut self, id: SocketId) {
         let Ok(socket) = self.socket(id) else { return };
         let Some(local) = socket.local else { return };
@@ -188,7 +192,10 @@ impl Network {
             let listening = self.listening_on(id, lane);
             for _ in listening..LISTEN_SLOTS {
                 if count >= limit {
-                    break;
+                    if !self.drop_oldest_half_open(id) {
+                        break;
+                    }
+                    count -= 1;
                 }
                 // Without room for another listening socket, the pool stays
                 // smaller (SYNs find fewer); the next refill tries again.
@@ -203,6 +210,19 @@ impl Network {
         if let Ok(Stream::Listening(listener)) = self.stream_mut(id) {
             listener.waiting.extend(added);
         }
+    }
+
+    /// Forgets listener `id`'s oldest connection still in SYN-RECEIVED
+    /// (its peer's next segment gets a reset); false when it has none.
+    fn drop_oldest_half_open(&mut self, id: SocketId) -> bool {
+        let Ok(socket) = self.socket(id) else { return false };
+        let Body::Stream(Stream::Listening(listener)) = &socket.body else { return false };
+        let lanes = &self.lanes;
+        let Some(position) = listener.waiting.iter().position(|&(lane, handle)| lanes[lane].sockets.get::<tcp::Socket>(handle).state() == State::SynReceived) else { return false };
+        let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { return false };
+        let (lane, handle) = listener.waiting.remove(position);
+        self.lanes[lane].sockets.remove(handle);
+        true
     }
 
     fn listening_on(&self, id: SocketId, lane: LaneId) -> usize {
@@ -270,7 +290,11 @@ impl Network {
         let Ok(socket) = self.socket(id) else { return true };
         let Body::Stream(Stream::Listening(listener)) = &socket.body else { return true };
         let handshaking = |&(lane, handle): &(LaneId, SocketHandle)| matches!(self.lanes[lane].sockets.get::<tcp::Socket>(handle).state(), State::Listen | State::SynReceived);
-        listener.waiting.iter().all(handshaking) && (!listener.has_room() || listener.lanes.iter().all(|&lane| self.listening_on(id, lane) >= LISTEN_SLOTS))
+        let full_pools = listener.lanes.iter().all(|&lane| self.listening_on(id, lane) >= LISTEN_SLOTS);
+        // At the bound, a pool short of listening sockets is refilled by
+        // dropping a half-open connection, if there is one.
+        let half_open = |&(lane, handle): &(LaneId, SocketHandle)| self.lanes[lane].sockets.get::<tcp::Socket>(handle).state() == State::SynReceived;
+        listener.waiting.iter().all(handshaking) && (full_pools || (!listener.has_room() && !listener.waiting.iter().any(half_open)))
     }
 
     /// Whether some listener takes a connection to `local`: its port, its

@@ -58,8 +58,8 @@ pub struct ExecRequest {
     pub disk_log: Option<PathBuf>,
     /// A virtio network card on QEMU's user network (restricted: nothing
     /// leaves this machine), with host ports forwarded to the guest
-    /// (`--net`, `--port HOST:GUEST`).
-    pub network: Option<Vec<crate::network::PortForward>>,
+    /// (`--net`, `--port HOST:GUEST`); or frames over UDP to a host program.
+    pub network: Option<crate::network::GuestNetwork>,
 }
 
 /// `cargo xtask exec ...`.
@@ -227,8 +227,8 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         (Some(image), None) => command.args(crate::disk_image::qemu_arguments(image)),
         (None, _) => &mut command,
     };
-    if let Some(forwards) = &request.network {
-        command.args(crate::network::qemu_arguments(forwards));
+    if let Some(network) = &request.network {
+        command.args(crate::network::qemu_arguments(network));
     }
     command.stdout(Stdio::piped());
     let terminal = matches!(input, Input::Terminal);
@@ -366,7 +366,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
         disk,
         mount_disk,
         disk_log: None,
-        network,
+        network: network.map(crate::network::GuestNetwork::User),
     })
 }
 

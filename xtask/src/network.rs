@@ -5,8 +5,14 @@
 //! would give (`/init` sets it when `/etc/lamina-net` exists); Lamina asks
 //! DHCP itself.
 //!
+//! For the bad-packet check the card can instead carry its frames as UDP
+//! datagrams between QEMU and a host program on 127.0.0.1 (QEMU's `dgram`
+//! backend): no user network at all, the host program is the guest's
+//! whole world.
+//!
 //! Must never open a path off this machine: no forward listens beyond
-//! 127.0.0.1 and the user network stays restricted.
+//! 127.0.0.1, the user network stays restricted, datagrams go to
+//! 127.0.0.1 only.
 
 use crate::failure::{Failure, Outcome};
 
@@ -15,6 +21,16 @@ use crate::failure::{Failure, Outcome};
 pub struct PortForward {
     pub host: u16,
     pub guest: u16,
+}
+
+/// What the guest's card is plugged into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuestNetwork {
+    /// QEMU's restricted user network, with host ports forwarded.
+    User(Vec<PortForward>),
+    /// Frames as UDP datagrams on 127.0.0.1: QEMU receives on `qemu_port`
+    /// and sends to `peer_port`, where a host program answers.
+    Datagrams { qemu_port: u16, peer_port: u16 },
 }
 
 /// What a Linux guest loads for its card.
@@ -34,12 +50,20 @@ pub fn parse_port_forward(text: &str) -> Outcome<PortForward> {
     }
 }
 
-/// QEMU's arguments for the card and its restricted user network.
-pub fn qemu_arguments(forwards: &[PortForward]) -> Vec<String> {
-    let mut netdev = "user,id=net0,restrict=on".to_string();
-    for forward in forwards {
-        netdev.push_str(&format!(",hostfwd=tcp:127.0.0.1:{}-:{}", forward.host, forward.guest));
-    }
+/// QEMU's arguments for the card and what it is plugged into.
+pub fn qemu_arguments(network: &GuestNetwork) -> Vec<String> {
+    let netdev = match network {
+        GuestNetwork::User(forwards) => {
+            let mut netdev = "user,id=net0,restrict=on".to_string();
+            for forward in forwards {
+                netdev.push_str(&format!(",hostfwd=tcp:127.0.0.1:{}-:{}", forward.host, forward.guest));
+            }
+            netdev
+        }
+        GuestNetwork::Datagrams { qemu_port, peer_port } => format!(
+            "dgram,id=net0,local.type=inet,local.host=127.0.0.1,local.port={qemu_port},remote.type=inet,remote.host=127.0.0.1,remote.port={peer_port}"
+        ),
+    };
     vec!["-netdev".into(), netdev, "-device".into(), "virtio-net-pci,netdev=net0".into()]
 }
 
@@ -49,8 +73,10 @@ mod tests {
 
     #[test]
     fn forwards_listen_on_the_loopback_only_and_the_network_is_restricted() {
-        let arguments = qemu_arguments(&[PortForward { host: 16379, guest: 6379 }]);
+        let arguments = qemu_arguments(&GuestNetwork::User(vec![PortForward { host: 16379, guest: 6379 }]));
         assert_eq!(arguments[1], "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:16379-:6379");
+        let datagrams = qemu_arguments(&GuestNetwork::Datagrams { qemu_port: 1, peer_port: 2 });
+        assert!(datagrams[1].starts_with("dgram,") && datagrams[1].matches("host=127.0.0.1").count() == 2);
         assert_eq!(parse_port_forward("8080").unwrap(), PortForward { host: 8080, guest: 8080 });
         assert!(parse_port_forward("0:80").is_err() && parse_port_forward("x:80").is_err());
     }

@@ -27,7 +27,7 @@ pub fn run_command(mut arguments: Arguments) -> Outcome {
     let shell = shell_boot(image, disk.as_deref())?;
     let mut command = qemu_command(&machine, &shell.medium, Console::Interactive);
     command.args(&shell.disk_arguments);
-    command.args(crate::network::qemu_arguments(&forwards));
+    command.args(crate::network::qemu_arguments(&crate::network::GuestNetwork::User(forwards.clone())));
     for forward in &forwards {
         println!("xtask: 127.0.0.1:{} on this machine reaches the guest's port {}", forward.host, forward.guest);
     }

@@ -1,4 +1,4 @@
-//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites[,...]]
+//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites|net[,...]]
 //! [--repeat N] [--smp N[,N…]] [--tests PATTERN[,PATTERN…]]`: runs the tiers,
 //! prints `N passed, M failed` last and fails if anything failed. The last
 //! three shape the in-kernel tier (see `kernel_tests`): e.g.
@@ -13,6 +13,7 @@ use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::exec_pipes::run_exec_checks;
 use super::network_checks::run_network_checks;
+use super::bad_packet_checks::run_bad_packet_checks;
 use super::root_disk_checks::run_root_disk_checks;
 use super::crash_tier::run_crash_tier;
 use super::outside_suites::{run_outside_suites, SuiteOptions};
@@ -39,6 +40,9 @@ pub enum Tier {
     User,
     /// Outside conformance suites on Lamina and on Linux, per test.
     Suites,
+    /// The user tier's network checks alone (servers through forwarded
+    /// ports, malformed frames into the card), for work on the network.
+    Network,
 }
 
 const ALL_TIERS: [Tier; 7] = [
@@ -83,6 +87,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_user_tests(tally);
             run_exec_checks(tally);
             run_network_checks(tally);
+            run_bad_packet_checks(tally);
             run_disk_checks(tally);
             run_ext4_mount_checks(tally);
             run_ext4_write_checks(tally);
@@ -90,6 +95,10 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
             run_crash_tier(tally);
         }
         Tier::Suites => run_outside_suites(tally, &SuiteOptions::default()),
+        Tier::Network => {
+            run_network_checks(tally);
+            run_bad_packet_checks(tally);
+        }
     }
 }
 
@@ -122,6 +131,7 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "iso" => Ok(Tier::Iso),
         "user" => Ok(Tier::User),
         "suites" => Ok(Tier::Suites),
+        "net" => Ok(Tier::Network),
         other => Err(Failure::usage(format!(
             "--only takes host, loom, ktest, boot, iso, user or suites, not `{other}`"
         ))),

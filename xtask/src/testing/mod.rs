@@ -1,5 +1,6 @@
 //! `cargo xtask test`: every test tier that exists so far.
 
+mod bad_packet_checks;
 pub mod boot;
 pub mod command;
 pub mod crash_tier;
@@ -8,6 +9,7 @@ mod ext4_mount_checks;
 mod ext4_write_checks;
 mod exec_pipes;
 mod network_checks;
+mod packet_frames;
 mod guest_runs;
 mod faults;
 pub mod host;

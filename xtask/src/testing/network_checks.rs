@@ -12,7 +12,7 @@ use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output};
 use crate::failure::{Failure, Outcome};
 use crate::machine_options::MachineOptions;
-use crate::network::PortForward;
+use crate::network::{GuestNetwork, PortForward};
 use crate::outside::programs::{built, companions, PROGRAMS};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -93,7 +93,7 @@ fn nginx_serves_the_host(kernel: GuestKernel, (http_port, control_port): (u16, u
         disk: None,
         mount_disk: false,
         disk_log: None,
-        network: Some(vec![PortForward { host: http_port, guest: 8080 }, PortForward { host: control_port, guest: GUEST_PORT }]),
+        network: Some(GuestNetwork::User(vec![PortForward { host: http_port, guest: 8080 }, PortForward { host: control_port, guest: GUEST_PORT }])),
     };
     let expected = body.clone();
     let client = std::thread::spawn(move || http_client(http_port, control_port, &expected));
@@ -163,7 +163,7 @@ fn redis_round_trip(kernel: GuestKernel, host_port: u16) -> Outcome {
         disk: None,
         mount_disk: false,
         disk_log: None,
-        network: Some(vec![PortForward { host: host_port, guest: 6379 }]),
+        network: Some(GuestNetwork::User(vec![PortForward { host: host_port, guest: 6379 }])),
     };
     let client = std::thread::spawn(move || redis_client(&cli, host_port));
     let guest = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT));
@@ -214,7 +214,7 @@ fn echo_through_forwarded_port(kernel: GuestKernel, host_port: u16) -> Outcome {
         disk: None,
         mount_disk: false,
         disk_log: None,
-        network: Some(vec![PortForward { host: host_port, guest: GUEST_PORT }]),
+        network: Some(GuestNetwork::User(vec![PortForward { host: host_port, guest: GUEST_PORT }])),
     };
     let client = std::thread::spawn(move || client(host_port));
     let guest = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT));
