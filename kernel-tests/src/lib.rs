@@ -20,6 +20,7 @@ mod frames_every_cpu;
 mod locks;
 mod memory;
 mod runner;
+mod socket_charges;
 pub mod smp;
 mod stall_report;
 mod stress_plan;

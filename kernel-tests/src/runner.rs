@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use machine::stop::{self, ExitCode};
 use machine::timer;
 
-use super::{boot_checks, capabilities, containers, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
+use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
 use super::stress_plan::StressPlan;
 use super::{stall_report, watchdog};
 use kernel_objects::SystemFacts;
@@ -38,6 +38,7 @@ static FILES: &[&[Test]] = &[
     frames_every_cpu::TESTS,
     exhaustion::TESTS,
     containers::TESTS,
+    socket_charges::TESTS,
     user_mode::TESTS,
     capabilities::TESTS,
     locks::TESTS,

@@ -21,6 +21,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use containers::ContainerId;
 use machine::set_once::SetOnce;
 use net::{Errno, Family, Network, SocketId, SocketKind};
 use spinlock::kernel::KernelTicketLock;
@@ -40,6 +41,41 @@ fn uptime() -> u64 {
     machine::timer::uptime_nanoseconds()
 }
 
+/// The network, its socket buffers charged to the kernel's containers.
+fn new_network() -> Network {
+    let mut network = Network::new(uptime());
+    network.set_account(Box::new(ContainerAccount));
+    network
+}
+
+/// Socket buffers charged to containers, in pages (the network's owner
+/// is a container's id): a socket's are its maker's container's, a
+/// listener's pool and the connections it accepts the listener's.
+struct ContainerAccount;
+
+impl net::BufferAccount for ContainerAccount {
+    fn take(&mut self, owner: net::Owner, bytes: usize) -> bool {
+        kernel_objects::kernel_containers::charge(container_of(owner), pages(bytes))
+    }
+
+    fn give_back(&mut self, owner: net::Owner, bytes: usize) {
+        kernel_objects::kernel_containers::release(container_of(owner), pages(bytes));
+    }
+}
+
+fn pages(bytes: usize) -> u64 {
+    bytes.div_ceil(4096) as u64
+}
+
+/// The network's name for `container`.
+fn owner_of(container: ContainerId) -> net::Owner {
+    (u64::from(container.index()) << 32) | u64::from(container.generation())
+}
+
+fn container_of(owner: net::Owner) -> ContainerId {
+    ContainerId::from_parts((owner >> 32) as u32, owner as u32)
+}
+
 /// Runs `operation` on the network, then moves its packets; wakes
 /// pollers unless nothing changed (an operation that would block changes
 /// nothing by itself).
@@ -47,7 +83,7 @@ pub fn with<R>(operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Resu
     let mut outgoing = Vec::new();
     let (result, changed) = {
         let mut slot = NETWORK.lock();
-        let network = slot.get_or_insert_with(|| Network::new(uptime()));
+        let network = slot.get_or_insert_with(new_network);
         let result = operation(network);
         // An operation that would block changed nothing: no packet to
         // move unless some arrived (timers run when a waiter's sleep ends).
@@ -143,7 +179,7 @@ fn report(news: &net::DhcpNews) {
 /// Looks at the network without moving packets (readiness for `poll`).
 pub fn look<R>(question: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
     let mut slot = NETWORK.lock();
-    question(slot.get_or_insert_with(|| Network::new(uptime())))
+    question(slot.get_or_insert_with(new_network))
 }
 
 /// The inode number Internet socket `id` shows (`fstat`, `/proc/PID/fd`
@@ -211,7 +247,9 @@ pub struct InetSocket {
 impl InetSocket {
     /// A new socket (ENOMEM when the table cannot grow).
     pub fn open(family: Family, kind: SocketKind) -> Result<InetSocket, Errno> {
-        let id = with(|network| network.open(family, kind))?;
+        // Its buffers are charged to the caller's container.
+        let owner = owner_of(sched::current().container());
+        let id = with(|network| network.open_for(family, kind, owner))?;
         Ok(InetSocket { id, family, kind, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) })
     }
 

@@ -44,8 +44,11 @@ pub struct DatagramReceived {
     pub from: IpEndpoint,
 }
 
+/// What one smoltcp UDP socket's queues take (charged to its owner).
+pub(crate) const UDP_SOCKET_BYTES: usize = 2 * (QUEUED_BYTES + QUEUED_DATAGRAMS * core::mem::size_of::<udp::PacketMetadata>());
+
 /// A smoltcp UDP socket with its queues (ENOBUFS without room for them).
-fn new_udp() -> Result<udp::Socket<'static>, Errno> {
+pub(crate) fn new_udp() -> Result<udp::Socket<'static>, Errno> {
     let buffer = || -> Result<udp::PacketBuffer<'static>, Errno> {
         let mut metadata = Vec::new();
         metadata.try_reserve_exact(QUEUED_DATAGRAMS).map_err(|_| Errno::ENOBUFS)?;
@@ -86,11 +89,26 @@ impl Network {
             return Ok(());
         }
         let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
+        let owner = self.socket(id)?.owner;
         let mut opened = Vec::new();
         for lane in self.lanes_for(local.addr) {
-            let mut socket = new_udp()?;
-            socket.bind(endpoint).map_err(|_| Errno::EINVAL)?;
-            opened.push((lane, self.lanes[lane].sockets.add(socket)));
+            let made = self.charged_udp(owner).and_then(|(mut socket, charge)| match socket.bind(endpoint) {
+                Ok(()) => Ok(self.lanes[lane].add_shared(socket, Some(charge))),
+                Err(_) => {
+                    self.lanes[lane].released.push(charge);
+                    Err(Errno::EINVAL)
+                }
+            });
+            match made {
+                Ok(handle) => opened.push((lane, handle)),
+                Err(errno) => {
+                    for (lane, handle) in opened {
+                        self.lanes[lane].remove_shared(handle);
+                    }
+                    self.give_back_released();
+                    return Err(errno);
+                }
+            }
         }
         self.datagram_mut(id)?.lanes = opened;
         Ok(())
@@ -181,7 +199,7 @@ impl Network {
     /// Closes a datagram socket's smoltcp sockets.
     pub(crate) fn close_datagram(&mut self, datagram: Datagram) {
         for (lane, handle) in datagram.lanes {
-            self.lanes[lane].sockets.remove(handle);
+            self.lanes[lane].remove_shared(handle);
         }
     }
 }

@@ -23,6 +23,7 @@ use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, Ipv4Address, Ipv6Address};
 
+use crate::accounts::Charge;
 use crate::demux::{tcp_segment, Tuple};
 use crate::frame_queue::FrameQueue;
 use crate::Errno;
@@ -60,6 +61,10 @@ pub struct Lane {
     /// Always empty: a SYN no listener may take is processed here, and
     /// smoltcp answers it with a reset.
     refusing: SocketSet<'static>,
+    /// What the shared set's sockets are charged (DHCP's: nothing).
+    shared_charges: BTreeMap<SocketHandle, Charge>,
+    /// Charges of sockets let go, for the network to give back.
+    pub(crate) released: Vec<Charge>,
 }
 
 /// One TCP connection in a set of its own.
@@ -71,6 +76,8 @@ struct Connection {
     dirty: bool,
     /// When its timers next need an egress.
     due: Option<Instant>,
+    /// What its buffers are charged.
+    charge: Option<Charge>,
 }
 
 impl Lane {
@@ -82,7 +89,7 @@ impl Lane {
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::LOCALHOST), 8));
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv6(Ipv6Address::LOCALHOST), 128));
         });
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()) }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new() }
     }
 
     /// A NIC's lane with hardware address `mac` and `mtu`, no IP address
@@ -90,7 +97,7 @@ impl Lane {
     pub fn ethernet(mac: [u8; 6], mtu: usize, now: Instant) -> Lane {
         let mut device = FrameQueue::ethernet(mtu);
         let iface = Interface::new(Config::new(HardwareAddress::Ethernet(EthernetAddress(mac))), &mut device, now);
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()) }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new() }
     }
 
     /// Where the next received packet goes, read from its headers once.
@@ -150,20 +157,39 @@ impl Lane {
         shared.into_iter().chain(connections).min()
     }
 
-    /// Gives `socket` (a connection) a set of its own; its slot.
-    pub fn adopt(&mut self, socket: tcp::Socket<'static>) -> Result<Slot, Errno> {
+    /// A socket into the shared set, with what its buffers are charged.
+    pub fn add_shared<S: smoltcp::socket::AnySocket<'static>>(&mut self, socket: S, charge: Option<Charge>) -> SocketHandle {
+        let handle = self.sockets.add(socket);
+        if let Some(charge) = charge {
+            self.shared_charges.insert(handle, charge);
+        }
+        handle
+    }
+
+    /// Lets go of the shared set's socket `handle` (its charge released).
+    pub fn remove_shared(&mut self, handle: SocketHandle) {
+        self.sockets.remove(handle);
+        self.released.extend(self.shared_charges.remove(&handle));
+    }
+
+    /// Gives `socket` (a connection charged `charge`) a set of its own;
+    /// its slot (ENOBUFS without room: the socket goes, its charge released).
+    pub fn adopt(&mut self, socket: tcp::Socket<'static>, charge: Option<Charge>) -> Result<Slot, Errno> {
         let tuple = socket.local_endpoint().zip(socket.remote_endpoint());
-        let mut set = SocketSet::new(Vec::new());
-        let handle = set.add(socket);
-        let connection = Connection { set, handle, tuple, dirty: true, due: None };
         let slot = match self.connections.iter().position(Option::is_none) {
             Some(free) => free,
             None => {
-                self.connections.try_reserve(1).map_err(|_| Errno::ENOBUFS)?;
+                if self.connections.try_reserve(1).is_err() {
+                    self.released.extend(charge);
+                    return Err(Errno::ENOBUFS);
+                }
                 self.connections.push(None);
                 self.connections.len() - 1
             }
         };
+        let mut set = SocketSet::new(Vec::new());
+        let handle = set.add(socket);
+        let connection = Connection { set, handle, tuple, dirty: true, due: None, charge };
         self.connections[slot] = Some(connection);
         if let Some(tuple) = tuple {
             self.by_tuple.insert(tuple, slot);
@@ -174,9 +200,13 @@ impl Lane {
     /// Moves the shared set's socket `handle` (a connection a listening
     /// pool made) into a set of its own.
     pub fn adopt_shared(&mut self, handle: SocketHandle) -> Result<Slot, Errno> {
+        let charge = self.shared_charges.remove(&handle);
         match self.sockets.remove(handle) {
-            smoltcp::socket::Socket::Tcp(socket) => self.adopt(socket),
-            _ => Err(Errno::EINVAL),
+            smoltcp::socket::Socket::Tcp(socket) => self.adopt(socket, charge),
+            _ => {
+                self.released.extend(charge);
+                Err(Errno::EINVAL)
+            }
         }
     }
 
@@ -203,9 +233,10 @@ impl Lane {
         }
     }
 
-    /// Lets go of connection `slot`.
+    /// Lets go of connection `slot` (its charge released).
     pub fn release(&mut self, slot: Slot) {
         if let Some(connection) = self.connections.get_mut(slot).and_then(Option::take) {
+            self.released.extend(connection.charge);
             if let Some(tuple) = connection.tuple {
                 if self.by_tuple.get(&tuple) == Some(&slot) {
                     self.by_tuple.remove(&tuple);

@@ -27,6 +27,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod addresses;
+mod accounts;
 mod frame_queue;
 mod lanes;
 mod network;
@@ -39,6 +40,7 @@ mod socket_table;
 #[cfg(test)]
 mod tests;
 
+pub use accounts::{BufferAccount, Owner};
 pub use ethernet::DhcpNews;
 pub use socket_table::{proc_text, TableRow};
 pub use frame_queue::FrameQueue;

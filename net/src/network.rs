@@ -15,6 +15,7 @@ use crate::datagram::Datagram;
 use crate::lanes::{Destination, Lane, LaneId, LOOPBACK};
 use crate::ports::{Claim, PortTable, Protocol};
 use crate::stream::Stream;
+use crate::accounts::Owner;
 use crate::Errno;
 
 /// A socket of the network (a slot in its table).
@@ -84,6 +85,8 @@ pub struct Options {
 pub(crate) struct Socket {
     pub family: Family,
     pub options: Options,
+    /// Who pays for its buffers.
+    pub owner: Owner,
     /// Where it is bound (the address may be unspecified).
     pub local: Option<IpEndpoint>,
     pub body: Body,
@@ -119,6 +122,8 @@ pub struct Network {
     pub(crate) now: Instant,
     /// The NIC's lane, once a card is found.
     pub(crate) ethernet: Option<crate::ethernet::Ethernet>,
+    /// What socket buffers are charged to (none: nothing is charged).
+    pub(crate) account: Option<alloc::boxed::Box<dyn crate::BufferAccount>>,
 }
 
 /// Rounds of ingress and egress one lane's poll runs at most.
@@ -135,7 +140,7 @@ impl Network {
     /// A network with the loopback lane only, at uptime `now` (ns).
     pub fn new(now: u64) -> Network {
         let now = instant(now);
-        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None }
+        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None, account: None }
     }
 
     /// Moves every lane's packets at uptime `now` (ns), then settles the
@@ -150,6 +155,7 @@ impl Network {
         changed |= self.apply_dhcp();
         changed |= self.settle_listeners();
         self.drop_finished();
+        self.give_back_released();
         changed
     }
 
@@ -206,11 +212,17 @@ impl Network {
 
     /// A new socket.
     pub fn open(&mut self, family: Family, kind: SocketKind) -> Result<SocketId, Errno> {
+        self.open_for(family, kind, 0)
+    }
+
+    /// A new socket whose buffers `owner` pays for (its listening pool
+    /// and the connections it accepts too).
+    pub fn open_for(&mut self, family: Family, kind: SocketKind, owner: Owner) -> Result<SocketId, Errno> {
         let body = match kind {
             SocketKind::Stream => Body::Stream(Stream::Idle),
             SocketKind::Datagram => Body::Datagram(Datagram::default()),
         };
-        let socket = Socket { family, options: Options { v6_only: false, ..Options::default() }, local: None, body };
+        let socket = Socket { family, options: Options { v6_only: false, ..Options::default() }, owner, local: None, body };
         if let Some(free) = self.sockets.iter().position(Option::is_none) {
             self.sockets[free] = Some(socket);
             return Ok(SocketId(free));
@@ -231,6 +243,7 @@ impl Network {
             Body::Stream(stream) => self.close_stream(stream, socket.options.linger == Some(0)),
             Body::Datagram(datagram) => self.close_datagram(datagram),
         }
+        self.give_back_released();
     }
 
     pub(crate) fn socket(&self, id: SocketId) -> Result<&Socket, Errno> {

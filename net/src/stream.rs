@@ -26,6 +26,8 @@ use crate::Errno;
 pub const LISTEN_SLOTS: usize = 4;
 /// Each connection's receive and send buffers.
 pub const BUFFER_BYTES: usize = 64 * 1024;
+/// What one smoltcp TCP socket's buffers take (charged to its owner).
+pub(crate) const TCP_SOCKET_BYTES: usize = 2 * BUFFER_BYTES;
 /// Closed connections still finishing their FIN exchange kept at most;
 /// the oldest is let go beyond it (each holds its buffers).
 const LINGERING_LIMIT: usize = 64;
@@ -88,7 +90,7 @@ pub(crate) struct Connection {
 
 /// A smoltcp TCP socket with its buffers (ENOBUFS when the heap has no
 /// room for them: the one call fails, as Linux's does).
-fn new_tcp() -> Result<tcp::Socket<'static>, Errno> {
+pub(crate) fn new_tcp() -> Result<tcp::Socket<'static>, Errno> {
     let mut socket = tcp::Socket::new(tcp::SocketBuffer::new(zeroed(BUFFER_BYTES)?), tcp::SocketBuffer::new(zeroed(BUFFER_BYTES)?));
     socket.set_ack_delay(None);
     Ok(socket)
@@ -184,6 +186,7 @@ impl Network {
     fn refill(&mut self, id: SocketId) {
         let Ok(socket) = self.socket(id) else { return };
         let Some(local) = socket.local else { return };
+        let owner = socket.owner;
         let Body::Stream(Stream::Listening(listener)) = &socket.body else { return };
         let (lanes, mut count, limit) = (listener.lanes.clone(), listener.held(), listener.limit());
         let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
@@ -197,13 +200,15 @@ impl Network {
                     }
                     count -= 1;
                 }
-                // Without room for another listening socket, the pool stays
-                // smaller (SYNs find fewer); the next refill tries again.
-                let Ok(mut tcp) = new_tcp() else { break };
+                // Without room for another listening socket (the owner's
+                // quota, the heap), the pool stays smaller (SYNs find
+                // fewer); the next refill tries again.
+                let Ok((mut tcp, charge)) = self.charged_tcp(owner) else { break };
                 if tcp.listen(endpoint).is_err() {
+                    self.lanes[lane].released.push(charge);
                     break;
                 }
-                added.push((lane, self.lanes[lane].sockets.add(tcp)));
+                added.push((lane, self.lanes[lane].add_shared(tcp, Some(charge))));
                 count += 1;
             }
         }
@@ -221,7 +226,7 @@ impl Network {
         let Some(position) = listener.waiting.iter().position(|&(lane, handle)| lanes[lane].sockets.get::<tcp::Socket>(handle).state() == State::SynReceived) else { return false };
         let Ok(Stream::Listening(listener)) = self.stream_mut(id) else { return false };
         let (lane, handle) = listener.waiting.remove(position);
-        self.lanes[lane].sockets.remove(handle);
+        self.lanes[lane].remove_shared(handle);
         true
     }
 
@@ -253,7 +258,7 @@ impl Network {
                 }
             }
             for (lane, handle) in gone {
-                self.lanes[lane].sockets.remove(handle);
+                self.lanes[lane].remove_shared(handle);
             }
             for (lane, handle) in ready {
                 match self.listener_for(id, (lane, handle)) {
@@ -378,13 +383,19 @@ impl Network {
         }
         let lane = self.lane_to(remote.addr)?;
         let local = self.bind_ephemeral(id)?;
-        let mut tcp = new_tcp()?;
+        let (mut tcp, charge) = self.charged_tcp(self.socket(id)?.owner)?;
         let local = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
-        tcp.connect(self.lanes[lane].iface.context(), remote, local).map_err(|error| match error {
-            tcp::ConnectError::InvalidState => Errno::EISCONN,
-            tcp::ConnectError::Unaddressable => Errno::EADDRNOTAVAIL,
-        })?;
-        let slot = self.lanes[lane].adopt(tcp)?;
+        if let Err(error) = tcp.connect(self.lanes[lane].iface.context(), remote, local) {
+            self.lanes[lane].released.push(charge);
+            self.give_back_released();
+            return Err(match error {
+                tcp::ConnectError::InvalidState => Errno::EISCONN,
+                tcp::ConnectError::Unaddressable => Errno::EADDRNOTAVAIL,
+            });
+        }
+        let adopted = self.lanes[lane].adopt(tcp, Some(charge));
+        self.give_back_released();
+        let slot = adopted?;
         self.lanes[lane].register(slot);
         *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false });
         self.apply_stream_options(id);
@@ -547,7 +558,7 @@ impl Network {
                 // Handshakes under way are forgotten; accepted-ready
                 // connections are reset, as Linux does.
                 for (lane, handle) in listener.waiting {
-                    self.lanes[lane].sockets.remove(handle);
+                    self.lanes[lane].remove_shared(handle);
                 }
                 for (lane, slot) in listener.ready {
                     self.tcp(lane, slot).abort();

@@ -1,5 +1,6 @@
 //! Host tests of the network over its loopback lane.
 
+mod accounts;
 mod bad_packets;
 mod datagram;
 mod ports;
