@@ -303,6 +303,7 @@ fn destination(call: &Call<'_>, file: &OpenFile, address: u64, length: u64) -> R
 /// and must be writable (EACCES).
 fn resolve_name(call: &Call<'_>, address: AddressName) -> Result<SocketName, Errno> {
     Ok(match address {
+        AddressName::Unnamed => return Err(Errno::EINVAL),
         AddressName::Abstract(name) => SocketName::Abstract(name),
         AddressName::Path(path) => {
             let inode = super::paths::lookup_at(call, super::paths::AT_FDCWD as u64, &path, true)?;
@@ -676,18 +677,22 @@ fn write_address(call: &Call<'_>, address: u64, length_at: u64, name: Option<&So
 }
 
 /// What a `sockaddr_un` of `length` bytes at `address` names: a path
-/// (up to its first NUL) or an abstract name. EINVAL for a short or long
-/// address, or another family.
+/// (up to its first NUL), an abstract name, or — the family alone —
+/// nothing (`bind` then picks an abstract name). EINVAL for a short or
+/// long address, or another family.
 fn read_address(call: &Call<'_>, address: u64, length: u64) -> Result<AddressName, Errno> {
     const SUN_PATH: usize = 108;
     let length = length as usize;
-    if !(3..=2 + SUN_PATH).contains(&length) {
+    if !(2..=2 + SUN_PATH).contains(&length) {
         return Err(Errno::EINVAL);
     }
     let mut bytes = [0u8; 2 + SUN_PATH];
     call.read_in(address, &mut bytes[..length])?;
     if u16::from_le_bytes([bytes[0], bytes[1]]) != AF_UNIX as u16 {
         return Err(Errno::EINVAL);
+    }
+    if length == 2 {
+        return Ok(AddressName::Unnamed);
     }
     let path = &bytes[2..length];
     if path[0] == 0 {
@@ -701,6 +706,8 @@ fn read_address(call: &Call<'_>, address: u64, length: u64) -> Result<AddressNam
 enum AddressName {
     Path(Vec<u8>),
     Abstract(Vec<u8>),
+    /// The family alone.
+    Unnamed,
 }
 
 /// `socket(domain, type, protocol)`: a fresh Unix socket, or an Internet
@@ -746,6 +753,7 @@ pub fn bind(call: &mut Call<'_>) -> CallResult {
     let file = socket(call, call.argument(0))?;
     let socket = socket_of(&file)?;
     let name = match read_address(call, call.argument(1), call.argument(2))? {
+        AddressName::Unnamed => return autobind(socket).and_then(|()| value(0)),
         AddressName::Abstract(name) => SocketName::Abstract(name),
         AddressName::Path(path) => {
             // The file first, as Linux: a taken path is EADDRINUSE even
@@ -762,6 +770,27 @@ pub fn bind(call: &mut Call<'_>) -> CallResult {
     };
     socket.bind(name)?;
     value(0)
+}
+
+/// The next abstract name `autobind` tries (five hex digits, as Linux's).
+static AUTOBIND_NEXT: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+const AUTOBIND_NAMES: u32 = 1 << 20;
+
+/// `bind` with the family alone: an abstract name of five hex digits no
+/// socket holds (Linux's autobind; nothing to do for a bound socket).
+fn autobind(socket: &Arc<UnixSocket>) -> Result<(), Errno> {
+    if socket.name().is_some() {
+        return Ok(());
+    }
+    for _ in 0..AUTOBIND_NAMES {
+        let number = AUTOBIND_NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed) % AUTOBIND_NAMES;
+        let name: Vec<u8> = (0..5).rev().map(|digit| b"0123456789abcdef"[((number >> (4 * digit)) & 0xf) as usize]).collect();
+        match socket.bind(SocketName::Abstract(name)) {
+            Err(Errno::EADDRINUSE) => continue,
+            other => return other,
+        }
+    }
+    Err(Errno::ENOSPC)
 }
 
 /// `listen(fd, backlog)`.

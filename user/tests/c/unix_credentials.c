@@ -3,8 +3,9 @@
  * kernel's account of the sender under SO_PASSCRED, what a sender may
  * claim: its own pid, uid and gid, or EPERM/ESRCH), datagram sockets with
  * path names (sendto a name, the sender's name from recvfrom, connect,
- * ECONNREFUSED for a name without a socket), and SO_RCVTIMEO on a Unix
- * socket. Output is identical on Lamina and Linux (pids are printed only
+ * ECONNREFUSED for a name without a socket), SO_RCVTIMEO on a Unix
+ * socket, and autobind (bind with the family alone: an abstract name of
+ * five hex digits). Output is identical on Lamina and Linux (pids are printed only
  * as "matches").
  */
 #define _GNU_SOURCE
@@ -190,6 +191,42 @@ static void receive_timeout(void) {
     close(pair[1]);
 }
 
+/* Whether `name` (of `length` bytes) is an autobound name: NUL, then five hex digits. */
+static int autobound(const struct sockaddr_un *name, socklen_t length) {
+    if (length != offsetof(struct sockaddr_un, sun_path) + 6 || name->sun_path[0] != 0) {
+        return 0;
+    }
+    for (int index = 1; index < 6; index++) {
+        if (strchr("0123456789abcdef", name->sun_path[index]) == NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void autobind(void) {
+    printf("autobind:\n");
+    struct sockaddr_un family_only = {.sun_family = AF_UNIX};
+    int first = socket(AF_UNIX, SOCK_STREAM, 0);
+    int second = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK("bind with the family alone", bind(first, (struct sockaddr *)&family_only, sizeof(sa_family_t)));
+    CHECK("another", bind(second, (struct sockaddr *)&family_only, sizeof(sa_family_t)));
+    struct sockaddr_un one, two;
+    socklen_t one_length = sizeof one, two_length = sizeof two;
+    getsockname(first, (struct sockaddr *)&one, &one_length);
+    getsockname(second, (struct sockaddr *)&two, &two_length);
+    EXPECT("an abstract name of five hex digits", autobound(&one, one_length) && autobound(&two, two_length));
+    EXPECT("the two differ", memcmp(one.sun_path, two.sun_path, 6) != 0);
+    CHECK("bind again with the family alone", bind(first, (struct sockaddr *)&family_only, sizeof(sa_family_t)));
+    CHECK("listen on the autobound name", listen(first, 1));
+    int client = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK("connect to it", connect(client, (struct sockaddr *)&one, one_length));
+    CHECK("connect with the family alone", connect(second, (struct sockaddr *)&family_only, sizeof(sa_family_t)));
+    close(client);
+    close(first);
+    close(second);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     credentials(SOCK_STREAM, "SOCK_STREAM");
@@ -197,5 +234,6 @@ int main(void) {
     credentials(SOCK_SEQPACKET, "SOCK_SEQPACKET");
     named_datagrams();
     receive_timeout();
+    autobind();
     return 0;
 }
