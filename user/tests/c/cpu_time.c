@@ -35,16 +35,31 @@ static long timeval_ms(struct timeval value) {
     return value.tv_sec * 1000 + value.tv_usec / 1000;
 }
 
-/* Computes for `ms` of elapsed time, asking the clock rarely (so that
- * nearly all of it is user time). */
+/* Computes until this thread's CPU clock has advanced `ms`, asking the
+ * clock rarely (so that nearly all of it is user time). By CPU time, not
+ * elapsed time: a guest whose virtual CPU the host leaves waiting (a
+ * loaded machine) gets less CPU time per elapsed millisecond, on Linux as
+ * here. At most 30 s elapsed, so a clock that never moves still ends it
+ * (and the checks after it fail). */
 static volatile unsigned long sink;
 static void spin_ms(long ms) {
-    long until = clock_ms(CLOCK_MONOTONIC) + ms;
-    while (clock_ms(CLOCK_MONOTONIC) < until) {
+    long until = clock_ms(CLOCK_THREAD_CPUTIME_ID) + ms;
+    long give_up = clock_ms(CLOCK_MONOTONIC) + 30000;
+    while (clock_ms(CLOCK_THREAD_CPUTIME_ID) < until && clock_ms(CLOCK_MONOTONIC) < give_up) {
         for (int i = 0; i < 200000; i++) {
             sink = sink * 6364136223846793005ul + 1;
         }
     }
+}
+
+/* Waits (asleep) until `clock` shows `ms` or 10 s have passed; what it shows. */
+static long wait_for_clock(clockid_t clock, long ms) {
+    long give_up = clock_ms(CLOCK_MONOTONIC) + 10000;
+    long shown;
+    while ((shown = clock_ms(clock)) < ms && clock_ms(CLOCK_MONOTONIC) < give_up) {
+        usleep(20000);
+    }
+    return shown;
 }
 
 /* Computes until `*flag` is set by a signal handler (at most 5 s),
@@ -169,8 +184,9 @@ int main(void) {
     static char buffer[1 << 20];
     getrusage(RUSAGE_SELF, &usage);
     long system_before = timeval_ms(usage.ru_stime);
-    long until = clock_ms(CLOCK_MONOTONIC) + 300;
-    while (clock_ms(CLOCK_MONOTONIC) < until) {
+    long until = clock_ms(CLOCK_THREAD_CPUTIME_ID) + 300;
+    long give_up = clock_ms(CLOCK_MONOTONIC) + 30000;
+    while (clock_ms(CLOCK_THREAD_CPUTIME_ID) < until && clock_ms(CLOCK_MONOTONIC) < give_up) {
         read(zero, buffer, sizeof buffer);
     }
     getrusage(RUSAGE_SELF, &usage);
@@ -184,8 +200,7 @@ int main(void) {
     long own_at_start = clock_ms(CLOCK_THREAD_CPUTIME_ID);
     pthread_create(&thread, NULL, spinning_thread, NULL);
     CHECK("pthread_getcpuclockid", pthread_getcpuclockid(thread, &thread_clock));
-    usleep(250000);
-    long other_thread = clock_ms(thread_clock);
+    long other_thread = wait_for_clock(thread_clock, 100);
     EXPECT("  the spinning thread's clock shows 100 ms or more", other_thread >= 100);
     pthread_join(thread, NULL);
     EXPECT("  the process clock includes it", clock_ms(CLOCK_PROCESS_CPUTIME_ID) - process_at_start >= 150);
@@ -199,8 +214,7 @@ int main(void) {
     }
     clockid_t child_clock;
     CHECK("clock_getcpuclockid of a child", clock_getcpuclockid(child, &child_clock));
-    usleep(250000);
-    EXPECT("  its clock shows 100 ms or more", clock_ms(child_clock) >= 100);
+    EXPECT("  its clock shows 100 ms or more", wait_for_clock(child_clock, 100) >= 100);
     struct rusage child_usage;
     int status;
     CHECK("wait4 with a rusage", wait4(child, &status, 0, &child_usage) == child);
