@@ -43,6 +43,7 @@ impl Network {
     /// Adds the lane of a card with hardware address `mac` and `mtu`, and
     /// starts asking DHCP for an address. Once.
     pub fn add_ethernet(&mut self, mac: [u8; 6], mtu: usize) {
+        self.listeners_unsettled = true;
         if self.ethernet.is_some() {
             return;
         }

@@ -65,6 +65,12 @@ pub struct Lane {
     shared_charges: BTreeMap<SocketHandle, Charge>,
     /// Charges of sockets let go, for the network to give back.
     pub(crate) released: Vec<Charge>,
+    /// When the shared set next needs an egress for its timers, as of its
+    /// last egress (every change to a shared socket is followed by one).
+    shared_due: Option<Instant>,
+    /// A packet went to the shared set, or its egress changed a socket,
+    /// since the network last settled its listeners.
+    pub(crate) shared_touched: bool,
 }
 
 /// One TCP connection in a set of its own.
@@ -89,7 +95,7 @@ impl Lane {
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::LOCALHOST), 8));
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv6(Ipv6Address::LOCALHOST), 128));
         });
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new() }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true }
     }
 
     /// A NIC's lane with hardware address `mac` and `mtu`, no IP address
@@ -97,7 +103,7 @@ impl Lane {
     pub fn ethernet(mac: [u8; 6], mtu: usize, now: Instant) -> Lane {
         let mut device = FrameQueue::ethernet(mtu);
         let iface = Interface::new(Config::new(HardwareAddress::Ethernet(EthernetAddress(mac))), &mut device, now);
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new() }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true }
     }
 
     /// Where the next received packet goes, read from its headers once.
@@ -116,6 +122,9 @@ impl Lane {
     /// smoltcp answers with a reset): `None` when none waited, else
     /// whether a socket's state may have changed.
     pub fn ingress_one(&mut self, now: Instant, destination: Destination) -> Option<bool> {
+        if matches!(destination, Destination::Shared | Destination::Opening(_)) {
+            self.shared_touched = true;
+        }
         let connection = match destination {
             Destination::Connection(slot) => self.connections.get_mut(slot).and_then(Option::as_mut),
             _ => None,
@@ -139,6 +148,8 @@ impl Lane {
     /// have; whether a socket's state may have changed.
     pub fn egress(&mut self, now: Instant) -> bool {
         let mut changed = self.iface.poll_egress(now, &mut self.device, &mut self.sockets) == PollResult::SocketStateChanged;
+        self.shared_touched |= changed;
+        self.shared_due = self.iface.poll_at(now, &self.sockets);
         for connection in self.connections.iter_mut().flatten() {
             if !connection.dirty && connection.due.map_or(true, |due| due > now) {
                 continue;
@@ -151,9 +162,14 @@ impl Lane {
     }
 
     /// When a socket of the lane next needs an egress for its timers.
-    pub fn poll_at(&mut self, now: Instant) -> Option<Instant> {
-        let shared = self.iface.poll_at(now, &self.sockets);
-        let connections = self.connections.iter().flatten().filter_map(|connection| if connection.dirty { Some(now) } else { connection.due }).min();
+    pub fn poll_at(&self) -> Option<Instant> {
+        let shared = self.shared_due;
+        // Not `dirty`: every operation that changes a connection is
+        // followed by a poll that egresses it; what stays dirty was only
+        // looked at by an operation that would block (a receive with
+        // nothing there), and counting it as due made every blocked
+        // caller wake at once, again and again.
+        let connections = self.connections.iter().flatten().filter_map(|connection| connection.due).min();
         shared.into_iter().chain(connections).min()
     }
 

@@ -122,6 +122,9 @@ pub struct Network {
     pub(crate) now: Instant,
     /// The NIC's lane, once a card is found.
     pub(crate) ethernet: Option<crate::ethernet::Ethernet>,
+    /// A listener's own call (listen, accept, close) or a new lane may
+    /// have left a listener to settle.
+    pub(crate) listeners_unsettled: bool,
     /// What socket buffers are charged to (none: nothing is charged).
     pub(crate) account: Option<alloc::boxed::Box<dyn crate::BufferAccount>>,
 }
@@ -140,7 +143,7 @@ impl Network {
     /// A network with the loopback lane only, at uptime `now` (ns).
     pub fn new(now: u64) -> Network {
         let now = instant(now);
-        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None, account: None }
+        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None, listeners_unsettled: true, account: None }
     }
 
     /// Moves every lane's packets at uptime `now` (ns), then settles the
@@ -152,8 +155,15 @@ impl Network {
         for lane in 0..self.lanes.len() {
             changed |= self.poll_lane(lane);
         }
-        changed |= self.apply_dhcp();
-        changed |= self.settle_listeners();
+        let configured = self.apply_dhcp();
+        self.listeners_unsettled |= configured;
+        changed |= configured;
+        // Listeners change only through the shared set's packets and
+        // timers or their own calls (listen, accept, close): a connection's
+        // traffic leaves them as they were.
+        if self.listeners_unsettled || self.lanes.iter().any(|lane| lane.shared_touched) {
+            changed |= self.settle_listeners();
+        }
         self.drop_finished();
         self.give_back_released();
         changed
@@ -177,8 +187,11 @@ impl Network {
                 };
                 let Some(socket_changed) = self.lanes[lane].ingress_one(self.now, destination) else { break };
                 received += 1;
-                if socket_changed {
-                    changed = true;
+                changed |= socket_changed;
+                // A packet for a listening pool (a SYN, a handshake's ACK):
+                // settle at once, so a burst of SYNs finds a listening
+                // socket for each.
+                if socket_changed && matches!(destination, Destination::Shared | Destination::Opening(_)) {
                     self.settle_listeners();
                 }
                 if received >= PACKETS_PER_ROUND {
@@ -205,7 +218,7 @@ impl Network {
     /// if any does.
     pub fn poll_delay(&mut self) -> Option<u64> {
         let now = self.now;
-        let next = self.lanes.iter_mut().filter_map(|lane| lane.poll_at(now)).min()?;
+        let next = self.lanes.iter().filter_map(Lane::poll_at).min()?;
         let delay: Duration = if next > now { next - now } else { Duration::from_millis(0) };
         Some(delay.total_micros() * 1000)
     }
@@ -236,6 +249,7 @@ impl Network {
     /// (by a reset under `SO_LINGER` of zero seconds),
     /// a listener's waiting connections are reset.
     pub fn close(&mut self, id: SocketId) {
+        self.listeners_unsettled = true;
         let Some(socket) = self.sockets.get_mut(id.0).and_then(Option::take) else { return };
         self.ports.release(id.0);
         self.listeners.retain(|listener| *listener != id);

@@ -158,6 +158,7 @@ impl Network {
 
     /// `listen(id, backlog)`: binds an unbound socket to an ephemeral port.
     pub fn listen(&mut self, id: SocketId, backlog: usize) -> Result<(), Errno> {
+        self.listeners_unsettled = true;
         let backlog = backlog.clamp(1, 4096);
         match self.stream_mut(id)? {
             Stream::Idle => {}
@@ -241,6 +242,10 @@ impl Network {
     /// ready queue (while there is room), failed ones go, and the pool is
     /// refilled; whether a connection became ready.
     pub(crate) fn settle_listeners(&mut self) -> bool {
+        self.listeners_unsettled = false;
+        for lane in &mut self.lanes {
+            lane.shared_touched = false;
+        }
         let mut any_ready = false;
         for index in 0..self.listeners.len() {
             let id = self.listeners[index];
@@ -338,6 +343,7 @@ impl Network {
     /// `accept`: the next established connection as a new socket (EAGAIN
     /// if none waits, EINVAL if `id` is not listening).
     pub fn accept(&mut self, id: SocketId) -> Result<SocketId, Errno> {
+        self.listeners_unsettled = true;
         let (family, options) = {
             let socket = self.socket(id)?;
             (socket.family, socket.options)

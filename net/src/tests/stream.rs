@@ -271,3 +271,19 @@ fn an_ipv4_connection_to_a_v6_only_listener_is_refused() {
     assert_eq!(network.connect_outcome(client), Err(Errno::ECONNREFUSED));
     assert_eq!(network.accept(v6), Err(Errno::EAGAIN));
 }
+
+#[test]
+fn an_idle_connection_after_a_receive_that_would_block_sets_no_timer() {
+    // A receive with nothing there only looks at the connection: it must
+    // not make the network say "poll now" (every blocked reader then
+    // woke at once, again and again).
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7099);
+    let mut buffer = [0u8; 8];
+    network.send(client, b"x", None).unwrap();
+    settle(&mut network);
+    assert_eq!(network.receive(server, &mut buffer, false).map(|got| got.copied), Ok(1));
+    settle(&mut network);
+    assert_eq!(network.receive(server, &mut buffer, false).map(|got| got.copied), Err(Errno::EAGAIN));
+    assert_eq!(network.poll_delay(), None);
+}
