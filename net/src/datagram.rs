@@ -67,7 +67,7 @@ impl Network {
     }
 
     fn udp(&mut self, lane: LaneId, handle: SocketHandle) -> &mut udp::Socket<'static> {
-        self.lanes[lane].sockets.get_mut::<udp::Socket>(handle)
+        self.lanes[lane].shared_mut::<udp::Socket>(handle)
     }
 
     /// Datagram socket `id` and the lanes, borrowed apart (its smoltcp

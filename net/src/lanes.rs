@@ -71,6 +71,10 @@ pub struct Lane {
     /// A packet went to the shared set, or its egress changed a socket,
     /// since the network last settled its listeners.
     pub(crate) shared_touched: bool,
+    /// A shared socket was changed (or took a packet) since the shared
+    /// set's last egress: the next egress walks it (else only when its
+    /// timer is due — the listening pools cost nothing per packet).
+    shared_dirty: bool,
 }
 
 /// One TCP connection in a set of its own.
@@ -95,7 +99,7 @@ impl Lane {
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::LOCALHOST), 8));
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv6(Ipv6Address::LOCALHOST), 128));
         });
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true, shared_dirty: true }
     }
 
     /// A NIC's lane with hardware address `mac` and `mtu`, no IP address
@@ -103,7 +107,7 @@ impl Lane {
     pub fn ethernet(mac: [u8; 6], mtu: usize, now: Instant) -> Lane {
         let mut device = FrameQueue::ethernet(mtu);
         let iface = Interface::new(Config::new(HardwareAddress::Ethernet(EthernetAddress(mac))), &mut device, now);
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true }
+        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true, shared_dirty: true }
     }
 
     /// Where the next received packet goes, read from its headers once.
@@ -122,9 +126,6 @@ impl Lane {
     /// smoltcp answers with a reset): `None` when none waited, else
     /// whether a socket's state may have changed.
     pub fn ingress_one(&mut self, now: Instant, destination: Destination) -> Option<bool> {
-        if matches!(destination, Destination::Shared | Destination::Opening(_)) {
-            self.shared_touched = true;
-        }
         let connection = match destination {
             Destination::Connection(slot) => self.connections.get_mut(slot).and_then(Option::as_mut),
             _ => None,
@@ -137,19 +138,29 @@ impl Lane {
             (None, Destination::Refused) => &mut self.refusing,
             (None, _) => &mut self.sockets,
         };
-        match self.iface.poll_ingress_single(now, &mut self.device, set) {
+        let result = self.iface.poll_ingress_single(now, &mut self.device, set);
+        // A packet the shared set took (not the call that found none).
+        if result != PollIngressSingleResult::None && matches!(destination, Destination::Shared | Destination::Opening(_)) {
+            self.shared_touched = true;
+            self.shared_dirty = true;
+        }
+        match result {
             PollIngressSingleResult::None => None,
             PollIngressSingleResult::PacketProcessed => Some(false),
             PollIngressSingleResult::SocketStateChanged => Some(true),
         }
     }
 
-    /// Sends what the shared sockets and every touched or due connection
+    /// Sends what the touched or due shared sockets and connections
     /// have; whether a socket's state may have changed.
     pub fn egress(&mut self, now: Instant) -> bool {
-        let mut changed = self.iface.poll_egress(now, &mut self.device, &mut self.sockets) == PollResult::SocketStateChanged;
-        self.shared_touched |= changed;
-        self.shared_due = self.iface.poll_at(now, &self.sockets);
+        let mut changed = false;
+        if self.shared_dirty || self.shared_due.is_some_and(|due| due <= now) {
+            changed = self.iface.poll_egress(now, &mut self.device, &mut self.sockets) == PollResult::SocketStateChanged;
+            self.shared_touched |= changed;
+            self.shared_due = self.iface.poll_at(now, &self.sockets);
+            self.shared_dirty = false;
+        }
         for connection in self.connections.iter_mut().flatten() {
             if !connection.dirty && connection.due.map_or(true, |due| due > now) {
                 continue;
@@ -173,8 +184,15 @@ impl Lane {
         shared.into_iter().chain(connections).min()
     }
 
+    /// A shared socket, to change (the shared set is egressed next poll).
+    pub fn shared_mut<S: smoltcp::socket::AnySocket<'static>>(&mut self, handle: SocketHandle) -> &mut S {
+        self.shared_dirty = true;
+        self.sockets.get_mut::<S>(handle)
+    }
+
     /// A socket into the shared set, with what its buffers are charged.
     pub fn add_shared<S: smoltcp::socket::AnySocket<'static>>(&mut self, socket: S, charge: Option<Charge>) -> SocketHandle {
+        self.shared_dirty = true;
         let handle = self.sockets.add(socket);
         if let Some(charge) = charge {
             self.shared_charges.insert(handle, charge);

@@ -119,7 +119,7 @@ pub(crate) struct StreamRow {
 impl Network {
     /// A listening pool's socket (in the lane's shared set).
     fn pooled(&mut self, lane: LaneId, handle: SocketHandle) -> &mut tcp::Socket<'static> {
-        self.lanes[lane].sockets.get_mut::<tcp::Socket>(handle)
+        self.lanes[lane].shared_mut::<tcp::Socket>(handle)
     }
 
     /// A connection's socket, to change (egressed at the next poll).

@@ -55,6 +55,10 @@ commands:
                            guest reaches nothing outside; 10.0.2.15 by DHCP);
                            --port forwards 127.0.0.1:HOST on the host to the
                            guest's TCP port GUEST (implies --net)
+  profile [MACHINE] [--file ...] -- PROGRAM [ARGS...]
+                           run a program on Lamina as exec does, counting the
+                           instructions each kernel function executes (a TCG
+                           plugin, xtask/tools/tbprof.c); prints the top 40
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,
@@ -87,6 +91,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "exec" => exec_command(arguments),
         "boottime" => boottime_command(arguments),
         "bench" => bench_command(arguments),
+        "profile" => crate::profile::profile_command(arguments),
         "crates" => crates_command(),
         "apps" => crate::apps::apps_command(),
         "help" | "--help" | "-h" => {

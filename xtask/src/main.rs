@@ -32,6 +32,7 @@ mod machine_options;
 mod net_bench;
 mod network;
 mod outside;
+mod profile;
 mod qemu_command;
 mod qemu_session;
 mod run;

@@ -1,0 +1,122 @@
+//! `cargo xtask profile [MACHINE] -- PROGRAM [ARGS...]`: runs a program
+//! on Lamina as `exec` does, with a TCG plugin (`xtask/tools/tbprof.c`,
+//! built here with the host's C compiler) counting the instructions each
+//! translation block executes, then prints where the kernel's went, by
+//! function (the kernel image's symbols), beside the user-space total.
+//!
+//! Counts are exact instructions, not time: the hot paths the benchmarks
+//! compare under `-icount` show here by name. A run includes boot and the
+//! program's start; profile a loop long enough to dominate, or run twice
+//! with different counts and compare.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::arguments::Arguments;
+use crate::exec::{parse_exec_arguments, run_program, GuestKernel, Input, Output};
+use crate::failure::{Context, Failure, Outcome};
+
+/// Lines of the report.
+const SHOWN: usize = 40;
+/// Where kernel addresses begin.
+const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
+
+pub fn profile_command(mut arguments: Arguments) -> Outcome {
+    let request = parse_exec_arguments(&mut arguments)?;
+    if request.kernel != GuestKernel::Lamina {
+        return Err(Failure::usage("profile runs Lamina only (its symbols name the functions)"));
+    }
+    crate::dependencies::ensure_dependencies()?;
+    let plugin = build_plugin()?;
+    let counts = crate::workspace::target_directory().join("tools/tbprof.txt");
+    let _ = std::fs::remove_file(&counts);
+    let mut qemu_arguments = std::env::var("LAMINA_QEMU_ARGS").unwrap_or_default();
+    qemu_arguments.push_str(&format!(" -plugin {},out={}", plugin.display(), counts.display()));
+    std::env::set_var("LAMINA_QEMU_ARGS", qemu_arguments.trim());
+    let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, None)?;
+    print!("{}", String::from_utf8_lossy(&run.output));
+    // The plugin writes every half second: take its last word.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let blocks = std::fs::read_to_string(&counts).context(|| format!("the plugin wrote no {}", counts.display()))?;
+    let image = crate::workspace::target_directory().join("x86_64-unknown-none/release/lamina");
+    print!("{}", report(&blocks, &kernel_functions(&image)?));
+    Ok(())
+}
+
+/// Builds the plugin when its source is newer than the library.
+fn build_plugin() -> Outcome<PathBuf> {
+    let source = crate::workspace::root().join("xtask/tools/tbprof.c");
+    let library = crate::workspace::target_directory().join("tools/libtbprof.so");
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
+    if modified(&library).is_some() && modified(&library) >= modified(&source) {
+        return Ok(library);
+    }
+    std::fs::create_dir_all(library.parent().unwrap_or(Path::new("."))).context(|| "creating target/tools".to_string())?;
+    let status = Command::new("cc").args(["-shared", "-fPIC", "-O2", "-o"]).arg(&library).arg(&source).arg("-lpthread").status().context(|| "running cc".to_string())?;
+    if !status.success() {
+        return Err(Failure::failed(format!("cc could not build {}", source.display())));
+    }
+    Ok(library)
+}
+
+/// The kernel image's functions: (start, end, name), sorted.
+fn kernel_functions(image: &Path) -> Outcome<Vec<(u64, u64, String)>> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let bytes = std::fs::read(image).context(|| format!("reading {}", image.display()))?;
+    let file = object::File::parse(&*bytes).context(|| format!("{} is not an ELF file", image.display()))?;
+    let mut functions: Vec<(u64, u64, String)> = file
+        .symbols()
+        .filter(|symbol| symbol.kind() == SymbolKind::Text && symbol.is_definition() && symbol.size() > 0)
+        .filter_map(|symbol| Some((symbol.address(), symbol.address() + symbol.size(), format!("{:#}", rustc_demangle::demangle(symbol.name().ok()?)))))
+        .collect();
+    functions.sort();
+    Ok(functions)
+}
+
+/// Instructions by kernel function, the user-space total and the whole.
+fn report(blocks: &str, functions: &[(u64, u64, String)]) -> String {
+    let (mut by_function, mut user, mut unknown) = (BTreeMap::<&str, u64>::new(), 0u64, 0u64);
+    for line in blocks.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(Ok(address)), Some(Ok(instructions))) = (fields.next().map(|text| u64::from_str_radix(text, 16)), fields.next().map(str::parse::<u64>)) else { continue };
+        if address < KERNEL_HALF {
+            user += instructions;
+            continue;
+        }
+        let index = functions.partition_point(|(start, _, _)| *start <= address);
+        match index.checked_sub(1).map(|index| &functions[index]) {
+            Some((_, end, name)) if address < *end => *by_function.entry(name.as_str()).or_default() += instructions,
+            _ => unknown += instructions,
+        }
+    }
+    let kernel: u64 = by_function.values().sum::<u64>() + unknown;
+    let mut ranked: Vec<(&str, u64)> = by_function.into_iter().collect();
+    ranked.sort_by(|one, other| other.1.cmp(&one.1));
+    let mut text = format!("instructions: {} in all, {kernel} in the kernel, {user} in user space\n", kernel + user);
+    let percent = |count: u64| count as f64 * 100.0 / kernel.max(1) as f64;
+    for (name, count) in ranked.into_iter().take(SHOWN) {
+        text.push_str(&format!("{count:>14} {:>5.1} %  {name}\n", percent(count)));
+    }
+    if unknown > 0 {
+        text.push_str(&format!("{unknown:>14} {:>5.1} %  (no symbol)\n", percent(unknown)));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_summed_by_function_and_user_space_apart() {
+        let functions = vec![(0xffff_ffff_8000_0000, 0xffff_ffff_8000_0100, "a".to_string()), (0xffff_ffff_8000_0100, 0xffff_ffff_8000_0200, "b".to_string())];
+        let blocks = "ffffffff80000010 30 3\nffffffff80000020 20 1\nffffffff80000150 100 10\n400000 7 7\nffffffff90000000 5 1\n";
+        let text = report(blocks, &functions);
+        assert!(text.starts_with("instructions: 162 in all, 155 in the kernel, 7 in user space"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].ends_with(" b") && lines[1].trim_start().starts_with("100"), "{text}");
+        assert!(lines[2].ends_with(" a") && lines[2].trim_start().starts_with("50"), "{text}");
+        assert!(lines[3].contains("(no symbol)"));
+    }
+}
