@@ -64,20 +64,19 @@ impl Network {
     /// A TCP socket with its buffers, charged to `owner` (ENOBUFS when the
     /// owner's quota or the heap has no room).
     pub(crate) fn charged_tcp(&mut self, owner: Owner) -> Result<(tcp::Socket<'static>, Charge), Errno> {
-        let charge = self.charge(owner, crate::stream::TCP_SOCKET_BYTES)?;
-        match crate::stream::new_tcp() {
-            Ok(socket) => Ok((socket, charge)),
-            Err(errno) => {
-                self.give_back(charge);
-                Err(errno)
-            }
-        }
+        self.charged(owner, crate::stream::TCP_SOCKET_BYTES, crate::stream::new_tcp)
     }
 
     /// A UDP socket with its queues, charged to `owner`.
     pub(crate) fn charged_udp(&mut self, owner: Owner) -> Result<(udp::Socket<'static>, Charge), Errno> {
-        let charge = self.charge(owner, crate::datagram::UDP_SOCKET_BYTES)?;
-        match crate::datagram::new_udp() {
+        self.charged(owner, crate::datagram::UDP_SOCKET_BYTES, crate::datagram::new_udp)
+    }
+
+    /// What `make` makes, its `bytes` charged to `owner` first (given back
+    /// if the heap has no room after all).
+    fn charged<S>(&mut self, owner: Owner, bytes: usize, make: fn() -> Result<S, Errno>) -> Result<(S, Charge), Errno> {
+        let charge = self.charge(owner, bytes)?;
+        match make() {
             Ok(socket) => Ok((socket, charge)),
             Err(errno) => {
                 self.give_back(charge);
