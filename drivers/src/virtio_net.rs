@@ -7,14 +7,14 @@
 //! the received frames ([`VirtioNet::take_received`], copies: the slots
 //! are lent again at once) and sends its own ([`VirtioNet::transmit`]).
 //! Frames that find every transmit slot in flight wait in a bounded queue
-//! (as Linux's transmit queue) and go out as slots come back — the device
-//! interrupts when it has sent — so a burst of replies is not lost. A
+//! (`virtio::net::TransmitQueue`, as Linux's transmit queue) and go out as
+//! slots come back — the device interrupts when it has sent — so a burst
+//! of replies is not lost. A
 //! device that breaks the queue protocol stops the card: every later call
 //! does nothing.
 //!
 //! Must never block, or give the device an address outside its own frames.
 
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use kernel_objects::device_memory::DmaFrame;
@@ -22,7 +22,7 @@ use machine::pci::PciFunction;
 use machine::set_once::SetOnce;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
-use virtio::net::{wanted_net_features, NetConfig, PacketError, PacketSlots, Received, SLOT_BYTES};
+use virtio::net::{wanted_net_features, NetConfig, PacketSlots, Received, TransmitQueue, Transmitted, SLOT_BYTES};
 use virtio::queue::{Direction, EventIndex, RingLayout, SplitQueue};
 use virtio::transport::{initialize, Features, ModernTransport, QueueNotifier, Transport};
 
@@ -50,19 +50,17 @@ pub fn set_waker(waker: fn()) {
     let _ = WAKER.set(alloc::boxed::Box::leak(alloc::boxed::Box::new(waker)));
 }
 
-struct Queue {
+struct Queue<S> {
     queue: SplitQueue,
     notifier: QueueNotifier,
-    slots: PacketSlots,
+    slots: S,
 }
 
 struct CardState {
     transport: ModernTransport<StructureRegisters>,
-    receive: Queue,
-    transmit: Queue,
+    receive: Queue<PacketSlots>,
+    transmit: Queue<TransmitQueue>,
     memory: DeviceFrames,
-    /// Frames waiting for a transmit slot, oldest first.
-    waiting: VecDeque<Vec<u8>>,
     broken: bool,
 }
 
@@ -109,9 +107,8 @@ impl VirtioNet {
         let mut state = CardState {
             transport,
             receive: Queue { queue: receive_queue, notifier: receive_notifier, slots: receive_slots },
-            transmit: Queue { queue: transmit_queue, notifier: transmit_notifier, slots: transmit_slots },
+            transmit: Queue { queue: transmit_queue, notifier: transmit_notifier, slots: TransmitQueue::new(transmit_slots, WAITING_FRAMES) },
             memory,
-            waiting: VecDeque::new(),
             broken: false,
         };
         state.lend_receive_slots();
@@ -138,7 +135,6 @@ impl VirtioNet {
             }
         }
         state.reclaim_transmit_slots();
-        state.send_waiting();
         state.lend_receive_slots();
     }
 
@@ -152,15 +148,13 @@ impl VirtioNet {
         }
         let state = &mut *state;
         state.reclaim_transmit_slots();
-        state.send_waiting();
-        let outcome = if state.waiting.is_empty() { state.send(frame) } else { Err(PacketError::Busy) };
-        let kept = match outcome {
-            Ok(()) => true,
-            Err(PacketError::Busy) if state.waiting.len() < WAITING_FRAMES && state.waiting.try_reserve(1).is_ok() => {
-                state.waiting.push_back(frame.to_vec());
-                true
+        let kept = match state.transmit.slots.send(&mut state.transmit.queue, &state.memory, frame) {
+            Ok(Transmitted::Sent | Transmitted::Waiting) => true,
+            Ok(Transmitted::Dropped) => false,
+            Err(_) => {
+                state.broken = true;
+                false
             }
-            Err(_) => false,
         };
         state.notify_transmit();
         kept
@@ -187,46 +181,19 @@ impl CardState {
         }
     }
 
-    /// Puts `frame` in a transmit slot (Busy when none is free; a device
-    /// that broke the protocol stops the card).
-    fn send(&mut self, frame: &[u8]) -> Result<(), PacketError> {
-        match self.transmit.slots.send(&mut self.transmit.queue, &self.memory, frame) {
-            Ok(_) => Ok(()),
-            Err(error @ (PacketError::Busy | PacketError::TooLarge)) => Err(error),
-            Err(error) => {
-                self.broken = true;
-                Err(error)
-            }
-        }
-    }
-
-    /// Sends waiting frames while slots are free.
-    fn send_waiting(&mut self) {
-        while let Some(frame) = self.waiting.pop_front() {
-            match self.send(&frame) {
-                Ok(()) => {}
-                Err(PacketError::Busy) => {
-                    self.waiting.push_front(frame);
-                    break;
-                }
-                Err(_) => {}
-            }
-        }
-        self.notify_transmit();
-    }
-
     fn notify_transmit(&mut self) {
         if self.transmit.queue.should_notify(&self.memory) {
             self.transport.notify(self.transmit.notifier);
         }
     }
 
+    /// Frees the slots the device has sent from and fills them with the
+    /// frames waiting.
     fn reclaim_transmit_slots(&mut self) {
-        while let Some(used) = self.transmit.slots.take_used(&mut self.transmit.queue, &self.memory) {
-            if used.is_err() {
-                self.broken = true;
-                return;
-            }
+        if self.transmit.slots.reclaim(&mut self.transmit.queue, &self.memory).is_err() {
+            self.broken = true;
+            return;
         }
+        self.notify_transmit();
     }
 }

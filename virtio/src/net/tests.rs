@@ -76,3 +76,28 @@ fn a_sent_frame_carries_a_zero_header_and_frees_its_slot_once_used() {
     assert_eq!(slots.take_used(&mut queue, &memory), Some(Ok(Received::Sent)));
     assert!(slots.send(&mut queue, &memory, b"third").is_ok());
 }
+
+#[test]
+fn frames_past_the_ring_wait_and_leave_in_order_as_slots_come_back() {
+    let (memory, mut queue, slots, mut device) = rig(2, Direction::DeviceReads);
+    let mut transmit = TransmitQueue::new(slots, 3);
+    let frames: Vec<Vec<u8>> = (0..6u8).map(|index| std::vec![index; 20]).collect();
+    let outcomes: Vec<Transmitted> = frames.iter().map(|frame| transmit.send(&mut queue, &memory, frame).unwrap()).collect();
+    use Transmitted::*;
+    assert_eq!(outcomes, [Sent, Sent, Waiting, Waiting, Waiting, Dropped]);
+    assert_eq!(transmit.send(&mut queue, &memory, &[0; LARGEST_FRAME + 1]), Ok(Dropped));
+    // The device sends both; the waiting frames go out, oldest first.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        for chain in device.pop_all(&memory) {
+            let descriptor = chain.descriptors[0];
+            let mut bytes = std::vec![0u8; descriptor.length as usize];
+            memory.read_bytes(descriptor.physical, &mut bytes);
+            seen.push(bytes[HEADER_BYTES]);
+            device.push_used(&memory, u32::from(chain.head), 0);
+        }
+        transmit.reclaim(&mut queue, &memory).unwrap();
+    }
+    assert_eq!(seen, [0, 1, 2, 3, 4]);
+    assert_eq!(transmit.waiting(), 0);
+}
