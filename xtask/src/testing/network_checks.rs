@@ -219,11 +219,16 @@ fn echo_through_forwarded_port(kernel: GuestKernel, host_port: u16) -> Outcome {
     let client = std::thread::spawn(move || client(host_port));
     let guest = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT));
     let client = client.join().map_err(|_| Failure::failed("the host client panicked"))?;
-    let guest = guest?;
+    let guest = match (guest, client) {
+        (Ok(guest), Ok(())) => guest,
+        (Ok(guest), Err(failure)) => {
+            return Err(Failure::failed(format!("{failure}; the guest server exited {} saying:\n{}{}", guest.exit_code, String::from_utf8_lossy(&guest.output), String::from_utf8_lossy(&guest.errors))))
+        }
+        // Both: the client's failure says why the guest did not end.
+        (Err(guest_failure), Err(failure)) => return Err(Failure::failed(format!("{failure}; and {guest_failure}"))),
+        (Err(guest_failure), Ok(())) => return Err(guest_failure),
+    };
     let said = String::from_utf8_lossy(&guest.output);
-    if let Err(failure) = client {
-        return Err(Failure::failed(format!("{failure}; the guest server exited {} saying:\n{said}{}", guest.exit_code, String::from_utf8_lossy(&guest.errors))));
-    }
     let expected = format!(": echoed {ECHO_BYTES} bytes");
     if guest.exit_code != 0 || !said.lines().any(|line| line.starts_with("connection ") && line.ends_with(&expected)) {
         return Err(Failure::failed(format!("the guest server exited {} saying:\n{said}", guest.exit_code)));
@@ -232,8 +237,18 @@ fn echo_through_forwarded_port(kernel: GuestKernel, host_port: u16) -> Outcome {
 }
 
 /// The host side: a probe connection until the server answers, then the
-/// echo of [`ECHO_BYTES`] (written by a second thread while this one reads).
+/// echo of [`ECHO_BYTES`] (written by a second thread while this one
+/// reads). A failure still says "bye" (best effort), so the guest ends
+/// now rather than at its time limit, and the failure says what went wrong.
 fn client(port: u16) -> Outcome {
+    let outcome = echo_client(port);
+    if outcome.is_err() {
+        let _ = say_bye(port);
+    }
+    outcome
+}
+
+fn echo_client(port: u16) -> Outcome {
     let deadline = Instant::now() + TIME_LIMIT;
     loop {
         if probe(port).is_ok() {
