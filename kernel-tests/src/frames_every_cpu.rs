@@ -7,7 +7,6 @@ use alloc::format;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use frames::FrameNumber;
 use machine::irq_lock::IrqLock;
 use machine::percpu;
 use sched::Pinning;
