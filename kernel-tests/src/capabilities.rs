@@ -234,7 +234,7 @@ fn revoke_shape(count: u32, chain: bool) -> Outcome {
     let (first, second) = spaces.map_err(|error| format!("spaces: {error:?}"))?;
     let revoked = build_and_revoke(first, second, count, chain);
     for space in [first, second] {
-        caps().destroy_space(space, undo).map_err(|error| format!("{error:?}"))?;
+        caps().destroy_space(space, undo).map_err(|error| format!("destroying a space it made: {error:?}"))?;
     }
     revoked?;
     let after = caps().with(|database| database.audit().map(|()| (database.capability_count(), database.object_count())));
@@ -246,7 +246,7 @@ fn build_and_revoke(first: caps::SpaceId, second: caps::SpaceId, count: u32, cha
     let shape = if chain { "chain" } else { "tree" };
     let root = built.map_err(|error| format!("building a {shape} of {count}: {error:?}"))?;
     let work_before = caps().with(|database| database.work());
-    let report = caps().revoke(first, root, RevokeScope::Descendants, undo).map_err(|error| format!("{error:?}"))?;
+    let report = caps().revoke(first, root, RevokeScope::Descendants, undo).map_err(|error| format!("revoking the {shape}'s root: {error:?}"))?;
     let work = caps().with(|database| database.work()) - work_before;
     check(report.removed == u64::from(count), || format!("revoking a {shape} removed {}, want {count}", report.removed))?;
     check(work <= 4 * u64::from(count) + 8, || format!("revoking a {shape} of {count} took {work} node visits"))
