@@ -82,7 +82,13 @@ struct Peer {
 
 impl Peer {
     fn send(&self, frame: &[u8]) -> Outcome {
-        self.socket.send_to(frame, ("127.0.0.1", self.qemu_port)).map(|_| ()).map_err(|error| Failure::failed(format!("sending a frame to QEMU: {error}")))
+        loop {
+            match self.socket.send_to(frame, ("127.0.0.1", self.qemu_port)) {
+                Ok(_) => return Ok(()),
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(Failure::failed(format!("sending a frame to QEMU: {error}"))),
+            }
+        }
     }
 
     /// Takes frames from the guest until `deadline`, answering ARP for the
@@ -92,7 +98,9 @@ impl Peer {
         while Instant::now() < deadline {
             let length = match self.socket.recv(&mut buffer) {
                 Ok(length) => length,
-                Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+                // A signal to this process (a child's SIGCHLD) interrupts
+                // the wait: try again.
+                Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => continue,
                 Err(error) => return Err(Failure::failed(format!("receiving from QEMU: {error}"))),
             };
             let frame = frames::parse(&buffer[..length]);
