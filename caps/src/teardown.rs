@@ -26,11 +26,17 @@ impl CapDatabase {
         let record = self.spaces.get_mut(space.0).ok_or(CapError::NoSuchSpace)?;
         record.state = SpaceState::Dying;
         loop {
+            // Gone first, full second: when the capability that fills the
+            // batch was the space's last, its record went along, and a
+            // "more" here would make the next step fail with NoSuchSpace.
+            if self.spaces.get(space.0).is_none() {
+                return Ok(TeardownStatus::Done); // its last capability took the record along
+            }
             if batch.is_full() {
                 return Ok(TeardownStatus::More);
             }
             let Some(record) = self.spaces.get_mut(space.0) else {
-                return Ok(TeardownStatus::Done); // its last capability took the record along
+                return Ok(TeardownStatus::Done);
             };
             let Some((slot, cap)) = record.next_occupied(record.destroy_cursor) else {
                 if record.nodes == 0 {

@@ -251,3 +251,25 @@ fn a_descendants_revoke_holds_its_root_until_it_ends_and_removes_it_if_the_owner
     assert!(world.database.contents(b).all(|(slot, _)| slot < PROCESS_SLOTS));
     world.database.audit().unwrap();
 }
+
+#[test]
+fn a_space_whose_last_capabilities_fill_the_batch_exactly_is_destroyed_without_error() {
+    let mut world = World::new(2, 64);
+    let a = world.spaces[0];
+    let held = |world: &World| (0..64).filter(|&slot| world.database.capability(a, slot).is_ok()).count();
+    while held(&world) < crate::removed::BATCH {
+        world.memory(0, 4096, Rights::ALL);
+    }
+    assert_eq!(held(&world), crate::removed::BATCH);
+    let mut batch = RemovedBatch::new();
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        match world.database.destroy_space_step(a, &mut batch) {
+            Ok(crate::TeardownStatus::Done) => break,
+            Ok(crate::TeardownStatus::More) => batch = RemovedBatch::new(),
+            Err(error) => panic!("step {steps}: {error:?} (the space's last capability filled the batch)"),
+        }
+    }
+    world.database.audit().unwrap();
+}
