@@ -64,7 +64,7 @@ impl net::BufferAccount for ContainerAccount {
 }
 
 fn pages(bytes: usize) -> u64 {
-    bytes.div_ceil(4096) as u64
+    bytes.div_ceil(kernel_objects::kernel_memory::PAGE_BYTES) as u64
 }
 
 /// The network's name for `container`.
@@ -240,8 +240,10 @@ pub struct InetSocket {
     pub family: Family,
     /// Stream or datagram.
     pub kind: SocketKind,
-    receive_timeout: TimeoutCell,
-    send_timeout: TimeoutCell,
+    /// `SO_RCVTIMEO` (also bounds `accept`).
+    pub receive_timeout: TimeoutCell,
+    /// `SO_SNDTIMEO` (also bounds `connect`).
+    pub send_timeout: TimeoutCell,
 }
 
 impl InetSocket {
@@ -260,27 +262,9 @@ impl InetSocket {
             id,
             family: self.family,
             kind: self.kind,
-            receive_timeout: TimeoutCell::new(self.receive_timeout()),
-            send_timeout: TimeoutCell::new(self.send_timeout()),
+            receive_timeout: TimeoutCell::new(self.receive_timeout.get()),
+            send_timeout: TimeoutCell::new(self.send_timeout.get()),
         }
-    }
-
-    /// `SO_RCVTIMEO` (also bounds `accept`).
-    pub fn receive_timeout(&self) -> Timeout {
-        self.receive_timeout.get()
-    }
-
-    /// `SO_SNDTIMEO` (also bounds `connect`).
-    pub fn send_timeout(&self) -> Timeout {
-        self.send_timeout.get()
-    }
-
-    pub fn set_receive_timeout(&self, timeout: Timeout) {
-        self.receive_timeout.set(timeout);
-    }
-
-    pub fn set_send_timeout(&self, timeout: Timeout) {
-        self.send_timeout.set(timeout);
     }
 
     /// A count that moves with everything arriving or leaving (edge-triggered epoll).

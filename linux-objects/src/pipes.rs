@@ -73,11 +73,6 @@ pub struct Attached {
 }
 
 impl Attached {
-    /// Nothing attached.
-    pub fn is_empty(&self) -> bool {
-        self.descriptors.is_none() && self.credentials.is_none() && self.sender.is_none()
-    }
-
     /// What a peek sees: all but the descriptors (taken only by a read).
     fn peeked(&self) -> Attached {
         Attached { descriptors: None, credentials: self.credentials, sender: self.sender.clone() }

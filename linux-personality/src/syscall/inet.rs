@@ -17,11 +17,11 @@ use net::{IpEndpoint, Network, Options, Shutdown, SocketKind};
 use super::files::{drop_descriptor, install_descriptor, signal_broken_pipe, CHUNK};
 use super::{value, Call, CallResult};
 use crate::inet_sockets::{self, InetSocket};
-use crate::socket_waits::{Patience, Timeout};
+use crate::socket_waits::Patience;
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
 
-use super::sockets::{buffer_length, write_option_value, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_CLOEXEC, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_STREAM, SOL_SOCKET};
+use super::sockets::{buffer_length, read_timeval, timeval, write_option_value, SO_RCVTIMEO, SO_SNDTIMEO, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_CLOEXEC, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_STREAM, SOL_SOCKET};
 
 const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
@@ -100,7 +100,7 @@ pub fn accept(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket, accept_
     if socket.kind != SocketKind::Stream {
         return Err(Errno::EOPNOTSUPP);
     }
-    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0, socket.receive_timeout());
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0, socket.receive_timeout.get());
     let id = inet_sockets::wait(patience, &|| call.interrupted(), |network| network.accept(socket.id))?;
     let accepted = Arc::new(socket.accepted(id));
     let peer = inet_sockets::look(|network| network.peer_name(id));
@@ -140,7 +140,7 @@ pub fn connect(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Cal
         false => Err(Errno::EAGAIN),
     };
     // SO_SNDTIMEO bounds the wait for the handshake.
-    match inet_sockets::wait(Patience::of(false, socket.send_timeout()), &|| call.interrupted(), outcome) {
+    match inet_sockets::wait(Patience::of(false, socket.send_timeout.get()), &|| call.interrupted(), outcome) {
         Err(Errno::EAGAIN) => Err(Errno::EINPROGRESS),
         other => other.and_then(|()| value(0)),
     }
@@ -150,7 +150,7 @@ pub fn connect(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Cal
 /// blocking stream send goes on until all is queued, or a signal comes or
 /// SO_SNDTIMEO runs out after some was.
 pub fn send(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, data: &[u8], to: Option<IpEndpoint>, message_flags: u64) -> Result<usize, Errno> {
-    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.send_timeout());
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.send_timeout.get());
     let interrupted = || call.interrupted();
     let mut sent = 0;
     let outcome = loop {
@@ -178,7 +178,7 @@ pub struct Received {
 
 /// Receives up to `length` bytes with `MSG_*` flags.
 pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: usize, message_flags: u64) -> Result<Received, Errno> {
-    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.receive_timeout());
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.receive_timeout.get());
     let peek = message_flags & MSG_PEEK != 0;
     let interrupted = || call.interrupted();
     let limit = length.min(CHUNK);
@@ -289,8 +289,8 @@ pub fn getsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
             let (on, seconds) = options.linger.map_or((0, 0), |seconds| (1, seconds));
             [word(on), word(seconds)].concat()
         }
-        (SOL_SOCKET, SO_RCVTIMEO) => timeval(socket.receive_timeout()).to_vec(),
-        (SOL_SOCKET, SO_SNDTIMEO) => timeval(socket.send_timeout()).to_vec(),
+        (SOL_SOCKET, SO_RCVTIMEO) => timeval(socket.receive_timeout.get()).to_vec(),
+        (SOL_SOCKET, SO_SNDTIMEO) => timeval(socket.send_timeout.get()).to_vec(),
         (SOL_SOCKET, name) => word(socket_option(socket, &options, name).ok_or(Errno::ENOPROTOOPT)?),
         (IPPROTO_TCP, _) if socket.kind != SocketKind::Stream => return Err(Errno::EOPNOTSUPP),
         (IPPROTO_TCP, 1) => word(u32::from(options.no_delay)),
@@ -311,41 +311,6 @@ fn word(value: u32) -> Vec<u8> {
 }
 
 const SO_LINGER: u64 = 13;
-const SO_RCVTIMEO: u64 = 20;
-const SO_SNDTIMEO: u64 = 21;
-const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
-
-/// A timeout as the `struct timeval` `getsockopt` gives (`{0, 0}` for none).
-pub(super) fn timeval(timeout: Timeout) -> [u8; 16] {
-    let nanoseconds = match timeout {
-        Timeout::Forever | Timeout::Immediate => 0,
-        Timeout::After(nanoseconds) => nanoseconds,
-    };
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&(nanoseconds / NANOSECONDS_PER_SECOND).to_le_bytes());
-    bytes[8..].copy_from_slice(&(nanoseconds % NANOSECONDS_PER_SECOND / 1000).to_le_bytes());
-    bytes
-}
-
-/// The `struct timeval` at the call's value argument as a timeout: `{0,
-/// 0}` none, seconds below zero no waiting at all, microseconds out of
-/// range EDOM (Linux's rules).
-pub(super) fn read_timeval(call: &Call<'_>) -> Result<Timeout, Errno> {
-    if call.argument(4) < 16 {
-        return Err(Errno::EINVAL);
-    }
-    let mut bytes = [0u8; 16];
-    call.read_in(call.argument(3), &mut bytes)?;
-    let [seconds, microseconds] = [0, 8].map(|at| i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default()));
-    if !(0..1_000_000).contains(&microseconds) {
-        return Err(Errno::EDOM);
-    }
-    Ok(match (seconds, microseconds) {
-        (..0, _) => Timeout::Immediate,
-        (0, 0) => Timeout::Forever,
-        _ => Timeout::After((seconds as u64).saturating_mul(NANOSECONDS_PER_SECOND).saturating_add(microseconds as u64 * 1000)),
-    })
-}
 
 /// The `struct linger` at the call's value argument: `Some(seconds)` when on.
 fn read_linger(call: &Call<'_>) -> Result<Option<u32>, Errno> {
@@ -387,11 +352,11 @@ fn socket_option(socket: &InetSocket, options: &Options, name: u64) -> Option<u3
 pub fn setsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
     let (level, name, length) = (call.argument(1), call.argument(2), call.argument(4));
     if (level, name) == (SOL_SOCKET, SO_RCVTIMEO) {
-        socket.set_receive_timeout(read_timeval(call)?);
+        socket.receive_timeout.set(read_timeval(call)?);
         return value(0);
     }
     if (level, name) == (SOL_SOCKET, SO_SNDTIMEO) {
-        socket.set_send_timeout(read_timeval(call)?);
+        socket.send_timeout.set(read_timeval(call)?);
         return value(0);
     }
     if length < 4 {

@@ -17,7 +17,7 @@ use super::{value, Call, CallResult};
 use crate::open_files::{flags, Backing, OpenFile};
 use crate::descriptor_passing::InFlight;
 use crate::pipes::{Attached, Credentials, Received};
-use crate::socket_waits::Patience;
+use crate::socket_waits::{Patience, Timeout};
 use crate::named_sockets::{SocketName, UnixSocket};
 use crate::inet_sockets::InetSocket;
 use crate::unix_sockets::{Shutdown, SocketEnd, SocketKind};
@@ -43,8 +43,8 @@ const SCM_CREDENTIALS: u32 = 2;
 const CONTROL_HEADER: usize = 16;
 pub(super) const SOL_SOCKET: u64 = 1;
 const SO_PASSCRED: u64 = 16;
-const SO_RCVTIMEO: u64 = 20;
-const SO_SNDTIMEO: u64 = 21;
+pub(super) const SO_RCVTIMEO: u64 = 20;
+pub(super) const SO_SNDTIMEO: u64 = 21;
 /// A Unix socket's buffer size as Linux reports it (`SO_SNDBUF`, `SO_RCVBUF`).
 const BUFFER_BYTES: u32 = 212_992;
 
@@ -579,8 +579,8 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
     }
     let socket = socket_of(&file)?;
     match call.argument(2) {
-        SO_RCVTIMEO => return write_option_value(call, &super::inet::timeval(socket.receive_timeout.get())),
-        SO_SNDTIMEO => return write_option_value(call, &super::inet::timeval(socket.send_timeout.get())),
+        SO_RCVTIMEO => return write_option_value(call, &timeval(socket.receive_timeout.get())),
+        SO_SNDTIMEO => return write_option_value(call, &timeval(socket.send_timeout.get())),
         _ => {}
     }
     let answer: u32 = match call.argument(2) {
@@ -593,6 +593,40 @@ pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
         _ => return Err(Errno::ENOPROTOOPT),
     };
     write_option_value(call, &answer.to_le_bytes())
+}
+
+const NANOSECONDS_PER_SECOND: u64 = 1_000_000_000;
+
+/// A timeout as the `struct timeval` `getsockopt` gives (`{0, 0}` for none).
+pub(super) fn timeval(timeout: Timeout) -> [u8; 16] {
+    let nanoseconds = match timeout {
+        Timeout::Forever | Timeout::Immediate => 0,
+        Timeout::After(nanoseconds) => nanoseconds,
+    };
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&(nanoseconds / NANOSECONDS_PER_SECOND).to_le_bytes());
+    bytes[8..].copy_from_slice(&(nanoseconds % NANOSECONDS_PER_SECOND / 1000).to_le_bytes());
+    bytes
+}
+
+/// The `struct timeval` at the call's value argument as a timeout: `{0,
+/// 0}` none, seconds below zero no waiting at all, microseconds out of
+/// range EDOM (Linux's rules).
+pub(super) fn read_timeval(call: &Call<'_>) -> Result<Timeout, Errno> {
+    if call.argument(4) < 16 {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = [0u8; 16];
+    call.read_in(call.argument(3), &mut bytes)?;
+    let [seconds, microseconds] = [0, 8].map(|at| i64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default()));
+    if !(0..1_000_000).contains(&microseconds) {
+        return Err(Errno::EDOM);
+    }
+    Ok(match (seconds, microseconds) {
+        (..0, _) => Timeout::Immediate,
+        (0, 0) => Timeout::Forever,
+        _ => Timeout::After((seconds as u64).saturating_mul(NANOSECONDS_PER_SECOND).saturating_add(microseconds as u64 * 1000)),
+    })
 }
 
 /// `getsockopt`'s answer: `bytes` to its value buffer (no more than the
@@ -617,11 +651,11 @@ pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
     let socket = socket_of(&file)?;
     match (call.argument(1), call.argument(2)) {
         (SOL_SOCKET, SO_RCVTIMEO) => {
-            socket.receive_timeout.set(super::inet::read_timeval(call)?);
+            socket.receive_timeout.set(read_timeval(call)?);
             value(0)
         }
         (SOL_SOCKET, SO_SNDTIMEO) => {
-            socket.send_timeout.set(super::inet::read_timeval(call)?);
+            socket.send_timeout.set(read_timeval(call)?);
             value(0)
         }
         (SOL_SOCKET, 7 | 8 | 16 | 32 | 33) => {

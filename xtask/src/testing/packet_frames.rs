@@ -6,6 +6,8 @@
 //! Pure functions of their arguments (the noise from a seeded generator):
 //! no sockets here.
 
+use crash_check::states::Random;
+
 /// The guest's card (QEMU's default MAC) and the address DHCP gives it.
 pub const GUEST_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56];
 pub const GUEST_IP: [u8; 4] = [10, 0, 2, 15];
@@ -212,23 +214,21 @@ pub fn dhcp_answer(kind: u8, transaction: [u8; 4]) -> Vec<u8> {
     ethernet(BROADCAST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(PEER_IP, [255; 4], PROTOCOL_UDP, &datagram))
 }
 
-/// A small deterministic generator (xorshift) for the noise.
-pub struct Noise(u64);
+/// The noise: crash-check's xorshift generator (the same sequence for a
+/// seed), with bytes.
+pub struct Noise(Random);
 
 impl Noise {
     pub fn new(seed: u64) -> Noise {
-        Noise(seed | 1)
+        Noise(Random(seed | 1))
     }
 
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.next()
     }
 
     pub fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
+        self.0.below(bound)
     }
 
     pub fn bytes(&mut self, count: usize) -> Vec<u8> {
