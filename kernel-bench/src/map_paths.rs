@@ -6,7 +6,7 @@
 
 use alloc::vec::Vec;
 
-use vmem::{FrameSource, Rights};
+use vmem::Rights;
 
 use super::records::{now, report, ClockMode};
 use kernel_objects::address_spaces::{carry_out, new_space};

@@ -10,64 +10,95 @@
 use alloc::boxed::Box;
 
 use containers::ContainerId;
-use frames::{FrameNumber, PhysicalAddress};
+use machine::frame_access::{Frame, RootToken, SpaceTables};
 use machine::set_once::SetOnce;
 use machine::tlb::{self, CpuSet, Flush};
 use vmem::{AddressSpace, FrameMemory, FrameSource, OwnerTable, TlbFlush, VmError};
 
 use crate::kernel_containers::{allocate_charged_frame, free_charged_frame};
 
-/// A space's page tables and pages, reached through the direct map with
-/// the key `untyped_memory` keeps. Made only here, for spaces whose every
-/// frame comes from their container's frame source: the space passes only
-/// its own frames, which keeps the key's promise.
-#[derive(Clone, Copy)]
-pub struct DirectMapFrames {
-    key: &'static machine::frame_access::DirectMap,
+/// A space's page tables and pages: the machine's `SpaceTables`, which
+/// checks every write and copy against its record of the frames.
+pub struct SpaceMemory(SpaceTables);
+
+impl FrameMemory for SpaceMemory {
+    type Frame = Frame;
+
+    fn install_root(&mut self, frame: Frame) -> Result<u64, Frame> {
+        self.0.install_root(frame)
+    }
+
+    fn sibling(&self) -> Self {
+        SpaceMemory(SpaceTables::new())
+    }
+
+    fn read_word(&self, table: u64, index: usize) -> u64 {
+        self.0.read_entry(table, index)
+    }
+
+    fn write_word(&self, table: u64, index: usize, value: u64) -> bool {
+        self.0.write_entry(table, index, value)
+    }
+
+    fn adopt(&self, frame: Frame) -> u64 {
+        self.0.adopt(frame)
+    }
+
+    fn reclaim(&self, frame: u64) -> Option<Frame> {
+        let taken = self.0.reclaim(frame);
+        if taken.is_none() {
+            machine::println!("lamina: warning: frame {frame:#x} kept: the machine still records a use of it");
+        }
+        taken
+    }
+
+    fn zero(&self, frame: u64) -> bool {
+        self.0.zero(frame)
+    }
+
+    fn copy_page(&self, table: u64, index: usize, to: u64) -> bool {
+        self.0.copy_page(table, index, to)
+    }
 }
 
-impl FrameMemory for DirectMapFrames {
-    fn read_word(&self, frame: u64, index: usize) -> u64 {
-        // The space only passes its own frames and indexes below 512; a
-        // refusal would be a vmem bug and reads as an empty entry.
-        self.key.read_word(frame, index).unwrap_or(0)
+impl SpaceMemory {
+    /// Copies `bytes` to user memory at `address` (inside one page).
+    pub(crate) fn write_user(&self, address: u64, bytes: &[u8]) -> bool {
+        self.0.write_user(address, bytes)
     }
 
-    fn write_word(&self, frame: u64, index: usize, value: u64) {
-        self.key.write_word(frame, index, value);
+    /// Copies user memory at `address` (inside one page) into `buffer`.
+    pub(crate) fn read_user(&self, address: u64, buffer: &mut [u8]) -> bool {
+        self.0.read_user(address, buffer)
     }
 
-    fn zero(&self, frame: u64) {
-        self.key.zero(frame);
-    }
-
-    fn copy(&self, from: u64, to: u64) {
-        self.key.copy(from, to);
+    /// Atomically updates the aligned user `u32` at `address`.
+    pub(crate) fn update_user_u32(&self, address: u64, change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
+        self.0.update_user_u32(address, change)
     }
 }
 
 /// Frames charged to one container: the frame source of the spaces this
-/// file makes. Made only here (its `free` takes a raw frame).
+/// file makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ContainerFrames(ContainerId);
 
 impl FrameSource for ContainerFrames {
+    type Frame = Frame;
     type Fresh = crate::untyped_memory::OwnedFrame;
     type Shared = crate::untyped_memory::SharedFrame;
 
-    fn allocate(&self) -> Option<u64> {
-        allocate_charged_frame(self.0).ok().map(|frame| frame.start_address().0)
+    fn allocate(&self) -> Option<Frame> {
+        allocate_charged_frame(self.0).ok()
     }
 
-    fn free(&self, frame: u64) {
-        if let Err(error) = free_charged_frame(self.0, FrameNumber::containing(PhysicalAddress(frame))) {
-            machine::println!("lamina: warning: freeing user frame {frame:#x} refused: {error}");
-        }
+    fn free(&self, frame: Frame) {
+        free_charged_frame(self.0, frame);
     }
 }
 
 /// A user address space as the kernel keeps it.
-pub type KernelSpace = AddressSpace<'static, DirectMapFrames, ContainerFrames>;
+pub type KernelSpace = AddressSpace<'static, SpaceMemory, ContainerFrames>;
 
 static OWNERS: SetOnce<OwnerTable> = SetOnce::new();
 
@@ -85,8 +116,7 @@ pub(crate) fn owners() -> Option<&'static OwnerTable> {
 /// An empty user address space whose frames are charged to `container`.
 pub fn new_space(container: ContainerId) -> Result<KernelSpace, VmError> {
     let owners = OWNERS.get().ok_or(VmError::OutOfMemory)?;
-    let key = crate::untyped_memory::key().ok_or(VmError::OutOfMemory)?;
-    AddressSpace::new(DirectMapFrames { key }, ContainerFrames(container), owners, &machine::paging::kernel_root_entries())
+    AddressSpace::new(SpaceMemory(SpaceTables::new()), ContainerFrames(container), owners)
 }
 
 /// A copy of `parent` for a child process whose frames are charged to
@@ -119,25 +149,22 @@ pub fn carry_out(flush: TlbFlush) {
 /// recorded in the space's CPU set, so its TLB shootdowns reach this CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UserTables {
-    root: u64,
+    token: RootToken,
 }
 
 /// Marks `space` as run on this CPU and returns its tables.
 pub fn prepare_to_enter(space: &mut KernelSpace) -> UserTables {
     space.activate_on(machine::percpu::current_index());
-    UserTables { root: space.root() }
+    UserTables { token: space.memory().0.token() }
 }
 
 /// Loads `tables` on this CPU (false: refused, the kernel's stay loaded).
 pub fn switch_to(tables: UserTables) -> bool {
-    crate::untyped_memory::key().is_some_and(|key| machine::paging::switch_address_space(tables.root, key))
+    machine::paging::switch_address_space(tables.token)
 }
 
 /// Loads `tables` and runs `context` in them until it leaves user mode
 /// (see `machine::user::run_user_in`).
 pub fn run_user_in(tables: UserTables, context: &mut machine::user::UserContext) -> machine::user::UserExit {
-    match crate::untyped_memory::key() {
-        Some(key) => machine::user::run_user_in(tables.root, key, context),
-        None => machine::user::UserExit::Exception { vector: machine::user::vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip },
-    }
+    machine::user::run_user_in(tables.token, context)
 }

@@ -10,7 +10,8 @@
 use alloc::boxed::Box;
 
 use containers::{ContainerId, Containers, QuotaError, Spinning};
-use frames::{FrameError, FrameNumber};
+use frames::FrameError;
+use machine::frame_access::Frame;
 use machine::set_once::SetOnce;
 use spinlock::kernel::{IrqOff, PerCpuLevels};
 
@@ -63,20 +64,19 @@ pub enum ChargedFrameError {
 }
 
 /// One frame charged to `container`.
-pub(crate) fn allocate_charged_frame(container: ContainerId) -> Result<FrameNumber, ChargedFrameError> {
+pub(crate) fn allocate_charged_frame(container: ContainerId) -> Result<Frame, ChargedFrameError> {
     let tree = containers().ok_or(ChargedFrameError::Quota(QuotaError::NoSuchContainer))?;
     tree.charge(container, 1).map_err(ChargedFrameError::Quota)?;
-    crate::physical_memory::allocate_frame_number().map_err(|error| {
+    crate::physical_memory::allocate_held_frame().map_err(|error| {
         release(container, 1);
         ChargedFrameError::Frames(error)
     })
 }
 
 /// Frees a frame from [`allocate_charged_frame`] and its charge.
-pub(crate) fn free_charged_frame(container: ContainerId, frame: FrameNumber) -> Result<(), FrameError> {
-    crate::physical_memory::free_frame(frame)?;
+pub(crate) fn free_charged_frame(container: ContainerId, frame: Frame) {
+    crate::physical_memory::free_held_frame(frame);
     release(container, 1);
-    Ok(())
 }
 
 /// A container as the account a request reserves kernel memory from.

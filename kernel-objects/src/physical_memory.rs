@@ -12,6 +12,7 @@ use core::sync::atomic::AtomicU64;
 
 use frames::{BitmapFrameAllocator, CachedFrameAllocator, FrameError, FrameNumber, FrameRange, PhysicalAddress};
 use machine::layout::Range;
+use machine::frame_access::Frame;
 use machine::paging::TableFrameSource;
 use machine::percpu;
 use machine::set_once::SetOnce;
@@ -62,40 +63,55 @@ pub fn frames() -> Option<&'static KernelFrames> {
 /// One free frame, charged to no container, held by the caller alone:
 /// for the kernel's own structures and tests. Dropping it frees it.
 pub fn allocate_frame() -> Result<KernelFrame, FrameError> {
-    allocate_frame_number().map(KernelFrame)
+    allocate_held_frame().map(|frame| KernelFrame(Some(frame)))
 }
 
 /// A frame from the allocator with one holder (not `Copy`, not `Clone`);
-/// the number says which frame, and only dropping the handle frees it, so
-/// no code outside this crate frees a frame it does not hold.
+/// only dropping the handle frees it, so no code outside this crate frees
+/// a frame it does not hold.
 #[must_use = "dropping a kernel frame frees it"]
 #[derive(Debug)]
-pub struct KernelFrame(FrameNumber);
+pub struct KernelFrame(Option<Frame>);
 
 impl KernelFrame {
     /// Which frame it is.
     pub fn number(&self) -> FrameNumber {
-        self.0
+        FrameNumber::containing(PhysicalAddress(self.0.as_ref().map_or(0, Frame::address)))
+    }
+
+    /// The machine's handle, for this crate's wrappers (a DMA frame).
+    pub(crate) fn into_frame(mut self) -> Option<Frame> {
+        self.0.take()
     }
 }
 
 impl Drop for KernelFrame {
     fn drop(&mut self) {
-        if let Err(error) = free_frame(self.0) {
-            machine::println!("lamina: warning: freeing kernel frame {:?} refused: {error}", self.0);
+        if let Some(frame) = self.0.take() {
+            free_held_frame(frame);
         }
     }
 }
 
-/// One free frame for this crate's handles (`kernel_containers` charges
-/// before it calls).
-pub(crate) fn allocate_frame_number() -> Result<FrameNumber, FrameError> {
-    frames().ok_or(FrameError::OutOfMemory)?.allocate()
+/// One free frame from the allocator, claimed from the machine's record
+/// (`kernel_containers` charges before it calls). A frame the allocator
+/// offers but the machine does not record as free is a bug below: it is
+/// left out of circulation and the allocation fails.
+pub(crate) fn allocate_held_frame() -> Result<Frame, FrameError> {
+    let number = frames().ok_or(FrameError::OutOfMemory)?.allocate()?;
+    Frame::claim(number.start_address().0).ok_or_else(|| {
+        machine::println!("lamina: warning: the allocator offered frame {number:?}, which the machine does not record as free");
+        FrameError::OutOfRange
+    })
 }
 
-/// Gives `frame` back (this crate's handles, when they are dropped).
-pub(crate) fn free_frame(frame: FrameNumber) -> Result<(), FrameError> {
-    frames().ok_or(FrameError::OutOfRange)?.free(frame)
+/// Gives a held frame back to the allocator (this crate's handles, when
+/// they are dropped).
+pub(crate) fn free_held_frame(frame: Frame) {
+    let number = FrameNumber::containing(PhysicalAddress(frame.release()));
+    if let Err(error) = frames().ok_or(FrameError::OutOfRange).and_then(|frames| frames.free(number)) {
+        machine::println!("lamina: warning: freeing frame {number:?} refused: {error}");
+    }
 }
 
 /// Free frames right now, in the bitmap and every CPU cache.
@@ -113,16 +129,13 @@ pub static STACK_SOURCE: sched::StackSource = sched::StackSource {
 
 /// A new kernel stack in the kernel's tables, its frames from the allocator.
 pub fn allocate_kernel_stack() -> Result<machine::stacks::KernelStack, machine::paging::MapError> {
-    let key = crate::untyped_memory::key().ok_or(machine::paging::MapError::OutOfFrames)?;
-    machine::stacks::allocate_kernel_stack(&mut KernelFrameSource, key)
+    machine::stacks::allocate_kernel_stack(&mut KernelFrameSource)
 }
 
 /// Unmaps `stack` (made by [`allocate_kernel_stack`]) and frees its frames;
 /// nothing may run on it any more, and no spinlock may be held.
 pub fn free_kernel_stack(stack: machine::stacks::KernelStack) {
-    if let Some(key) = crate::untyped_memory::key() {
-        machine::stacks::free_kernel_stack(stack, &mut KernelFrameSource, key);
-    }
+    machine::stacks::free_kernel_stack(stack, &mut KernelFrameSource);
 }
 
 /// Gives the machine layer frames for page tables and kernel stacks
@@ -130,13 +143,11 @@ pub fn free_kernel_stack(stack: machine::stacks::KernelStack) {
 struct KernelFrameSource;
 
 impl TableFrameSource for KernelFrameSource {
-    fn allocate_table(&mut self) -> Option<u64> {
-        allocate_frame_number().ok().map(|frame| frame.start_address().0)
+    fn allocate_table(&mut self) -> Option<Frame> {
+        allocate_held_frame().ok()
     }
 
-    fn free_table(&mut self, frame: u64) {
-        if let Err(error) = free_frame(FrameNumber::containing(PhysicalAddress(frame))) {
-            machine::println!("lamina: warning: freeing table frame {frame:#x} refused: {error}");
-        }
+    fn free_table(&mut self, frame: Frame) {
+        free_held_frame(frame);
     }
 }

@@ -12,7 +12,7 @@ use core::cmp::min;
 
 use vmem::{Access, FaultOutcome, TlbFlush, PAGE_SIZE};
 
-use crate::address_spaces::KernelSpace;
+use crate::address_spaces::{KernelSpace, SpaceMemory};
 use linux_abi::Errno;
 
 /// Flushes that copy-on-write resolution left to carry out (with no lock held).
@@ -49,7 +49,8 @@ fn check_range(address: u64, length: usize) -> Result<(), Errno> {
 }
 
 /// The frame behind `at` for `access`, resolving faults as the program's
-/// own access would.
+/// own access would (the copy that follows walks the tables itself; this
+/// makes the page ready and says whether it is there).
 fn frame_for(memory: &mut KernelSpace, at: u64, access: Access, flush: &mut PendingFlush) -> Result<u64, Errno> {
     let usable = |memory: &KernelSpace| {
         memory.translate(at).filter(|page| match access {
@@ -68,16 +69,17 @@ fn frame_for(memory: &mut KernelSpace, at: u64, access: Access, flush: &mut Pend
     usable(memory).map(|page| page.frame).ok_or(Errno::EFAULT)
 }
 
-/// Calls `copy(frame, offset in the frame, range of the caller's buffer)`
-/// for each page `[address, address + length)` touches, the frame made
-/// ready for `access` first.
+/// Calls `copy(space, user address, range of the caller's buffer)` for
+/// each page `[address, address + length)` touches (the address and range
+/// within that page), the page made ready for `access` first. The copy
+/// itself goes through the machine's walk of the space's own tables.
 fn for_each_page(
     memory: &mut KernelSpace,
     address: u64,
     length: usize,
     access: Access,
     flush: &mut PendingFlush,
-    mut copy: impl FnMut(u64, usize, core::ops::Range<usize>) -> bool,
+    mut copy: impl FnMut(&SpaceMemory, u64, core::ops::Range<usize>) -> bool,
 ) -> Result<(), Errno> {
     check_range(address, length)?;
     let mut done = 0;
@@ -85,8 +87,8 @@ fn for_each_page(
         let at = address + done as u64;
         let offset = (at % PAGE_SIZE) as usize;
         let chunk = min(length - done, PAGE_SIZE as usize - offset);
-        let frame = frame_for(memory, at, access, flush)?;
-        if !copy(frame, offset, done..done + chunk) {
+        frame_for(memory, at, access, flush)?;
+        if !copy(memory.memory(), at, done..done + chunk) {
             return Err(Errno::EFAULT);
         }
         done += chunk;
@@ -96,16 +98,12 @@ fn for_each_page(
 
 /// Copies `bytes` to `address`.
 pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &mut PendingFlush) -> Result<(), Errno> {
-    for_each_page(memory, address, bytes.len(), Access::Write, flush, |frame, offset, range| {
-        crate::untyped_memory::key().is_some_and(|key| key.write_bytes(frame, offset, &bytes[range]))
-    })
+    for_each_page(memory, address, bytes.len(), Access::Write, flush, |space, at, range| space.write_user(at, &bytes[range]))
 }
 
 /// Copies `buffer.len()` bytes from `address`.
 pub fn read_user(memory: &mut KernelSpace, address: u64, buffer: &mut [u8], flush: &mut PendingFlush) -> Result<(), Errno> {
-    for_each_page(memory, address, buffer.len(), Access::Read, flush, |frame, offset, range| {
-        crate::untyped_memory::key().is_some_and(|key| key.read_bytes(frame, offset, &mut buffer[range]))
-    })
+    for_each_page(memory, address, buffer.len(), Access::Read, flush, |space, at, range| space.read_user(at, &mut buffer[range]))
 }
 
 /// Atomically replaces the aligned `u32` at `address` with `change(old)`
@@ -116,10 +114,8 @@ pub fn update_user_u32(memory: &mut KernelSpace, address: u64, change: impl FnMu
         return Err(Errno::EINVAL);
     }
     check_range(address, 4)?;
-    let frame = frame_for(memory, address, Access::Write, flush)?;
-    crate::untyped_memory::key()
-        .and_then(|key| key.update_u32(frame, (address % PAGE_SIZE) as usize, change))
-        .ok_or(Errno::EFAULT)
+    frame_for(memory, address, Access::Write, flush)?;
+    memory.memory().update_user_u32(address, change).ok_or(Errno::EFAULT)
 }
 
 /// Where the readable word at `address` lives when its page is shared
@@ -140,10 +136,10 @@ pub fn read_c_string(memory: &mut KernelSpace, address: u64, limit: usize, too_l
     loop {
         check_range(at, 1)?;
         let offset = (at % PAGE_SIZE) as usize;
-        let frame = frame_for(memory, at, Access::Read, flush)?;
+        frame_for(memory, at, Access::Read, flush)?;
         let mut page = [0u8; 256];
         let chunk = min(page.len(), PAGE_SIZE as usize - offset);
-        if !crate::untyped_memory::key().is_some_and(|key| key.read_bytes(frame, offset, &mut page[..chunk])) {
+        if !memory.memory().read_user(at, &mut page[..chunk]) {
             return Err(Errno::EFAULT);
         }
         if let Some(end) = page[..chunk].iter().position(|byte| *byte == 0) {

@@ -29,7 +29,6 @@ impl PublishedContainer {
 
 /// First code above the machine layer, on the bootstrap processor.
 pub fn bootstrap_main(handoff: Handoff) -> ! {
-    kernel_objects::untyped_memory::install_key(direct_map_key());
     let free_frames = kernel_objects::physical_memory::init(&handoff.free_memory);
     let free_bytes = free_frames * frames::FRAME_SIZE;
     kernel_objects::kernel_memory::init();
@@ -108,16 +107,4 @@ pub fn secondary_main(_cpu_index: usize) -> ! {
     };
     sched::init_cpu(&kernel_objects::physical_memory::STACK_SOURCE, root);
     sched::idle_loop()
-}
-
-/// The kernel's one key to untyped memory, for `kernel-objects`.
-#[allow(unsafe_code)]
-fn direct_map_key() -> machine::frame_access::DirectMap {
-    // SAFETY: made once, here, at boot, and given to `kernel-objects`,
-    // which keeps it private (`untyped_memory.rs`) and passes it only
-    // frames it owns: frames its allocator handed out and not yet freed
-    // (`OwnedFrame`), and the page tables and pages of the address spaces
-    // it manages, every one of them taken from that allocator. No Rust
-    // reference points into those frames.
-    unsafe { machine::frame_access::DirectMap::new() }
 }

@@ -9,8 +9,7 @@
 //! a CPU is ready: `lamina_bootstrap_main` (the first CPU) and
 //! `lamina_secondary_main` (every other CPU). Giving a function a fixed
 //! symbol name is an unsafe attribute in Rust, so this crate denies
-//! `unsafe_code` and allows it on exactly these two items and on the one
-//! call that makes the key to untyped memory (`boot::direct_map_key`). It must hold no
+//! `unsafe_code` and allows it on exactly these two items. It must hold no
 //! kernel service of its own: what the kernel does lives in the crates it
 //! links.
 #![no_std]

@@ -17,6 +17,7 @@
 pub mod acpi;
 pub mod bootinfo;
 pub mod bytes;
+pub mod frame_states;
 pub mod symbols;
 pub mod user_half;
 

@@ -9,13 +9,12 @@ use crate::entry::{self, COPY_ON_WRITE, WRITABLE};
 use crate::space::SHARED;
 use crate::{AddressSpace, FrameMemory, FrameSource, TlbFlush, VmError};
 
-impl<'o, M: FrameMemory + Clone, S: FrameSource> AddressSpace<'o, M, S> {
+impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S> {
     /// A copy-on-write child of this space whose frames come from
     /// `child_frames`, and the flush the parent needs (its writable pages
     /// became read-only). On `OutOfMemory` nothing changed.
     pub fn fork(&mut self, child_frames: S) -> Result<(AddressSpace<'o, M, S>, TlbFlush), VmError> {
-        let kernel_half: [u64; 256] = core::array::from_fn(|index| self.memory.read_word(self.root, 256 + index));
-        let mut child = AddressSpace::new(self.memory.clone(), child_frames, self.owners, &kernel_half)?;
+        let mut child = AddressSpace::new(self.memory.sibling(), child_frames, self.owners)?;
         if child.regions.try_reserve(self.regions.len()).is_err() {
             child.release_everything();
             return Err(VmError::OutOfMemory);
@@ -26,14 +25,17 @@ impl<'o, M: FrameMemory + Clone, S: FrameSource> AddressSpace<'o, M, S> {
             let child_entry = if private_writable { (current & !WRITABLE) | COPY_ON_WRITE } else { current };
             let (table, index) = child.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
             self.owners.join(entry::frame(current))?;
-            child.memory.write_word(table, index, child_entry);
+            if !child.memory.write_word(table, index, child_entry) {
+                self.owners.leave(entry::frame(current));
+                return Err(VmError::UnknownFrame);
+            }
             Ok(())
         });
         if let Err(error) = built {
             child.release_everything();
             return Err(error);
         }
-        let memory = self.memory.clone();
+        let memory = &self.memory;
         let _ = self.for_each_leaf(|_, table, index, current| {
             if current & SHARED == 0 && current & WRITABLE != 0 {
                 memory.write_word(table, index, (current & !WRITABLE) | COPY_ON_WRITE);

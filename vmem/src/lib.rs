@@ -15,9 +15,13 @@
 //! to contents and rights); host tests compare the two over random
 //! operation sequences, and loom checks the owner table.
 //!
-//! **Relies on** two traits the kernel implements: [`FrameMemory`] (read
-//! and write words of frames it owns, through the machine layer's direct
-//! map) and [`FrameSource`] (frames charged to the space's container).
+//! **Relies on** two traits the kernel implements: [`FrameMemory`] (the
+//! space's tables and pages, through the machine layer's `SpaceTables`,
+//! which checks every entry write against its record of the frames: a
+//! table links only frames the space adopted, a leaf only those or mapped
+//! pages, and a frame goes back only when no entry names it) and
+//! [`FrameSource`] (frames charged to the space's container). The host
+//! tests' `fake` applies the same rules (`machine::frame_states`).
 //!
 //! **Must never** use `unsafe`, touch the kernel half of a root (entries
 //! 256..512 are copied once at creation and never changed), panic on a

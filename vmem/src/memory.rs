@@ -1,22 +1,52 @@
-//! What the layer needs from below: access to the frames it owns, and a
-//! source of frames. The kernel implements both (machine layer's direct
-//! map; the frame allocator charged to a container); host tests use
-//! `fake`.
+//! What the layer needs from below: its page tables and pages, and a
+//! source of frames. The kernel implements both (the machine layer's
+//! checked `SpaceTables`; the frame allocator charged to a container);
+//! host tests use `fake`.
 
 /// Bytes of a page and of a frame.
 pub const PAGE_SIZE: u64 = 4096;
 
-/// Reads and writes frames the address space owns (page tables and user
-/// pages), by physical address.
+/// A space's page tables and pages as the layer below keeps them. The
+/// kernel's (`kernel-objects` over `machine::frame_access::SpaceTables`)
+/// checks every call against the machine's record of each frame, so a bug
+/// here cannot make a table point at a frame the space does not own, nor
+/// free one that a table still names; host tests use `fake`.
+///
+/// Frames are named by physical address once the space has them: a
+/// [`FrameMemory::Frame`] (an owned frame from the source) becomes the
+/// space's by [`adopt`](FrameMemory::adopt) and goes back to the source by
+/// [`reclaim`](FrameMemory::reclaim), which refuses a frame some entry
+/// still names. An entry names a frame when it is present or carries bit
+/// 11 (a page whose rights are `NONE` for now).
 pub trait FrameMemory {
-    /// Word `index` (0..512) of `frame`.
-    fn read_word(&self, frame: u64, index: usize) -> u64;
-    /// Writes word `index` (0..512) of `frame`.
-    fn write_word(&self, frame: u64, index: usize, value: u64);
-    /// Fills `frame` with zeroes.
-    fn zero(&self, frame: u64);
-    /// Copies the whole of frame `from` into frame `to`.
-    fn copy(&self, from: u64, to: u64);
+    /// An owned frame, outside every space.
+    type Frame;
+    /// Makes `frame` this (new) space's root: zeroed, with the kernel's
+    /// half (entries 256..512) filled in. Its address, or the frame back.
+    fn install_root(&mut self, frame: Self::Frame) -> Result<u64, Self::Frame>;
+    /// Another, empty space's memory (a fork's child).
+    fn sibling(&self) -> Self
+    where
+        Self: Sized;
+    /// Word `index` (0..512) of page table `table` (0 for a table not the space's).
+    fn read_word(&self, table: u64, index: usize) -> u64;
+    /// Writes word `index` of page table `table`: for an intermediate
+    /// table, an empty entry or one naming a table the space adopted and
+    /// has not placed yet; for a leaf table, an empty entry or one naming
+    /// an adopted frame or a mapped page. `false`: refused, nothing
+    /// written (a bug of this layer).
+    fn write_word(&self, table: u64, index: usize, value: u64) -> bool;
+    /// Takes `frame` into the space (not yet in a table); its address.
+    fn adopt(&self, frame: Self::Frame) -> u64;
+    /// Takes the frame at `frame` out of the space for its source: one it
+    /// adopted and never placed, a table no entry names any more (the root
+    /// last), or a page no entry names. `None`: refused (still named).
+    fn reclaim(&self, frame: u64) -> Option<Self::Frame>;
+    /// Fills an adopted, not yet placed frame with zeroes.
+    fn zero(&self, frame: u64) -> bool;
+    /// Copies the page entry `index` of leaf table `table` names into the
+    /// adopted, not yet placed frame `to`.
+    fn copy_page(&self, table: u64, index: usize, to: u64) -> bool;
 }
 
 /// Where frames come from and go back to. The kernel's source charges the
@@ -30,23 +60,27 @@ pub trait FrameMemory {
 /// frames, so no caller of [`crate::AddressSpace::map`] can name an
 /// arbitrary physical frame; host tests use bare addresses.
 pub trait FrameSource {
+    /// An owned frame (the memory's [`FrameMemory::Frame`]).
+    type Frame;
     /// A frame its holder owns alone, ready to be mapped.
-    type Fresh: FreshFrame;
+    type Fresh: FreshFrame<Frame = Self::Frame>;
     /// A frame of a shared-memory object.
     type Shared: SharedFrame;
-    /// A free, page-aligned frame (contents unspecified), or `None`.
-    fn allocate(&self) -> Option<u64>;
+    /// A free frame (contents unspecified), or `None`.
+    fn allocate(&self) -> Option<Self::Frame>;
     /// Gives back a frame `allocate` returned.
-    fn free(&self, frame: u64);
+    fn free(&self, frame: Self::Frame);
 }
 
 /// A frame owned by one holder, which a space can take over.
 pub trait FreshFrame {
+    /// The owned frame it holds.
+    type Frame;
     /// Its physical address.
     fn address(&self) -> u64;
-    /// Gives the frame up to the space that mapped it (which frees it when
-    /// its last owner leaves); its holder must not free it any more.
-    fn give_to_space(self);
+    /// Gives the frame up to the space that maps it (which frees it when
+    /// its last owner leaves); `None` when the handle holds none.
+    fn into_frame(self) -> Option<Self::Frame>;
 }
 
 /// A frame of a shared-memory object, which spaces map as extra owners.
@@ -57,11 +91,15 @@ pub trait SharedFrame {
 
 /// Host tests name frames by address.
 impl FreshFrame for u64 {
+    type Frame = u64;
+
     fn address(&self) -> u64 {
         *self
     }
 
-    fn give_to_space(self) {}
+    fn into_frame(self) -> Option<u64> {
+        Some(self)
+    }
 }
 
 impl SharedFrame for u64 {

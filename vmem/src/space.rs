@@ -38,7 +38,7 @@ pub struct Translation {
 }
 
 /// One user address space. Not `Sync`: the kernel keeps it under a lock.
-pub struct AddressSpace<'o, M: FrameMemory, S: FrameSource> {
+pub struct AddressSpace<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> {
     pub(crate) memory: M,
     pub(crate) frames: S,
     pub(crate) owners: &'o OwnerTable,
@@ -62,16 +62,38 @@ pub(crate) fn user_range(start: u64, length: u64) -> Result<core::ops::Range<u64
     Ok(start..end)
 }
 
-impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
-    /// An empty space whose root carries `kernel_half` (the kernel's root
-    /// entries 256..512) so that it can be activated.
-    pub fn new(memory: M, frames: S, owners: &'o OwnerTable, kernel_half: &[u64; 256]) -> Result<Self, VmError> {
-        let root = frames.allocate().ok_or(VmError::OutOfMemory)?;
-        memory.zero(root);
-        for (index, entry) in kernel_half.iter().enumerate() {
-            memory.write_word(root, 256 + index, *entry);
-        }
+impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S> {
+    /// An empty space whose root carries the kernel's half (entries
+    /// 256..512, filled in by `memory`) so that it can be activated.
+    pub fn new(mut memory: M, frames: S, owners: &'o OwnerTable) -> Result<Self, VmError> {
+        let frame = frames.allocate().ok_or(VmError::OutOfMemory)?;
+        let root = match memory.install_root(frame) {
+            Ok(root) => root,
+            Err(frame) => {
+                frames.free(frame);
+                return Err(VmError::OutOfMemory);
+            }
+        };
         Ok(Self { memory, frames, owners, root, regions: Vec::new(), ran_on: RanOn::default(), table_frames: 1 })
+    }
+
+    /// The space's tables and pages (for copies to and from user memory).
+    pub fn memory(&self) -> &M {
+        &self.memory
+    }
+
+    /// A frame from the source, adopted by the space (not yet in a table).
+    pub(crate) fn take_frame(&self) -> Option<u64> {
+        self.frames.allocate().map(|frame| self.memory.adopt(frame))
+    }
+
+    /// Gives a frame no entry names any more back to the source (one the
+    /// memory refuses, being still named, is kept: a bug, but nothing is
+    /// freed that a table can reach).
+    pub(crate) fn give_back(&self, frame: u64) {
+        if let Some(frame) = self.memory.reclaim(frame) {
+            self.frames.free(frame);
+        }
     }
 
     /// The root table's physical address (what CR3 gets).
@@ -109,9 +131,11 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
             table = if entry::is_present(current) {
                 entry::frame(current)
             } else if create {
-                let frame = self.frames.allocate().ok_or(VmError::OutOfMemory)?;
-                self.memory.zero(frame);
-                self.memory.write_word(table, index, entry::table(frame));
+                let frame = self.take_frame().ok_or(VmError::OutOfMemory)?;
+                if !self.memory.zero(frame) || !self.memory.write_word(table, index, entry::table(frame)) {
+                    self.give_back(frame);
+                    return Err(VmError::OutOfMemory);
+                }
                 self.table_frames += 1;
                 frame
             } else {
@@ -138,9 +162,15 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
     /// takes the frame over (its first owner). On an error the frame stays
     /// with the caller's handle (the kernel's frees it when dropped).
     pub fn map(&mut self, address: u64, frame: S::Fresh, rights: Rights) -> Result<(), VmError> {
-        self.map_frame(address, frame.address(), rights, false)?;
-        frame.give_to_space();
-        Ok(())
+        self.map_fresh(address, frame, rights, false)
+    }
+
+    /// Maps a fresh frame: every check first, so that on an error the
+    /// frame is still the caller's; then the space takes it over.
+    fn map_fresh(&mut self, address: u64, frame: S::Fresh, rights: Rights, shared: bool) -> Result<(), VmError> {
+        let (table, index) = self.prepare_leaf(address, frame.address(), rights)?;
+        let adopted = self.memory.adopt(frame.into_frame().ok_or(VmError::UnknownFrame)?);
+        self.place(table, index, adopted, rights, shared).inspect_err(|_| self.give_back(adopted))
     }
 
     /// Maps `frame` at `address` with `rights` as a shared page of this
@@ -148,9 +178,7 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
     /// like [`map`](Self::map), but fork shares the page and writes never
     /// copy it.
     pub fn map_shared_fresh(&mut self, address: u64, frame: S::Fresh, rights: Rights) -> Result<(), VmError> {
-        self.map_frame(address, frame.address(), rights, true)?;
-        frame.give_to_space();
-        Ok(())
+        self.map_fresh(address, frame, rights, true)
     }
 
     /// Maps a shared-memory object's `frame` at `address` with `rights`, as
@@ -169,7 +197,9 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         if rights.write() {
             // Writable from the start: copy on the first write.
             let (table, index) = self.leaf_slot(address, false)?.ok_or(VmError::OutOfMemory)?;
-            self.memory.write_word(table, index, entry::leaf(frame.address(), rights, true));
+            if !self.memory.write_word(table, index, entry::leaf(frame.address(), rights, true)) {
+                return Err(VmError::UnknownFrame);
+            }
         }
         Ok(())
     }
@@ -178,6 +208,13 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
     /// a fresh frame (its first owner: a private page) or, with `shared`, a
     /// shared-memory frame another space owns too.
     pub(crate) fn map_frame(&mut self, address: u64, frame: u64, rights: Rights, shared: bool) -> Result<(), VmError> {
+        let (table, index) = self.prepare_leaf(address, frame, rights)?;
+        self.place(table, index, frame, rights, shared)
+    }
+
+    /// Checks that `frame` may be mapped at `address` with `rights` and
+    /// makes the tables down to its leaf entry.
+    fn prepare_leaf(&mut self, address: u64, frame: u64, rights: Rights) -> Result<(u64, usize), VmError> {
         user_range(address, PAGE_SIZE)?;
         if !rights.read() {
             return Err(VmError::UnsupportedRights);
@@ -188,10 +225,17 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         if entry::holds_frame(self.leaf_entry(address)) {
             return Err(VmError::AlreadyMapped);
         }
-        let (table, index) = self.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
+        self.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)
+    }
+
+    /// Writes the leaf entry for `frame`, one more owner of it.
+    fn place(&mut self, table: u64, index: usize, frame: u64, rights: Rights, shared: bool) -> Result<(), VmError> {
         self.owners.join(frame)?;
         let extra = if shared { SHARED } else { 0 };
-        self.memory.write_word(table, index, entry::leaf(frame, rights, false) | extra);
+        if !self.memory.write_word(table, index, entry::leaf(frame, rights, false) | extra) {
+            self.owners.leave(frame);
+            return Err(VmError::UnknownFrame);
+        }
         Ok(())
     }
 
@@ -316,8 +360,11 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
                 continue;
             }
             let (new_table, new_index) = self.leaf_slot(to + offset, false)?.ok_or(VmError::OutOfMemory)?;
+            // The new entry first: the page is never named by none.
+            if !self.memory.write_word(new_table, new_index, current) {
+                continue;
+            }
             self.memory.write_word(table, index, 0);
-            self.memory.write_word(new_table, new_index, current);
             if entry::is_present(current) {
                 flush.add_page(from + offset);
             }
@@ -328,7 +375,7 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
     /// Leaves the owner set of `frame`, freeing it if this was the last owner.
     pub(crate) fn let_go(&self, frame: u64) {
         if self.owners.leave(frame) == LeaveOutcome::Last {
-            self.frames.free(frame);
+            self.give_back(frame);
         }
     }
 
@@ -409,12 +456,15 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         if !allows(region.rights, access) {
             return Err(Fault::Segmentation);
         }
-        let frame = self.frames.allocate().ok_or(Fault::OutOfMemory)?;
-        self.memory.zero(frame);
+        let frame = self.take_frame().ok_or(Fault::OutOfMemory)?;
+        if !self.memory.zero(frame) {
+            self.give_back(frame);
+            return Err(Fault::OutOfMemory);
+        }
         match self.map_frame(page, frame, region.rights, false) {
             Ok(()) => Ok(FaultOutcome::DemandZero),
             Err(_) => {
-                self.frames.free(frame);
+                self.give_back(frame);
                 Err(Fault::OutOfMemory)
             }
         }
@@ -439,13 +489,16 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
             self.memory.write_word(table, index, writable);
             return Ok(FaultOutcome::TookOver);
         }
-        let fresh = self.frames.allocate().ok_or(Fault::OutOfMemory)?;
-        self.memory.copy(old, fresh);
-        if self.owners.join(fresh).is_err() {
-            self.frames.free(fresh);
+        let fresh = self.take_frame().ok_or(Fault::OutOfMemory)?;
+        if !self.memory.copy_page(table, index, fresh) || self.owners.join(fresh).is_err() {
+            self.give_back(fresh);
             return Err(Fault::OutOfMemory);
         }
-        self.memory.write_word(table, index, (writable & !entry::ADDRESS_MASK) | fresh);
+        if !self.memory.write_word(table, index, (writable & !entry::ADDRESS_MASK) | fresh) {
+            self.owners.leave(fresh);
+            self.give_back(fresh);
+            return Err(Fault::OutOfMemory);
+        }
         self.let_go(old);
         let mut flush = self.flush();
         flush.add_page(page);
@@ -467,17 +520,19 @@ impl<'o, M: FrameMemory, S: FrameSource> AddressSpace<'o, M, S> {
         let mut walk = TableWalk::new(self.root);
         while let Some(step) = walk.next(&self.memory) {
             match step {
-                Step::Leaf { entry: current, .. } => self.let_go(entry::frame(current)),
-                Step::TableDone { table, level, parent, parent_index } => {
-                    self.frames.free(table);
-                    // The root outlives the walk; tables below die with it.
-                    if level == 2 {
-                        self.memory.write_word(parent, parent_index, 0);
-                    }
+                Step::Leaf { table, index, entry: current, .. } => {
+                    // Emptied first, so that the page is named by no entry
+                    // of this space when it goes.
+                    self.memory.write_word(table, index, 0);
+                    self.let_go(entry::frame(current));
+                }
+                Step::TableDone { table, parent, parent_index, .. } => {
+                    self.memory.write_word(parent, parent_index, 0);
+                    self.give_back(table);
                 }
             }
         }
-        self.frames.free(self.root);
+        self.give_back(self.root);
         self.table_frames = 0;
         self.regions.clear();
     }

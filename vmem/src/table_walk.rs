@@ -22,9 +22,9 @@ pub(crate) enum Step {
     /// A leaf entry that holds a frame: the page at `address` is entry
     /// `index` of leaf table `table`.
     Leaf { address: u64, table: u64, index: usize, entry: u64 },
-    /// Every entry of `table` (level 2, 1 or 0 below the root) has been
-    /// visited; entry `parent_index` of `parent` points at it.
-    TableDone { table: u64, level: usize, parent: u64, parent_index: usize },
+    /// Every entry of `table` (a table below the root) has been visited;
+    /// entry `parent_index` of `parent` points at it.
+    TableDone { table: u64, parent: u64, parent_index: usize },
 }
 
 /// A depth-first walk from a root table.
@@ -54,7 +54,7 @@ impl TableWalk {
                 self.level += 1;
                 // The parent's cursor is one past the entry that led here.
                 let parent_index = self.next[level + 1] - 1;
-                return Some(Step::TableDone { table: self.tables[level], level, parent: self.tables[level + 1], parent_index });
+                return Some(Step::TableDone { table: self.tables[level], parent: self.tables[level + 1], parent_index });
             }
             let index = self.next[level];
             self.next[level] += 1;

@@ -15,7 +15,7 @@
 use alloc::vec::Vec;
 
 use containers::ContainerId;
-use frames::{FrameNumber, PhysicalAddress};
+use machine::frame_access::SharedPage;
 use crate::untyped_memory::{OwnedFrame, SharedFrame};
 use spinlock::kernel::KernelTicketLock;
 use vmem::{LeaveOutcome, PAGE_SIZE};
@@ -30,7 +30,8 @@ use crate::kernel_containers::free_charged_frame;
 pub const MAX_PAGES: u64 = 4096;
 
 struct MemoryObject {
-    frames: Vec<u64>,
+    /// One reference to each page (the machine's record counts it).
+    frames: Vec<SharedPage>,
     container: ContainerId,
 }
 
@@ -97,20 +98,32 @@ pub fn create(container: ContainerId, pages: u64) -> Result<u64, Errno> {
     frames.try_reserve_exact(pages as usize).map_err(|_| Errno::ENOMEM)?;
     for _ in 0..pages {
         let Ok(mut frame) = OwnedFrame::allocate(container) else {
-            give_back(container, &frames);
+            give_back(container, frames);
             return Err(Errno::ENOMEM);
         };
         if !frame.zero() || owners.join(frame.address()).is_err() {
-            give_back(container, &frames);
+            give_back(container, frames);
             return Err(Errno::ENOMEM); // `frame` drops: freed
         }
         // The object owns it from here; its last owner frees it.
-        frames.push(frame.into_mapping());
+        match frame.into_frame().map(machine::frame_access::Frame::into_shared) {
+            Some(Ok(page)) => frames.push(page),
+            Some(Err(held)) => {
+                owners.leave(held.address());
+                free_charged_frame(container, held);
+                give_back(container, frames);
+                return Err(Errno::ENOMEM);
+            }
+            None => {
+                give_back(container, frames);
+                return Err(Errno::ENOMEM);
+            }
+        }
     }
     let mut table = TABLE.lock();
     let Some(index) = table.empty_entry() else {
         drop(table);
-        give_back(container, &frames);
+        give_back(container, frames);
         return Err(Errno::ENOMEM);
     };
     let entry = &mut table[index];
@@ -128,30 +141,24 @@ pub(crate) fn frames(handle: u64, first: u64, count: u64) -> Result<Vec<SharedFr
     let run = object.frames.get(first as usize..end as usize).ok_or(Errno::EINVAL)?;
     let mut lent = Vec::new();
     lent.try_reserve_exact(run.len()).map_err(|_| Errno::ENOMEM)?;
-    lent.extend(run.iter().map(|&frame| SharedFrame::of_object(frame)));
+    lent.extend(run.iter().map(|page| SharedFrame::of_object(page.address())));
     Ok(lent)
 }
 
 /// Copies `buffer.len()` bytes at byte `offset` of the object into
 /// `buffer` (EBADF for a stale handle, EINVAL past its end).
 pub fn read(handle: u64, offset: u64, buffer: &mut [u8]) -> Result<(), Errno> {
-    each_frame(handle, offset, buffer.len(), |key, frame, within, range| key.read_bytes(frame, within, &mut buffer[range]))
+    each_frame(handle, offset, buffer.len(), |page, within, range| page.read_bytes(within, &mut buffer[range]))
 }
 
 /// Copies `bytes` to byte `offset` of the object.
 pub fn write(handle: u64, offset: u64, bytes: &[u8]) -> Result<(), Errno> {
-    each_frame(handle, offset, bytes.len(), |key, frame, within, range| key.write_bytes(frame, within, &bytes[range]))
+    each_frame(handle, offset, bytes.len(), |page, within, range| page.write_bytes(within, &bytes[range]))
 }
 
-/// Calls `copy(key, frame, offset in it, range of the caller's buffer)` for
-/// each frame `[offset, offset + length)` of the object touches.
-fn each_frame(
-    handle: u64,
-    offset: u64,
-    length: usize,
-    mut copy: impl FnMut(&machine::frame_access::DirectMap, u64, usize, core::ops::Range<usize>) -> bool,
-) -> Result<(), Errno> {
-    let key = crate::untyped_memory::key().ok_or(Errno::ENOMEM)?;
+/// Calls `copy(page, offset in it, range of the caller's buffer)` for each
+/// page `[offset, offset + length)` of the object touches.
+fn each_frame(handle: u64, offset: u64, length: usize, mut copy: impl FnMut(&SharedPage, usize, core::ops::Range<usize>) -> bool) -> Result<(), Errno> {
     let table = TABLE.lock();
     let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
     let end = offset.checked_add(length as u64).filter(|end| *end <= object.frames.len() as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
@@ -160,7 +167,7 @@ fn each_frame(
         let (page, within) = ((at / PAGE_SIZE) as usize, (at % PAGE_SIZE) as usize);
         let chunk = (end - at).min(PAGE_SIZE - within as u64) as usize;
         let done = (at - offset) as usize;
-        if !copy(key, object.frames[page], within, done..done + chunk) {
+        if !copy(&object.frames[page], within, done..done + chunk) {
             return Err(Errno::EFAULT);
         }
         at += chunk as u64;
@@ -229,24 +236,23 @@ pub fn map_private_into_space(
 pub fn mapped_elsewhere(handle: u64) -> bool {
     let Some(owners) = owners() else { return false };
     let table = TABLE.lock();
-    lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|&frame| owners.owners(frame) > 1))
+    lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|page| owners.owners(page.address()) > 1))
 }
 
 /// Whether the object holds the frame at physical address `frame` (to
 /// tell which object a mapped page belongs to; nothing is reached).
 pub fn holds_frame(handle: u64, frame: u64) -> bool {
     let table = TABLE.lock();
-    lookup(&table, handle).is_some_and(|object| object.frames.contains(&frame))
+    lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|page| page.address() == frame))
 }
 
 /// Stores `value` in the aligned `u64` at byte `offset` of the object as
 /// one atomic write (what user space reading the page sees whole).
 pub fn store_u64(handle: u64, offset: u64, value: u64) -> Result<(), Errno> {
-    let key = crate::untyped_memory::key().ok_or(Errno::ENOMEM)?;
     let table = TABLE.lock();
     let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
-    let frame = object.frames.get((offset / PAGE_SIZE) as usize).ok_or(Errno::EINVAL)?;
-    if key.store_u64(*frame, (offset % PAGE_SIZE) as usize, value) {
+    let page = object.frames.get((offset / PAGE_SIZE) as usize).ok_or(Errno::EINVAL)?;
+    if page.store_u64((offset % PAGE_SIZE) as usize, value) {
         Ok(())
     } else {
         Err(Errno::EINVAL)
@@ -264,7 +270,7 @@ pub fn release(handle: u64) {
         }
     };
     if let Some(object) = object {
-        give_back(object.container, &object.frames);
+        give_back(object.container, object.frames);
     }
 }
 
@@ -273,14 +279,17 @@ pub fn count() -> usize {
     TABLE.lock().iter().filter(|entry| entry.object.is_some()).count()
 }
 
-/// Leaves each frame's owner set and frees those nobody else holds.
-fn give_back(container: ContainerId, frames: &[u64]) {
+/// Leaves each page's owner set and drops the object's reference to it;
+/// frees those nobody else holds (a space that still maps one frees it
+/// when it lets go).
+fn give_back(container: ContainerId, frames: Vec<SharedPage>) {
     let Some(owners) = owners() else { return };
-    for &frame in frames {
-        if owners.leave(frame) == LeaveOutcome::Last {
-            if let Err(error) = free_charged_frame(container, FrameNumber::containing(PhysicalAddress(frame))) {
-                machine::println!("lamina: warning: freeing memory-object frame {frame:#x} refused: {error}");
-            }
+    for page in frames {
+        let last = owners.leave(page.address()) == LeaveOutcome::Last;
+        match page.release() {
+            Some(frame) => free_charged_frame(container, frame),
+            None if last => machine::println!("lamina: warning: a memory object's last page is still named by a mapping; kept"),
+            None => {}
         }
     }
 }

@@ -1,17 +1,62 @@
-//! Reading and writing physical frames through the direct map: what the
-//! virtual-memory layer needs to build user page tables and fill user
-//! pages, and the frame allocator's owned-frame handles need to fill frames.
+//! Physical frames for the layers above, through handles whose every use
+//! the machine checks against its record of what each frame is
+//! ([`crate::frame_states`]): no safe function here touches a frame the
+//! caller does not hold.
 //!
-//! Reached only through [`DirectMap`], a key that exists once and is made by
-//! an `unsafe` constructor: whoever makes it promises to pass only frames
-//! it owns (it took them from the frame allocator and has not freed them),
-//! so no other code reads or writes them meanwhile. The kernel image makes
-//! it at boot and gives it to `kernel-objects`, the frame allocator's
-//! crate, which uses it behind owned frame handles and address spaces and
-//! lends it to no one. Indexes and offsets are checked here: an access
-//! outside the frame is refused, never made.
+//! - [`Frame`]: a frame held by one handle (claimed from Free, given back
+//!   by [`Frame::release`]); its contents are read and written through it.
+//! - [`DeviceFrame`]: a held frame lent to a device for DMA; both sides
+//!   write it, so it is reached only by copies and single atomics.
+//! - [`SharedPage`]: one reference to a user page that shared-memory
+//!   objects keep; the page goes back only after its last reference.
+//! - [`SpaceTables`]: one user address space's page tables. Every entry
+//!   write is checked (a table links only a frame the space adopted, a
+//!   leaf only an adopted frame or a mapped page, counted), and copies to
+//!   and from user memory walk the space's own tables, so they reach only
+//!   pages it maps. A [`RootToken`] names its root for loading into CR3;
+//!   the root goes back only when no CPU has it loaded.
+//!
+//! The allocator (`frames`, in `kernel-objects`) decides which free frame
+//! to hand out; a handle exists only after the machine agreed it was free,
+//! so a wrong number from above is an error, never an alias. Indexes and
+//! offsets are checked too: an access outside the frame is refused.
 
-use super::layout::{physical_to_virtual, PAGE_SIZE};
+extern crate alloc;
+
+use core::cell::Cell;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::layout::{physical_to_virtual, Range, PAGE_SIZE};
+use super::percpu::MAX_CPUS;
+use super::set_once::SetOnce;
+use crate::frame_states::{entry_bits, named_frame, FrameState, FrameStates, MAX_SPACE};
+
+static STATES: SetOnce<FrameStates> = SetOnce::new();
+
+/// Builds the record for the frames below `memory_end`, marking `free`
+/// (the ranges handed to the frame allocator) Free and everything else
+/// Reserved. Machine-private: only the boot sequence knows what is free.
+pub(crate) fn init(memory_end: u64, free: &[Range]) -> bool {
+    let Some(states) = FrameStates::new(0, (memory_end / PAGE_SIZE) as usize) else { return false };
+    for range in free {
+        states.mark_free(range.start, range.end);
+    }
+    STATES.set(alloc::boxed::Box::leak(alloc::boxed::Box::new(states))).is_ok()
+}
+
+fn states() -> Option<&'static FrameStates> {
+    STATES.get()
+}
+
+/// The state of `frame` (Reserved before boot built the record).
+fn state(frame: u64) -> FrameState {
+    states().map_or(FrameState::Reserved, |states| states.state(frame))
+}
+
+fn swap(frame: u64, from: FrameState, to: FrameState) -> bool {
+    states().is_some_and(|states| states.swap(frame, from, to).is_ok())
+}
 
 /// Words in a frame (page-table entries in a table frame).
 pub const WORDS_PER_FRAME: usize = (PAGE_SIZE / 8) as usize;
@@ -26,10 +71,11 @@ fn read_word(frame: u64, index: usize) -> Option<u64> {
     if !is_frame(frame) || index >= WORDS_PER_FRAME {
         return None;
     }
-    // SAFETY: the word lies inside a frame covered by the direct map, and
-    // the caller owns the frame (module contract), so nothing writes it
-    // concurrently except through this module; volatile because page-table
-    // frames are also read by the MMU.
+    // SAFETY: the word lies inside a frame covered by the direct map that
+    // the caller reaches through a handle or its space's checked tables
+    // (module comment), so no other code writes it meanwhile except the
+    // MMU or user space, which is why it is accessed as volatile and
+    // never as a reference.
     Some(unsafe { ((physical_to_virtual(frame) + index as u64 * 8) as *const u64).read_volatile() })
 }
 
@@ -39,7 +85,7 @@ fn write_word(frame: u64, index: usize, value: u64) -> bool {
     if !is_frame(frame) || index >= WORDS_PER_FRAME {
         return false;
     }
-    // SAFETY: as in `read_word`; the caller owns the frame.
+    // SAFETY: as in `read_word`.
     unsafe { ((physical_to_virtual(frame) + index as u64 * 8) as *mut u64).write_volatile(value) };
     true
 }
@@ -49,7 +95,8 @@ fn zero(frame: u64) -> bool {
     if !is_frame(frame) {
         return false;
     }
-    // SAFETY: the whole frame is covered by the direct map and owned by the caller.
+    // SAFETY: the whole frame is covered by the direct map and reached
+    // through the caller's handle or space (module comment).
     unsafe { core::ptr::write_bytes(physical_to_virtual(frame) as *mut u8, 0, PAGE_SIZE as usize) };
     true
 }
@@ -59,8 +106,9 @@ fn copy(from: u64, to: u64) -> bool {
     if !is_frame(from) || !is_frame(to) || from == to {
         return false;
     }
-    // SAFETY: both frames are covered by the direct map, owned by the
-    // caller, and distinct whole frames, so they do not overlap.
+    // SAFETY: both frames are covered by the direct map, reached through
+    // the caller's space (module comment), and distinct whole frames, so
+    // they do not overlap.
     unsafe {
         core::ptr::copy_nonoverlapping(
             physical_to_virtual(from) as *const u8,
@@ -76,9 +124,9 @@ fn read_bytes(frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
     if !is_frame(frame) || offset.checked_add(buffer.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
         return false;
     }
-    // SAFETY: the range lies inside an owned frame of the direct map and
-    // cannot overlap `buffer`, which is kernel memory outside that frame's
-    // ownership.
+    // SAFETY: the range lies inside a frame of the direct map reached
+    // through the caller's handle or space (module comment), and cannot
+    // overlap `buffer`: kernel memory is never such a frame.
     unsafe {
         core::ptr::copy_nonoverlapping((physical_to_virtual(frame) + offset as u64) as *const u8, buffer.as_mut_ptr(), buffer.len())
     };
@@ -105,7 +153,7 @@ fn update_u32(frame: u64, offset: usize, mut change: impl FnMut(u32) -> Option<u
         return None;
     }
     // SAFETY: the aligned word lies inside a frame of the direct map that
-    // the caller owns (module contract); user space may access it at the
+    // the caller reaches through a handle or its space (module comment); user space may access it at the
     // same time, which is why it is only ever touched as an atomic here
     // (a lock-prefixed compare-exchange, the same instruction user space's
     // atomics use), and the reference lives only for this function.
@@ -128,7 +176,7 @@ fn store_u64(frame: u64, offset: usize, value: u64) -> bool {
         return false;
     }
     // SAFETY: the aligned word lies inside a frame of the direct map that
-    // the caller owns (module contract); user space may read it at the
+    // the caller reaches through a handle or its space (module comment); user space may read it at the
     // same time, which is why it is only written as an atomic here, and
     // the reference lives only for this statement.
     unsafe { core::sync::atomic::AtomicU64::from_ptr((physical_to_virtual(frame) + offset as u64) as *mut u64) }.store(value, core::sync::atomic::Ordering::Release);
@@ -144,7 +192,7 @@ fn load_u16(frame: u64, offset: usize) -> Option<u16> {
         return None;
     }
     // SAFETY: the aligned word lies inside a frame of the direct map that
-    // the caller owns (module contract); a device may write it meanwhile,
+    // the caller reaches through a handle or its space (module comment); a device may write it meanwhile,
     // which is why it is only read as an atomic, and the reference lives
     // only for this statement.
     Some(unsafe { core::sync::atomic::AtomicU16::from_ptr((physical_to_virtual(frame) + offset as u64) as *mut u16) }.load(core::sync::atomic::Ordering::Acquire))
@@ -162,79 +210,375 @@ fn store_u16(frame: u64, offset: usize, value: u16) -> bool {
     true
 }
 
-/// The key to untyped memory (see the module comment). Not `Clone`: the
-/// one made at boot is shared by reference.
-pub struct DirectMap {
-    _made_by_new: (),
+/// A frame held by one handle (not `Copy`, not `Clone`). Dropping it
+/// without [`release`](Frame::release) keeps it held for ever (a leak,
+/// never an alias).
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a frame dropped without release stays held for ever"]
+pub struct Frame {
+    address: u64,
 }
 
-impl DirectMap {
-    /// The key.
-    ///
-    /// # Safety
-    /// The caller makes one, at boot, and every frame it (or whoever it
-    /// lends the key to) passes is a frame of the direct map that it owns
-    /// at that moment: taken from the frame allocator and not freed, or a
-    /// page table or page of an address space it manages. No Rust
-    /// reference may point into such a frame while the key writes it.
-    pub unsafe fn new() -> Self {
-        Self { _made_by_new: () }
+impl Frame {
+    /// The frame at `address`, if it is free (the allocator chose it).
+    pub fn claim(address: u64) -> Option<Frame> {
+        swap(address, FrameState::Free, FrameState::Held).then_some(Frame { address })
     }
 
-    /// Word `index` of `frame`; `None` for a bad frame or index.
-    pub fn read_word(&self, frame: u64, index: usize) -> Option<u64> {
-        read_word(frame, index)
+    /// Gives the frame up; its address, for the allocator.
+    pub fn release(self) -> u64 {
+        let address = self.address;
+        swap(address, FrameState::Held, FrameState::Free);
+        address
     }
 
-    /// Writes word `index` of `frame`; `false` (nothing written) for a bad
-    /// frame or index.
-    pub fn write_word(&self, frame: u64, index: usize, value: u64) -> bool {
-        write_word(frame, index, value)
+    /// A handle for a frame the machine layer holds already (its own
+    /// tables and stacks, or boot frames, which stay Reserved).
+    pub(crate) fn of_machine(address: u64) -> Frame {
+        Frame { address }
     }
 
-    /// Fills `frame` with zeroes.
+    /// Hands the frame to the machine layer's own use.
+    pub(crate) fn into_machine(self) -> u64 {
+        self.address
+    }
+
+    /// Its physical address.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
+    /// Fills it with zeroes.
+    pub fn zero(&mut self) -> bool {
+        zero(self.address)
+    }
+
+    /// Copies `buffer.len()` bytes at `offset` of it into `buffer`.
+    pub fn read_bytes(&self, offset: usize, buffer: &mut [u8]) -> bool {
+        read_bytes(self.address, offset, buffer)
+    }
+
+    /// Copies `bytes` to `offset` of it.
+    pub fn write_bytes(&mut self, offset: usize, bytes: &[u8]) -> bool {
+        write_bytes(self.address, offset, bytes)
+    }
+
+    /// Makes it a user page held by one reference (a shared-memory
+    /// object's), which spaces map as more references; the frame back if
+    /// the machine does not record it as held.
+    pub fn into_shared(self) -> Result<SharedPage, Frame> {
+        if !swap(self.address, FrameState::Held, FrameState::Mapped { count: 1 }) {
+            return Err(self);
+        }
+        Ok(SharedPage { address: self.address })
+    }
+
+    /// Lends it to a device.
+    pub fn lend_to_device(self) -> DeviceFrame {
+        DeviceFrame { address: self.address }
+    }
+}
+
+/// A held frame lent to a device (see the module comment): the driver and
+/// the device both write it, so it is reached only by copies and single
+/// atomics, never as a Rust reference.
+#[derive(Debug)]
+pub struct DeviceFrame {
+    address: u64,
+}
+
+impl DeviceFrame {
+    /// Its physical address, for the device.
+    pub fn physical(&self) -> u64 {
+        self.address
+    }
+
+    /// Takes it back from the device (after the device was reset).
+    pub fn into_frame(self) -> Frame {
+        Frame { address: self.address }
+    }
+
+    /// Fills it with zeroes.
+    pub fn zero(&self) -> bool {
+        zero(self.address)
+    }
+
+    /// Copies `buffer.len()` bytes at `offset` out of it.
+    pub fn read_bytes(&self, offset: usize, buffer: &mut [u8]) -> bool {
+        read_bytes(self.address, offset, buffer)
+    }
+
+    /// Copies `bytes` to `offset`.
+    pub fn write_bytes(&self, offset: usize, bytes: &[u8]) -> bool {
+        write_bytes(self.address, offset, bytes)
+    }
+
+    /// The aligned `u16` at `offset`, one Acquire load (a ring index the
+    /// device writes); `None` for a bad offset.
+    pub fn load_u16(&self, offset: usize) -> Option<u16> {
+        load_u16(self.address, offset)
+    }
+
+    /// Stores the aligned `u16` at `offset` with Release order (a ring
+    /// index the device reads).
+    pub fn store_u16(&self, offset: usize, value: u16) -> bool {
+        store_u16(self.address, offset, value)
+    }
+}
+
+/// One reference to a user page that a shared-memory object keeps (not
+/// `Copy`, not `Clone`): the page stays while it or any mapping names it.
+/// User space may write the page at any time, so it is reached only by
+/// copies and single atomics.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a reference dropped without release keeps its page for ever"]
+pub struct SharedPage {
+    address: u64,
+}
+
+impl SharedPage {
+    /// Its physical address (to compare, to name it to a space's map).
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
+    /// Copies `buffer.len()` bytes at `offset` out of it.
+    pub fn read_bytes(&self, offset: usize, buffer: &mut [u8]) -> bool {
+        read_bytes(self.address, offset, buffer)
+    }
+
+    /// Copies `bytes` to `offset`.
+    pub fn write_bytes(&self, offset: usize, bytes: &[u8]) -> bool {
+        write_bytes(self.address, offset, bytes)
+    }
+
+    /// Stores the aligned `u64` at `offset` as one atomic write.
+    pub fn store_u64(&self, offset: usize, value: u64) -> bool {
+        store_u64(self.address, offset, value)
+    }
+
+    /// Drops the reference; the frame, held again, when it was the page's
+    /// last (no mapping names it).
+    pub fn release(self) -> Option<Frame> {
+        let states = states()?;
+        match states.drop_reference(self.address) {
+            Ok(0) => states.reclaim(self.address, 0).is_ok().then_some(Frame { address: self.address }),
+            _ => None,
+        }
+    }
+}
+
+/// Identities of address spaces (0 is no space's).
+static NEXT_SPACE: AtomicU64 = AtomicU64::new(1);
+
+/// The root each CPU has loaded (or is about to load): a root goes back
+/// to the allocator only when no CPU names it here.
+static LOADED_ROOTS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// Bumped whenever the kernel half of the kernel's root changes, so a
+/// space's root copied before knows to be checked in full.
+pub(crate) static KERNEL_HALF_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// One address space's page tables (see the module comment). Not `Sync`:
+/// one CPU at a time works on a space (the kernel keeps it under a lock),
+/// which is what lets a user-memory copy trust the entry it walked.
+pub struct SpaceTables {
+    space: u64,
+    root: u64,
+    /// `KERNEL_HALF_EPOCH` when the root's kernel half was copied.
+    epoch: u64,
+    _one_cpu_at_a_time: PhantomData<Cell<()>>,
+}
+
+/// The root of a space's tables, to load into CR3 (see
+/// [`super::paging::switch_address_space`]): checked at every load, so a
+/// token outliving its space is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootToken {
+    pub(crate) root: u64,
+    pub(crate) space: u64,
+    pub(crate) epoch: u64,
+}
+
+impl RootToken {
+    /// The root's physical address (a number, to compare).
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+}
+
+/// Records that this CPU loads `root` (interrupts off), then checks that
+/// `token` still names a live root: `false` (and the record restored) if
+/// not. SeqCst on both sides: a root being given back either is seen Dying
+/// here, or sees this CPU's record (`SpaceTables::reclaim`).
+pub(crate) fn announce_load(token: &RootToken, cpu: usize) -> bool {
+    let Some(slot) = LOADED_ROOTS.get(cpu) else { return false };
+    let previous = slot.swap(token.root, Ordering::SeqCst);
+    let live = matches!(state(token.root), FrameState::Table { space, level: 3, .. } if space == token.space);
+    if !live {
+        slot.store(previous, Ordering::SeqCst);
+    }
+    live
+}
+
+/// Records that this CPU has `root` loaded (the kernel's own tables, or
+/// the tables it keeps after a refused switch).
+pub(crate) fn announce(cpu: usize, root: u64) {
+    if let Some(slot) = LOADED_ROOTS.get(cpu) {
+        slot.store(root, Ordering::SeqCst);
+    }
+}
+
+impl SpaceTables {
+    /// A new space's tables, without a root yet ([`install_root`](Self::install_root)).
+    /// Identities run out after 2^56 spaces; a space made after that has
+    /// identity 0, whose root is refused, so every use of it fails.
+    pub fn new() -> SpaceTables {
+        let space = NEXT_SPACE.fetch_add(1, Ordering::Relaxed);
+        let space = if space <= MAX_SPACE { space } else { 0 };
+        SpaceTables { space, root: 0, epoch: 0, _one_cpu_at_a_time: PhantomData }
+    }
+
+    /// Makes `frame` the root: zeroed, the kernel's half copied in. Its
+    /// address, or the frame back (a root is there already).
+    pub fn install_root(&mut self, frame: Frame) -> Result<u64, Frame> {
+        let Some(states) = states() else { return Err(frame) };
+        if self.space == 0 || self.root != 0 || !swap(frame.address, FrameState::Held, FrameState::Loose { space: self.space }) {
+            return Err(frame);
+        }
+        let root = frame.address;
+        zero(root);
+        self.epoch = KERNEL_HALF_EPOCH.load(Ordering::SeqCst);
+        let kernel = super::start::kernel_root();
+        for index in 256..512 {
+            write_word(root, index, read_word(kernel, index).unwrap_or(0));
+        }
+        if states.make_root(root, self.space).is_err() {
+            return Err(frame);
+        }
+        self.root = root;
+        Ok(root)
+    }
+
+    /// The root's physical address (0 before one is installed).
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    /// The root, to load.
+    pub fn token(&self) -> RootToken {
+        RootToken { root: self.root, space: self.space, epoch: self.epoch }
+    }
+
+    fn is_mine(&self, table: u64) -> bool {
+        states().is_some_and(|states| states.table_level(table, self.space).is_some())
+    }
+
+    /// Word `index` of page table `table`; 0 for a table not this space's.
+    pub fn read_entry(&self, table: u64, index: usize) -> u64 {
+        if !self.is_mine(table) {
+            return 0;
+        }
+        read_word(table, index).unwrap_or(0)
+    }
+
+    /// Writes word `index` of page table `table` when the machine's rules
+    /// agree (`FrameStates::write_entry`); `false`: refused, nothing written.
+    pub fn write_entry(&self, table: u64, index: usize, value: u64) -> bool {
+        let Some(states) = states() else { return false };
+        let Some(old) = read_word(table, index) else { return false };
+        if states.write_entry(self.space, table, index, old, value).is_err() {
+            return false;
+        }
+        write_word(table, index, value)
+    }
+
+    /// Takes `frame` into the space (not yet in a table); its address.
+    pub fn adopt(&self, frame: Frame) -> u64 {
+        if self.space != 0 {
+            swap(frame.address, FrameState::Held, FrameState::Loose { space: self.space });
+        }
+        frame.address
+    }
+
+    /// Takes a frame the space no longer names out of it, held again: one
+    /// it adopted and never placed, an unlinked table, a page no entry
+    /// names, or the root once no CPU has it loaded. `None`: refused.
+    pub fn reclaim(&self, frame: u64) -> Option<Frame> {
+        let states = states()?;
+        let taken = if frame == self.root {
+            let loaded = || LOADED_ROOTS.iter().any(|slot| slot.load(Ordering::SeqCst) == frame);
+            states.reclaim_root(frame, self.space, loaded)
+        } else {
+            states.reclaim(frame, self.space)
+        };
+        taken.is_ok().then_some(Frame { address: frame })
+    }
+
+    /// Fills an adopted, unplaced frame with zeroes.
     pub fn zero(&self, frame: u64) -> bool {
-        zero(frame)
+        state(frame) == FrameState::Loose { space: self.space } && zero(frame)
     }
 
-    /// Copies frame `from` into frame `to` (distinct frames).
-    pub fn copy(&self, from: u64, to: u64) -> bool {
-        copy(from, to)
+    /// Copies the page entry `index` of leaf table `table` names into the
+    /// adopted, unplaced frame `to`.
+    pub fn copy_page(&self, table: u64, index: usize, to: u64) -> bool {
+        if state(to) != (FrameState::Loose { space: self.space }) || !self.is_mine(table) {
+            return false;
+        }
+        match read_word(table, index).and_then(named_frame) {
+            Some(from) if from != to => copy(from, to),
+            _ => false,
+        }
     }
 
-    /// Copies `buffer.len()` bytes at `offset` of `frame` into `buffer`.
-    pub fn read_bytes(&self, frame: u64, offset: usize, buffer: &mut [u8]) -> bool {
-        read_bytes(frame, offset, buffer)
+    /// The frame of the user page at `address` (any offset in it), when
+    /// this space's tables map it present and user-accessible, and
+    /// writable when `write`.
+    fn user_frame(&self, address: u64, write: bool) -> Option<u64> {
+        if address >= crate::user_half::USER_END || self.root == 0 {
+            return None;
+        }
+        let mut table = self.root;
+        for level in (0..4u32).rev() {
+            if !self.is_mine(table) {
+                return None;
+            }
+            let entry = read_word(table, ((address >> (12 + 9 * level)) & 0x1FF) as usize)?;
+            let wanted = entry_bits::PRESENT | entry_bits::USER;
+            if entry & wanted != wanted {
+                return None;
+            }
+            if level == 0 {
+                if write && entry & super::paging::WRITABLE == 0 {
+                    return None;
+                }
+                return Some(entry & entry_bits::ADDRESS_MASK);
+            }
+            table = entry & entry_bits::ADDRESS_MASK;
+        }
+        None
     }
 
-    /// Copies `bytes` to `offset` of `frame`.
-    pub fn write_bytes(&self, frame: u64, offset: usize, bytes: &[u8]) -> bool {
-        write_bytes(frame, offset, bytes)
+    /// Copies `buffer.len()` bytes of user memory at `address` (inside one
+    /// page) into `buffer`; `false` when the page is not mapped readable.
+    pub fn read_user(&self, address: u64, buffer: &mut [u8]) -> bool {
+        let offset = (address % PAGE_SIZE) as usize;
+        self.user_frame(address, false).is_some_and(|frame| read_bytes(frame, offset, buffer))
     }
 
-    /// Atomically replaces the aligned `u32` at `offset` of `frame` with
-    /// `change(old)` while `change` gives `Some` (retrying on a concurrent
-    /// write); the value found, `None` for a bad frame or offset.
-    pub fn update_u32(&self, frame: u64, offset: usize, change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
-        update_u32(frame, offset, change)
+    /// Copies `bytes` to user memory at `address` (inside one page);
+    /// `false` when the page is not mapped writable.
+    pub fn write_user(&self, address: u64, bytes: &[u8]) -> bool {
+        let offset = (address % PAGE_SIZE) as usize;
+        self.user_frame(address, true).is_some_and(|frame| write_bytes(frame, offset, bytes))
     }
 
-    /// Stores `value` in the aligned `u64` at `offset` of `frame` as one
-    /// atomic write; `false` for a bad frame or offset.
-    pub fn store_u64(&self, frame: u64, offset: usize, value: u64) -> bool {
-        store_u64(frame, offset, value)
-    }
-
-    /// The aligned `u16` at `offset` of `frame`, one atomic Acquire load
-    /// (a ring index a device writes); `None` for a bad frame or offset.
-    pub fn load_u16(&self, frame: u64, offset: usize) -> Option<u16> {
-        load_u16(frame, offset)
-    }
-
-    /// Stores the aligned `u16` at `offset` of `frame` as one atomic
-    /// Release write (a ring index a device reads); `false` for a bad
-    /// frame or offset.
-    pub fn store_u16(&self, frame: u64, offset: usize, value: u16) -> bool {
-        store_u16(frame, offset, value)
+    /// Atomically replaces the aligned user `u32` at `address` with
+    /// `change(old)` while `change` gives `Some`; the value found, `None`
+    /// when the page is not mapped writable or the address misaligned.
+    pub fn update_user_u32(&self, address: u64, change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
+        let frame = self.user_frame(address, true)?;
+        update_u32(frame, (address % PAGE_SIZE) as usize, change)
     }
 }

@@ -7,6 +7,7 @@
 //! entry format through a safe API.
 
 use super::boot_frames::{align_up, zero_frame, BootFrames};
+use super::frame_access::{Frame, RootToken};
 use super::cpu;
 use super::layout::{self, physical_to_virtual, Range, LARGE_PAGE_SIZE, PAGE_SIZE};
 
@@ -39,27 +40,29 @@ pub enum PageSize {
 /// it gets, so the source only promises that the frame is free: correctness
 /// of that promise is the frame layer's spec, checked by its refinement tests.
 pub trait TableFrameSource {
-    /// A free frame's physical address (page-aligned), or `None` when out of memory.
-    fn allocate_table(&mut self) -> Option<u64>;
+    /// A held frame, or `None` when out of memory.
+    fn allocate_table(&mut self) -> Option<Frame>;
 
     /// Takes back a frame this source gave out (a table or stack frame
     /// that was unmapped and invalidated everywhere).
-    fn free_table(&mut self, frame: u64);
+    fn free_table(&mut self, frame: Frame);
 }
 
 impl TableFrameSource for BootFrames {
-    fn allocate_table(&mut self) -> Option<u64> {
-        self.allocate_zeroed()
+    fn allocate_table(&mut self) -> Option<Frame> {
+        self.allocate_zeroed().map(Frame::of_machine)
     }
 
     /// Boot frames are never given back (boot builds only what lives
     /// forever); a frame freed here stays used.
-    fn free_table(&mut self, _frame: u64) {}
+    fn free_table(&mut self, frame: Frame) {
+        let _ = frame.into_machine();
+    }
 }
 
 /// Takes a frame from `frames` and zeroes it.
 fn zeroed_frame(frames: &mut dyn TableFrameSource) -> Result<u64, MapError> {
-    let frame = frames.allocate_table().ok_or(MapError::OutOfFrames)?;
+    let frame = frames.allocate_table().ok_or(MapError::OutOfFrames)?.into_machine();
     zero_frame(frame);
     Ok(frame)
 }
@@ -75,6 +78,10 @@ fn read_entry(table: u64, index: usize) -> u64 {
 }
 
 fn write_entry(table: u64, index: usize, value: u64) {
+    if index >= 256 && table == super::start::kernel_root() {
+        // Roots copied before now carry an old kernel half.
+        super::frame_access::KERNEL_HALF_EPOCH.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+    }
     // SAFETY: as in `read_entry`; page-table frames are only written by this
     // module, with the kernel address-space lock held (or during boot).
     unsafe { entry_pointer(table, index).write_volatile(value) }
@@ -256,37 +263,40 @@ pub(crate) fn unmap_and_free(root: u64, range: Range, freed: &mut dyn FnMut(u64)
     }
 }
 
-/// The kernel half (entries 256..512) of the kernel's root table: every
-/// address space's root carries these same entries.
-pub fn kernel_root_entries() -> [u64; 256] {
-    let root = super::start::kernel_root();
-    core::array::from_fn(|index| read_entry(root, 256 + index))
+/// Loads the tables `token` names into CR3 if they are not loaded
+/// already. Refused (`false`) when the token's space gave its root back,
+/// or when the root's kernel half is not the kernel's (checked in full only
+/// if the kernel half changed since the root was made), so the running
+/// kernel stays mapped exactly as before.
+pub fn switch_address_space(token: RootToken) -> bool {
+    let _off = cpu::InterruptsOff::new();
+    switch_with_token(token)
 }
 
-/// Loads the user tables at `root` into CR3 if they are not loaded
-/// already. Only the holder of the key to untyped memory names tables (the
-/// key's promise covers them: they are a space's own, built from owned
-/// frames). Refused (`false`) unless `root` is a frame of the direct map
-/// whose kernel half equals the kernel's, so the running kernel stays
-/// mapped exactly as before.
-pub fn switch_address_space(root: u64, _key: &super::frame_access::DirectMap) -> bool {
-    switch_space(root)
-}
-
-/// [`switch_address_space`] for the machine layer's own callers.
-pub(crate) fn switch_space(root: u64) -> bool {
-    if root % PAGE_SIZE != 0 || root >= super::start::direct_map_end() {
-        return false;
-    }
+/// [`switch_address_space`] with interrupts off already (so this CPU's
+/// record of its root stays this CPU's).
+pub(crate) fn switch_with_token(token: RootToken) -> bool {
+    let root = token.root;
     if active_root() == root {
+        // Loaded by an earlier switch, which recorded it: it cannot have
+        // been given back since.
         return true;
     }
-    let kernel = super::start::kernel_root();
-    if root != kernel && (256..512).any(|index| read_entry(root, index) != read_entry(kernel, index)) {
+    let me = super::percpu::current_index();
+    if !super::frame_access::announce_load(&token, me) {
         return false;
     }
-    // SAFETY: `root` maps the kernel half exactly as the kernel's root does
-    // (checked above), which maps all kernel code, data, stacks and heap.
+    let kernel = super::start::kernel_root();
+    let stale = token.epoch != super::frame_access::KERNEL_HALF_EPOCH.load(core::sync::atomic::Ordering::SeqCst);
+    if stale && (256..512).any(|index| read_entry(root, index) != read_entry(kernel, index)) {
+        super::frame_access::announce(me, active_root());
+        return false;
+    }
+    // SAFETY: `root` is a live root of the machine's record (announced
+    // above: it cannot be given back while this CPU names it), made by
+    // `SpaceTables::install_root` with the kernel's half, whose entries
+    // no write outside the machine can change; it maps all kernel code,
+    // data, stacks and heap as the kernel's root does.
     unsafe { activate(root) };
     true
 }
@@ -294,5 +304,11 @@ pub(crate) fn switch_space(root: u64) -> bool {
 /// Loads the kernel's own tables (before an address space this CPU ran is
 /// destroyed).
 pub fn switch_to_kernel_tables() {
-    switch_space(super::start::kernel_root());
+    let _off = cpu::InterruptsOff::new();
+    let kernel = super::start::kernel_root();
+    super::frame_access::announce(super::percpu::current_index(), kernel);
+    if active_root() != kernel {
+        // SAFETY: the kernel's own root maps everything the kernel uses.
+        unsafe { activate(kernel) };
+    }
 }

@@ -11,6 +11,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::irq_lock::IrqLock;
 use super::layout::{Range, PAGE_SIZE, STACKS_BASE};
+use super::frame_access::Frame;
 use super::paging::{self, MapError, TableFrameSource};
 use super::tlb;
 
@@ -59,10 +60,9 @@ static FREE_SLOTS: IrqLock<Vec<u64>> = IrqLock::new(Vec::new());
 /// Frames per kernel stack.
 pub const STACK_FRAMES: u64 = STACK_SIZE / PAGE_SIZE;
 
-/// Maps a new kernel stack in the kernel's tables, with frames from
-/// `frames`. Only the holder of the key to untyped memory supplies frames:
-/// its promise covers them (each one owned, and given up to the stack).
-pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource, _key: &super::frame_access::DirectMap) -> Result<KernelStack, MapError> {
+/// Maps a new kernel stack in the kernel's tables, with held frames from
+/// `frames` (given up to the stack until it is freed).
+pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource) -> Result<KernelStack, MapError> {
     let _tables = KERNEL_TABLES.lock();
     let reused = FREE_SLOTS.lock().pop();
     let slot = reused.unwrap_or_else(|| NEXT_SLOT.fetch_add(1, Ordering::Relaxed));
@@ -71,7 +71,7 @@ pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource, _key: &super::fr
         Ok(()) => Ok(stack),
         Err(error) => {
             // Give back what was mapped before the frames ran out.
-            let mut freed = |frame| frames.free_table(frame);
+            let mut freed = |frame| frames.free_table(Frame::of_machine(frame));
             paging::unmap_and_free(super::start::kernel_root(), Range { start: stack.bottom(), end: stack.top() }, &mut freed);
             recycle_slot(slot);
             Err(error)
@@ -83,7 +83,7 @@ pub fn allocate_kernel_stack(frames: &mut dyn TableFrameSource, _key: &super::fr
 /// on every CPU and gives its frames (and page tables left empty) to
 /// `frames`. The caller guarantees nothing runs on the stack or refers to
 /// it any more; must be called with no spinlock held (a shootdown).
-pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource, _key: &super::frame_access::DirectMap) {
+pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource) {
     let range = Range { start: stack.bottom(), end: stack.top() };
     // The stack's frames plus at most a leaf and a second-level table.
     let mut unmapped = [0u64; STACK_FRAMES as usize + 2];
@@ -100,7 +100,7 @@ pub fn free_kernel_stack(stack: KernelStack, frames: &mut dyn TableFrameSource, 
     }
     tlb::shootdown(&tlb::CpuSet::online(), tlb::Flush::Pages { start: stack.bottom(), count: STACK_FRAMES });
     for &frame in &unmapped[..count] {
-        frames.free_table(frame);
+        frames.free_table(Frame::of_machine(frame));
     }
     {
         let _tables = KERNEL_TABLES.lock();

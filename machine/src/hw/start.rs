@@ -161,10 +161,14 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     start_application_processors(&acpi);
     timer::start_periodic(trap::VECTOR_TIMER, timer::TICK_HERTZ);
     let handoff = with_boot("hand-off", |boot| {
+        let free_memory: Vec<Range> = boot.frames.free_ranges().collect();
+        if !super::frame_access::init(memory_end(&information), &free_memory) {
+            boot_failed(format_args!("no heap for the record of {} frames", memory_end(&information) / PAGE_SIZE));
+        }
         Ok(Handoff {
             boot: information.clone(),
             acpi,
-            free_memory: boot.frames.free_ranges().collect(),
+            free_memory,
             usable_bytes: information.usable_bytes(),
             machine_bytes: boot.frames.allocated * PAGE_SIZE,
             heap_bytes,

@@ -216,23 +216,23 @@ pub fn run_user(context: &mut UserContext) -> UserExit {
     run_user_with(None, context)
 }
 
-/// Loads the user tables at `root` and runs `context` in them, as
+/// Loads the user tables `tables` names and runs `context` in them, as
 /// [`run_user`]. The switch and the entry happen with interrupts off, so a
 /// thread preempted before it enters cannot come back to another space's
-/// tables. A root `switch_address_space` refuses is a general-protection
-/// exit. Only the key holder names tables (see `switch_address_space`).
-pub fn run_user_in(root: u64, _key: &super::frame_access::DirectMap, context: &mut UserContext) -> UserExit {
-    run_user_with(Some(root), context)
+/// tables. Tables `switch_address_space` refuses are a general-protection
+/// exit.
+pub fn run_user_in(tables: super::frame_access::RootToken, context: &mut UserContext) -> UserExit {
+    run_user_with(Some(tables), context)
 }
 
-fn run_user_with(root: Option<u64>, context: &mut UserContext) -> UserExit {
+fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut UserContext) -> UserExit {
     let registers = &context.registers;
     if registers.rip >= USER_END || registers.rsp > USER_END {
         return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: registers.rip };
     }
     let _off = cpu::InterruptsOff::new();
-    if let Some(root) = root {
-        if !super::paging::switch_space(root) {
+    if let Some(tables) = tables {
+        if !super::paging::switch_with_token(tables) {
             return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip };
         }
     }

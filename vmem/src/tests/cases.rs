@@ -1,7 +1,7 @@
 //! Targeted tests of the address-space operations.
 
 use super::harness::{user_access, World, KERNEL_HALF};
-use crate::{Access, Fault, FaultOutcome, FrameMemory, Rights, VmError, PAGE_SIZE, USER_END};
+use crate::{Access, Fault, FaultOutcome, Rights, VmError, PAGE_SIZE, USER_END};
 
 const BASE: u64 = 0x40_0000;
 
@@ -94,7 +94,7 @@ fn copy_on_write_parent_and_child_see_only_their_own_writes() {
 #[test]
 fn a_shared_page_is_freed_exactly_when_its_last_owner_goes() {
     let world = World::new();
-    let frame = world.frame_holding(42);
+    let frame = world.shared_frame_holding(42);
     let mut first = world.space();
     let mut second = world.space();
     let mut third = world.space();
@@ -121,7 +121,7 @@ fn a_shared_page_is_freed_exactly_when_its_last_owner_goes() {
 #[test]
 fn a_private_mapping_of_a_shared_frame_copies_on_write_and_never_writes_through() {
     let world = World::new();
-    let frame = world.frame_holding(42);
+    let frame = world.shared_frame_holding(42);
     let mut first = world.space();
     let mut second = world.space();
     first.map_private(BASE, &frame, Rights::READ).unwrap();

@@ -2,7 +2,7 @@
 //! table, and a simulated MMU access that faults like the hardware.
 
 use crate::fake::{FakeFrames, FakeMemory};
-use crate::{Access, AddressSpace, Fault, FaultOutcome, FrameMemory, OwnerTable, PAGE_SIZE};
+use crate::{Access, AddressSpace, Fault, FaultOutcome, OwnerTable, PAGE_SIZE};
 
 pub const FIRST_FRAME: u64 = 0x10_0000;
 pub const FRAMES: u64 = 4096;
@@ -23,14 +23,14 @@ pub struct World {
 impl World {
     pub fn new() -> Self {
         Self {
-            memory: FakeMemory::default(),
+            memory: FakeMemory::new(FIRST_FRAME, FRAMES, KERNEL_HALF),
             frames: FakeFrames::new(FIRST_FRAME, FRAMES),
             owners: OwnerTable::new(FIRST_FRAME, FRAMES as usize).expect("owner table"),
         }
     }
 
     pub fn space(&self) -> Space<'_> {
-        AddressSpace::new(self.memory.clone(), self.frames.clone(), &self.owners, &KERNEL_HALF).expect("a fresh space")
+        AddressSpace::new(crate::FrameMemory::sibling(&self.memory), self.frames.clone(), &self.owners).expect("a fresh space")
     }
 
     /// A fresh frame whose first word is `word`.
@@ -42,9 +42,21 @@ impl World {
         frame
     }
 
-    /// Every frame of the pool is free and no frame has an owner.
+    /// A fresh frame whose first word is `word`, as a shared object's page
+    /// (which spaces map as more owners; the last one frees it).
+    pub fn shared_frame_holding(&self, word: u64) -> u64 {
+        let frame = self.frame_holding(word);
+        self.memory.make_shared(frame);
+        frame
+    }
+
+    /// Every frame of the pool is free, no frame has an owner, and the
+    /// machine-layer record agrees.
     pub fn all_free(&self) -> bool {
-        self.frames.out() == 0 && (0..FRAMES).all(|index| self.owners.owners(FIRST_FRAME + index * PAGE_SIZE) == 0)
+        let frames = || (0..FRAMES).map(|index| FIRST_FRAME + index * PAGE_SIZE);
+        self.frames.out() == 0
+            && frames().all(|frame| self.owners.owners(frame) == 0)
+            && frames().all(|frame| self.memory.state(frame) == machine::frame_states::FrameState::Free)
     }
 }
 

@@ -34,7 +34,6 @@ fn compare(space: &mut Space<'_>, spec: &AddressSpaceSpec, step: usize) {
         if let Some((word, rights)) = spec.pages.get(&address) {
             if rights.read() {
                 let translation = space.translate(address).expect("mapped");
-                use crate::FrameMemory;
                 assert_eq!(space.memory.read_word(translation.frame, 0), *word, "contents of {address:#x} after step {step}");
             }
         }
