@@ -15,6 +15,7 @@ mod capabilities;
 mod containers;
 mod exceptions;
 mod exhaustion;
+mod frame_record;
 mod frames_and_contexts;
 mod frames_every_cpu;
 mod locks;

@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use machine::stop::{self, ExitCode};
 use machine::timer;
 
-use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
+use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frame_record, frames_and_contexts, frames_every_cpu, locks, memory, smp, sync_objects, threads};
 use super::stress_plan::StressPlan;
 use super::{stall_report, watchdog};
 use kernel_objects::SystemFacts;
@@ -32,6 +32,7 @@ pub struct Test {
 static FILES: &[&[Test]] = &[
     boot_checks::TESTS,
     memory::TESTS,
+    frame_record::TESTS,
     frames_and_contexts::TESTS,
     exceptions::TESTS,
     smp::TESTS,
