@@ -36,6 +36,10 @@ impl FrameMemory for SpaceMemory {
         self.0.read_entry(table, index)
     }
 
+    fn read_words(&self, table: u64, first: usize, out: &mut [u64]) {
+        self.0.read_entries(table, first, out);
+    }
+
     fn write_word(&self, table: u64, index: usize, value: u64) -> bool {
         self.0.write_entry(table, index, value)
     }

@@ -87,9 +87,13 @@ fn for_each_page(
         let at = address + done as u64;
         let offset = (at % PAGE_SIZE) as usize;
         let chunk = min(length - done, PAGE_SIZE as usize - offset);
-        frame_for(memory, at, access, flush)?;
+        // A page the program could use as it is copies at once; else the
+        // fault its own access would take is resolved first.
         if !copy(memory.memory(), at, done..done + chunk) {
-            return Err(Errno::EFAULT);
+            frame_for(memory, at, access, flush)?;
+            if !copy(memory.memory(), at, done..done + chunk) {
+                return Err(Errno::EFAULT);
+            }
         }
         done += chunk;
     }
@@ -136,11 +140,13 @@ pub fn read_c_string(memory: &mut KernelSpace, address: u64, limit: usize, too_l
     loop {
         check_range(at, 1)?;
         let offset = (at % PAGE_SIZE) as usize;
-        frame_for(memory, at, Access::Read, flush)?;
         let mut page = [0u8; 256];
         let chunk = min(page.len(), PAGE_SIZE as usize - offset);
         if !memory.memory().read_user(at, &mut page[..chunk]) {
-            return Err(Errno::EFAULT);
+            frame_for(memory, at, Access::Read, flush)?;
+            if !memory.memory().read_user(at, &mut page[..chunk]) {
+                return Err(Errno::EFAULT);
+            }
         }
         if let Some(end) = page[..chunk].iter().position(|byte| *byte == 0) {
             if text.len() + end > limit {

@@ -111,6 +111,8 @@ impl Errno {
     pub const ECONNREFUSED: Self = Self(111);
     /// Address family not supported.
     pub const EAFNOSUPPORT: Self = Self(97);
+    /// Socket type not supported (a netlink socket neither raw nor datagram).
+    pub const ESOCKTNOSUPPORT: Self = Self(94);
     /// Address already in use (a name another socket is bound to).
     pub const EADDRINUSE: Self = Self(98);
     /// A connect is already under way.

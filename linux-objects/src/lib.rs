@@ -41,6 +41,7 @@ pub mod itimers;
 pub mod kernel_log;
 pub mod mqueues;
 pub mod named_sockets;
+pub mod netlink_sockets;
 pub mod open_files;
 pub mod pipes;
 pub mod poll_wakeups;

@@ -87,6 +87,8 @@ pub enum Backing {
     Socket(alloc::sync::Arc<crate::named_sockets::UnixSocket>),
     /// An Internet socket (TCP or UDP).
     Inet(alloc::sync::Arc<crate::inet_sockets::InetSocket>),
+    /// A route netlink socket.
+    Netlink(alloc::sync::Arc<crate::netlink_sockets::NetlinkSocket>),
     /// An `eventfd` counter.
     EventCounter(crate::event_counters::EventCounter),
     /// An epoll instance.
@@ -138,6 +140,7 @@ impl OpenFile {
             }
             Backing::Socket(socket) => socket.readiness(),
             Backing::Inet(socket) => socket.readiness(),
+            Backing::Netlink(socket) => socket.readiness(),
             Backing::EventCounter(counter) => {
                 let (readable, writable) = counter.readiness();
                 (readable, writable, false)
@@ -198,7 +201,7 @@ impl Drop for OpenFile {
             Backing::PipeReader(pipe) => pipe.end_closed(true),
             Backing::PipeWriter(pipe) => pipe.end_closed(false),
             // A socket end closes its directions as it drops.
-            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => {}
+            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => {}
         }
     }
 }
@@ -266,7 +269,7 @@ pub fn install(space: SpaceId, file: OpenFile, placement: Placement) -> Result<u
 
 fn kind_and_rights(file: &OpenFile) -> (ObjectKind, Rights) {
     let kind = match file.backing {
-        Backing::PipeReader(_) | Backing::PipeWriter(_) | Backing::Socket(_) | Backing::Inet(_) => ObjectKind::Pipe,
+        Backing::PipeReader(_) | Backing::PipeWriter(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) => ObjectKind::Pipe,
         _ => ObjectKind::File,
     };
     let mut rights = Rights::GRANT.union(Rights::REVOKE);

@@ -146,9 +146,12 @@ impl FrameStates {
         }
     }
 
-    /// Moves the frame from `from` to `to`; the state found when it was not `from`.
+    /// Moves the frame from `from` to `to`; the state found when it was
+    /// not `from`. One compare-exchange (every word stored is an
+    /// encoding, so comparing encodings compares states).
     pub fn swap(&self, frame: u64, from: FrameState, to: FrameState) -> Result<(), FrameState> {
-        self.change(frame, |state| (state == from).then_some(to)).map(drop)
+        let slot = self.slot(frame).ok_or(FrameState::Reserved)?;
+        slot.compare_exchange(from.encode(), to.encode(), Ordering::SeqCst, Ordering::SeqCst).map(drop).map_err(FrameState::decode)
     }
 
     /// Marks every frame of `[start, end)` that is Reserved as Free (the

@@ -71,6 +71,15 @@ impl FrameQueue {
         self.received.front().map(Vec::as_slice)
     }
 
+    /// The largest packet it carries, without the Ethernet header.
+    pub fn ip_mtu(&self) -> usize {
+        match self.medium {
+            Medium::Ethernet => self.mtu.saturating_sub(14),
+            _ => self.mtu,
+        }
+    }
+
+
     /// The medium (Ethernet frames, or bare IP packets on the loopback).
     pub fn medium(&self) -> Medium {
         self.medium

@@ -36,6 +36,7 @@ mod stream;
 mod datagram;
 mod demux;
 mod ethernet;
+pub mod netlink;
 mod socket_table;
 #[cfg(test)]
 mod tests;

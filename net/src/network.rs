@@ -351,6 +351,32 @@ impl Network {
         Ok((socket.family, kind))
     }
 
+    /// The interfaces as route netlink reports them: loopback first
+    /// (index 1, `lo`), then each card in order (`eth0`, …).
+    pub fn interfaces(&self) -> Vec<crate::netlink::InterfaceInfo> {
+        const CARDS: [&str; 4] = ["eth0", "eth1", "eth2", "eth3"];
+        self.lanes
+            .iter()
+            .enumerate()
+            .filter(|(lane, _)| *lane == LOOPBACK || *lane <= CARDS.len())
+            .map(|(lane, state)| crate::netlink::InterfaceInfo {
+                index: lane as u32 + 1,
+                name: if lane == LOOPBACK { "lo" } else { CARDS[lane - 1] },
+                loopback: lane == LOOPBACK,
+                // smoltcp asks only an Ethernet interface for its address.
+                hardware: match state.device.medium() {
+                    smoltcp::phy::Medium::Ethernet => match state.iface.hardware_addr() {
+                        smoltcp::wire::HardwareAddress::Ethernet(mac) => mac.0,
+                        _ => [0; 6],
+                    },
+                    _ => [0; 6],
+                },
+                mtu: if lane == LOOPBACK { 65_536 } else { state.device.ip_mtu() as u32 },
+                addresses: state.iface.ip_addrs().iter().map(|cidr| (cidr.address(), cidr.prefix_len())).collect(),
+            })
+            .collect()
+    }
+
     /// The lane packets to `address` go out on (ENETUNREACH if none).
     pub(crate) fn lane_to(&self, address: IpAddress) -> Result<LaneId, Errno> {
         if address.is_unspecified() || self.lanes[LOOPBACK].reaches(address) {

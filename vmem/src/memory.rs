@@ -30,6 +30,13 @@ pub trait FrameMemory {
         Self: Sized;
     /// Word `index` (0..512) of page table `table` (0 for a table not the space's).
     fn read_word(&self, table: u64, index: usize) -> u64;
+    /// Words `first..first + out.len()` of page table `table` (zeros for a
+    /// table not the space's): what a walk over whole tables reads.
+    fn read_words(&self, table: u64, first: usize, out: &mut [u64]) {
+        for (offset, word) in out.iter_mut().enumerate() {
+            *word = self.read_word(table, first + offset);
+        }
+    }
     /// Writes word `index` of page table `table`: for an intermediate
     /// table, an empty entry or one naming a table the space adopted and
     /// has not placed yet; for a leaf table, an empty entry or one naming

@@ -461,7 +461,13 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             self.give_back(frame);
             return Err(Fault::OutOfMemory);
         }
-        match self.map_frame(page, frame, region.rights, false) {
+        // The page is in the user half, empty, and its region's rights
+        // (never NONE here) include reading: only the tables are missing.
+        let placed = match self.leaf_slot(page, true) {
+            Ok(Some((table, index))) => self.place(table, index, frame, region.rights, false),
+            _ => Err(VmError::OutOfMemory),
+        };
+        match placed {
             Ok(()) => Ok(FaultOutcome::DemandZero),
             Err(_) => {
                 self.give_back(frame);

@@ -27,6 +27,9 @@ pub(crate) enum Step {
     TableDone { table: u64, parent: u64, parent_index: usize },
 }
 
+/// Entries read from a table at once (one check of the table for them all).
+const CHUNK: usize = 32;
+
 /// A depth-first walk from a root table.
 pub(crate) struct TableWalk {
     /// The table being scanned at each level (`tables[3]` is the root).
@@ -35,11 +38,26 @@ pub(crate) struct TableWalk {
     next: [usize; 4],
     /// The level being scanned.
     level: usize,
+    /// At each level, entries `chunk_start..chunk_start + CHUNK` of its
+    /// table as read (`usize::MAX`: none yet). The caller changes only
+    /// entries the walk has passed, so the copy stays true for the rest.
+    chunk: [[u64; CHUNK]; 4],
+    chunk_start: [usize; 4],
 }
 
 impl TableWalk {
     pub(crate) fn new(root: u64) -> Self {
-        Self { tables: [0, 0, 0, root], next: [0; 4], level: ROOT_LEVEL }
+        Self { tables: [0, 0, 0, root], next: [0; 4], level: ROOT_LEVEL, chunk: [[0; CHUNK]; 4], chunk_start: [usize::MAX; 4] }
+    }
+
+    /// Entry `index` of the table at `level`, read a chunk at a time.
+    fn entry(&mut self, memory: &impl FrameMemory, level: usize, index: usize) -> u64 {
+        let start = index - index % CHUNK;
+        if self.chunk_start[level] != start {
+            memory.read_words(self.tables[level], start, &mut self.chunk[level]);
+            self.chunk_start[level] = start;
+        }
+        self.chunk[level][index - start]
     }
 
     /// The next step, reading tables through `memory`; `None` at the end.
@@ -58,7 +76,7 @@ impl TableWalk {
             }
             let index = self.next[level];
             self.next[level] += 1;
-            let current = memory.read_word(self.tables[level], index);
+            let current = self.entry(memory, level, index);
             if level == 0 {
                 if entry::holds_frame(current) {
                     return Some(Step::Leaf { address: self.address_of(index), table: self.tables[0], index, entry: current });
@@ -67,6 +85,7 @@ impl TableWalk {
                 self.level -= 1;
                 self.tables[self.level] = entry::frame(current);
                 self.next[self.level] = 0;
+                self.chunk_start[self.level] = usize::MAX;
             }
         }
     }

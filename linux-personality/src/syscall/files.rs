@@ -47,6 +47,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
         }
         Backing::Socket(_) => return super::sockets::read(call, file, length),
         Backing::Inet(socket) => return super::inet::read(call, file, socket, length),
+        Backing::Netlink(socket) => return super::netlink::read(call, file, socket, length),
         Backing::EventCounter(counter) => {
             if length < 8 {
                 return Err(Errno::EINVAL);
@@ -94,7 +95,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
                 Ok(count)
             })?
         }
-        Backing::PipeReader(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
+        Backing::PipeReader(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
         Backing::MessageQueue(_) | Backing::Epoll(_) => return Err(Errno::EINVAL),
@@ -157,6 +158,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
         Backing::Socket(_) => super::sockets::write(call, file, data),
         Backing::Inet(socket) => super::inet::send(call, file, socket, data, None, 0),
+        Backing::Netlink(socket) => super::netlink::send(socket, data, None),
         Backing::EventCounter(counter) => {
             let value = data.get(..8).ok_or(Errno::EINVAL)?;
             counter.write(u64::from_le_bytes(value.try_into().map_err(|_| Errno::EINVAL)?), nonblocking, &interrupted)?;
@@ -830,7 +832,7 @@ fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
         Backing::Inode(inode) | Backing::Device(_, inode) => fs::with(|tree| tree.stat(*inode)),
         Backing::MessageQueue(_) => Ok(anonymous_stat(fd, 0o100600)),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => Ok(anonymous_stat(fd, 0o010600)),
-        Backing::Socket(_) => Ok(anonymous_stat(fd, 0o140777)),
+        Backing::Socket(_) | Backing::Netlink(_) => Ok(anonymous_stat(fd, 0o140777)),
         Backing::Inet(socket) => Ok(Stat { inode: crate::inet_sockets::inode_number(socket.id), ..anonymous_stat(fd, 0o140777) }),
         // Linux's anonymous inodes have no file type bits.
         Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => Ok(anonymous_stat(fd, 0o600)),
@@ -994,6 +996,9 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
     }
     if let Backing::Device(Device::Disk(major, minor), _) = file.backing {
         return disk_ioctl(call, (major, minor), request, argument);
+    }
+    if matches!(file.backing, Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_)) && super::interface_ioctls::is_interface_request(request) {
+        return super::interface_ioctls::ioctl(call, request, argument, matches!(file.backing, Backing::Inet(_)));
     }
     if !matches!(file.backing, Backing::Device(Device::Console, _)) {
         return Err(Errno::ENOTTY);

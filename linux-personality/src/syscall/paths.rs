@@ -147,7 +147,7 @@ fn link_target(file: &open_files::OpenFile, fd: u32) -> procfs::LinkTarget {
     let text = match &file.backing {
         Backing::Inode(inode) | Backing::Device(_, inode) => return procfs::LinkTarget::Inode(*inode),
         Backing::PipeReader(_) | Backing::PipeWriter(_) => alloc::format!("pipe:[{inode_number}]"),
-        Backing::Socket(_) => alloc::format!("socket:[{inode_number}]"),
+        Backing::Socket(_) | Backing::Netlink(_) => alloc::format!("socket:[{inode_number}]"),
         Backing::Inet(socket) => alloc::format!("socket:[{}]", crate::inet_sockets::inode_number(socket.id)),
         Backing::EventCounter(_) => "anon_inode:[eventfd]".into(),
         Backing::Epoll(_) => "anon_inode:[eventpoll]".into(),

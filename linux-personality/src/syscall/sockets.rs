@@ -80,8 +80,8 @@ pub fn socketpair(call: &mut Call<'_>) -> CallResult {
     const AF_INET6: u64 = 10;
     match domain {
         AF_UNIX => {}
-        // Internet sockets come in pairs on no system.
-        AF_INET | AF_INET6 => return Err(Errno::EOPNOTSUPP),
+        // Internet and netlink sockets come in pairs on no system.
+        AF_INET | AF_INET6 | super::netlink::AF_NETLINK => return Err(Errno::EOPNOTSUPP),
         _ => return Err(Errno::EAFNOSUPPORT),
     }
     let (kind_of_socket, status, close_on_exec) = socket_kind(kind)?;
@@ -110,6 +110,9 @@ pub fn socketpair(call: &mut Call<'_>) -> CallResult {
 
 /// `shutdown(fd, how)`.
 pub fn shutdown(call: &mut Call<'_>) -> CallResult {
+    if super::netlink::netlink_file(call, call.argument(0))?.is_some() {
+        return Err(Errno::EOPNOTSUPP);
+    }
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::shutdown(call, &socket);
     }
@@ -277,6 +280,9 @@ fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) 
 /// datagram socket's destination by name, if given; the address of a
 /// connected socket is not looked at.
 pub fn sendto(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::sendto(call, &socket);
+    }
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::sendto(call, &file, &socket);
     }
@@ -319,6 +325,9 @@ fn resolve_name(call: &Call<'_>, address: AddressName) -> Result<SocketName, Err
 /// nowhere to put them).
 /// `MSG_TRUNC` on a record socket returns the record's whole length.
 pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::recvfrom(call, &file, &socket);
+    }
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::recvfrom(call, &file, &socket);
     }
@@ -335,18 +344,18 @@ pub fn recvfrom(call: &mut Call<'_>) -> CallResult {
 
 /// The fields of a `struct msghdr` at `address`: name length's address,
 /// the iovecs, the control length and its address.
-struct MessageHeader {
-    name_at: u64,
-    name_length: u64,
-    name_length_at: u64,
-    vectors: Vec<(u64, u64)>,
+pub(super) struct MessageHeader {
+    pub(super) name_at: u64,
+    pub(super) name_length: u64,
+    pub(super) name_length_at: u64,
+    pub(super) vectors: Vec<(u64, u64)>,
     control_at: u64,
     control_length: u64,
-    control_length_at: u64,
-    flags_at: u64,
+    pub(super) control_length_at: u64,
+    pub(super) flags_at: u64,
 }
 
-fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno> {
+pub(super) fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno> {
     let mut bytes = [0u8; 56];
     call.read_in(address, &mut bytes)?;
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
@@ -367,6 +376,9 @@ fn message_header(call: &Call<'_>, address: u64) -> Result<MessageHeader, Errno>
 /// `SCM_RIGHTS` and the credentials of its `SCM_CREDENTIALS` control
 /// messages.
 pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::sendmsg(call, &socket);
+    }
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return inet_sendmsg(call, &file, &socket);
     }
@@ -379,7 +391,7 @@ pub fn sendmsg(call: &mut Call<'_>) -> CallResult {
 }
 
 /// The iovecs' bytes of `header`, gathered (at most [`CHUNK`]).
-fn gather(call: &Call<'_>, header: &MessageHeader) -> Result<Vec<u8>, Errno> {
+pub(super) fn gather(call: &Call<'_>, header: &MessageHeader) -> Result<Vec<u8>, Errno> {
     let mut data = Vec::new();
     for &(base, length) in &header.vectors {
         let start = data.len();
@@ -392,7 +404,7 @@ fn gather(call: &Call<'_>, header: &MessageHeader) -> Result<Vec<u8>, Errno> {
 }
 
 /// Writes `data` into `header`'s iovecs in turn.
-fn scatter(call: &Call<'_>, header: &MessageHeader, data: &[u8]) -> Result<(), Errno> {
+pub(super) fn scatter(call: &Call<'_>, header: &MessageHeader, data: &[u8]) -> Result<(), Errno> {
     let mut rest = data;
     for &(base, length) in &header.vectors {
         if rest.is_empty() {
@@ -478,6 +490,9 @@ fn control_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Control, E
 /// as the control buffer holds, the rest closed and `MSG_CTRUNC` set);
 /// `MSG_TRUNC` when a record was cut short; no name.
 pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
+    if let Some((file, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::recvmsg(call, &file, &socket);
+    }
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return inet_recvmsg(call, &file, &socket);
     }
@@ -562,6 +577,9 @@ fn write_sender(call: &Call<'_>, address: u64, length_at: u64, received: &Receiv
 /// `getsockopt(fd, level, name, value, length)`: the `SOL_SOCKET` options
 /// a Unix stream socket answers.
 pub fn getsockopt(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::getsockopt(call, &socket);
+    }
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::getsockopt(call, &socket);
     }
@@ -644,6 +662,9 @@ pub(super) fn write_option_value(call: &Call<'_>, bytes: &[u8]) -> CallResult {
 /// `SOL_SOCKET` options ENOPROTOOPT, other levels EOPNOTSUPP (as for
 /// Linux's Unix sockets).
 pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
+    if super::netlink::netlink_file(call, call.argument(0))?.is_some() {
+        return super::netlink::setsockopt(call);
+    }
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::setsockopt(call, &socket);
     }
@@ -678,6 +699,9 @@ pub fn setsockopt(call: &mut Call<'_>) -> CallResult {
 /// socket's name or its peer's — the family alone for an unnamed one;
 /// ENOTCONN for the peer of an unconnected socket.
 pub fn socket_name(call: &mut Call<'_>, peer: bool) -> CallResult {
+    if let Some((_, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::socket_name(call, &socket, peer);
+    }
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::socket_name(call, &socket, peer);
     }
@@ -751,6 +775,9 @@ pub fn socket_call(call: &mut Call<'_>) -> CallResult {
     if let Some(family) = net::Family::of_domain(domain) {
         return super::inet::socket(call, family);
     }
+    if domain == super::netlink::AF_NETLINK {
+        return super::netlink::socket(call, kind, protocol);
+    }
     if domain != AF_UNIX {
         return Err(Errno::EAFNOSUPPORT);
     }
@@ -781,6 +808,9 @@ fn socket_kind(kind: u64) -> Result<(SocketKind, u32, bool), Errno> {
 /// `bind(fd, address, length)`: a path name makes a socket file (EEXIST
 /// as EADDRINUSE, as Linux says it); an abstract name is taken unless in use.
 pub fn bind(call: &mut Call<'_>) -> CallResult {
+    if let Some((_, socket)) = super::netlink::netlink_file(call, call.argument(0))? {
+        return super::netlink::bind(call, &socket);
+    }
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::bind(call, &socket);
     }
@@ -829,6 +859,9 @@ fn autobind(socket: &Arc<UnixSocket>) -> Result<(), Errno> {
 
 /// `listen(fd, backlog)`.
 pub fn listen(call: &mut Call<'_>) -> CallResult {
+    if super::netlink::netlink_file(call, call.argument(0))?.is_some() {
+        return Err(Errno::EOPNOTSUPP);
+    }
     if let Some((_, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::listen(call, &socket);
     }
@@ -842,6 +875,9 @@ pub fn listen(call: &mut Call<'_>) -> CallResult {
 /// (ENOENT for no such path, ECONNREFUSED for a name nobody listens on;
 /// the socket file needs write permission, EACCES).
 pub fn connect(call: &mut Call<'_>) -> CallResult {
+    if super::netlink::netlink_file(call, call.argument(0))?.is_some() {
+        return super::netlink::connect(call);
+    }
     if let Some((file, socket)) = inet_file(call, call.argument(0))? {
         return super::inet::connect(call, &file, &socket);
     }
@@ -863,6 +899,9 @@ pub fn accept(call: &mut Call<'_>, with_flags: bool) -> CallResult {
     }
     if let Backing::Inet(socket) = &file.backing {
         return super::inet::accept(call, &file, socket, accept_flags);
+    }
+    if let Backing::Netlink(_) = &file.backing {
+        return Err(Errno::EOPNOTSUPP);
     }
     let listener = socket_of(&file)?;
     let nonblocking = file.status() & flags::O_NONBLOCK != 0;

@@ -79,6 +79,20 @@ fn read_word(frame: u64, index: usize) -> Option<u64> {
     Some(unsafe { ((physical_to_virtual(frame) + index as u64 * 8) as *const u64).read_volatile() })
 }
 
+/// Words `first..first + out.len()` of `frame` into `out`; `false`
+/// (nothing read) for a bad frame or range.
+fn read_words(frame: u64, first: usize, out: &mut [u64]) -> bool {
+    if !is_frame(frame) || first.checked_add(out.len()).is_none_or(|end| end > WORDS_PER_FRAME) {
+        return false;
+    }
+    let base = physical_to_virtual(frame) + first as u64 * 8;
+    for (index, word) in out.iter_mut().enumerate() {
+        // SAFETY: as in `read_word`: each word lies inside the frame.
+        *word = unsafe { ((base + index as u64 * 8) as *const u64).read_volatile() };
+    }
+    true
+}
+
 /// Writes word `index` of `frame`; `false` (nothing written) for a bad
 /// frame or index.
 fn write_word(frame: u64, index: usize, value: u64) -> bool {
@@ -387,8 +401,16 @@ pub struct SpaceTables {
     root: u64,
     /// `KERNEL_HALF_EPOCH` when the root's kernel half was copied.
     epoch: u64,
+    /// Tables below the root found to be this space's in the record: a
+    /// table stops being the space's only through its `reclaim`, which
+    /// forgets it here, so walks need not ask the record again.
+    known: Cell<[u64; KNOWN_TABLES]>,
+    next_known: Cell<usize>,
     _one_cpu_at_a_time: PhantomData<Cell<()>>,
 }
+
+/// How many tables a space remembers as its own (a walk's path).
+const KNOWN_TABLES: usize = 4;
 
 /// The root of a space's tables, to load into CR3 (see
 /// [`super::paging::switch_address_space`]): checked at every load, so a
@@ -436,7 +458,7 @@ impl SpaceTables {
     pub fn new() -> SpaceTables {
         let space = NEXT_SPACE.fetch_add(1, Ordering::Relaxed);
         let space = if space <= MAX_SPACE { space } else { 0 };
-        SpaceTables { space, root: 0, epoch: 0, _one_cpu_at_a_time: PhantomData }
+        SpaceTables { space, root: 0, epoch: 0, known: Cell::new([0; KNOWN_TABLES]), next_known: Cell::new(0), _one_cpu_at_a_time: PhantomData }
     }
 
     /// Makes `frame` the root: zeroed, the kernel's half copied in. Its
@@ -471,15 +493,46 @@ impl SpaceTables {
     }
 
     fn is_mine(&self, table: u64) -> bool {
-        states().is_some_and(|states| states.table_level(table, self.space).is_some())
+        if table != 0 && (table == self.root || self.known.get().contains(&table)) {
+            return true;
+        }
+        let mine = states().is_some_and(|states| states.table_level(table, self.space).is_some());
+        if mine {
+            let mut known = self.known.get();
+            let slot = self.next_known.get();
+            known[slot] = table;
+            self.known.set(known);
+            self.next_known.set((slot + 1) % KNOWN_TABLES);
+        }
+        mine
+    }
+
+    /// Forgets `frame` as a known table (it is leaving the space).
+    fn forget(&self, frame: u64) {
+        let mut known = self.known.get();
+        for slot in known.iter_mut().filter(|slot| **slot == frame) {
+            *slot = 0;
+        }
+        self.known.set(known);
     }
 
     /// Word `index` of page table `table`; 0 for a table not this space's.
     pub fn read_entry(&self, table: u64, index: usize) -> u64 {
-        if !self.is_mine(table) {
+        if index >= WORDS_PER_FRAME || !self.is_mine(table) {
             return 0;
         }
-        read_word(table, index).unwrap_or(0)
+        // SAFETY: `table` is a page table of this space in the record, so
+        // a frame below the record's end, which the direct map covers; the
+        // index is inside it; volatile, as the MMU writes entries too.
+        unsafe { ((physical_to_virtual(table) + index as u64 * 8) as *const u64).read_volatile() }
+    }
+
+    /// Words `first..first + out.len()` of page table `table` (one check
+    /// for them all); zeros for a table not this space's.
+    pub fn read_entries(&self, table: u64, first: usize, out: &mut [u64]) {
+        if !self.is_mine(table) || !read_words(table, first, out) {
+            out.fill(0);
+        }
     }
 
     /// Writes word `index` of page table `table` when the machine's rules
@@ -506,6 +559,7 @@ impl SpaceTables {
     /// names, or the root once no CPU has it loaded. `None`: refused.
     pub fn reclaim(&self, frame: u64) -> Option<Frame> {
         let states = states()?;
+        self.forget(frame);
         let taken = if frame == self.root {
             let loaded = || LOADED_ROOTS.iter().any(|slot| slot.load(Ordering::SeqCst) == frame);
             states.reclaim_root(frame, self.space, loaded)

@@ -68,6 +68,8 @@ static const char *errno_name(int error) {
     case EDESTADDRREQ: return "EDESTADDRREQ";
     case ENETUNREACH: return "ENETUNREACH";
     case EDOM: return "EDOM";
+    case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
+    case ENODEV: return "ENODEV";
     default: return "E?";
     }
 }
