@@ -398,7 +398,8 @@ pub(crate) static KERNEL_HALF_EPOCH: AtomicU64 = AtomicU64::new(0);
 /// which is what lets a user-memory copy trust the entry it walked.
 pub struct SpaceTables {
     space: u64,
-    root: u64,
+    /// The root (0 before one is installed and after it was given back).
+    root: Cell<u64>,
     /// `KERNEL_HALF_EPOCH` when the root's kernel half was copied.
     epoch: u64,
     /// Tables below the root found to be this space's in the record: a
@@ -458,14 +459,14 @@ impl SpaceTables {
     pub fn new() -> SpaceTables {
         let space = NEXT_SPACE.fetch_add(1, Ordering::Relaxed);
         let space = if space <= MAX_SPACE { space } else { 0 };
-        SpaceTables { space, root: 0, epoch: 0, known: Cell::new([0; KNOWN_TABLES]), next_known: Cell::new(0), _one_cpu_at_a_time: PhantomData }
+        SpaceTables { space, root: Cell::new(0), epoch: 0, known: Cell::new([0; KNOWN_TABLES]), next_known: Cell::new(0), _one_cpu_at_a_time: PhantomData }
     }
 
     /// Makes `frame` the root: zeroed, the kernel's half copied in. Its
     /// address, or the frame back (a root is there already).
     pub fn install_root(&mut self, frame: Frame) -> Result<u64, Frame> {
         let Some(states) = states() else { return Err(frame) };
-        if self.space == 0 || self.root != 0 || !swap(frame.address, FrameState::Held, FrameState::Loose { space: self.space }) {
+        if self.space == 0 || self.root.get() != 0 || !swap(frame.address, FrameState::Held, FrameState::Loose { space: self.space }) {
             return Err(frame);
         }
         let root = frame.address;
@@ -478,22 +479,22 @@ impl SpaceTables {
         if states.make_root(root, self.space).is_err() {
             return Err(frame);
         }
-        self.root = root;
+        self.root.set(root);
         Ok(root)
     }
 
     /// The root's physical address (0 before one is installed).
     pub fn root(&self) -> u64 {
-        self.root
+        self.root.get()
     }
 
     /// The root, to load.
     pub fn token(&self) -> RootToken {
-        RootToken { root: self.root, space: self.space, epoch: self.epoch }
+        RootToken { root: self.root.get(), space: self.space, epoch: self.epoch }
     }
 
     fn is_mine(&self, table: u64) -> bool {
-        if table != 0 && (table == self.root || self.known.get().contains(&table)) {
+        if table != 0 && (table == self.root.get() || self.known.get().contains(&table)) {
             return true;
         }
         let mine = states().is_some_and(|states| states.table_level(table, self.space).is_some());
@@ -560,9 +561,14 @@ impl SpaceTables {
     pub fn reclaim(&self, frame: u64) -> Option<Frame> {
         let states = states()?;
         self.forget(frame);
-        let taken = if frame == self.root {
+        let taken = if frame == self.root.get() {
             let loaded = || LOADED_ROOTS.iter().any(|slot| slot.load(Ordering::SeqCst) == frame);
-            states.reclaim_root(frame, self.space, loaded)
+            let taken = states.reclaim_root(frame, self.space, loaded);
+            if taken.is_ok() {
+                // Gone: no walk or copy may start from it again.
+                self.root.set(0);
+            }
+            taken
         } else {
             states.reclaim(frame, self.space)
         };
@@ -590,10 +596,10 @@ impl SpaceTables {
     /// this space's tables map it present and user-accessible, and
     /// writable when `write`.
     fn user_frame(&self, address: u64, write: bool) -> Option<u64> {
-        if address >= crate::user_half::USER_END || self.root == 0 {
+        if address >= crate::user_half::USER_END || self.root.get() == 0 {
             return None;
         }
-        let mut table = self.root;
+        let mut table = self.root.get();
         for level in (0..4u32).rev() {
             if !self.is_mine(table) {
                 return None;
