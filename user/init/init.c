@@ -277,6 +277,18 @@ static void configure_ethernet(void) {
         route.rt_flags = RTF_UP | RTF_GATEWAY;
         ioctl(fd, SIOCADDRT, &route);
     }
+    /* Then wait (at most 5 s) until eth0 has an address, as a booted
+       system waits for its network: Lamina's comes by DHCP a moment after
+       boot, and a program started before it sees only the loopback
+       (glibc's getaddrinfo with AI_ADDRCONFIG then resolves nothing, not
+       even "localhost"). Linux's is set just above. */
+    for (int tries = 0; tries < 500; tries++) {
+        memset(&request, 0, sizeof request);
+        strcpy(request.ifr_name, "eth0");
+        if (ioctl(fd, SIOCGIFADDR, &request) == 0)
+            break;
+        usleep(10000);
+    }
     close(fd);
 }
 

@@ -85,7 +85,10 @@ pub enum CaseResult {
 
 impl CaseResult {
     fn parse(text: &str) -> Option<Self> {
-        let text = text.trim();
+        // regrtest's "Warning -- Unraisable exception" (a background
+        // thread of an earlier case failing) can land right after the
+        // result on the same line: the result is what comes before it.
+        let text = text.split("Warning -- ").next().unwrap_or(text).trim();
         Some(match text {
             "ok" => CaseResult::Ok,
             "FAIL" => CaseResult::Fail,
@@ -187,6 +190,18 @@ test_hang (test.test_os.FileTests.test_hang) ... ";
         assert_eq!(results["test_asyncio/test_events/Loop/test_pkg"], CaseResult::UnexpectedSuccess);
         assert_eq!(results["test_os/FileTests/test_hang"], CaseResult::Unfinished);
         assert_eq!(results.len(), 8);
+    }
+
+    /// Seen in test_socket: a failing case's thread printed regrtest's
+    /// warning right after the next case's "ok".
+    #[test]
+    fn a_warning_appended_to_the_result_leaves_the_result() {
+        let output = "testCMSG_SPACE (test.test_socket.CmsgMacroTests.testCMSG_SPACE) ... okWarning -- Unraisable exception\n\
+Exception ignored in thread started by: <bound method>\n\
+testFail (test.test_socket.A.testFail) ... FAILWarning -- Unraisable exception\n";
+        let results = case_results(output);
+        assert_eq!(results["test_socket/CmsgMacroTests/testCMSG_SPACE"], CaseResult::Ok);
+        assert_eq!(results["test_socket/A/testFail"], CaseResult::Fail);
     }
 
     #[test]
