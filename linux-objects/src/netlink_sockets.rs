@@ -24,7 +24,7 @@ use linux_abi::Errno;
 const NETLINK_LEVEL: Level = Level::new(8);
 /// What a socket keeps unread before it drops answers (Linux's default
 /// receive buffer); the next read then reports ENOBUFS, as Linux does.
-const QUEUE_BYTES: usize = 212_992;
+pub const QUEUE_BYTES: usize = 212_992;
 /// Where counted-down port numbers start (Linux: -4096).
 const FIRST_COUNTED_PORT: u32 = u32::MAX - 4095;
 

@@ -27,8 +27,6 @@ const ADDRESS_BYTES: usize = 12;
 /// `SOL_NETLINK` and the options programs set on it (accepted; they change nothing here).
 const SOL_NETLINK: u64 = 270;
 const NETLINK_OPTIONS: [u64; 6] = [1, 2, 3, 10, 11, 12];
-/// The receive and send buffer sizes reported (Linux's defaults).
-const BUFFER_BYTES: u32 = 212_992;
 
 /// The description descriptor `fd` is open on and its netlink socket, if
 /// it is one (EBADF for no descriptor).
@@ -200,7 +198,8 @@ pub fn getsockopt(call: &mut Call<'_>, socket: &NetlinkSocket) -> CallResult {
     let answer: u32 = match (call.argument(1), call.argument(2)) {
         (SOL_SOCKET, SO_TYPE) => if socket.raw { SOCK_RAW as u32 } else { SOCK_DGRAM as u32 },
         (SOL_SOCKET, SO_ERROR) => 0,
-        (SOL_SOCKET, SO_SNDBUF | SO_RCVBUF) => BUFFER_BYTES,
+        // The queue's limit: what the socket holds unread.
+        (SOL_SOCKET, SO_SNDBUF | SO_RCVBUF) => crate::netlink_sockets::QUEUE_BYTES as u32,
         (SOL_SOCKET, SO_PROTOCOL) => NETLINK_ROUTE as u32,
         (SOL_SOCKET, SO_DOMAIN) => AF_NETLINK as u32,
         (SOL_SOCKET, _) => return Err(Errno::ENOPROTOOPT),
