@@ -16,12 +16,13 @@ use super::network_checks::run_network_checks;
 use super::bad_packet_checks::run_bad_packet_checks;
 use super::root_disk_checks::run_root_disk_checks;
 use super::crash_tier::run_crash_tier;
-use super::outside_suites::{run_outside_suites, SuiteOptions};
+use super::outside_suites::{run_outside_suites, SuiteOptions, SUITES};
 use super::user_space::run_user_tests;
 use super::tally::Tally;
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::dependencies::ensure_dependencies;
 use crate::failure::{Failure, Outcome};
+use std::time::{Duration, Instant};
 
 /// One group of checks that `--only` can select.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,9 +66,11 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
         ensure_dependencies()?;
     }
     let mut tally = Tally::default();
+    let mut times = StepTimes::default();
     for tier in tiers {
-        run_tier(tier, &kernel_plan, &mut tally);
+        run_tier(tier, &kernel_plan, &mut tally, &mut times);
     }
+    println!("{}", times.report());
     print!("{}", tally.recap());
     println!("{}", tally.summary());
     match tally.failed() {
@@ -76,29 +79,61 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
     }
 }
 
-fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally) {
+fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: &mut StepTimes) {
+    let mut step = |name: &str, run: &mut dyn FnMut(&mut Tally)| times.time(name, || run(tally));
     match tier {
-        Tier::Host => run_host_tests(tally),
-        Tier::Loom => run_loom_checks(tally),
-        Tier::KernelTests => run_kernel_tests(tally, kernel_plan),
-        Tier::Boot => run_boot_tests(tally),
-        Tier::Iso => run_iso_tests(tally),
+        Tier::Host => step("host", &mut run_host_tests),
+        Tier::Loom => step("loom", &mut run_loom_checks),
+        Tier::KernelTests => step("ktest", &mut |tally| run_kernel_tests(tally, kernel_plan)),
+        Tier::Boot => step("boot", &mut run_boot_tests),
+        Tier::Iso => step("iso", &mut run_iso_tests),
         Tier::User => {
-            run_user_tests(tally);
-            run_exec_checks(tally);
-            run_network_checks(tally);
-            run_bad_packet_checks(tally);
-            run_disk_checks(tally);
-            run_ext4_mount_checks(tally);
-            run_ext4_write_checks(tally);
-            run_root_disk_checks(tally);
-            run_crash_tier(tally);
+            step("user programs", &mut run_user_tests);
+            step("exec pipes", &mut run_exec_checks);
+            step("network", &mut run_network_checks);
+            step("bad packets", &mut run_bad_packet_checks);
+            step("disk", &mut run_disk_checks);
+            step("ext4 mount", &mut run_ext4_mount_checks);
+            step("ext4 write", &mut run_ext4_write_checks);
+            step("root disk", &mut run_root_disk_checks);
+            step("crash", &mut run_crash_tier);
         }
-        Tier::Suites => run_outside_suites(tally, &SuiteOptions::default()),
+        Tier::Suites => {
+            for suite in SUITES {
+                let options = SuiteOptions { suite: Some(suite.to_string()), ..SuiteOptions::default() };
+                step(suite, &mut |tally| run_outside_suites(tally, &options));
+            }
+        }
         Tier::Network => {
-            run_network_checks(tally);
-            run_bad_packet_checks(tally);
+            step("network", &mut run_network_checks);
+            step("bad packets", &mut run_bad_packet_checks);
         }
+    }
+}
+
+/// How long each step of the run took, so that the total can be kept
+/// inside CI's limit (the README gives it) and the slow steps found.
+#[derive(Debug, Default)]
+struct StepTimes {
+    steps: Vec<(String, Duration)>,
+}
+
+impl StepTimes {
+    fn time(&mut self, name: &str, run: impl FnOnce()) {
+        let start = Instant::now();
+        run();
+        self.steps.push((name.to_string(), start.elapsed()));
+    }
+
+    /// `time: host 95 s, ktest 310 s, … (total 2,400 s)`.
+    fn report(&self) -> String {
+        let total: Duration = self.steps.iter().map(|(_, took)| *took).sum();
+        let steps: Vec<String> = self
+            .steps
+            .iter()
+            .map(|(name, took)| format!("{name} {} s", took.as_secs()))
+            .collect();
+        format!("time: {} (total {} s)", steps.join(", "), total.as_secs())
     }
 }
 
@@ -167,6 +202,14 @@ mod tests {
         .unwrap();
         assert_eq!(tiers, vec![Tier::KernelTests]);
         assert_eq!((plan.rounds, plan.cpu_counts), (5, vec![8]));
+    }
+
+    #[test]
+    fn step_times_name_every_step_and_the_total() {
+        let mut times = StepTimes::default();
+        times.time("host", || {});
+        times.steps.push(("suites".into(), Duration::from_secs(61)));
+        assert_eq!(times.report(), "time: host 0 s, suites 61 s (total 61 s)");
     }
 
     #[test]

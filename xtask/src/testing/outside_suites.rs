@@ -35,7 +35,7 @@ pub struct SuiteOptions {
 }
 
 /// The suites there are, in the order the tier runs them.
-const SUITES: [&str; 3] = ["posix", "python", "programs"];
+pub const SUITES: [&str; 3] = ["posix", "python", "programs"];
 
 /// A test that takes at least this long on Linux is slow.
 const SLOW: Duration = Duration::from_secs(3);
