@@ -63,14 +63,56 @@ pub enum ChargedFrameError {
     Frames(FrameError),
 }
 
-/// One frame charged to `container`.
+/// One frame charged to `container`. When the container's quota or the
+/// machine's frames run out, memory that can be given back (the page
+/// cache's clean pages, [`set_reclaimer`]) is given back and the
+/// allocation tried once more.
 pub(crate) fn allocate_charged_frame(container: ContainerId) -> Result<Frame, ChargedFrameError> {
+    match try_allocate_charged_frame(container) {
+        Err(error) if reclaim_for(container, error) > 0 => try_allocate_charged_frame(container),
+        result => result,
+    }
+}
+
+fn try_allocate_charged_frame(container: ContainerId) -> Result<Frame, ChargedFrameError> {
     let tree = containers().ok_or(ChargedFrameError::Quota(QuotaError::NoSuchContainer))?;
     tree.charge(container, 1).map_err(ChargedFrameError::Quota)?;
     crate::physical_memory::allocate_held_frame().map_err(|error| {
         release(container, 1);
         ChargedFrameError::Frames(error)
     })
+}
+
+/// What to give back when memory runs out, for whom: `Some(container)`
+/// when that container's quota is spent (only its own charges help),
+/// `None` when the machine is out of frames.
+pub type Reclaimer = fn(Option<ContainerId>) -> usize;
+
+static RECLAIMER: SetOnce<Reclaimer> = SetOnce::new();
+
+/// Names the function that gives memory back when an allocation fails
+/// (the Linux personality's page cache); set once at boot.
+pub fn set_reclaimer(reclaimer: &'static Reclaimer) {
+    if RECLAIMER.set(reclaimer).is_err() {
+        machine::println!("lamina: warning: a second reclaimer was refused");
+    }
+}
+
+/// Runs the reclaimer after `error` (pages given back), only where it
+/// cannot deadlock: with interrupts on, this CPU holds no kernel spinlock
+/// (every one turns them off), so the reclaimer takes its locks from a
+/// clean state. Allocations under a lock or in an interrupt fail as
+/// before.
+fn reclaim_for(container: ContainerId, error: ChargedFrameError) -> usize {
+    let Some(reclaimer) = RECLAIMER.get() else { return 0 };
+    if !machine::cpu::interrupts_enabled() {
+        return 0;
+    }
+    match error {
+        ChargedFrameError::Quota(QuotaError::NoSuchContainer) => 0,
+        ChargedFrameError::Quota(_) => reclaimer(Some(container)),
+        ChargedFrameError::Frames(_) => reclaimer(None),
+    }
 }
 
 /// Frees a frame from [`allocate_charged_frame`] and its charge.

@@ -86,10 +86,13 @@ pub fn uptime(hundredths: u64) -> String {
     format!("{}.{:02} 0.00\n", hundredths / 100, hundredths % 100)
 }
 
-/// `/proc/meminfo` with `total_kib` and `free_kib`.
-pub fn meminfo(total_kib: u64, free_kib: u64) -> String {
+/// `/proc/meminfo` with `total_kib`, `free_kib` and `cached_kib` of file
+/// pages in the page cache (available: free, plus the cache, which gives
+/// its pages back when memory runs short).
+pub fn meminfo(total_kib: u64, free_kib: u64, cached_kib: u64) -> String {
+    let available_kib = free_kib + cached_kib;
     format!(
-        "MemTotal:       {total_kib:>8} kB\nMemFree:        {free_kib:>8} kB\nMemAvailable:   {free_kib:>8} kB\nBuffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n"
+        "MemTotal:       {total_kib:>8} kB\nMemFree:        {free_kib:>8} kB\nMemAvailable:   {available_kib:>8} kB\nBuffers:               0 kB\nCached:         {cached_kib:>8} kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n"
     )
 }
 
@@ -210,8 +213,9 @@ mod tests {
         assert!(status.ends_with("Threads:\t3\n"));
         assert_eq!(uptime(12345), "123.45 0.00\n");
         assert_eq!(uptime(5), "0.05 0.00\n");
-        let meminfo = meminfo(262144, 1024);
-        assert!(meminfo.starts_with("MemTotal:         262144 kB\nMemFree:            1024 kB\n"), "{meminfo}");
+        let meminfo = meminfo(262144, 1024, 2048);
+        assert!(meminfo.starts_with("MemTotal:         262144 kB\nMemFree:            1024 kB\nMemAvailable:       3072 kB\n"), "{meminfo}");
+        assert!(meminfo.contains("\nCached:             2048 kB\n"), "{meminfo}");
         let cpuinfo = cpuinfo(2, "AuthenticAMD", "QEMU", 2000);
         assert_eq!(cpuinfo.matches("processor\t: ").count(), 2);
         assert!(cpuinfo.contains("processor\t: 1\nvendor_id\t: AuthenticAMD\n"));

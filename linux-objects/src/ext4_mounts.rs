@@ -451,6 +451,10 @@ impl FileSystem for Ext4Mount {
         self.note_opened(inode)
     }
 
+    fn caches_pages(&self) -> bool {
+        true
+    }
+
     fn closed(&mut self, inode: InodeNumber) {
         self.note_closed(inode)
     }

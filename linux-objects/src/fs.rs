@@ -173,7 +173,10 @@ pub fn start_commit_timer() -> Result<(), sched::SpawnError> {
     sched::spawn("fs-commit", || loop {
         let deadline = machine::timer::uptime_nanoseconds().saturating_add(COMMIT_INTERVAL_NANOSECONDS);
         sched::sleep_until(deadline, || false);
-        if let Err(error) = with(|tree| tree.sync_all()) {
+        if let Err(error) = with(|tree| {
+            let written = crate::page_cache::write_back_all(tree);
+            tree.sync_all().and(written)
+        }) {
             crate::kernel_log::note(format_args!("periodic commit: {error:?}"));
         }
     })
@@ -184,7 +187,10 @@ pub fn start_commit_timer() -> Result<(), sched::SpawnError> {
 /// (ext4 checkpointed, its journal empty, `needs_recovery` clear), so the
 /// next mount has nothing to replay. A failure is logged.
 pub fn quiesce_all() {
-    if let Err(error) = with(|tree| tree.quiesce_all()) {
+    if let Err(error) = with(|tree| {
+        let written = crate::page_cache::write_back_all(tree);
+        tree.quiesce_all().and(written)
+    }) {
         crate::kernel_log::note(format_args!("leaving the file systems clean: {error:?}"));
     }
 }

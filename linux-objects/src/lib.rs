@@ -43,6 +43,7 @@ pub mod mqueues;
 pub mod named_sockets;
 pub mod netlink_sockets;
 pub mod open_files;
+pub mod page_cache;
 pub mod pipes;
 pub mod poll_wakeups;
 pub mod posix_timers;

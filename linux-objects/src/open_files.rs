@@ -195,6 +195,7 @@ impl Drop for OpenFile {
                 crate::flocks::release(self as *const OpenFile as usize);
                 let _ = fs::with(|tree| {
                     tree.closed(*inode);
+                    crate::page_cache::closed(tree, *inode);
                     Ok(())
                 });
             }

@@ -151,7 +151,8 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     let boot = now().seconds.saturating_sub(monotonic_nanoseconds() / 1_000_000_000);
     let last_pid = facts.iter().map(|fact| fact.facts.pid).max().unwrap_or(1);
     put(tree, proc, "uptime", procfs_text::uptime(ticks()).as_bytes())?;
-    put(tree, proc, "meminfo", procfs_text::meminfo(free_kib + heap_kib, free_kib).as_bytes())?;
+    let cached_kib = crate::page_cache::statistics().0 as u64 * 4;
+    put(tree, proc, "meminfo", procfs_text::meminfo(free_kib + heap_kib + cached_kib, free_kib, cached_kib).as_bytes())?;
     put(tree, proc, "cpuinfo", procfs_text::cpuinfo(cpus, &vendor(), &brand_string(), machine::timer::tsc_per_millisecond() / 1000).as_bytes())?;
     put(tree, proc, "loadavg", procfs_text::loadavg(facts.len(), last_pid).as_bytes())?;
     put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;

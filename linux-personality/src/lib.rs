@@ -27,7 +27,7 @@ mod syscall;
 // The objects the calls act on (linux-objects), named here as this
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
-    block_files, clock, cpu_itimers, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, pipes, poll_wakeups, posix_timers,
+    block_files, clock, cpu_itimers, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
     process, procfs, random, record_locks, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets, vdso,
 };
 
@@ -67,6 +67,8 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
             Err(why) => machine::println!("lamina: warning: {why}; the root stays in memory"),
         }
     }
+    // Memory running out takes clean cached file pages back first.
+    kernel_objects::kernel_containers::set_reclaimer(&page_cache::RECLAIMER);
     if let Err(error) = fs::start_commit_timer() {
         machine::println!("lamina: warning: no commit thread ({error:?}): changes reach the disk at fsync, sync and unmount only");
     }

@@ -104,7 +104,12 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                 } else {
                     Access::Read
                 };
-                match process.native.with_memory(|memory| memory.handle_fault(address, access)) {
+                let mut outcome = process.native.with_memory(|memory| memory.handle_fault(address, access));
+                // No frame for it: cached file pages go back, and it is tried again.
+                while matches!(outcome, Ok(Err(vmem::Fault::OutOfMemory))) && crate::page_cache::reclaim_for(process.native.container()) > 0 {
+                    outcome = process.native.with_memory(|memory| memory.handle_fault(address, access));
+                }
+                match outcome {
                     Ok(Ok(FaultOutcome::Copied { flush })) => carry_out(flush),
                     Ok(Ok(_)) => {}
                     _ => {

@@ -189,4 +189,11 @@ pub trait FileSystem: Send {
 
     /// An open file description of `inode` went away.
     fn closed(&mut self, _inode: InodeNumber) {}
+
+    /// Whether the kernel should keep this file system's file data in its
+    /// page cache (a disk's: reading it again costs a device request; a
+    /// memory file system's data is in memory already).
+    fn caches_pages(&self) -> bool {
+        false
+    }
 }

@@ -368,6 +368,12 @@ impl Namespace {
         }
     }
 
+    /// Whether the kernel keeps `id`'s file data in its page cache
+    /// ([`FileSystem::caches_pages`]); false for an unknown file system.
+    pub fn caches_pages(&self, id: InodeId) -> bool {
+        self.file_system(id.file_system).is_ok_and(|file_system| file_system.caches_pages())
+    }
+
     /// The root of `inode`'s file system, as the namespace names it.
     pub(crate) fn file_system_root(&self, inode: InodeId) -> Result<InodeId, Errno> {
         Ok(InodeId::new(inode.file_system, self.file_system(inode.file_system)?.root()))

@@ -21,8 +21,10 @@ commands:
   deps                     check host packages; install missing ones when root
   build [--test]           build the kernel (or the in-kernel test image), print its path
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
-  test [--only host|loom|ktest|boot|iso|user|suites[,...]] [--repeat N] [--smp N]
-                           run the test tiers; last line `N passed, M failed`
+  test [--only host|loom|ktest|boot|iso|user|suites|net|disk[,...]] [--repeat N] [--smp N]
+                           run the test tiers; last line `N passed, M failed`,
+                           before it how long each step took (net, disk: the
+                           user tier's network or disk checks alone)
   suites [--suite posix|python] [--all] [--write-lists] [--tests PART[,PART...]]
                            the outside-suite tier alone, on Lamina and on Linux
                            (Open POSIX Test Suite from Debian's source; CPython's

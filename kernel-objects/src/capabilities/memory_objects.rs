@@ -239,6 +239,13 @@ pub fn mapped_elsewhere(handle: u64) -> bool {
     lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|page| owners.owners(page.address()) > 1))
 }
 
+/// The container the object's frames are charged to (None for a stale
+/// handle).
+pub fn charged_to(handle: u64) -> Option<ContainerId> {
+    let table = TABLE.lock();
+    lookup(&table, handle).map(|object| object.container)
+}
+
 /// Whether the object holds the frame at physical address `frame` (to
 /// tell which object a mapped page belongs to; nothing is reached).
 pub fn holds_frame(handle: u64, frame: u64) -> bool {

@@ -65,7 +65,11 @@ pub fn fallocate(call: &mut Call<'_>) -> CallResult {
         0 => {
             let size = fs::with(|tree| tree.stat(inode))?.size;
             if end > size {
-                fs::with(|tree| tree.truncate(inode, end, now()))?;
+                fs::with(|tree| {
+                    tree.truncate(inode, end, now())?;
+                    crate::page_cache::truncated(inode, end);
+                    Ok(())
+                })?;
             }
         }
         KEEP_SIZE => {}
@@ -77,8 +81,11 @@ pub fn fallocate(call: &mut Call<'_>) -> CallResult {
             let mut at = offset as u64;
             while at < stop {
                 let chunk = (stop - at).min(zeroes.len() as u64) as usize;
-                fs::with(|tree| tree.overwrite(inode, at, &zeroes[..chunk]))?;
-                crate::file_mappings::written(inode, at, &zeroes[..chunk]);
+                fs::with(|tree| {
+                    tree.overwrite(inode, at, &zeroes[..chunk])?;
+                    crate::page_cache::written(inode, at, &zeroes[..chunk]);
+                    Ok(())
+                })?;
                 at += chunk as u64;
             }
         }

@@ -70,8 +70,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
             let inode = *inode;
             file.with_offset(|offset| -> Result<usize, Errno> {
                 let position = at.unwrap_or(*offset);
-                crate::file_mappings::write_back(inode)?;
-                let count = fs::with(|tree| tree.read(inode, position, &mut buffer))?;
+                let count = fs::with(|tree| crate::page_cache::read(tree, call.process.native.container(), inode, position, &mut buffer))?;
                 if at.is_none() {
                     *offset += count as u64;
                 }
@@ -126,17 +125,13 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
                     // RLIMIT_FSIZE: a short write up to it, none past it.
                     let Some(allowed) = linux_abi::resource_limits::writable_under(size_limit, position, data.len() as u64) else { return Ok(None) };
                     let count = tree.write(inode, position, &data[..allowed as usize], now())?;
+                    crate::page_cache::written(inode, position, &data[..count]);
                     if at.is_none() {
                         *offset = position + count as u64;
                     }
                     Ok(Some((position, count)))
                 })
-                .map(|written| {
-                    written.map(|(position, count)| {
-                        crate::file_mappings::written(inode, position, &data[..count]);
-                        count
-                    })
-                })
+                .map(|written| written.map(|(_, count)| count))
             })?;
             written.ok_or_else(|| file_too_big(call))
         }
@@ -422,8 +417,11 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
         _ => Backing::Inode(inode),
     };
     if kind == FileKind::Regular && open_flags & flags::O_TRUNC != 0 && accmode != flags::O_RDONLY {
-        fs::with(|tree| tree.truncate(inode, 0, now()))?;
-        crate::file_mappings::truncated(inode, 0);
+        fs::with(|tree| {
+            tree.truncate(inode, 0, now())?;
+            crate::page_cache::truncated(inode, 0);
+            Ok(())
+        })?;
     }
     fs::with(|tree| tree.opened(inode))?;
     install(call, OpenFile::new(backing, open_flags), Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0)
@@ -722,7 +720,11 @@ pub fn fsync(call: &mut Call<'_>) -> CallResult {
         Backing::Device(Device::Disk(major, minor), _) => {
             crate::block_files::flush(crate::block_files::disk((major, minor)).ok_or(Errno::ENXIO)?)?;
         }
-        Backing::Inode(inode) => fs::with(|tree| tree.sync_file(inode))?,
+        Backing::Inode(inode) => fs::with(|tree| {
+            // Stores through shared mappings first: fsync covers them.
+            crate::page_cache::write_back(tree, inode)?;
+            tree.sync_file(inode)
+        })?,
         _ => {}
     }
     value(0)
@@ -739,8 +741,11 @@ pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     check_file_size(call, length as u64)?;
-    fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
-    crate::file_mappings::truncated(inode, length as u64);
+    fs::with(|tree| {
+        tree.truncate(inode, length as u64, now())?;
+        crate::page_cache::truncated(inode, length as u64);
+        Ok(())
+    })?;
     value(0)
 }
 

@@ -109,12 +109,16 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     if fixed && hint % PAGE_SIZE != 0 {
         return Err(Errno::EINVAL);
     }
+    // Whether stores through a shared mapping of the file are possible
+    // (its descriptor writable), now or after mprotect.
+    let mut may_store = true;
     let file = if flags & MAP_ANONYMOUS == 0 {
         let file = open_files::file(call.process.native.space(), fd)?;
         let Backing::Inode(inode) = file.backing else { return Err(Errno::ENODEV) };
         if !file.readable() || (flags & MAP_SHARED != 0 && final_rights.write() && !file.writable()) {
             return Err(Errno::EACCES);
         }
+        may_store = file.writable();
         Some(inode)
     } else {
         None
@@ -139,7 +143,7 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     if let (Some(inode), true) = (file, shared) {
         // A page without read rights is mapped readable, then protected.
         let mapped_rights = if final_rights.read() { final_rights } else { Rights::READ };
-        crate::file_mappings::map(&call.process.native, inode, offset, length, address, mapped_rights)?;
+        crate::file_mappings::map(&call.process.native, inode, offset, length, address, mapped_rights, may_store)?;
         if mapped_rights != final_rights {
             let protected = call.process.native.with_memory(|memory| memory.protect(address, length, final_rights))?;
             carry_out(protected.map_err(Errno::from)?);
@@ -246,15 +250,25 @@ fn page_range(address: u64, length: u64) -> Result<core::ops::Range<u64>, Errno>
     Ok(address..end)
 }
 
-/// `msync`: ENOMEM if a page of the range is not mapped. Nothing to do
-/// besides: a shared mapping's pages are the file's (`file_mappings`), and
-/// reads of the file copy them back first.
+/// `msync`: ENOMEM if a page of the range is not mapped. Stores through
+/// shared file mappings are copied into their files (every file's: the
+/// page cache knows which pages may hold stores, not which space made
+/// them), and with MS_SYNC made durable, as `fsync` would.
 pub fn msync(call: &mut Call<'_>) -> CallResult {
     let (address, length, flags) = (call.argument(0), call.argument(1), call.argument(2));
     if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || flags & (MS_ASYNC | MS_SYNC) == (MS_ASYNC | MS_SYNC) {
         return Err(Errno::EINVAL);
     }
     all_mapped(call, page_range(address, length)?)?;
+    if !crate::page_cache::none_held() {
+        fs::with(|tree| {
+            crate::page_cache::write_back_all(tree)?;
+            if flags & MS_SYNC != 0 {
+                tree.sync_all()?;
+            }
+            Ok(())
+        })?;
+    }
     value(0)
 }
 
@@ -453,7 +467,7 @@ enum Tail {
 fn add_tail(call: &Call<'_>, tail: &Tail, address: u64, length: u64, rights: Rights) -> Result<(), Errno> {
     match tail {
         Tail::Private => call.process.native.with_memory(|memory| memory.add_demand_zero(address, length, rights))?.map_err(Errno::from),
-        Tail::File(inode, page) => crate::file_mappings::map(&call.process.native, *inode, page * PAGE_SIZE, length, address, rights),
+        Tail::File(inode, page) => crate::file_mappings::map(&call.process.native, *inode, page * PAGE_SIZE, length, address, rights, true),
     }
 }
 

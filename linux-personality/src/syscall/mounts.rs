@@ -122,14 +122,22 @@ pub fn umount2(call: &mut Call<'_>) -> CallResult {
     if crate::process::all().iter().any(|process| process.state().cwd.file_system == file_system) && file_system != fs::with(|tree| Ok(tree.root()))?.file_system {
         return Err(Errno::EBUSY);
     }
-    fs::with(|tree| tree.unmount(root)?.unmount())?;
+    fs::with(|tree| {
+        let unmounted = tree.unmount(root)?;
+        // Its inode numbers mean nothing now (and may come back).
+        crate::page_cache::forget_file_system(file_system);
+        unmounted.unmount()
+    })?;
     value(0)
 }
 
 /// `sync()`: every file system's changes made durable (errors are not
 /// reported: `sync` cannot fail).
 pub fn sync() -> CallResult {
-    let _ = fs::with(|tree| tree.sync_all());
+    let _ = fs::with(|tree| {
+        let written = crate::page_cache::write_back_all(tree);
+        tree.sync_all().and(written)
+    });
     value(0)
 }
 
@@ -138,7 +146,10 @@ pub fn sync() -> CallResult {
 pub fn syncfs(call: &mut Call<'_>) -> CallResult {
     let file = crate::open_files::file(call.process.native.space(), call.argument(0))?;
     if let Some(inode) = file.inode() {
-        fs::with(|tree| tree.sync_file_system(inode))?;
+        fs::with(|tree| {
+            crate::page_cache::write_back_all(tree)?;
+            tree.sync_file_system(inode)
+        })?;
     }
     value(0)
 }

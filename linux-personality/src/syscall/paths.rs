@@ -469,8 +469,11 @@ pub fn truncate(call: &mut Call<'_>) -> CallResult {
     }
     let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
     super::files::check_file_size(call, length as u64)?;
-    fs::with(|tree| tree.truncate(inode, length as u64, now()))?;
-    crate::file_mappings::truncated(inode, length as u64);
+    fs::with(|tree| {
+        tree.truncate(inode, length as u64, now())?;
+        crate::page_cache::truncated(inode, length as u64);
+        Ok(())
+    })?;
     value(0)
 }
 

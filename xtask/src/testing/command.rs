@@ -1,4 +1,4 @@
-//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites|net[,...]]
+//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites|net|disk[,...]]
 //! [--repeat N] [--smp N[,N…]] [--tests PATTERN[,PATTERN…]]`: runs the tiers,
 //! prints `N passed, M failed` last and fails if anything failed. The last
 //! three shape the in-kernel tier (see `kernel_tests`): e.g.
@@ -11,6 +11,7 @@ use super::kernel_tests::{run_kernel_tests, KernelTestPlan};
 use super::disk_checks::run_disk_checks;
 use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
+use super::page_cache_checks::run_page_cache_checks;
 use super::exec_pipes::run_exec_checks;
 use super::network_checks::run_network_checks;
 use super::bad_packet_checks::run_bad_packet_checks;
@@ -44,6 +45,10 @@ pub enum Tier {
     /// The user tier's network checks alone (servers through forwarded
     /// ports, malformed frames into the card), for work on the network.
     Network,
+    /// The user tier's disk checks alone (block device, ext4 mounted and
+    /// written, root on a disk, the page cache, crash states), for work
+    /// on storage.
+    Disk,
 }
 
 const ALL_TIERS: [Tier; 7] = [
@@ -92,12 +97,9 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
             step("exec pipes", &mut run_exec_checks);
             step("network", &mut run_network_checks);
             step("bad packets", &mut run_bad_packet_checks);
-            step("disk", &mut run_disk_checks);
-            step("ext4 mount", &mut run_ext4_mount_checks);
-            step("ext4 write", &mut run_ext4_write_checks);
-            step("root disk", &mut run_root_disk_checks);
-            step("crash", &mut run_crash_tier);
+            run_disk_steps(&mut step);
         }
+        Tier::Disk => run_disk_steps(&mut step),
         Tier::Suites => {
             for suite in SUITES {
                 let options = SuiteOptions { suite: Some(suite.to_string()), ..SuiteOptions::default() };
@@ -109,6 +111,15 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
             step("bad packets", &mut run_bad_packet_checks);
         }
     }
+}
+
+fn run_disk_steps(step: &mut impl FnMut(&str, &mut dyn FnMut(&mut Tally))) {
+    step("disk", &mut run_disk_checks);
+    step("ext4 mount", &mut run_ext4_mount_checks);
+    step("ext4 write", &mut run_ext4_write_checks);
+    step("page cache", &mut run_page_cache_checks);
+    step("root disk", &mut run_root_disk_checks);
+    step("crash", &mut run_crash_tier);
 }
 
 /// How long each step of the run took, so that the total can be kept
@@ -167,8 +178,9 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "user" => Ok(Tier::User),
         "suites" => Ok(Tier::Suites),
         "net" => Ok(Tier::Network),
+        "disk" => Ok(Tier::Disk),
         other => Err(Failure::usage(format!(
-            "--only takes host, loom, ktest, boot, iso, user or suites, not `{other}`"
+            "--only takes host, loom, ktest, boot, iso, user, suites, net or disk, not `{other}`"
         ))),
     }
 }

@@ -17,10 +17,16 @@
 //!   both, compared by path, type, permissions, owner, size and bytes).
 //! - A second boot of each kernel on its own image lists the same tree
 //!   again, and the image is still clean afterwards.
+//!
+//! The script also runs the user test `c/page_cache` in `/mnt/pc`: the
+//! page cache over a disk (reads and writes, truncation, inode reuse), and
+//! files stored to through shared mappings and never read, whose bytes the
+//! image comparison finds on the disk only if `msync` and `sync` wrote
+//! them back.
 
 use super::tally::{CheckResult, Tally};
 use super::guest_runs::{run_host, same_output};
-use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output, ProgramRun};
+use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output, ProgramRun};
 use crate::failure::{Context, Outcome};
 use crate::machine_options::MachineOptions;
 use std::collections::hash_map::DefaultHasher;
@@ -63,6 +69,7 @@ mkdir d1; rmdir d1; ln d1 dlink; ln small /tmp/x; touch $(printf '%0300d' 0); rm
 mkdir tree; mkdir tree/a tree/b; echo 1 > tree/a/x; rm -r tree
 dd if=/dev/zero of=fill bs=1M 2>&1 | grep -o 'No space left on device'; rm fill
 touch -d '2021-03-04 05:06:07' small; touch -h -d '2020-01-01 00:00:00' sl; touch -d '1999-12-31 23:59:59' other/d3moved
+mkdir pc; /page_cache /mnt/pc
 sync
 "#;
 
@@ -114,15 +121,17 @@ fn first_boot(kernel: GuestKernel) -> Outcome<Runs> {
     let image_text = image.display().to_string();
     run_host("truncate", &["-s", "64M", &image_text])?;
     run_host("mkfs.ext4", &["-q", "-F", &image_text])?;
-    let first = boot(kernel, &image, &format!("{CHANGES}{LISTING}"))?;
+    let page_cache = crate::guest_programs::compile_c("user/tests/c/page_cache.c", "page_cache")?;
+    let files = vec![FileCopy { host: page_cache, guest: Some("/page_cache".to_string()) }];
+    let first = boot(kernel, &image, files, &format!("{CHANGES}{LISTING}"))?;
     Ok(Runs { image, first })
 }
 
-fn boot(kernel: GuestKernel, image: &Path, script: &str) -> Outcome<ProgramRun> {
+fn boot(kernel: GuestKernel, image: &Path, files: Vec<FileCopy>, script: &str) -> Outcome<ProgramRun> {
     let request = ExecRequest {
         machine: MachineOptions::default(),
         kernel,
-        files: Vec::new(),
+        files,
         program: crate::guest_files::BUSYBOX.into(),
         // stderr joins stdout: the refusals' messages are compared too.
         program_arguments: vec!["sh".to_string(), "-c".to_string(), format!("exec 2>&1\n{script}")],
@@ -203,7 +212,7 @@ fn describe_directory(root: &Path, directory: &Path, lines: &mut Vec<String>) ->
 /// Boots `kernel` again on its image: the listing must be the first
 /// boot's, and the image clean afterwards.
 fn second_boot(kernel: GuestKernel, runs: &Runs) -> CheckResult {
-    let second = boot(kernel, &runs.image, &format!("cd /mnt\n{LISTING}")).map_err(|failure| failure.to_string())?;
+    let second = boot(kernel, &runs.image, Vec::new(), &format!("cd /mnt\n{LISTING}")).map_err(|failure| failure.to_string())?;
     let first = String::from_utf8_lossy(&runs.first.output).into_owned();
     let listed = first.find(LISTING_MARKER).map(|at| &first[at..]).ok_or("the first boot printed no listing")?;
     let again = String::from_utf8_lossy(&second.output).into_owned();

@@ -10,6 +10,7 @@ mod ext4_write_checks;
 mod exec_pipes;
 mod network_checks;
 mod packet_frames;
+mod page_cache_checks;
 mod guest_runs;
 mod faults;
 pub mod host;
