@@ -1,7 +1,12 @@
 //! Datagram (UDP) sockets with Linux's behaviour over smoltcp's UDP: bound
 //! (explicitly, or to an ephemeral port at the first send), one smoltcp
 //! socket per lane it receives on; `connect` fixes the peer (datagrams
-//! from others are dropped) and `AF_UNSPEC` undoes it.
+//! from others are dropped) and `AF_UNSPEC` undoes it. A datagram a
+//! connected socket sends over the loopback to a port nobody has bound
+//! leaves ECONNREFUSED waiting on it (reported once, by the next receive,
+//! send or `SO_ERROR`; `poll` sees it), as Linux's ICMP port-unreachable
+//! does: a resolver asking 127.0.0.1:53 with no server there gives up at
+//! once instead of waiting out its timeout.
 //!
 //! Must never deliver a datagram cut short without saying so: the caller
 //! learns its whole length (`MSG_TRUNC`).
@@ -12,7 +17,7 @@ use smoltcp::iface::SocketHandle;
 use smoltcp::socket::udp;
 use smoltcp::wire::{IpEndpoint, IpListenEndpoint};
 
-use crate::lanes::{Lane, LaneId};
+use crate::lanes::{Lane, LaneId, LOOPBACK};
 use crate::network::{Body, Network, Readiness, SocketId};
 use crate::Errno;
 
@@ -31,6 +36,8 @@ pub(crate) struct Datagram {
     pub peer: Option<IpEndpoint>,
     /// Datagrams taken by receives so far (with the queue: arrivals).
     pub taken: u64,
+    /// ECONNREFUSED waiting to be reported (see the module's comment).
+    pub refused: bool,
 }
 
 /// What one receive got.
@@ -136,6 +143,11 @@ impl Network {
     /// EDESTADDRREQ without either, EMSGSIZE when too large, EAGAIN when the
     /// queue is full.
     pub fn send_datagram(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>) -> Result<usize, Errno> {
+        // A waiting error fails the send and is cleared (Linux checks it
+        // before it makes the packet).
+        if core::mem::take(&mut self.datagram_mut(id)?.refused) {
+            return Err(Errno::ECONNREFUSED);
+        }
         let to = to.or(self.datagram_mut(id)?.peer).ok_or(Errno::EDESTADDRREQ)?;
         if data.len() > LARGEST_DATAGRAM {
             return Err(Errno::EMSGSIZE);
@@ -147,10 +159,25 @@ impl Network {
         self.open_datagram(id)?;
         let handle = self.datagram_mut(id)?.lanes.iter().find(|(l, _)| *l == lane).map(|(_, h)| *h).ok_or(Errno::ENETUNREACH)?;
         match self.udp(lane, handle).send_slice(data, to) {
-            Ok(()) => Ok(data.len()),
-            Err(udp::SendError::BufferFull) => Err(Errno::EAGAIN),
-            Err(udp::SendError::Unaddressable) => Err(Errno::EINVAL),
+            Ok(()) => {}
+            Err(udp::SendError::BufferFull) => return Err(Errno::EAGAIN),
+            Err(udp::SendError::Unaddressable) => return Err(Errno::EINVAL),
         }
+        // Only a connected socket hears of it, as from an ICMP error.
+        let to_peer = self.datagram_mut(id)?.peer == Some(to);
+        if lane == LOOPBACK && to_peer && !self.receives_at(to) {
+            self.datagram_mut(id)?.refused = true;
+        }
+        Ok(data.len())
+    }
+
+    /// Whether some datagram socket is bound where a datagram to `to`
+    /// over the loopback arrives.
+    fn receives_at(&self, to: IpEndpoint) -> bool {
+        self.sockets.iter().flatten().any(|socket| {
+            matches!(socket.body, Body::Datagram(_))
+                && socket.local.is_some_and(|local| local.port == to.port && (local.addr == to.addr || (local.addr.is_unspecified() && socket.takes_family(to.addr))))
+        })
     }
 
     /// Receives one datagram into `buffer` (`peek`: leaving it queued):
@@ -158,6 +185,9 @@ impl Network {
     /// peer are dropped.
     pub fn receive_datagram(&mut self, id: SocketId, buffer: &mut [u8], peek: bool) -> Result<DatagramReceived, Errno> {
         let (datagram, lanes) = self.datagram_and_lanes(id)?;
+        if core::mem::take(&mut datagram.refused) {
+            return Err(Errno::ECONNREFUSED);
+        }
         let peer = datagram.peer;
         for &(lane, handle) in &datagram.lanes {
             let udp = lanes[lane].sockets.get_mut::<udp::Socket>(handle);
@@ -193,7 +223,7 @@ impl Network {
         let socket = |&(lane, handle): &(LaneId, SocketHandle)| lanes[lane].sockets.get::<udp::Socket>(handle);
         let readable = datagram.lanes.iter().any(|entry| socket(entry).can_recv());
         let writable = datagram.lanes.is_empty() || datagram.lanes.iter().all(|entry| socket(entry).can_send());
-        Ok(Readiness { readable, writable, ..Readiness::default() })
+        Ok(Readiness { readable, writable, error: datagram.refused, ..Readiness::default() })
     }
 
     /// Closes a datagram socket's smoltcp sockets.

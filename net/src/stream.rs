@@ -421,8 +421,8 @@ impl Network {
 
     /// `SO_ERROR`: the pending error, cleared.
     pub fn take_error(&mut self, id: SocketId) -> Result<Option<Errno>, Errno> {
-        if let Body::Datagram(_) = self.socket(id)?.body {
-            return Ok(None);
+        if let Body::Datagram(datagram) = &mut self.socket_mut(id)?.body {
+            return Ok(core::mem::take(&mut datagram.refused).then_some(Errno::ECONNREFUSED));
         }
         Ok(self.connection(id)?.and_then(|connection| {
             let error = connection.error.take();

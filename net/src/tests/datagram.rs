@@ -43,3 +43,33 @@ fn datagrams_without_a_destination_or_too_large_are_refused() {
     let huge = std::vec![0u8; 70_000];
     assert_eq!(network.send(socket, &huge, Some(local(9003))), Err(Errno::EMSGSIZE));
 }
+
+#[test]
+fn a_connected_socket_hears_that_nobody_listens_on_the_loopback() {
+    let mut network = network();
+    let (client, listener, unconnected) = (open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram));
+    network.connect_datagram(client, Some(local(53))).unwrap();
+    assert_eq!(network.send(client, b"query", None), Ok(5));
+    settle(&mut network);
+    assert!(network.readiness(client).unwrap().error, "POLLERR");
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Err(Errno::ECONNREFUSED));
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Err(Errno::EAGAIN), "reported once");
+    assert!(!network.readiness(client).unwrap().error);
+    // Again, through SO_ERROR this time, then through a send.
+    network.send(client, b"query", None).unwrap();
+    assert_eq!(network.take_error(client), Ok(Some(Errno::ECONNREFUSED)));
+    assert_eq!(network.take_error(client), Ok(None));
+    network.send(client, b"query", None).unwrap();
+    assert_eq!(network.send(client, b"query", None), Err(Errno::ECONNREFUSED), "the send fails, nothing sent");
+    assert_eq!(network.take_error(client), Ok(None));
+    // An unconnected sender hears nothing; a bound port refuses nothing.
+    network.send(unconnected, b"x", Some(local(53))).unwrap();
+    assert!(!network.readiness(unconnected).unwrap().error);
+    network.bind(listener, local(53)).unwrap();
+    network.bound(listener).unwrap();
+    network.send(client, b"query", None).unwrap();
+    settle(&mut network);
+    assert!(!network.readiness(client).unwrap().error);
+    assert_eq!(network.receive(listener, &mut buffer, false).map(|r| r.copied), Ok(5));
+}
