@@ -25,7 +25,7 @@
 //! them back.
 
 use super::tally::{CheckResult, Tally};
-use super::guest_runs::{run_host, same_output};
+use super::guest_runs::{fresh_ext4_image, run_host, same_output};
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output, ProgramRun};
 use crate::failure::{Context, Outcome};
 use crate::machine_options::MachineOptions;
@@ -116,11 +116,7 @@ pub fn run_ext4_write_checks(tally: &mut Tally) {
 }
 
 fn first_boot(kernel: GuestKernel) -> Outcome<Runs> {
-    let image = crate::workspace::root().join("target").join(format!("ext4-write-check-{kernel:?}.img"));
-    let _ = std::fs::remove_file(&image);
-    let image_text = image.display().to_string();
-    run_host("truncate", &["-s", "64M", &image_text])?;
-    run_host("mkfs.ext4", &["-q", "-F", &image_text])?;
+    let image = fresh_ext4_image(&format!("ext4-write-check-{kernel:?}"), "64M")?;
     let page_cache = crate::guest_programs::compile_c("user/tests/c/page_cache.c", "page_cache")?;
     let files = vec![FileCopy { host: page_cache, guest: Some("/page_cache".to_string()) }];
     let first = boot(kernel, &image, files, &format!("{CHANGES}{LISTING}"))?;

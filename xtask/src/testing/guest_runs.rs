@@ -28,3 +28,14 @@ pub(super) fn run_host(program: &str, arguments: &[&str]) -> Outcome<()> {
     }
     Ok(())
 }
+
+/// A fresh, empty ext4 image of `size` (`truncate`'s form: `64M`) at
+/// `target/<name>.img`, made with mkfs's defaults; its path.
+pub(super) fn fresh_ext4_image(name: &str, size: &str) -> Outcome<std::path::PathBuf> {
+    let image = crate::workspace::root().join("target").join(format!("{name}.img"));
+    let _ = std::fs::remove_file(&image);
+    let image_text = image.display().to_string();
+    run_host("truncate", &["-s", size, &image_text])?;
+    run_host("mkfs.ext4", &["-q", "-F", &image_text])?;
+    Ok(image)
+}

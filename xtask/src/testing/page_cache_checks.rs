@@ -7,7 +7,7 @@
 //! to a tmpfs write and to page faults instead of failing them. The two
 //! kernels must print the same lines.
 
-use super::guest_runs::{run_host, same_output};
+use super::guest_runs::{fresh_ext4_image, same_output};
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output, ProgramRun};
 use crate::failure::Outcome;
@@ -42,11 +42,7 @@ pub fn run_page_cache_checks(tally: &mut Tally) {
 }
 
 fn boot(kernel: GuestKernel) -> Outcome<ProgramRun> {
-    let image = crate::workspace::root().join("target").join(format!("page-cache-check-{kernel:?}.img"));
-    let _ = std::fs::remove_file(&image);
-    let image_text = image.display().to_string();
-    run_host("truncate", &["-s", "400M", &image_text])?;
-    run_host("mkfs.ext4", &["-q", "-F", &image_text])?;
+    let image = fresh_ext4_image(&format!("page-cache-check-{kernel:?}"), "400M")?;
     let hold_memory = crate::guest_programs::compile_c("user/tools/hold_memory.c", "hold_memory")?;
     let request = ExecRequest {
         machine: MachineOptions::default(),
