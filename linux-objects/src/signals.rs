@@ -105,22 +105,37 @@ pub struct SignalState {
     others: Vec<ThreadSignals>,
 }
 
-/// Pending signals with each one's `siginfo` (the first sender's: a
-/// standard signal is pending once).
+/// Pending signals with each one's `siginfo`: a standard signal is
+/// pending once (the first sender's), a real-time one (from
+/// [`FIRST_REALTIME`] on) once per sending, taken in the order sent.
 #[derive(Clone)]
 struct PendingSet {
     bits: u64,
     info: [SigInfo; MAX_SIGNAL as usize],
+    /// Real-time signals sent again while pending, oldest first (each
+    /// signal's first instance is in `info`).
+    queued: Vec<(u32, SigInfo)>,
 }
+
+/// The first real-time signal (Linux's `SIGRTMIN`; C libraries keep a few
+/// for themselves and call a later one `SIGRTMIN`).
+pub const FIRST_REALTIME: u32 = 32;
+
+/// Real-time signals queued beyond the first of each, per set: more are
+/// dropped (Linux refuses past `RLIMIT_SIGPENDING`, 7,000 or so by
+/// default).
+const MOST_QUEUED: usize = 1024;
 
 impl PendingSet {
     const fn new() -> Self {
-        Self { bits: 0, info: [SigInfo { signo: 0, code: 0, words: [0; 3] }; MAX_SIGNAL as usize] }
+        Self { bits: 0, info: [SigInfo { signo: 0, code: 0, words: [0; 3] }; MAX_SIGNAL as usize], queued: Vec::new() }
     }
 
     fn add(&mut self, signal: u32, info: SigInfo) {
         if self.bits & bit(signal) == 0 {
             self.info[signal as usize - 1] = info;
+        } else if signal >= FIRST_REALTIME && self.queued.len() < MOST_QUEUED && self.queued.try_reserve(1).is_ok() {
+            self.queued.push((signal, info));
         }
         if signal == SIGCONT {
             self.bits &= !(bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU));
@@ -129,8 +144,19 @@ impl PendingSet {
     }
 
     fn take(&mut self, signal: u32) -> SigInfo {
+        let info = self.info[signal as usize - 1];
+        match self.queued.iter().position(|(queued, _)| *queued == signal) {
+            // The next instance stays pending.
+            Some(at) => self.info[signal as usize - 1] = self.queued.remove(at).1,
+            None => self.bits &= !bit(signal),
+        }
+        info
+    }
+
+    /// Forgets every instance of `signal` (it is ignored now).
+    fn discard(&mut self, signal: u32) {
         self.bits &= !bit(signal);
-        self.info[signal as usize - 1]
+        self.queued.retain(|(queued, _)| *queued != signal);
     }
 }
 
@@ -258,10 +284,10 @@ impl SignalState {
         }
         self.actions[signal as usize - 1] = SigAction { mask: action.mask & !UNBLOCKABLE, ..action };
         if self.ignores(signal) {
-            self.shared.bits &= !bit(signal);
-            self.main.own.bits &= !bit(signal);
+            self.shared.discard(signal);
+            self.main.own.discard(signal);
             for thread in self.others.iter_mut() {
-                thread.own.bits &= !bit(signal);
+                thread.own.discard(signal);
             }
         }
         Ok(())

@@ -4,6 +4,7 @@
 //! Must never keep an empty run or an empty file that is not held, and
 //! never count a page twice: `resident` is the number of filled slots.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -48,12 +49,24 @@ struct Slot<P> {
     marked: bool,
 }
 
+/// A run's slots are a block of their own, so that a file's list of runs
+/// stays small (a 1 GiB file: 4,096 runs of 32 bytes) and never needs one
+/// large block of the heap.
 #[derive(Debug)]
 struct Run<P> {
     /// Page index of the first slot, divided by [`RUN_PAGES`].
     number: u64,
-    slots: [Option<Slot<P>>; RUN_PAGES],
+    slots: Box<[Option<Slot<P>>]>,
     filled: usize,
+}
+
+impl<P: Copy> Run<P> {
+    fn new(number: u64) -> Result<Self, NoRoom> {
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(RUN_PAGES).map_err(|_| NoRoom)?;
+        slots.resize(RUN_PAGES, None);
+        Ok(Self { number, slots: slots.into_boxed_slice(), filled: 0 })
+    }
 }
 
 #[derive(Debug)]
@@ -168,11 +181,12 @@ impl<K: Ord + Copy, P: Copy> PageCache<K, P> {
         let run = match file.runs.binary_search_by(|run| run.number.cmp(&number)) {
             Ok(run) => run,
             Err(place) => {
-                if file.runs.try_reserve(1).is_err() {
+                let run = Run::new(number);
+                if file.runs.try_reserve(1).is_err() || run.is_err() {
                     self.forget_if_empty(at);
                     return Err(NoRoom);
                 }
-                file.runs.insert(place, Run { number, slots: [None; RUN_PAGES], filled: 0 });
+                file.runs.insert(place, run.map_err(|_| NoRoom)?);
                 place
             }
         };
@@ -360,7 +374,7 @@ impl<K: Ord + Copy, P: Copy> PageCache<K, P> {
 
     fn give_all(&mut self, file: CachedFile<K, P>, mut give: impl FnMut(P)) -> bool {
         for run in file.runs {
-            for slot in run.slots.into_iter().flatten() {
+            for slot in run.slots.iter().flatten() {
                 give(slot.page);
                 self.resident -= 1;
                 self.statistics.dropped += 1;

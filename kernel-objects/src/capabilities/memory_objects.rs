@@ -38,54 +38,73 @@ struct MemoryObject {
 struct Entry {
     generation: u32,
     object: Option<MemoryObject>,
+    /// While empty: the next empty entry's index (`NO_ENTRY`: none).
+    next_empty: usize,
 }
 
-/// Every object by index, and the indices of empty entries (room for
-/// every index is reserved as entries are added, so a release never
-/// allocates): making an object takes O(1), not a walk of the table.
+const NO_ENTRY: usize = usize::MAX;
+
+/// Entries per chunk of the table.
+const CHUNK_ENTRIES: usize = 256;
+
+/// Every object by index, in chunks of [`CHUNK_ENTRIES`] (the table grows
+/// a chunk at a time, never by copying itself into one larger block: the
+/// page cache makes an object per cached page, hundreds of thousands of
+/// them, and the kernel heap may have no single block that large — a
+/// table in one `Vec` stopped growing at 16,384 entries). Empty entries
+/// are linked through `next_empty`, so making an object takes O(1) and a
+/// release never allocates.
 struct Table {
-    entries: Vec<Entry>,
-    empty: Vec<usize>,
-}
-
-impl core::ops::Deref for Table {
-    type Target = [Entry];
-    fn deref(&self) -> &[Entry] {
-        &self.entries
-    }
-}
-
-impl core::ops::DerefMut for Table {
-    fn deref_mut(&mut self) -> &mut [Entry] {
-        &mut self.entries
-    }
+    chunks: Vec<Vec<Entry>>,
+    first_empty: usize,
+    made: usize,
 }
 
 impl Table {
+    fn get(&self, index: usize) -> Option<&Entry> {
+        self.chunks.get(index / CHUNK_ENTRIES)?.get(index % CHUNK_ENTRIES)
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
+        self.chunks.get_mut(index / CHUNK_ENTRIES)?.get_mut(index % CHUNK_ENTRIES)
+    }
+
     /// An empty entry's index: a freed one, or a new one (None without
-    /// memory for it).
+    /// memory for it). It is off the empty list from here.
     fn empty_entry(&mut self) -> Option<usize> {
-        if let Some(index) = self.empty.pop() {
+        if self.first_empty != NO_ENTRY {
+            let index = self.first_empty;
+            self.first_empty = self.get(index)?.next_empty;
             return Some(index);
         }
-        self.entries.try_reserve(1).ok()?;
-        self.empty.try_reserve(self.entries.len() + 1 - self.empty.len()).ok()?;
-        self.entries.push(Entry { generation: 0, object: None });
-        Some(self.entries.len() - 1)
+        if self.made % CHUNK_ENTRIES == 0 {
+            let mut chunk = Vec::new();
+            chunk.try_reserve_exact(CHUNK_ENTRIES).ok()?;
+            self.chunks.try_reserve(1).ok()?;
+            self.chunks.push(chunk);
+        }
+        let chunk = self.chunks.last_mut()?;
+        chunk.push(Entry { generation: 0, object: None, next_empty: NO_ENTRY });
+        self.made += 1;
+        Some(self.made - 1)
     }
 
     /// Empties entry `index` and takes what it held.
     fn take(&mut self, index: usize) -> Option<MemoryObject> {
-        let object = self.entries.get_mut(index)?.object.take()?;
-        // Never allocates: room for every index is reserved.
-        if self.empty.len() < self.empty.capacity() {
-            self.empty.push(index);
-        }
+        let first_empty = self.first_empty;
+        let entry = self.get_mut(index)?;
+        let object = entry.object.take()?;
+        entry.next_empty = first_empty;
+        self.first_empty = index;
         Some(object)
+    }
+
+    fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.chunks.iter().flatten()
     }
 }
 
-static TABLE: KernelTicketLock<Table> = KernelTicketLock::new(MEMORY_OBJECTS_LEVEL, Table { entries: Vec::new(), empty: Vec::new() });
+static TABLE: KernelTicketLock<Table> = KernelTicketLock::new(MEMORY_OBJECTS_LEVEL, Table { chunks: Vec::new(), first_empty: NO_ENTRY, made: 0 });
 
 /// A new object of `pages` zeroed frames charged to `container`; returns
 /// its handle. Refused whole (nothing kept) when memory or quota runs out.
@@ -126,7 +145,11 @@ pub fn create(container: ContainerId, pages: u64) -> Result<u64, Errno> {
         give_back(container, frames);
         return Err(Errno::ENOMEM);
     };
-    let entry = &mut table[index];
+    let Some(entry) = table.get_mut(index) else {
+        drop(table);
+        give_back(container, frames);
+        return Err(Errno::ENOMEM);
+    };
     entry.generation = entry.generation.wrapping_add(1);
     entry.object = Some(MemoryObject { frames, container });
     Ok(handle(index, entry.generation))
@@ -283,7 +306,7 @@ pub fn release(handle: u64) {
 
 /// How many memory objects exist (for the tests' leak checks).
 pub fn count() -> usize {
-    TABLE.lock().iter().filter(|entry| entry.object.is_some()).count()
+    TABLE.lock().entries().filter(|entry| entry.object.is_some()).count()
 }
 
 /// Leaves each page's owner set and drops the object's reference to it;
@@ -309,7 +332,7 @@ fn split(handle: u64) -> (usize, u32) {
     ((handle & 0xFFFF_FFFF) as usize, (handle >> 32) as u32)
 }
 
-fn lookup(table: &[Entry], handle: u64) -> Option<&MemoryObject> {
+fn lookup(table: &Table, handle: u64) -> Option<&MemoryObject> {
     let (index, generation) = split(handle);
     table.get(index).filter(|entry| entry.generation == generation)?.object.as_ref()
 }
