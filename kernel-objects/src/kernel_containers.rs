@@ -68,6 +68,7 @@ pub enum ChargedFrameError {
 /// cache's clean pages, [`set_reclaimer`]) is given back and the
 /// allocation tried once more.
 pub(crate) fn allocate_charged_frame(container: ContainerId) -> Result<Frame, ChargedFrameError> {
+    keep_the_reserve();
     match try_allocate_charged_frame(container) {
         Err(error) if reclaim_for(container, error) > 0 => try_allocate_charged_frame(container),
         result => result,
@@ -95,6 +96,31 @@ static RECLAIMER: SetOnce<Reclaimer> = SetOnce::new();
 pub fn set_reclaimer(reclaimer: &'static Reclaimer) {
     if RECLAIMER.set(reclaimer).is_err() {
         machine::println!("lamina: warning: a second reclaimer was refused");
+    }
+}
+
+/// Free frames kept for allocations that cannot wait for the reclaimer
+/// (page tables, DMA buffers, kernel stacks, anything under a spinlock):
+/// below this, charged allocations that can wait give memory back first
+/// (8 MiB; the page cache stops filling at twice that).
+const RESERVE_FRAMES: u64 = 2048;
+
+/// Charged allocations between two looks at the free frames (counting
+/// them takes the allocator's locks).
+const ALLOCATIONS_PER_LOOK: u32 = 32;
+
+static ALLOCATIONS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// Every [`ALLOCATIONS_PER_LOOK`]th allocation where the reclaimer may
+/// run: below [`RESERVE_FRAMES`] free, it gives a batch back (a batch per
+/// look keeps pace with the allocations between looks).
+fn keep_the_reserve() {
+    let Some(reclaimer) = RECLAIMER.get() else { return };
+    if ALLOCATIONS.fetch_add(1, core::sync::atomic::Ordering::Relaxed) % ALLOCATIONS_PER_LOOK != 0 || !machine::cpu::interrupts_enabled() {
+        return;
+    }
+    if crate::physical_memory::free_frames() < RESERVE_FRAMES {
+        reclaimer(None);
     }
 }
 

@@ -129,10 +129,17 @@ fn fill(tree: &mut Namespace, container: ContainerId, inode: InodeId, page: u64,
 /// keeps nothing if that does not help (16 MiB).
 const RESERVED_FRAMES: u64 = 4096;
 
-/// Whether a page may be kept without eating into [`RESERVED_FRAMES`].
+/// Whether a page may be kept without eating into [`RESERVED_FRAMES`] or
+/// into the last eighth of the kernel heap (each cached page costs the
+/// heap about 70 bytes — its memory object's entry and its slot here —
+/// and the heap is a sixteenth of memory: a cache of every free frame
+/// would leave the heap nothing for anyone else).
 fn room_to_keep() -> bool {
-    use kernel_objects::physical_memory::free_frames;
-    free_frames() >= RESERVED_FRAMES || (reclaim(None) > 0 && free_frames() >= RESERVED_FRAMES)
+    let room = || {
+        let (heap_free, heap_total) = machine::heap::usage();
+        kernel_objects::physical_memory::free_frames() >= RESERVED_FRAMES && heap_free >= heap_total / 8
+    };
+    room() || (reclaim(None) > 0 && room())
 }
 
 /// Makes a page of `contents` and adds it as page `index` of `inode`

@@ -31,8 +31,36 @@ pub const MAX_PAGES: u64 = 4096;
 
 struct MemoryObject {
     /// One reference to each page (the machine's record counts it).
-    frames: Vec<SharedPage>,
+    frames: Pages,
     container: ContainerId,
+}
+
+/// An object's pages: one kept in the entry itself (the page cache makes
+/// an object per cached page, and a vector per object would cost the heap
+/// a block each), or several in a vector.
+enum Pages {
+    One(SharedPage),
+    Many(Vec<SharedPage>),
+}
+
+impl Pages {
+    fn of(mut pages: Vec<SharedPage>) -> Self {
+        match (pages.len(), pages.pop()) {
+            (1, Some(page)) => Pages::One(page),
+            (_, Some(page)) => {
+                pages.push(page);
+                Pages::Many(pages)
+            }
+            (_, None) => Pages::Many(pages),
+        }
+    }
+
+    fn as_slice(&self) -> &[SharedPage] {
+        match self {
+            Pages::One(page) => core::slice::from_ref(page),
+            Pages::Many(pages) => pages,
+        }
+    }
 }
 
 struct Entry {
@@ -151,7 +179,7 @@ pub fn create(container: ContainerId, pages: u64) -> Result<u64, Errno> {
         return Err(Errno::ENOMEM);
     };
     entry.generation = entry.generation.wrapping_add(1);
-    entry.object = Some(MemoryObject { frames, container });
+    entry.object = Some(MemoryObject { frames: Pages::of(frames), container });
     Ok(handle(index, entry.generation))
 }
 
@@ -161,7 +189,7 @@ pub(crate) fn frames(handle: u64, first: u64, count: u64) -> Result<Vec<SharedFr
     let table = TABLE.lock();
     let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
     let end = first.checked_add(count).ok_or(Errno::EINVAL)?;
-    let run = object.frames.get(first as usize..end as usize).ok_or(Errno::EINVAL)?;
+    let run = object.frames.as_slice().get(first as usize..end as usize).ok_or(Errno::EINVAL)?;
     let mut lent = Vec::new();
     lent.try_reserve_exact(run.len()).map_err(|_| Errno::ENOMEM)?;
     lent.extend(run.iter().map(|page| SharedFrame::of_object(page.address())));
@@ -184,13 +212,13 @@ pub fn write(handle: u64, offset: u64, bytes: &[u8]) -> Result<(), Errno> {
 fn each_frame(handle: u64, offset: u64, length: usize, mut copy: impl FnMut(&SharedPage, usize, core::ops::Range<usize>) -> bool) -> Result<(), Errno> {
     let table = TABLE.lock();
     let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
-    let end = offset.checked_add(length as u64).filter(|end| *end <= object.frames.len() as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
+    let end = offset.checked_add(length as u64).filter(|end| *end <= object.frames.as_slice().len() as u64 * PAGE_SIZE).ok_or(Errno::EINVAL)?;
     let mut at = offset;
     while at < end {
         let (page, within) = ((at / PAGE_SIZE) as usize, (at % PAGE_SIZE) as usize);
         let chunk = (end - at).min(PAGE_SIZE - within as u64) as usize;
         let done = (at - offset) as usize;
-        if !copy(&object.frames[page], within, done..done + chunk) {
+        if !copy(&object.frames.as_slice()[page], within, done..done + chunk) {
             return Err(Errno::EFAULT);
         }
         at += chunk as u64;
@@ -231,7 +259,7 @@ fn map_pages(
 ) -> Result<(), Errno> {
     let pages = {
         let table = TABLE.lock();
-        lookup(&table, handle).ok_or(Errno::EBADF)?.frames.len() as u64
+        lookup(&table, handle).ok_or(Errno::EBADF)?.frames.as_slice().len() as u64
     };
     let frames = frames(handle, 0, pages)?;
     super::native_calls::map_frames(memory, address, &frames, rights, sharing, rollback)
@@ -259,7 +287,7 @@ pub fn map_private_into_space(
 pub fn mapped_elsewhere(handle: u64) -> bool {
     let Some(owners) = owners() else { return false };
     let table = TABLE.lock();
-    lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|page| owners.owners(page.address()) > 1))
+    lookup(&table, handle).is_some_and(|object| object.frames.as_slice().iter().any(|page| owners.owners(page.address()) > 1))
 }
 
 /// The container the object's frames are charged to (None for a stale
@@ -273,7 +301,7 @@ pub fn charged_to(handle: u64) -> Option<ContainerId> {
 /// tell which object a mapped page belongs to; nothing is reached).
 pub fn holds_frame(handle: u64, frame: u64) -> bool {
     let table = TABLE.lock();
-    lookup(&table, handle).is_some_and(|object| object.frames.iter().any(|page| page.address() == frame))
+    lookup(&table, handle).is_some_and(|object| object.frames.as_slice().iter().any(|page| page.address() == frame))
 }
 
 /// Stores `value` in the aligned `u64` at byte `offset` of the object as
@@ -281,7 +309,7 @@ pub fn holds_frame(handle: u64, frame: u64) -> bool {
 pub fn store_u64(handle: u64, offset: u64, value: u64) -> Result<(), Errno> {
     let table = TABLE.lock();
     let object = lookup(&table, handle).ok_or(Errno::EBADF)?;
-    let page = object.frames.get((offset / PAGE_SIZE) as usize).ok_or(Errno::EINVAL)?;
+    let page = object.frames.as_slice().get((offset / PAGE_SIZE) as usize).ok_or(Errno::EINVAL)?;
     if page.store_u64((offset % PAGE_SIZE) as usize, value) {
         Ok(())
     } else {
@@ -300,7 +328,10 @@ pub fn release(handle: u64) {
         }
     };
     if let Some(object) = object {
-        give_back(object.container, object.frames);
+        match object.frames {
+            Pages::One(page) => give_back(object.container, core::iter::once(page)),
+            Pages::Many(pages) => give_back(object.container, pages),
+        }
     }
 }
 
@@ -312,7 +343,7 @@ pub fn count() -> usize {
 /// Leaves each page's owner set and drops the object's reference to it;
 /// frees those nobody else holds (a space that still maps one frees it
 /// when it lets go).
-fn give_back(container: ContainerId, frames: Vec<SharedPage>) {
+fn give_back(container: ContainerId, frames: impl IntoIterator<Item = SharedPage>) {
     let Some(owners) = owners() else { return };
     for page in frames {
         let last = owners.leave(page.address()) == LeaveOutcome::Last;

@@ -91,5 +91,32 @@ int main(void) {
     if (sigsetjmp(back, 1) == 0)
         readonly[1] = 1;
     printf("read-only write: code %d (SEGV_ACCERR %d) at the page %s\n", seen.si_code, SEGV_ACCERR, seen.si_addr == (void *)&readonly[1] ? "yes" : "no");
+
+    /* A real-time signal queues every sending, in order; a standard one
+     * is pending once. */
+    sigset_t realtime;
+    sigemptyset(&realtime);
+    sigaddset(&realtime, SIGRTMIN);
+    sigaddset(&realtime, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &realtime, NULL);
+    for (int value = 1; value <= 5; value++) {
+        union sigval queued = {.sival_int = value};
+        sigqueue(getpid(), SIGRTMIN, queued);
+        sigqueue(getpid(), SIGUSR2, queued);
+    }
+    struct timespec none = {0, 0};
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, SIGRTMIN);
+    printf("five SIGRTMIN queued, taken:");
+    siginfo_t taken;
+    while (sigtimedwait(&only, &taken, &none) == SIGRTMIN)
+        printf(" %d", taken.si_value.sival_int);
+    printf("\nfive SIGUSR2 sent, taken:");
+    sigemptyset(&only);
+    sigaddset(&only, SIGUSR2);
+    while (sigtimedwait(&only, &taken, &none) == SIGUSR2)
+        printf(" %d", taken.si_value.sival_int);
+    printf("\n");
     return 0;
 }
