@@ -164,6 +164,43 @@ pub(crate) fn pages_for_mapping(tree: &mut Namespace, container: ContainerId, in
     let mut missing = Vec::new();
     missing.try_reserve_exact((indices.end - indices.start) as usize).map_err(|_| Errno::ENOMEM)?;
     CACHE.lock().visit_missing(inode, indices.clone(), |index| missing.push(index));
+    // Pages are made now, not at first touch: a mapping larger than the
+    // free memory (a 2 GiB map of a sparse file) is refused before it
+    // takes every frame.
+    if missing.len() as u64 + RESERVED_FRAMES > kernel_objects::physical_memory::free_frames() {
+        return Err(Errno::ENOMEM);
+    }
+    let mut added = 0;
+    let made = fill_for_mapping(tree, container, inode, &missing, &mut added);
+    if let Err(errno) = made {
+        // A failed mapping keeps nothing it made: those pages are mapped
+        // nowhere yet, and a held file's pages are never reclaimed.
+        let mut cache = CACHE.lock();
+        for &index in &missing[..added] {
+            if let Some(handle) = cache.remove(inode, index) {
+                memory_objects::release(handle);
+            }
+        }
+        return Err(errno);
+    }
+    let mut handles = Vec::new();
+    handles.try_reserve_exact((indices.end - indices.start) as usize).map_err(|_| Errno::ENOMEM)?;
+    let mut cache = CACHE.lock();
+    cache.visit(inode, indices.clone(), |_, handle| handles.push(handle));
+    if may_store {
+        // Stores may come through them from now on.
+        cache.mark(inode, indices.clone());
+    }
+    if handles.len() as u64 != indices.end - indices.start {
+        return Err(Errno::ENOMEM);
+    }
+    Ok(handles)
+}
+
+/// Makes and fills the pages `missing` (sorted) of `inode`, reading the
+/// file a run of up to [`PAGES_PER_FILL`] pages at a time; `added` counts
+/// the leading entries of `missing` that were added.
+fn fill_for_mapping(tree: &mut Namespace, container: ContainerId, inode: InodeId, missing: &[u64], added_count: &mut usize) -> Result<(), Errno> {
     let mut staging = Vec::new();
     staging.try_reserve_exact(PAGES_PER_FILL * PAGE).map_err(|_| Errno::ENOMEM)?;
     staging.resize(PAGES_PER_FILL * PAGE, 0);
@@ -183,21 +220,11 @@ pub(crate) fn pages_for_mapping(tree: &mut Namespace, container: ContainerId, in
                 memory_objects::release(handle);
                 added?;
             }
+            *added_count += 1;
         }
         at += run;
     }
-    let mut handles = Vec::new();
-    handles.try_reserve_exact((indices.end - indices.start) as usize).map_err(|_| Errno::ENOMEM)?;
-    let mut cache = CACHE.lock();
-    cache.visit(inode, indices.clone(), |_, handle| handles.push(handle));
-    if may_store {
-        // Stores may come through them from now on.
-        cache.mark(inode, indices.clone());
-    }
-    if handles.len() as u64 != indices.end - indices.start {
-        return Err(Errno::ENOMEM);
-    }
-    Ok(handles)
+    Ok(())
 }
 
 /// Holds `inode` (a process maps it shared): its pages are not reclaimed
