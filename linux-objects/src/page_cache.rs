@@ -8,7 +8,7 @@
 //!   [`PAGES_PER_FILL`] pages from the file at once and keeps them.
 //! - `write` stays write-through (the journal orders it as before) and
 //!   copies the same bytes into the cached pages ([`written`]); a
-//!   truncation drops or zeroes them ([`truncated`]).
+//!   truncation drops or zeroes them ([`truncate`]).
 //! - Pages a process maps shared are *marked*: stores through them reach
 //!   the file by [`write_back`] — at `msync`, `fsync`, `sync`, the commit
 //!   thread's rounds, an unmount, power-off, and before anything reads the
@@ -52,6 +52,9 @@ pub fn none_held() -> bool {
 
 const PAGE: usize = PAGE_SIZE as usize;
 
+/// The file-kind bits of a mode (`S_IFMT`).
+const KIND_BITS: u32 = 0o170000;
+
 /// Pages a miss reads from the file at once (64 KiB).
 pub const PAGES_PER_FILL: usize = 16;
 
@@ -68,10 +71,10 @@ pub fn read(tree: &mut Namespace, container: ContainerId, inode: InodeId, positi
         write_back(tree, inode)?;
         return tree.read(inode, position, buffer);
     }
-    if tree.kind(inode)? != vfs::FileKind::Regular {
+    let stat = tree.stat(inode)?;
+    if stat.mode & KIND_BITS != vfs::FileKind::Regular.mode_bits() {
         return tree.read(inode, position, buffer);
     }
-    let stat = tree.stat(inode)?;
     let end = stat.size.min(position.saturating_add(buffer.len() as u64));
     let mut done = 0usize;
     while position + (done as u64) < end {
@@ -145,14 +148,21 @@ fn room_to_keep() -> bool {
 /// Makes a page of `contents` and adds it as page `index` of `inode`
 /// (a page already there wins); without a frame, nothing is kept.
 fn keep(container: ContainerId, inode: InodeId, index: u64, contents: &[u8]) {
-    if !room_to_keep() {
-        return;
+    if room_to_keep() {
+        let _ = add_page(container, inode, index, contents);
     }
-    let Ok(handle) = memory_objects::create(container, 1) else { return };
-    let kept = memory_objects::write(handle, 0, contents).is_ok() && matches!(CACHE.lock().add(inode, index, handle), Ok(Added::Added));
-    if !kept {
+}
+
+/// Makes a page of `contents` (charged to `container`) and adds it as
+/// page `index` of `inode`; a page already there wins and ours goes back.
+/// Nothing is kept on a failure.
+fn add_page(container: ContainerId, inode: InodeId, index: u64, contents: &[u8]) -> Result<(), Errno> {
+    let handle = memory_objects::create(container, 1)?;
+    let added = memory_objects::write(handle, 0, contents).and_then(|()| CACHE.lock().add(inode, index, handle).map_err(|_| Errno::ENOMEM));
+    if added != Ok(Added::Added) {
         memory_objects::release(handle);
     }
+    added.map(drop)
 }
 
 /// Makes (charged to `container`, filled from the file) the pages of
@@ -211,15 +221,7 @@ fn fill_for_mapping(tree: &mut Namespace, container: ContainerId, inode: InodeId
         bytes.fill(0);
         tree.read(inode, missing[at] * PAGE_SIZE, bytes)?;
         for (offset, contents) in bytes.chunks(PAGE).enumerate() {
-            let handle = memory_objects::create(container, 1)?;
-            let added = match memory_objects::write(handle, 0, contents) {
-                Ok(()) => CACHE.lock().add(inode, missing[at] + offset as u64, handle).map_err(|_| Errno::ENOMEM),
-                Err(errno) => Err(errno),
-            };
-            if added != Ok(Added::Added) {
-                memory_objects::release(handle);
-                added?;
-            }
+            add_page(container, inode, missing[at] + offset as u64, contents)?;
             *added_count += 1;
         }
         at += run;
@@ -255,11 +257,19 @@ pub fn written(inode: InodeId, position: u64, data: &[u8]) {
     });
 }
 
+/// Truncates (or extends) file `inode` to `length`, its cached pages with
+/// it (the tree held).
+pub fn truncate(tree: &mut Namespace, inode: InodeId, length: u64) -> Result<(), Errno> {
+    tree.truncate(inode, length, crate::clock::now())?;
+    truncated(inode, length);
+    Ok(())
+}
+
 /// After `inode` was cut to `length` (the tree still held): bytes of
 /// cached pages past the end read as zeroes (as a later extension of the
 /// file does); whole pages past it leave the cache unless a process maps
 /// the file (its mappings keep them, zeroed).
-pub fn truncated(inode: InodeId, length: u64) {
+fn truncated(inode: InodeId, length: u64) {
     let zeroes = [0u8; PAGE];
     let mut cache = CACHE.lock();
     cache.visit(inode, length / PAGE_SIZE..u64::MAX, |index, handle| {

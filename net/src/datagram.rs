@@ -19,6 +19,7 @@ use smoltcp::wire::{IpEndpoint, IpListenEndpoint};
 
 use crate::lanes::{Lane, LaneId, LOOPBACK};
 use crate::network::{Body, Network, Readiness, SocketId};
+use crate::ports::Protocol;
 use crate::Errno;
 
 /// Datagrams queued in each direction, and their bytes.
@@ -165,19 +166,10 @@ impl Network {
         }
         // Only a connected socket hears of it, as from an ICMP error.
         let to_peer = self.datagram_mut(id)?.peer == Some(to);
-        if lane == LOOPBACK && to_peer && !self.receives_at(to) {
+        if lane == LOOPBACK && to_peer && !self.ports.receives(Protocol::Udp, to.addr, to.port) {
             self.datagram_mut(id)?.refused = true;
         }
         Ok(data.len())
-    }
-
-    /// Whether some datagram socket is bound where a datagram to `to`
-    /// over the loopback arrives.
-    fn receives_at(&self, to: IpEndpoint) -> bool {
-        self.sockets.iter().flatten().any(|socket| {
-            matches!(socket.body, Body::Datagram(_))
-                && socket.local.is_some_and(|local| local.port == to.port && (local.addr == to.addr || (local.addr.is_unspecified() && socket.takes_family(to.addr))))
-        })
     }
 
     /// Receives one datagram into `buffer` (`peek`: leaving it queued):

@@ -83,6 +83,13 @@ impl PortTable {
         Ok(())
     }
 
+    /// Whether some socket's binding takes a `protocol` packet sent to
+    /// `address`:`port` (its address or an unspecified one that covers it).
+    pub fn receives(&self, protocol: Protocol, address: IpAddress, port: u16) -> bool {
+        let probe = Claim { owner: usize::MAX, protocol, address, v6_only: false, reuse_address: false, reuse_port: false };
+        self.bindings.iter().any(|held| held.port == port && held.claim.protocol == protocol && overlap(&held.claim, &probe))
+    }
+
     /// Lets go of `owner`'s binding.
     pub fn release(&mut self, owner: usize) {
         self.bindings.retain(|held| held.claim.owner != owner);

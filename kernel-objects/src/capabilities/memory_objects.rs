@@ -45,13 +45,9 @@ enum Pages {
 
 impl Pages {
     fn of(mut pages: Vec<SharedPage>) -> Self {
-        match (pages.len(), pages.pop()) {
-            (1, Some(page)) => Pages::One(page),
-            (_, Some(page)) => {
-                pages.push(page);
-                Pages::Many(pages)
-            }
-            (_, None) => Pages::Many(pages),
+        match pages.len() {
+            1 => pages.pop().map_or(Pages::Many(pages), Pages::One),
+            _ => Pages::Many(pages),
         }
     }
 

@@ -65,11 +65,7 @@ pub fn fallocate(call: &mut Call<'_>) -> CallResult {
         0 => {
             let size = fs::with(|tree| tree.stat(inode))?.size;
             if end > size {
-                fs::with(|tree| {
-                    tree.truncate(inode, end, now())?;
-                    crate::page_cache::truncated(inode, end);
-                    Ok(())
-                })?;
+                fs::with(|tree| crate::page_cache::truncate(tree, inode, end))?;
             }
         }
         KEEP_SIZE => {}

@@ -417,11 +417,7 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
         _ => Backing::Inode(inode),
     };
     if kind == FileKind::Regular && open_flags & flags::O_TRUNC != 0 && accmode != flags::O_RDONLY {
-        fs::with(|tree| {
-            tree.truncate(inode, 0, now())?;
-            crate::page_cache::truncated(inode, 0);
-            Ok(())
-        })?;
+        fs::with(|tree| crate::page_cache::truncate(tree, inode, 0))?;
     }
     fs::with(|tree| tree.opened(inode))?;
     install(call, OpenFile::new(backing, open_flags), Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0)
@@ -741,11 +737,7 @@ pub fn ftruncate(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     check_file_size(call, length as u64)?;
-    fs::with(|tree| {
-        tree.truncate(inode, length as u64, now())?;
-        crate::page_cache::truncated(inode, length as u64);
-        Ok(())
-    })?;
+    fs::with(|tree| crate::page_cache::truncate(tree, inode, length as u64))?;
     value(0)
 }
 

@@ -469,11 +469,7 @@ pub fn truncate(call: &mut Call<'_>) -> CallResult {
     }
     let inode = lookup_at(call, AT_FDCWD as u64, &path, true)?;
     super::files::check_file_size(call, length as u64)?;
-    fs::with(|tree| {
-        tree.truncate(inode, length as u64, now())?;
-        crate::page_cache::truncated(inode, length as u64);
-        Ok(())
-    })?;
+    fs::with(|tree| crate::page_cache::truncate(tree, inode, length as u64))?;
     value(0)
 }
 
