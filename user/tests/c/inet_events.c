@@ -4,7 +4,8 @@
  * waiting connection, EPOLLOUT, poll and select, end of file seen by
  * epoll; TCP over ::1, a dual-stack listener taking an IPv4 connection
  * (its peer an IPv4-mapped address) and IPV6_V6ONLY refusing one; UDP over
- * ::1. Output is identical on Lamina and Linux.
+ * ::1. Output is identical on Lamina and Linux. Fixed ports are below
+ * 32768, outside the ephemeral range, so no earlier client holds one.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -50,12 +51,12 @@ static void show_events(const char *label, int epoll, int ms) {
 
 static void epoll_over_tcp(void) {
     printf("epoll over TCP:\n");
-    int listener = listen_v4(42001);
+    int listener = listen_v4(22001);
     int epoll = epoll_create1(0);
     struct epoll_event watch = {.events = EPOLLIN, .data.fd = listener};
     epoll_ctl(epoll, EPOLL_CTL_ADD, listener, &watch);
     show_events("  listener, nobody connecting", epoll, 0);
-    int client = connect_v4(42001);
+    int client = connect_v4(22001);
     show_events("  listener, a connection waiting", epoll, 1000);
     int server = accept(listener, NULL, NULL);
     show_events("  listener after accept", epoll, 0);
@@ -124,13 +125,13 @@ static void ipv6(void) {
     int listener = socket(AF_INET6, SOCK_STREAM, 0), off = 0, on = 1;
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     CHECK("  IPV6_V6ONLY off", setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off));
-    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_port = htons(42002), .sin6_addr = in6addr_any};
-    CHECK("  bind [::]:42002", bind(listener, (struct sockaddr *)&any, sizeof any));
+    struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_port = htons(22002), .sin6_addr = in6addr_any};
+    CHECK("  bind [::]:22002", bind(listener, (struct sockaddr *)&any, sizeof any));
     CHECK("  listen", listen(listener, 8));
 
     int client6 = socket(AF_INET6, SOCK_STREAM, 0);
-    struct sockaddr_in6 loopback = {.sin6_family = AF_INET6, .sin6_port = htons(42002), .sin6_addr = in6addr_loopback};
-    CHECK("  connect [::1]:42002", connect(client6, (struct sockaddr *)&loopback, sizeof loopback));
+    struct sockaddr_in6 loopback = {.sin6_family = AF_INET6, .sin6_port = htons(22002), .sin6_addr = in6addr_loopback};
+    CHECK("  connect [::1]:22002", connect(client6, (struct sockaddr *)&loopback, sizeof loopback));
     struct sockaddr_in6 peer;
     socklen_t length = sizeof peer;
     int server6 = accept(listener, (struct sockaddr *)&peer, &length);
@@ -145,7 +146,7 @@ static void ipv6(void) {
     getsockname(server6, (struct sockaddr *)&name, &length);
     show_v6("  the accepted socket's name", &name);
 
-    int client4 = connect_v4(42002);
+    int client4 = connect_v4(22002);
     length = sizeof peer;
     int server4 = accept(listener, (struct sockaddr *)&peer, &length);
     EXPECT("  a dual-stack listener takes IPv4", server4 >= 0);
@@ -166,19 +167,19 @@ static void ipv6(void) {
     length = sizeof value;
     getsockopt(only6, IPPROTO_IPV6, IPV6_V6ONLY, &value, &length);
     printf("  IPV6_V6ONLY reads %d\n", value);
-    any.sin6_port = htons(42003);
+    any.sin6_port = htons(22003);
     bind(only6, (struct sockaddr *)&any, sizeof any);
     listen(only6, 8);
     int refused = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in four = {.sin_family = AF_INET, .sin_port = htons(42003)};
+    struct sockaddr_in four = {.sin_family = AF_INET, .sin_port = htons(22003)};
     four.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     CHECK("  IPv4 to a v6-only listener", connect(refused, (struct sockaddr *)&four, sizeof four));
     close(refused);
     close(only6);
 
     int udp_server = socket(AF_INET6, SOCK_DGRAM, 0), udp_client = socket(AF_INET6, SOCK_DGRAM, 0);
-    loopback.sin6_port = htons(42004);
-    CHECK("  UDP bind [::1]:42004", bind(udp_server, (struct sockaddr *)&loopback, sizeof loopback));
+    loopback.sin6_port = htons(22004);
+    CHECK("  UDP bind [::1]:22004", bind(udp_server, (struct sockaddr *)&loopback, sizeof loopback));
     CHECK("  UDP sendto [::1]", sendto(udp_client, "dgram6", 6, 0, (struct sockaddr *)&loopback, sizeof loopback));
     length = sizeof peer;
     memset(buffer, 0, sizeof buffer);

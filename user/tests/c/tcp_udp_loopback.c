@@ -5,7 +5,10 @@
  * listener, half-close, a 4 MiB transfer between two processes checked
  * by a checksum, UDP with addresses, MSG_PEEK and MSG_TRUNC, connected
  * UDP. Output is identical on Lamina and Linux (no ephemeral port is
- * printed).
+ * printed). The fixed ports are below 32768, outside both kernels'
+ * ephemeral range, so an earlier client's port (perhaps in TIME_WAIT)
+ * can never hold one of them: Linux picks ephemeral ports at random,
+ * and 40130 once collided.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -61,8 +64,8 @@ static void names(void) {
     socklen_t length = sizeof name;
     CHECK("  getsockname before bind", getsockname(fd, AS_SOCKADDR(name), &length));
     printf("  family %d address %s port %d length %d\n", name.sin_family, inet_ntoa(name.sin_addr), ntohs(name.sin_port), (int)length);
-    struct sockaddr_in address = local(40100);
-    CHECK("  bind 127.0.0.1:40100", bind(fd, AS_SOCKADDR(address), sizeof address));
+    struct sockaddr_in address = local(20100);
+    CHECK("  bind 127.0.0.1:20100", bind(fd, AS_SOCKADDR(address), sizeof address));
     CHECK("  bind again", bind(fd, AS_SOCKADDR(address), sizeof address));
     length = sizeof name;
     getsockname(fd, AS_SOCKADDR(name), &length);
@@ -70,7 +73,7 @@ static void names(void) {
     CHECK("  getpeername unconnected", getpeername(fd, AS_SOCKADDR(name), &length));
     int other = socket(AF_INET, SOCK_STREAM, 0);
     CHECK("  second bind of the port", bind(other, AS_SOCKADDR(address), sizeof address));
-    struct sockaddr_in elsewhere = local(40101);
+    struct sockaddr_in elsewhere = local(20101);
     elsewhere.sin_addr.s_addr = inet_addr("10.1.2.3");
     CHECK("  bind an address not ours", bind(other, AS_SOCKADDR(elsewhere), sizeof elsewhere));
     CHECK("  bind a short address", bind(other, AS_SOCKADDR(address), sizeof address - 1));
@@ -93,8 +96,8 @@ static void names(void) {
 
 static void echo(void) {
     printf("echo:\n");
-    int server = listener(40110, 8);
-    int client = connected(40110);
+    int server = listener(20110, 8);
+    int client = connected(20110);
     struct sockaddr_in peer;
     socklen_t length = sizeof peer;
     int accepted = accept(server, AS_SOCKADDR(peer), &length);
@@ -140,7 +143,7 @@ static void echo(void) {
 static void refusals(void) {
     printf("refusal and non-blocking connect:\n");
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in nobody = local(40120);
+    struct sockaddr_in nobody = local(20120);
     CHECK("  connect to a port nobody listens on", connect(fd, AS_SOCKADDR(nobody), sizeof nobody));
     close(fd);
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -155,9 +158,9 @@ static void refusals(void) {
     getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
     printf("  SO_ERROR again %s\n", errno_name(error));
     close(fd);
-    int server = listener(40121, 4);
+    int server = listener(20121, 4);
     fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    struct sockaddr_in there = local(40121);
+    struct sockaddr_in there = local(20121);
     CHECK("  non-blocking connect to a listener", connect(fd, AS_SOCKADDR(there), sizeof there));
     waiting.fd = fd;
     waiting.revents = 0;
@@ -176,10 +179,10 @@ static void refusals(void) {
 static void many(void) {
     printf("many connections:\n");
     enum { COUNT = 20 };
-    int server = listener(40130, COUNT);
+    int server = listener(20130, COUNT);
     int clients[COUNT], accepted[COUNT];
     for (int index = 0; index < COUNT; index++)
-        clients[index] = connected(40130);
+        clients[index] = connected(20130);
     int good = 0;
     for (int index = 0; index < COUNT; index++) {
         accepted[index] = accept(server, NULL, NULL);
@@ -216,10 +219,10 @@ static uint32_t mix(uint32_t sum, unsigned char byte) {
 static void bulk(void) {
     printf("4 MiB between two processes:\n");
     enum { TOTAL = 4 << 20 };
-    int server = listener(40140, 1);
+    int server = listener(20140, 1);
     pid_t child = fork();
     if (child == 0) {
-        int fd = connected(40140);
+        int fd = connected(20140);
         static unsigned char chunk[65536];
         uint32_t sum = 2166136261u;
         for (int sent = 0; sent < TOTAL; sent += (int)sizeof chunk) {
@@ -256,7 +259,7 @@ static void bulk(void) {
 static void udp(void) {
     printf("udp:\n");
     int server = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in address = local(40150);
+    struct sockaddr_in address = local(20150);
     CHECK("  bind", bind(server, AS_SOCKADDR(address), sizeof address));
     int client = socket(AF_INET, SOCK_DGRAM, 0);
     CHECK("  send without an address", send(client, "x", 1, 0));
