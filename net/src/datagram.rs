@@ -8,6 +8,10 @@
 //! does: a resolver asking 127.0.0.1:53 with no server there gives up at
 //! once instead of waiting out its timeout.
 //!
+//! A datagram carries the hop limit and traffic class its socket's
+//! options or the send name; a receive reports what the header held, to
+//! which address and on which interface it came ([`Arrival`]).
+//!
 //! Must never deliver a datagram cut short without saying so: the caller
 //! learns its whole length (`MSG_TRUNC`).
 
@@ -15,10 +19,11 @@ use alloc::vec::Vec;
 
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::udp;
-use smoltcp::wire::{IpEndpoint, IpListenEndpoint};
+use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint};
 
+use crate::ip_marks::{HeaderMarks, IpMarks};
 use crate::lanes::{Lane, LaneId, LOOPBACK};
-use crate::network::{Body, Network, Readiness, SocketId};
+use crate::network::{Body, Network, Readiness, SendControl, SocketId};
 use crate::ports::Protocol;
 use crate::Errno;
 
@@ -39,6 +44,10 @@ pub(crate) struct Datagram {
     pub taken: u64,
     /// ECONNREFUSED waiting to be reported (see the module's comment).
     pub refused: bool,
+    /// It has asked for marks on an IPv6 datagram: each of its IPv6
+    /// datagrams since has its marks waiting in the device
+    /// ([`crate::ip_marks::PendingMarks`]).
+    marks_pending: bool,
 }
 
 /// What one receive got.
@@ -50,6 +59,20 @@ pub struct DatagramReceived {
     pub length: usize,
     /// Who sent it.
     pub from: IpEndpoint,
+    /// How it came (`None` for a stream's bytes).
+    pub arrival: Option<Arrival>,
+}
+
+/// How a datagram came: what `IP_PKTINFO`, `IP_RECVTTL`,
+/// `IPV6_RECVHOPLIMIT` and their kin report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// The address it was sent to.
+    pub to: IpAddress,
+    /// The interface it came in on (its index: 1 is the loopback).
+    pub interface: u32,
+    /// Its IP header's hop limit and traffic class (`None`: unknown).
+    pub marks: Option<HeaderMarks>,
 }
 
 /// What one smoltcp UDP socket's queues take (charged to its owner).
@@ -143,7 +166,7 @@ impl Network {
     /// Sends `data` as one datagram to `to` (or the connected peer):
     /// EDESTADDRREQ without either, EMSGSIZE when too large, EAGAIN when the
     /// queue is full.
-    pub fn send_datagram(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>) -> Result<usize, Errno> {
+    pub fn send_datagram(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>, control: SendControl) -> Result<usize, Errno> {
         // A waiting error fails the send and is cleared (Linux checks it
         // before it makes the packet).
         if core::mem::take(&mut self.datagram_mut(id)?.refused) {
@@ -159,10 +182,25 @@ impl Network {
         let lane = self.lane_to(to.addr)?;
         self.open_datagram(id)?;
         let handle = self.datagram_mut(id)?.lanes.iter().find(|(l, _)| *l == lane).map(|(_, h)| *h).ok_or(Errno::ENETUNREACH)?;
-        match self.udp(lane, handle).send_slice(data, to) {
+        if let Some(source) = control.source {
+            if !self.lanes[lane].has_address(source) {
+                return Err(Errno::EINVAL);
+            }
+        }
+        let marks = self.socket(id)?.options.marks_to(to.addr, control.marks);
+        let metadata = udp::UdpMetadata { endpoint: to, local_address: control.source, meta: marks.to_meta() };
+        match self.udp(lane, handle).send_slice(data, metadata) {
             Ok(()) => {}
             Err(udp::SendError::BufferFull) => return Err(Errno::EAGAIN),
             Err(udp::SendError::Unaddressable) => return Err(Errno::EINVAL),
+        }
+        if let IpAddress::Ipv6(address) = to.addr {
+            let datagram = self.datagram_mut(id)?;
+            datagram.marks_pending |= marks != IpMarks::default();
+            if datagram.marks_pending {
+                let from = self.socket(id)?.local.map_or(0, |local| local.port);
+                self.lanes[lane].device.pending_marks.expect(from, address.octets(), to.port, marks);
+            }
         }
         // Only a connected socket hears of it, as from an ICMP error.
         let to_peer = self.datagram_mut(id)?.peer == Some(to);
@@ -186,6 +224,14 @@ impl Network {
             loop {
                 let Ok((payload, metadata)) = udp.peek() else { break };
                 let from = metadata.endpoint;
+                let arrival = Arrival {
+                    to: metadata.local_address.unwrap_or(match from.addr {
+                        IpAddress::Ipv4(_) => IpAddress::Ipv4(smoltcp::wire::Ipv4Address::UNSPECIFIED),
+                        IpAddress::Ipv6(_) => IpAddress::Ipv6(smoltcp::wire::Ipv6Address::UNSPECIFIED),
+                    }),
+                    interface: lane as u32 + 1,
+                    marks: HeaderMarks::of_reception(metadata.meta),
+                };
                 if peer.is_some_and(|peer| peer != from) {
                     let _ = udp.recv();
                     continue;
@@ -197,7 +243,7 @@ impl Network {
                     let _ = udp.recv();
                     datagram.taken += 1;
                 }
-                return Ok(DatagramReceived { copied, length, from });
+                return Ok(DatagramReceived { copied, length, from, arrival: Some(arrival) });
             }
         }
         Err(Errno::EAGAIN)
@@ -219,9 +265,12 @@ impl Network {
     }
 
     /// Closes a datagram socket's smoltcp sockets.
-    pub(crate) fn close_datagram(&mut self, datagram: Datagram) {
+    pub(crate) fn close_datagram(&mut self, datagram: Datagram, port: Option<u16>) {
         for (lane, handle) in datagram.lanes {
             self.lanes[lane].remove_shared(handle);
+            if let (true, Some(port)) = (datagram.marks_pending, port) {
+                self.lanes[lane].device.pending_marks.forget(port);
+            }
         }
     }
 }

@@ -4,14 +4,20 @@
 //! ([`FrameQueue::deliver`]) and emptied by it ([`FrameQueue::take_sent`]),
 //! outside the network's lock.
 //!
+//! Each packet's hop limit and traffic class pass smoltcp in its metadata
+//! ([`crate::ip_marks`]): a reception says what its header held, a
+//! transmission writes what its socket asked for.
+//!
 //! Must never grow without bound: a full queue drops (a network may).
 
 use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use smoltcp::phy::{self, ChecksumCapabilities, DeviceCapabilities, Medium};
+use smoltcp::phy::{self, ChecksumCapabilities, DeviceCapabilities, Medium, PacketMeta};
 use smoltcp::time::Instant;
+
+use crate::ip_marks::{HeaderMarks, IpMarks, PendingMarks};
 
 /// Frames a queue holds in each direction before it drops.
 const QUEUE_FRAMES: usize = 512;
@@ -32,6 +38,8 @@ pub struct FrameQueue {
     received: VecDeque<Vec<u8>>,
     sent: VecDeque<Vec<u8>>,
     dropped: u64,
+    /// IPv6 datagrams' marks (smoltcp does not pass them on).
+    pub(crate) pending_marks: PendingMarks,
 }
 
 impl FrameQueue {
@@ -48,7 +56,7 @@ impl FrameQueue {
     }
 
     fn new(medium: Medium, wiring: Wiring, mtu: usize, checksums: ChecksumCapabilities) -> FrameQueue {
-        FrameQueue { medium, wiring, mtu, checksums, received: VecDeque::new(), sent: VecDeque::new(), dropped: 0 }
+        FrameQueue { medium, wiring, mtu, checksums, received: VecDeque::new(), sent: VecDeque::new(), dropped: 0, pending_marks: PendingMarks::default() }
     }
 
     /// A frame from the wire (dropped, and counted, when the queue is full
@@ -80,6 +88,14 @@ impl FrameQueue {
     }
 
 
+    /// Where the IP packet starts in a frame (after the Ethernet header).
+    fn ip_offset(&self) -> usize {
+        match self.medium {
+            Medium::Ethernet => 14,
+            _ => 0,
+        }
+    }
+
     /// The medium (Ethernet frames, or bare IP packets on the loopback).
     pub fn medium(&self) -> Medium {
         self.medium
@@ -109,29 +125,39 @@ impl phy::Device for FrameQueue {
     }
 
     fn receive(&mut self, _timestamp: Instant) -> Option<(Reception, Transmission<'_>)> {
+        let ip_offset = self.ip_offset();
         let frame = self.received.pop_front()?;
-        Some((Reception { frame }, Transmission { queue: self }))
+        Some((Reception { frame, ip_offset }, Transmission { queue: self, marks: IpMarks::default() }))
     }
 
     fn transmit(&mut self, _timestamp: Instant) -> Option<Transmission<'_>> {
-        Some(Transmission { queue: self })
+        Some(Transmission { queue: self, marks: IpMarks::default() })
     }
 }
 
 /// A received frame, handed to smoltcp.
 pub struct Reception {
     frame: Vec<u8>,
+    ip_offset: usize,
 }
 
 impl phy::RxToken for Reception {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
         f(&self.frame)
     }
+
+    /// What the packet's header holds, for a socket that asks.
+    fn meta(&self) -> PacketMeta {
+        let packet = self.frame.get(self.ip_offset..).unwrap_or_default();
+        HeaderMarks::read(packet).map(HeaderMarks::to_meta).unwrap_or_default()
+    }
 }
 
 /// Room for one frame smoltcp sends.
 pub struct Transmission<'a> {
     queue: &'a mut FrameQueue,
+    /// What the sending socket asked of the IP header.
+    marks: IpMarks,
 }
 
 impl phy::TxToken for Transmission<'_> {
@@ -139,6 +165,12 @@ impl phy::TxToken for Transmission<'_> {
         let mut frame = vec![0; length];
         let result = f(&mut frame);
         let queue = self.queue;
+        let (ip_offset, checksum) = (queue.ip_offset(), queue.checksums.ipv4.tx());
+        if let Some(packet) = frame.get_mut(ip_offset..) {
+            let waiting = queue.pending_marks.take_for(packet);
+            let marks = if self.marks == IpMarks::default() { waiting.unwrap_or_default() } else { self.marks };
+            marks.write(packet, checksum);
+        }
         let full = match queue.wiring {
             Wiring::Loopback => &mut queue.received,
             Wiring::Nic => &mut queue.sent,
@@ -149,5 +181,9 @@ impl phy::TxToken for Transmission<'_> {
             full.push_back(frame);
         }
         result
+    }
+
+    fn set_meta(&mut self, meta: PacketMeta) {
+        self.marks = IpMarks::of_send(meta);
     }
 }

@@ -12,6 +12,7 @@ use smoltcp::wire::{IpAddress, IpEndpoint};
 
 use crate::addresses::Family;
 use crate::datagram::Datagram;
+use crate::ip_marks::IpMarks;
 use crate::lanes::{Destination, Lane, LaneId, LOOPBACK};
 use crate::ports::{Claim, PortTable, Protocol};
 use crate::stream::Stream;
@@ -79,6 +80,62 @@ pub struct Options {
     /// a connection resets it (unsent and unread data dropped); other
     /// values close in the background, as with it off.
     pub linger: Option<u32>,
+    /// `IP_TTL`: the hop limit of IPv4 packets sent (`None`: 64).
+    pub ttl: Option<u8>,
+    /// `IP_TOS`: the TOS byte of IPv4 datagrams sent.
+    pub tos: u8,
+    /// `IPV6_UNICAST_HOPS`: the hop limit of IPv6 packets sent (`None`: 64).
+    pub unicast_hops: Option<u8>,
+    /// `IPV6_TCLASS`: the traffic class of IPv6 datagrams sent.
+    pub traffic_class: u8,
+    /// Which control messages a datagram socket's `recvmsg` adds (kept
+    /// here for the system-call layer, which builds them).
+    pub receive: ReceiveOptions,
+}
+
+/// What one datagram's send asks beyond the socket's options
+/// (`sendmsg`'s `IP_TTL`, `IP_TOS`, `IPV6_HOPLIMIT`, `IPV6_TCLASS`,
+/// `IP_PKTINFO`, `IPV6_PKTINFO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SendControl {
+    /// Hop limit and traffic class, where given.
+    pub marks: IpMarks,
+    /// The source address, where given (one of this host's).
+    pub source: Option<IpAddress>,
+}
+
+/// `IP_PKTINFO`, `IP_RECVTTL`, `IP_RECVTOS`, `IPV6_RECVPKTINFO`,
+/// `IPV6_RECVHOPLIMIT`, `IPV6_RECVTCLASS`: what a received datagram's
+/// control messages tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReceiveOptions {
+    /// `IP_PKTINFO`.
+    pub ip_packet_info: bool,
+    /// `IP_RECVTTL`.
+    pub ip_ttl: bool,
+    /// `IP_RECVTOS`.
+    pub ip_tos: bool,
+    /// `IPV6_RECVPKTINFO`.
+    pub ipv6_packet_info: bool,
+    /// `IPV6_RECVHOPLIMIT`.
+    pub ipv6_hop_limit: bool,
+    /// `IPV6_RECVTCLASS`.
+    pub ipv6_traffic_class: bool,
+}
+
+impl Options {
+    /// What a packet to `to` carries by these options (hop limit and
+    /// traffic class, unless the send itself names them).
+    pub(crate) fn marks_to(&self, to: IpAddress, asked: IpMarks) -> IpMarks {
+        let (hop_limit, traffic_class) = match to {
+            IpAddress::Ipv4(_) => (self.ttl, self.tos),
+            IpAddress::Ipv6(_) => (self.unicast_hops, self.traffic_class),
+        };
+        IpMarks {
+            hop_limit: asked.hop_limit.or(hop_limit),
+            traffic_class: asked.traffic_class.or((traffic_class != 0).then_some(traffic_class)),
+        }
+    }
 }
 
 /// One socket.
@@ -255,7 +312,7 @@ impl Network {
         self.listeners.retain(|listener| *listener != id);
         match socket.body {
             Body::Stream(stream) => self.close_stream(stream, socket.options.linger == Some(0)),
-            Body::Datagram(datagram) => self.close_datagram(datagram),
+            Body::Datagram(datagram) => self.close_datagram(datagram, socket.local.map(|local| local.port)),
         }
         self.give_back_released();
     }
@@ -422,9 +479,16 @@ pub use crate::datagram::DatagramReceived as Received;
 impl Network {
     /// Sends on socket `id` (a stream ignores `to`).
     pub fn send(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>) -> Result<usize, Errno> {
+        self.send_with(id, data, to, SendControl::default())
+    }
+
+    /// [`Network::send`] with what `sendmsg`'s control messages ask of a
+    /// datagram. A stream ignores it (Linux's TCP takes no such control
+    /// messages).
+    pub fn send_with(&mut self, id: SocketId, data: &[u8], to: Option<IpEndpoint>, control: SendControl) -> Result<usize, Errno> {
         match self.socket(id)?.body {
             Body::Stream(_) => self.send_stream(id, data),
-            Body::Datagram(_) => self.send_datagram(id, data, to),
+            Body::Datagram(_) => self.send_datagram(id, data, to, control),
         }
     }
 
@@ -435,7 +499,7 @@ impl Network {
             Body::Stream(_) => {
                 let copied = self.receive_stream(id, buffer, peek)?;
                 let from = self.stream_peer(id).unwrap_or(IpEndpoint::new(self.socket(id)?.family.any(), 0));
-                Ok(Received { copied, length: copied, from })
+                Ok(Received { copied, length: copied, from, arrival: None })
             }
             Body::Datagram(_) => self.receive_datagram(id, buffer, peek),
         }

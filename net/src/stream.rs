@@ -644,6 +644,13 @@ impl Network {
         let options = socket.options;
         let Body::Stream(Stream::Connection(connection)) = &socket.body else { return };
         let tcp = self.tcp(connection.lane, connection.slot);
+        // smoltcp refuses a hop limit of 0 (IPV6_UNICAST_HOPS allows it).
+        let hop_limit = match tcp.remote_endpoint().map(|remote| remote.addr) {
+            Some(IpAddress::Ipv4(_)) => options.ttl,
+            Some(IpAddress::Ipv6(_)) => options.unicast_hops,
+            None => None,
+        };
+        tcp.set_hop_limit(hop_limit.filter(|&hops| hops != 0));
         tcp.set_nagle_enabled(!options.no_delay);
         tcp.set_keep_alive(options.keep_alive.then(|| smoltcp::time::Duration::from_secs(7200)));
     }

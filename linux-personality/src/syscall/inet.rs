@@ -12,9 +12,10 @@ use alloc::vec::Vec;
 
 use caps::Placement;
 use net::addresses::{self, Family, SocketAddress};
-use net::{IpEndpoint, Network, Options, Shutdown, SocketKind};
+use net::{Arrival, IpEndpoint, Network, Options, SendControl, Shutdown, SocketKind};
 
 use super::files::{drop_descriptor, install_descriptor, signal_broken_pipe, CHUNK};
+use super::inet_control::{self, IPPROTO_IP, IPPROTO_IPV6};
 use super::{value, Call, CallResult};
 use crate::inet_sockets::{self, InetSocket};
 use crate::socket_waits::Patience;
@@ -23,10 +24,8 @@ use linux_abi::Errno;
 
 use super::sockets::{buffer_length, read_timeval, timeval, write_option_value, SO_RCVTIMEO, SO_SNDTIMEO, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_CLOEXEC, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_STREAM, SOL_SOCKET};
 
-const IPPROTO_IP: u64 = 0;
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
-const IPPROTO_IPV6: u64 = 41;
 /// What `SO_SNDBUF`/`SO_RCVBUF` report (Linux reports twice the buffer).
 const REPORTED_BUFFER: u32 = 2 * net::STREAM_BUFFER_BYTES as u32;
 
@@ -150,11 +149,16 @@ pub fn connect(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Cal
 /// blocking stream send goes on until all is queued, or a signal comes or
 /// SO_SNDTIMEO runs out after some was.
 pub fn send(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, data: &[u8], to: Option<IpEndpoint>, message_flags: u64) -> Result<usize, Errno> {
+    send_with(call, file, socket, data, to, message_flags, SendControl::default())
+}
+
+/// [`send`] with what `sendmsg`'s control messages ask of a datagram.
+pub fn send_with(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, data: &[u8], to: Option<IpEndpoint>, message_flags: u64, control: SendControl) -> Result<usize, Errno> {
     let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0 || message_flags & MSG_DONTWAIT != 0, socket.send_timeout.get());
     let interrupted = || call.interrupted();
     let mut sent = 0;
     let outcome = loop {
-        match inet_sockets::wait(patience, &interrupted, |network| network.send(socket.id, &data[sent..], to)) {
+        match inet_sockets::wait(patience, &interrupted, |network| network.send_with(socket.id, &data[sent..], to, control)) {
             Ok(count) => sent += count,
             Err(_) if sent > 0 => break Ok(sent),
             Err(errno) => break Err(errno),
@@ -169,11 +173,13 @@ pub fn send(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, data: &[u8], 
     signal_broken_pipe(call, outcome)
 }
 
-/// What a receive got: the bytes, the datagram's whole length, the sender.
+/// What a receive got: the bytes, the datagram's whole length, the
+/// sender, how a datagram came.
 pub struct Received {
     pub data: Vec<u8>,
     pub length: usize,
     pub from: IpEndpoint,
+    pub arrival: Option<Arrival>,
 }
 
 /// Receives up to `length` bytes with `MSG_*` flags.
@@ -207,7 +213,7 @@ pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: us
     }
     data.truncate(filled);
     let length = if socket.kind == SocketKind::Stream { filled } else { got.length };
-    Ok(Received { data, length, from: got.from })
+    Ok(Received { data, length, from: got.from, arrival: got.arrival })
 }
 
 /// `read(2)` on an Internet socket.
@@ -298,9 +304,7 @@ pub fn getsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
         (IPPROTO_TCP, 4) => word(7200),
         (IPPROTO_TCP, 5) => word(75),
         (IPPROTO_TCP, 6) => word(9),
-        (IPPROTO_IPV6, 26) if socket.family == Family::V6 => word(u32::from(options.v6_only)),
-        (IPPROTO_IP, 1) => word(0),
-        (IPPROTO_IP, 2) => word(64),
+        (IPPROTO_IP | IPPROTO_IPV6, _) => word(inet_control::get_option(&options, socket.family, level, name)?),
         _ => return Err(Errno::ENOPROTOOPT),
     };
     write_option_value(call, &answer)
@@ -347,8 +351,9 @@ fn socket_option(socket: &InetSocket, options: &Options, name: u64) -> Option<u3
 }
 
 /// `setsockopt(fd, level, name, value, length)`: the options that change
-/// behaviour are kept (timeouts and linger too); buffer sizes and the IP
-/// level's are accepted and change nothing yet (docs/network.md).
+/// behaviour are kept (timeouts and linger too; the IP levels' in
+/// `inet_control.rs`); buffer sizes are accepted and change nothing yet
+/// (docs/network.md).
 pub fn setsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
     let (level, name, length) = (call.argument(1), call.argument(2), call.argument(4));
     if (level, name) == (SOL_SOCKET, SO_RCVTIMEO) {
@@ -357,6 +362,15 @@ pub fn setsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
     }
     if (level, name) == (SOL_SOCKET, SO_SNDTIMEO) {
         socket.send_timeout.set(read_timeval(call)?);
+        return value(0);
+    }
+    if level == IPPROTO_IP || level == IPPROTO_IPV6 {
+        let mut raw = [0u8; 4];
+        let size = (length as usize).min(raw.len());
+        call.read_in(call.argument(3), &mut raw[..size])?;
+        let mut options = inet_sockets::look(|network| network.options(socket.id))?;
+        inet_control::set_option(&mut options, socket.family, socket.kind, level, name, &raw[..size])?;
+        inet_sockets::with(|network| network.set_options(socket.id, options))?;
         return value(0);
     }
     if length < 4 {
@@ -376,8 +390,6 @@ pub fn setsockopt(call: &mut Call<'_>, socket: &InetSocket) -> CallResult {
         (IPPROTO_TCP, _) if socket.kind != SocketKind::Stream => return Err(Errno::EOPNOTSUPP),
         (IPPROTO_TCP, 1) => options.no_delay = on,
         (IPPROTO_TCP, 2 | 4 | 5 | 6 | 9 | 12 | 23) => return value(0),
-        (IPPROTO_IPV6, 26) if socket.family == Family::V6 => options.v6_only = on,
-        (IPPROTO_IP, 1 | 2) | (IPPROTO_IPV6, 16 | 67) => return value(0),
         _ => return Err(Errno::ENOPROTOOPT),
     }
     inet_sockets::with(|network| network.set_options(socket.id, options))?;

@@ -13,6 +13,7 @@ use alloc::vec::Vec;
 use caps::Placement;
 
 use super::files::{descriptor, drop_descriptor, install_descriptor, io_vectors, signal_broken_pipe, write_socket, CHUNK};
+use super::control_messages::{self, CONTROL_HEADER, MSG_CTRUNC};
 use super::{value, Call, CallResult};
 use crate::open_files::{flags, Backing, OpenFile};
 use crate::descriptor_passing::InFlight;
@@ -30,7 +31,6 @@ const SOCK_SEQPACKET: u64 = 5;
 pub(super) const SOCK_NONBLOCK: u64 = 0o4000;
 pub(super) const SOCK_CLOEXEC: u64 = 0o2000000;
 pub(super) const MSG_PEEK: u64 = 0x2;
-const MSG_CTRUNC: u32 = 0x8;
 pub(super) const MSG_TRUNC: u64 = 0x20;
 pub(super) const MSG_DONTWAIT: u64 = 0x40;
 pub(super) const MSG_WAITALL: u64 = 0x100;
@@ -39,8 +39,6 @@ const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 /// `SCM_RIGHTS`, `SCM_CREDENTIALS` (control messages at `SOL_SOCKET`).
 const SCM_RIGHTS: u32 = 1;
 const SCM_CREDENTIALS: u32 = 2;
-/// `sizeof(struct cmsghdr)`: length (8), level (4), type (4).
-const CONTROL_HEADER: usize = 16;
 pub(super) const SOL_SOCKET: u64 = 1;
 const SO_PASSCRED: u64 = 16;
 pub(super) const SO_RCVTIMEO: u64 = 20;
@@ -418,16 +416,20 @@ pub(super) fn scatter(call: &Call<'_>, header: &MessageHeader, data: &[u8]) -> R
 }
 
 /// `sendmsg` on an Internet socket: the iovecs' bytes to the message's
-/// name (control messages carry nothing an Internet socket passes).
+/// name, with what its control messages ask of a datagram (hop limit,
+/// traffic class, source address: `inet_control.rs`).
 fn inet_sendmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> CallResult {
     let header = message_header(call, call.argument(1))?;
+    let control = control_messages::read_control(call, header.control_at, header.control_length as usize)?;
+    let control = super::inet_control::send_control(socket.family, &control_messages::messages(&control)?)?;
     let data = gather(call, &header)?;
     let to = super::inet::destination(call, socket, header.name_at, header.name_length)?;
-    value(super::inet::send(call, file, socket, &data, to, call.argument(2))? as u64)
+    value(super::inet::send_with(call, file, socket, &data, to, call.argument(2), control)? as u64)
 }
 
 /// `recvmsg` on an Internet socket: into the iovecs, the sender as the
-/// name, no control messages, `MSG_TRUNC` for a datagram cut short.
+/// name, the control messages the socket asked for of a datagram
+/// (`inet_control.rs`), `MSG_TRUNC` for a datagram cut short.
 fn inet_recvmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> CallResult {
     let header = message_header(call, call.argument(1))?;
     let message_flags = call.argument(2);
@@ -435,8 +437,18 @@ fn inet_recvmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Ca
     let received = super::inet::receive(call, file, socket, total.min(CHUNK as u64) as usize, message_flags)?;
     scatter(call, &header, &received.data)?;
     super::inet::write_name(call, socket, header.name_at, header.name_length_at, received.from)?;
-    call.write_out(header.control_length_at, &0u64.to_le_bytes())?;
-    let out_flags = if received.length > received.data.len() { MSG_TRUNC as u32 } else { 0 };
+    let mut out_flags = if received.length > received.data.len() { MSG_TRUNC as u32 } else { 0 };
+    let mut control = Vec::new();
+    if let Some(arrival) = &received.arrival {
+        let options = crate::inet_sockets::look(|network| network.options(socket.id))?;
+        for (level, kind, payload) in super::inet_control::arrival_messages(&options, socket.family, arrival) {
+            out_flags |= control_messages::put(&mut control, header.control_length as usize, level, kind, &payload)?;
+        }
+    }
+    if !control.is_empty() {
+        call.write_out(header.control_at, &control)?;
+    }
+    call.write_out(header.control_length_at, &(control.len() as u64).to_le_bytes())?;
     call.write_out(header.flags_at, &out_flags.to_le_bytes())?;
     value(if message_flags & MSG_TRUNC != 0 { received.length } else { received.data.len() } as u64)
 }
@@ -446,40 +458,25 @@ fn inet_recvmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Ca
 /// a descriptor the caller does not hold, EPERM/ESRCH for credentials it
 /// may not claim).
 fn control_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Control, Errno> {
-    let length = header.control_length as usize;
-    if length == 0 {
+    if header.control_length == 0 {
         return Ok(Control::default());
     }
-    if length > 64 * 1024 {
-        return Err(Errno::ENOBUFS);
-    }
-    let mut control = Vec::new();
-    control.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
-    control.resize(length, 0);
-    call.read_in(header.control_at, &mut control)?;
+    let control = control_messages::read_control(call, header.control_at, header.control_length as usize)?;
     let mut fds: Vec<u32> = Vec::new();
     let mut credentials = None;
-    let mut at = 0;
-    while at + CONTROL_HEADER <= length {
-        let field = |offset: usize, size: usize| control[at + offset..at + offset + size].iter().rev().fold(0u64, |value, byte| value << 8 | u64::from(*byte));
-        let (message_length, level, kind) = (field(0, 8) as usize, field(8, 4) as u32, field(12, 4) as u32);
-        if message_length < CONTROL_HEADER || at + message_length > length {
-            return Err(Errno::EINVAL);
-        }
-        match (level as u64, kind) {
+    for message in control_messages::messages(&control)? {
+        match (message.level, message.kind) {
             (SOL_SOCKET, SCM_RIGHTS) => {
-                for index in 0..(message_length - CONTROL_HEADER) / 4 {
-                    fds.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-                    fds.push(field(CONTROL_HEADER + index * 4, 4) as u32);
-                }
+                fds.try_reserve(message.data.len() / 4).map_err(|_| Errno::ENOMEM)?;
+                fds.extend(message.words());
             }
-            (SOL_SOCKET, SCM_CREDENTIALS) if message_length == CONTROL_HEADER + 12 => {
-                let word = |index: usize| field(CONTROL_HEADER + index * 4, 4) as u32;
-                credentials = Some(claimed_credentials(call, Credentials { pid: word(0), uid: word(1), gid: word(2) })?);
+            (SOL_SOCKET, SCM_CREDENTIALS) if message.data.len() == 12 => {
+                let mut words = message.words();
+                let mut word = || words.next().unwrap_or_default();
+                credentials = Some(claimed_credentials(call, Credentials { pid: word(), uid: word(), gid: word() })?);
             }
             _ => return Err(Errno::EINVAL),
         }
-        at += message_length.next_multiple_of(8);
     }
     let descriptors = if fds.is_empty() { None } else { Some(InFlight::send(call.process.native.space(), &fds)?) };
     Ok(Control { descriptors, credentials })
@@ -512,7 +509,7 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
     if socket_of(&file)?.passes_credentials() {
         let credentials = received.attached.credentials.unwrap_or(Credentials::UNKNOWN);
         let payload: Vec<u8> = [credentials.pid, credentials.uid, credentials.gid].iter().flat_map(|word| word.to_le_bytes()).collect();
-        out_flags |= put_control(&mut control, room, SCM_CREDENTIALS, &payload)?;
+        out_flags |= control_messages::put(&mut control, room, SOL_SOCKET, SCM_CREDENTIALS, &payload)?;
     }
     if let Some(descriptors) = received.attached.descriptors.take() {
         let fits = room.saturating_sub(control.len() + CONTROL_HEADER) / 4;
@@ -525,7 +522,7 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
         }
         if !fds.is_empty() {
             let payload: Vec<u8> = fds.iter().flat_map(|fd| fd.to_le_bytes()).collect();
-            out_flags |= put_control(&mut control, room, SCM_RIGHTS, &payload)?;
+            out_flags |= control_messages::put(&mut control, room, SOL_SOCKET, SCM_RIGHTS, &payload)?;
         }
     }
     if !control.is_empty() {
@@ -540,29 +537,6 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
     call.write_out(header.flags_at, &out_flags.to_le_bytes())?;
     let length = if records && message_flags & MSG_TRUNC != 0 { received.length } else { data.len() };
     value(length as u64)
-}
-
-/// Appends a `SOL_SOCKET` control message of `kind` with `payload` to
-/// `control`, within `room` bytes in all: cut short (`MSG_CTRUNC`, the
-/// returned flag) when it does not fit, as Linux's `put_cmsg`; padded to
-/// 8 bytes when there is room.
-fn put_control(control: &mut Vec<u8>, room: usize, kind: u32, payload: &[u8]) -> Result<u32, Errno> {
-    let available = room.saturating_sub(control.len());
-    if available < CONTROL_HEADER {
-        return Ok(MSG_CTRUNC);
-    }
-    let full = CONTROL_HEADER + payload.len();
-    let written = full.min(available);
-    control.try_reserve(full.next_multiple_of(8)).map_err(|_| Errno::ENOMEM)?;
-    let start = control.len();
-    control.extend_from_slice(&(full as u64).to_le_bytes());
-    control.extend_from_slice(&(SOL_SOCKET as u32).to_le_bytes());
-    control.extend_from_slice(&kind.to_le_bytes());
-    control.extend_from_slice(payload);
-    control.truncate(start + written);
-    let padded = full.next_multiple_of(8).min(available);
-    control.resize(start + padded, 0);
-    Ok(if written < full { MSG_CTRUNC } else { 0 })
 }
 
 /// A received datagram's sender, as `recvfrom` and `recvmsg` give it: its

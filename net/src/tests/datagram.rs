@@ -73,3 +73,80 @@ fn a_connected_socket_hears_that_nobody_listens_on_the_loopback() {
     assert!(!network.readiness(client).unwrap().error);
     assert_eq!(network.receive(listener, &mut buffer, false).map(|r| r.copied), Ok(5));
 }
+
+/// ::1:`port`.
+fn local6(port: u16) -> crate::IpEndpoint {
+    crate::IpEndpoint::new(crate::IpAddress::Ipv6(crate::Ipv6Address::LOCALHOST), port)
+}
+
+/// The hop limit and traffic class a datagram arrived with.
+fn marks_of_next(network: &mut crate::Network, socket: crate::SocketId) -> crate::HeaderMarks {
+    let mut buffer = [0u8; 16];
+    let arrival = network.receive(socket, &mut buffer, false).unwrap().arrival.expect("a datagram's arrival");
+    assert_eq!(arrival.interface, 1, "the loopback");
+    arrival.marks.expect("its header was read")
+}
+
+#[test]
+fn a_datagram_carries_the_hop_limit_and_traffic_class_asked_for() {
+    use crate::{Family, HeaderMarks, IpMarks, SendControl};
+    let mut network = network();
+    let server = network.open(Family::V6, SocketKind::Datagram).unwrap();
+    let client = network.open(Family::V6, SocketKind::Datagram).unwrap();
+    network.bind(server, local6(9010)).unwrap();
+    network.bound(server).unwrap();
+    // Defaults: 64 hops, class 0.
+    network.send(client, b"a", Some(local6(9010))).unwrap();
+    settle(&mut network);
+    assert_eq!(marks_of_next(&mut network, server), HeaderMarks { hop_limit: 64, traffic_class: 0 });
+    // Named by the send (sendmsg's IPV6_HOPLIMIT and IPV6_TCLASS).
+    network.send_with(client, b"b", Some(local6(9010)), SendControl { marks: IpMarks { hop_limit: Some(2), traffic_class: Some(0xb8) }, source: None }).unwrap();
+    settle(&mut network);
+    assert_eq!(marks_of_next(&mut network, server), HeaderMarks { hop_limit: 2, traffic_class: 0xb8 });
+    // Set as options; a send's own value wins over them.
+    let mut options = network.options(client).unwrap();
+    (options.unicast_hops, options.traffic_class) = (Some(7), 0x20);
+    network.set_options(client, options).unwrap();
+    network.send(client, b"c", Some(local6(9010))).unwrap();
+    network.send_with(client, b"d", Some(local6(9010)), SendControl { marks: IpMarks { hop_limit: Some(255), traffic_class: None }, source: None }).unwrap();
+    settle(&mut network);
+    assert_eq!(marks_of_next(&mut network, server), HeaderMarks { hop_limit: 7, traffic_class: 0x20 });
+    assert_eq!(marks_of_next(&mut network, server), HeaderMarks { hop_limit: 255, traffic_class: 0x20 });
+}
+
+#[test]
+fn an_ipv4_datagram_carries_its_ttl_and_tos_and_says_where_it_went() {
+    let mut network = network();
+    let (server, client) = (open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram));
+    network.bind(server, crate::IpEndpoint::new(crate::IpAddress::Ipv4(crate::Ipv4Address::UNSPECIFIED), 9011)).unwrap();
+    network.bound(server).unwrap();
+    let mut options = network.options(client).unwrap();
+    (options.ttl, options.tos, options.unicast_hops) = (Some(3), 0x10, Some(9));
+    network.set_options(client, options).unwrap();
+    let to = local(9011);
+    network.send(client, b"v4", Some(to)).unwrap();
+    settle(&mut network);
+    let mut buffer = [0u8; 4];
+    let arrival = network.receive(server, &mut buffer, false).unwrap().arrival.unwrap();
+    assert_eq!(arrival.to, to.addr, "the address it was sent to, not the one bound");
+    assert_eq!(arrival.marks, Some(crate::HeaderMarks { hop_limit: 3, traffic_class: 0x10 }), "IP_TTL, not IPV6_UNICAST_HOPS");
+}
+
+#[test]
+fn marks_pass_smoltcp_only_through_the_device() {
+    use crate::ip_marks::{HeaderMarks, IpMarks};
+    let asked = IpMarks { hop_limit: Some(1), traffic_class: Some(0xff) };
+    assert_eq!(IpMarks::of_send(asked.to_meta()), asked);
+    assert_eq!(IpMarks::of_send(IpMarks::default().to_meta()), IpMarks::default());
+    // A reception's id asks nothing of a send (smoltcp could reuse it).
+    let read = HeaderMarks { hop_limit: 9, traffic_class: 4 };
+    assert_eq!(HeaderMarks::of_reception(read.to_meta()), Some(read));
+    assert_eq!(IpMarks::of_send(read.to_meta()), IpMarks::default());
+    assert_eq!(HeaderMarks::of_reception(asked.to_meta()), None);
+    // Short or foreign packets are left alone, never read past their end.
+    let mut short = [0x45u8, 0, 0];
+    asked.write(&mut short, true);
+    assert_eq!(short, [0x45, 0, 0]);
+    assert_eq!(HeaderMarks::read(&short), None);
+    assert_eq!(HeaderMarks::read(&[0x15; 40]), None);
+}
