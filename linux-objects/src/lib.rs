@@ -61,4 +61,5 @@ pub mod timer_fds;
 pub mod tmpfs_pages;
 pub mod tty;
 pub mod unix_sockets;
+pub mod uts_names;
 pub mod vdso;

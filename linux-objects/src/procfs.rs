@@ -3,7 +3,8 @@
 //! per process (`stat`, `status`, `cmdline`, `comm`, and `fd` — one link
 //! per open descriptor — for the process a path names), `self` naming the
 //! caller's, and `cpuinfo`, `meminfo`, `uptime`, `loadavg`, `stat`,
-//! `mounts`, `version`, and `net/tcp`, `tcp6`, `udp`, `udp6` (the
+//! `mounts`, `version`, `sys/kernel/{hostname,domainname,ostype,osrelease}`,
+//! and `net/tcp`, `tcp6`, `udp`, `udp6` (the
 //! Internet sockets, as `netstat` reads them).
 //!
 //! The process facts are gathered first ([`snapshot`], taking process
@@ -19,6 +20,7 @@ use vfs::{Errno, FileKind, InodeId, Namespace};
 
 use super::clock::{monotonic_nanoseconds, now};
 use super::process;
+use super::uts_names::{self, Which};
 
 /// What `/proc` shows of one process: `linux-abi`'s facts (for the text)
 /// and its arguments (for `cmdline`).
@@ -159,6 +161,13 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     let mounts = mounts_text(tree)?;
     put(tree, proc, "mounts", &mounts)?;
     put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
+    let sys = directory(tree, proc, b"sys")?;
+    let kernel = directory(tree, sys, b"kernel")?;
+    for (name, text) in [("hostname", uts_names::name(Which::Host)), ("domainname", uts_names::name(Which::Domain))] {
+        put(tree, kernel, name, &[text.as_bytes(), b"\n"].concat())?;
+    }
+    put(tree, kernel, "ostype", b"Linux\n")?;
+    put(tree, kernel, "osrelease", &[uts_names::RELEASE, b"\n"].concat())?;
     let net = match tree.child_of(proc, b"net") {
         Some(net) => net,
         None => tree.create(proc, b"net", FileKind::Directory, 0o555, now())?,
@@ -167,6 +176,14 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
         put(tree, net, name, text.as_bytes())?;
     }
     Ok(())
+}
+
+/// Directory `name` in `parent`, made if missing.
+fn directory(tree: &mut Namespace, parent: InodeId, name: &[u8]) -> Result<InodeId, Errno> {
+    match tree.child_of(parent, name) {
+        Some(directory) => Ok(directory),
+        None => tree.create(parent, name, FileKind::Directory, 0o555, now()),
+    }
 }
 
 /// `/proc/mounts`: the root (with the boot tree as root, the boot-time

@@ -1,4 +1,4 @@
-//! System information calls: uname, resource limits and usage, sysinfo,
+//! System information calls: uname (sethostname, setdomainname), resource limits and usage, sysinfo,
 //! times, ids, statfs, CPU affinity, getrandom; and the names of system
 //! calls for the ENOSYS log.
 
@@ -8,14 +8,32 @@ use super::{value, Call, CallResult, UserPtr};
 use linux_abi::cpu_times;
 use linux_abi::Errno;
 use crate::clock::monotonic_nanoseconds;
+use crate::uts_names::{self, Which};
 
 pub fn uname(call: &mut Call<'_>) -> CallResult {
     let mut record = [0u8; 65 * 6];
-    let fields: [&[u8]; 6] = [b"Linux", b"lamina", b"6.1.0-lamina", b"#1 SMP Lamina 0.1.0", b"x86_64", b"(none)"];
+    let (host, domain) = (uts_names::name(Which::Host), uts_names::name(Which::Domain));
+    let fields: [&[u8]; 6] = [b"Linux", host.as_bytes(), uts_names::RELEASE, b"#1 SMP Lamina 0.1.0", b"x86_64", domain.as_bytes()];
     for (index, text) in fields.iter().enumerate() {
         record[index * 65..index * 65 + text.len()].copy_from_slice(text);
     }
     call.write_out(call.argument(0), &record)?;
+    value(0)
+}
+
+/// `sethostname(name, length)` and `setdomainname(name, length)`: root
+/// only (EPERM), at most 64 bytes (EINVAL; a negative length too).
+pub fn set_uts_name(call: &mut Call<'_>, which: Which) -> CallResult {
+    if !call.process.state().credentials.privileged() {
+        return Err(Errno::EPERM);
+    }
+    let length = call.argument(1) as i32;
+    if length < 0 || length as usize > uts_names::LONGEST_NAME {
+        return Err(Errno::EINVAL);
+    }
+    let mut name = [0u8; uts_names::LONGEST_NAME];
+    call.read_in(call.argument(0), &mut name[..length as usize])?;
+    uts_names::set(which, &name[..length as usize]).ok_or(Errno::EINVAL)?;
     value(0)
 }
 

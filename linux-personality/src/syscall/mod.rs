@@ -272,6 +272,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         wait4 => processes::wait4(call),
         kill => processes::kill(call),
         uname => info::uname(call),
+        sethostname => info::set_uts_name(call, crate::uts_names::Which::Host),
+        setdomainname => info::set_uts_name(call, crate::uts_names::Which::Domain),
         fcntl => files::fcntl(call),
         fsync | fdatasync => files::fsync(call),
         truncate => paths::truncate(call),
