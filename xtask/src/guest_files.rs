@@ -1,7 +1,9 @@
 //! The initramfs xtask gives the guest: Debian's static BusyBox at
 //! `/bin/busybox` with a link for every applet (at the paths `busybox
 //! --list-full` gives), `/init` (`user/init/init.c`), `/tmp`,
-//! `/etc/passwd` and `/etc/group`, optional extra host files, and
+//! `/etc/passwd`, `/etc/group` and `/etc/hosts` (localhost, as every
+//! system has it: resolvers look "localhost" up there before asking a
+//! name server), optional extra host files, and
 //! `/etc/lamina-init` naming the program `/init` runs and its arguments
 //! (NUL-separated) when one is asked for.
 
@@ -54,6 +56,7 @@ pub fn build_initramfs(files: &[GuestFile], program: Option<&[String]>) -> Outco
     writer.file("init", 0o755, &std::fs::read(&init).context(|| format!("reading {}", init.display()))?);
     writer.file("etc/passwd", 0o644, b"root:x:0:0:root:/root:/bin/sh\n");
     writer.file("etc/group", 0o644, b"root:x:0:\n");
+    writer.file("etc/hosts", 0o644, b"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
     for file in files {
         let contents = std::fs::read(&file.host).context(|| format!("reading {}", file.host.display()))?;
         let guest = file.guest.trim_start_matches('/');

@@ -362,6 +362,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         sched_get_priority_min => scheduling::sched_get_priority_min(call),
         sched_rr_get_interval => scheduling::sched_rr_get_interval(call),
         sched_getaffinity => scheduling::sched_getaffinity(call),
+        getcpu => scheduling::getcpu(call),
         set_tid_address => processes::set_tid_address(call),
         clock_gettime => clocks::clock_gettime(call),
         clock_getres => clocks::clock_getres(call),

@@ -86,6 +86,19 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
+/// `getcpu(cpu, node, cache)`: the CPU the caller runs on (it may have
+/// moved by the time the caller looks) and NUMA node 0; either pointer
+/// may be null; the third argument is unused since Linux 2.6.24.
+pub fn getcpu(call: &mut Call<'_>) -> CallResult {
+    let cpu = machine::percpu::current_index() as u32;
+    for (index, word) in [(0, cpu), (1, 0)] {
+        if call.argument(index) != 0 {
+            call.write_out(call.argument(index), &word.to_le_bytes())?;
+        }
+    }
+    value(0)
+}
+
 /// `sched_getaffinity(tid, size, mask)`: the thread's CPUs; the size must
 /// hold a whole `unsigned long` per 64 CPUs (EINVAL); returns the bytes
 /// written.

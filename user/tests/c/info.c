@@ -1,5 +1,5 @@
 /* Time and system information: clocks move forward, sleeps last, uname
- * looks like Linux, random bytes come, limits and affinity answer, and
+ * looks like Linux, random bytes come, limits, affinity and getcpu answer, and
  * unknown system calls are ENOSYS. */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -51,6 +51,12 @@ int main(void) {
     cpu_set_t cpus;
     CHECK("sched_getaffinity", sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? 0 : -1);
     EXPECT("at least one cpu", CPU_COUNT(&cpus) >= 1);
+    unsigned cpu = 999, node = 999;
+    CHECK("getcpu", syscall(SYS_getcpu, &cpu, &node, NULL));
+    EXPECT("  a CPU of the machine, node 0", (long)cpu < sysconf(_SC_NPROCESSORS_ONLN) && node == 0);
+    EXPECT("  sched_getcpu agrees in range", sched_getcpu() >= 0 && sched_getcpu() < sysconf(_SC_NPROCESSORS_ONLN));
+    CHECK("getcpu with null pointers", syscall(SYS_getcpu, NULL, NULL, NULL));
+    CHECK("getcpu into a bad pointer", syscall(SYS_getcpu, (void *)8, NULL, NULL));
     struct sysinfo info;
     CHECK("sysinfo", sysinfo(&info));
     EXPECT("some memory", info.totalram > 0);

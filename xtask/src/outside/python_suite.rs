@@ -49,7 +49,9 @@ pub fn prepare_python_suite(modules: &[String]) -> Outcome<PythonSuite> {
         std::fs::write(&compiled, b"").context(|| format!("writing {}", compiled.display()))?;
     }
     for module in modules {
-        if !tests.join(format!("{module}.py")).is_file() && !tests.join(module).is_dir() {
+        // `test_asyncio.test_events`: a module of a test package.
+        let path = module.replace('.', "/");
+        if !tests.join(format!("{path}.py")).is_file() && !tests.join(&path).is_dir() {
             return Err(Failure::failed(format!("user/suites/python-modules.txt names {module}, which {TESTSUITE_PACKAGE} does not have")));
         }
     }

@@ -69,11 +69,13 @@ pub fn run_python(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
     }
     // A listed case of a module not run this time (`--tests`) is not
     // held against Lamina; one that a run module no longer reports is.
-    let ran_modules: BTreeSet<&str> = modules.iter().map(String::as_str).collect();
+    // A module of a package (`test_asyncio.test_events`) names its cases
+    // `test_asyncio/test_events/CLASS/METHOD`.
+    let ran_prefixes: Vec<String> = modules.iter().map(|module| format!("{}/", module.replace('.', "/"))).collect();
     let ran: Vec<SuiteTest> = lists
         .pass
         .iter()
-        .filter(|name| name.split('/').next().is_some_and(|module| ran_modules.contains(module)))
+        .filter(|name| ran_prefixes.iter().any(|prefix| name.starts_with(prefix.as_str())))
         .map(|name| SuiteTest { name: name.clone(), command: Vec::new() })
         .collect();
     let known: BTreeSet<&str> = lists.pass.iter().map(String::as_str).collect();
