@@ -221,9 +221,31 @@ impl Network {
         if self.listeners_unsettled || self.lanes.iter().any(|lane| lane.shared_touched) {
             changed |= self.settle_listeners();
         }
+        if self.reset_fed_after_close() {
+            for lane in 0..self.lanes.len() {
+                changed |= self.poll_lane(lane);
+            }
+        }
         self.drop_finished();
         self.give_back_released();
         changed
+    }
+
+    /// Resets every closed connection that received data after its close
+    /// (nobody will read it), as Linux does: the sender learns at once
+    /// (ECONNRESET, EPIPE) instead of filling a window nobody empties —
+    /// asyncio's sendfile fallback waited forever on a peer that had
+    /// closed in the middle. Whether any was reset (its RST still to go).
+    fn reset_fed_after_close(&mut self) -> bool {
+        let mut reset = false;
+        for &(lane, slot) in &self.lingering {
+            let fed = self.lanes[lane].connection_ref(slot).recv_queue() > 0;
+            if fed {
+                self.lanes[lane].connection(slot).abort();
+                reset = true;
+            }
+        }
+        reset
     }
 
     /// Moves lane `lane`'s packets until nothing moves (at most

@@ -86,6 +86,9 @@ pub(crate) struct Connection {
     error: Option<Errno>,
     /// The refusal or reset was seen by an operation already.
     failure_reported: bool,
+    /// The peer's FIN was seen (CLOSE-WAIT): a reset after it is EPIPE,
+    /// not ECONNRESET, as Linux's `tcp_reset` says.
+    peer_finished: bool,
 }
 
 /// A smoltcp TCP socket with its buffers (ENOBUFS when the heap has no
@@ -150,8 +153,15 @@ impl Network {
         if was_established(state) {
             connection.established = true;
         }
+        if matches!(state, State::CloseWait | State::LastAck) {
+            connection.peer_finished = true;
+        }
         if state == State::Closed && connection.error.is_none() && !connection.failure_reported && !(connection.established && connection.shut_write) {
-            connection.error = Some(if connection.established { Errno::ECONNRESET } else { Errno::ECONNREFUSED });
+            connection.error = Some(match (connection.established, connection.peer_finished) {
+                (false, _) => Errno::ECONNREFUSED,
+                (true, false) => Errno::ECONNRESET,
+                (true, true) => Errno::EPIPE,
+            });
         }
         Ok(Some(connection))
     }
@@ -351,7 +361,7 @@ impl Network {
         let Stream::Listening(listener) = self.stream_mut(id)? else { return Err(Errno::EINVAL) };
         let Some((lane, slot)) = listener.ready.pop_front() else { return Err(Errno::EAGAIN) };
         listener.accepted += 1;
-        let connection = Connection { lane, slot, established: true, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false };
+        let connection = Connection { lane, slot, established: true, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false, peer_finished: false };
         let accepted = self.open(family, crate::SocketKind::Stream);
         let Ok(accepted) = accepted else {
             self.tcp(lane, slot).abort();
@@ -403,7 +413,7 @@ impl Network {
         self.give_back_released();
         let slot = adopted?;
         self.lanes[lane].register(slot);
-        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false });
+        *self.stream_mut(id)? = Stream::Connection(Connection { lane, slot, established: false, consumed: 0, queued: 0, shut_read: false, shut_write: false, error: None, failure_reported: false, peer_finished: false });
         self.apply_stream_options(id);
         Ok(())
     }

@@ -112,6 +112,22 @@ fn closing_with_unread_data_resets_the_peer() {
 }
 
 #[test]
+fn data_sent_after_the_peer_closed_resets_the_sender() {
+    let mut network = network();
+    let (_, client, server) = connected_pair(&mut network, 7006);
+    network.send(client, b"read", None).unwrap();
+    settle(&mut network);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(4));
+    network.close(server);
+    settle(&mut network);
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Ok(0), "end of file: a graceful close");
+    network.send(client, b"more", None).unwrap();
+    settle(&mut network);
+    assert_eq!(network.send(client, b"again", None), Err(Errno::EPIPE), "reset: nobody reads it");
+}
+
+#[test]
 fn linger_of_zero_seconds_closes_by_reset_and_other_values_gracefully() {
     let mut network = network();
     let (_, client, server) = connected_pair(&mut network, 7015);

@@ -2,7 +2,7 @@
  * TCP and UDP over the loopback interface: names, bind conflicts and
  * SO_REUSEADDR, blocking and non-blocking connect (EINPROGRESS, then
  * POLLOUT and SO_ERROR), refusal, an echo, many connections to one
- * listener, half-close, a 4 MiB transfer between two processes checked
+ * listener, half-close, a reset for data sent after the peer closed, a 4 MiB transfer between two processes checked
  * by a checksum, UDP with addresses, MSG_PEEK and MSG_TRUNC, connected
  * UDP. Output is identical on Lamina and Linux (no ephemeral port is
  * printed). The fixed ports are below 32768, outside both kernels'
@@ -176,6 +176,28 @@ static void refusals(void) {
     close(server);
 }
 
+/* Data sent to a peer that closed (all it had was read) is answered with
+ * a reset: the first send after the peer's FIN goes out, the next one
+ * learns EPIPE (the reset came in CLOSE-WAIT), and reading still says
+ * end of file. */
+static void sent_after_close(void) {
+    printf("sending after the peer closed:\n");
+    int server = listener(20125, 1);
+    int client = connected(20125);
+    int accepted = accept(server, NULL, NULL);
+    char buffer[8];
+    CHECK("  send", send(client, "a", 1, 0));
+    CHECK("  the peer reads it", recv(accepted, buffer, sizeof buffer, 0));
+    close(accepted);
+    CHECK("  end of file", recv(client, buffer, sizeof buffer, 0));
+    CHECK("  send after the peer's close", send(client, "more", 4, MSG_NOSIGNAL));
+    usleep(200000);
+    CHECK("  send again (the reset came)", send(client, "more", 4, MSG_NOSIGNAL));
+    CHECK("  recv after the reset", recv(client, buffer, sizeof buffer, 0));
+    close(client);
+    close(server);
+}
+
 static void many(void) {
     printf("many connections:\n");
     enum { COUNT = 20 };
@@ -296,6 +318,7 @@ int main(void) {
     names();
     echo();
     refusals();
+    sent_after_close();
     many();
     bulk();
     udp();
