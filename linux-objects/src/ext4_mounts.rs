@@ -140,6 +140,8 @@ fn cache_chunks() -> usize {
 /// An ext4 file system, mounted read-only or read-write.
 pub struct Ext4Mount {
     pub(crate) file_system: Ext4<DiskDevice>,
+    /// The disk, for a remount to open again.
+    disk: Arc<VirtioBlock>,
     /// `s_overhead_clusters` (0: not recorded).
     overhead_blocks: u64,
     inodes: RefCell<BTreeMap<u32, Inode>>,
@@ -164,12 +166,12 @@ impl Ext4Mount {
         let mut superblock = alloc::vec![0u8; 2048];
         disk.read(0, &mut superblock).map_err(crate::block_files::errno)?;
         let overhead = superblock.get(1024 + OVERHEAD_OFFSET..1024 + OVERHEAD_OFFSET + 4).map_or(0, |bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-        let file_system = Ext4::open_with(DiskDevice::new(disk, access, cache_chunks()), access, CommitPolicy::Grouped).map_err(|error| errno(&error))?;
+        let file_system = Ext4::open_with(DiskDevice::new(disk.clone(), access, cache_chunks()), access, CommitPolicy::Grouped).map_err(|error| errno(&error))?;
         if access == Access::ReadWrite && file_system.mount() != Mount::ReadWrite {
             crate::kernel_log::note(format_args!("ext4: mounting read-write refused: {:?}", file_system.mount()));
             return Err(Errno::EROFS);
         }
-        Ok(Self { file_system, overhead_blocks: u64::from(overhead), inodes: RefCell::new(BTreeMap::new()), open: BTreeMap::new(), orphans: BTreeMap::new() })
+        Ok(Self { file_system, disk, overhead_blocks: u64::from(overhead), inodes: RefCell::new(BTreeMap::new()), open: BTreeMap::new(), orphans: BTreeMap::new() })
     }
 
     /// Whether changes reach the disk (read-write, journal not aborted).
@@ -441,6 +443,27 @@ impl FileSystem for Ext4Mount {
 
     fn quiesce(&mut self) -> Result<(), Errno> {
         self.checkpoint_all()
+    }
+
+    /// Read-only: every change checkpointed first (the disk left as an
+    /// unmount leaves it; `EBUSY` while an unlinked file is still open),
+    /// then the file system opened again for reading. Read-write: opened
+    /// again for writing (its journal replayed; `EROFS` when the disk or
+    /// the file system can only be read). A refusal changes nothing.
+    fn remount(&mut self, read_only: bool) -> Result<(), Errno> {
+        let access = if read_only {
+            if !self.orphans.is_empty() {
+                return Err(Errno::EBUSY);
+            }
+            self.checkpoint_all()?;
+            Access::ReadOnly
+        } else {
+            Access::ReadWrite
+        };
+        let reopened = Ext4Mount::open(self.disk.clone(), access)?;
+        self.file_system = reopened.file_system;
+        self.inodes.borrow_mut().clear();
+        Ok(())
     }
 
     fn unmount(self: alloc::boxed::Box<Self>) -> Result<(), Errno> {

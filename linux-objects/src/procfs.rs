@@ -191,7 +191,10 @@ fn directory(tree: &mut Namespace, parent: InodeId, name: &[u8]) -> Result<Inode
 fn mounts_text(tree: &Namespace) -> Result<Vec<u8>, Errno> {
     let mut text = match tree.root_mount() {
         (_, b"rootfs") => procfs_text::MOUNTS.as_bytes().to_vec(),
-        (source, kind) => [source, b" / ", kind, b" rw,relatime 0 0\n"].concat(),
+        (source, kind) => {
+            let options: &[u8] = if tree.is_read_only(tree.root())? { b" ro,relatime 0 0\n" } else { b" rw,relatime 0 0\n" };
+            [source, b" / ", kind, options].concat()
+        }
     };
     for mount in tree.mounts() {
         let point = tree.path_of(mount.root)?;

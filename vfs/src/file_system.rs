@@ -176,6 +176,14 @@ pub trait FileSystem: Send {
         self.sync()
     }
 
+    /// Mounted again read-only (`read_only`) or read-write (`mount -o
+    /// remount`): going read-only leaves the storage clean, as an unmount
+    /// would; going read-write may be refused (`EROFS`: the storage can
+    /// only be read). A memory file system has nothing to do.
+    fn remount(&mut self, _read_only: bool) -> Result<(), Errno> {
+        Ok(())
+    }
+
     /// The file system leaves the namespace (`umount`): its storage is
     /// left clean and given up.
     fn unmount(self: alloc::boxed::Box<Self>) -> Result<(), Errno> {

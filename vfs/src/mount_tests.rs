@@ -371,3 +371,22 @@ fn a_root_given_its_mount_options_names_itself_and_keeps_them() {
     let boot = Namespace::new(Box::new(Tmpfs::new(NOW)), (0, 1));
     assert_eq!(boot.root_mount(), (&b"rootfs"[..], &b"rootfs"[..]));
 }
+
+#[test]
+fn a_remount_turns_a_mount_read_only_and_back() {
+    let (mut fs, _) = mounted();
+    let root = fs.root();
+    let top = fs.lookup(root, b"/mnt", true).unwrap();
+    fs.remount(top, true).unwrap();
+    assert_eq!(fs.is_read_only(top), Ok(true));
+    assert_eq!(fs.create(top, b"refused", FileKind::Regular, 0o644, NOW), Err(Errno::EROFS));
+    assert!(fs.mounts()[0].read_only, "/proc/mounts says ro");
+    fs.remount(top, false).unwrap();
+    assert!(fs.create(top, b"after", FileKind::Regular, 0o644, NOW).is_ok());
+    assert!(!fs.mounts()[0].read_only);
+    // Only a mount's root (or the namespace's) can be remounted.
+    let inside = fs.lookup(root, b"/mnt/a", true).unwrap();
+    assert_eq!(fs.remount(inside, true), Err(Errno::EINVAL));
+    assert_eq!(fs.remount(root, true), Ok(()));
+    assert_eq!(fs.create(root, b"x", FileKind::Regular, 0o644, NOW), Err(Errno::EROFS));
+}

@@ -73,6 +73,11 @@ impl MountTable {
         self.mounts.iter().find(|mount| mount.root == root)
     }
 
+    /// The mount whose root is `root`, to change.
+    pub(crate) fn mounted_at_mut(&mut self, root: InodeId) -> Option<&mut Mount> {
+        self.mounts.iter_mut().find(|mount| mount.root == root)
+    }
+
     /// The mount of file system `file_system`.
     pub fn of(&self, file_system: FileSystemId) -> Option<&Mount> {
         self.mounts.iter().find(|mount| mount.root.file_system == file_system)

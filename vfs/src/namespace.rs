@@ -133,6 +133,25 @@ impl Namespace {
         Ok(instance.file_system)
     }
 
+    /// `mount -o remount`: the file system whose root is `root` (the
+    /// namespace's root too) becomes read-only or read-write. `EINVAL` for
+    /// a directory that is no mount's root; the file system may refuse
+    /// (`EROFS`, `EBUSY`), and then nothing changes.
+    pub fn remount(&mut self, root: InodeId, read_only: bool) -> Result<(), Errno> {
+        if root != self.root && self.mounts.mounted_at(root).is_none() {
+            return Err(Errno::EINVAL);
+        }
+        let instance = self.instance_mut(root.file_system)?;
+        if instance.read_only != read_only {
+            instance.file_system.remount(read_only)?;
+            instance.read_only = read_only;
+        }
+        if let Some(mount) = self.mounts.mounted_at_mut(root) {
+            mount.read_only = read_only;
+        }
+        Ok(())
+    }
+
     /// Makes `id`'s data durable (`fsync`, `fdatasync`).
     pub fn sync_file(&mut self, id: InodeId) -> Result<(), Errno> {
         self.instance_mut(id.file_system)?.file_system.sync_file(id.number)

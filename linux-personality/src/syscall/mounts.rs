@@ -1,5 +1,6 @@
 //! Mounting: `mount(2)` of `ext4` (a disk, read-write or, with
-//! `MS_RDONLY`, read-only) and `tmpfs` (a fresh instance), `umount2(2)`,
+//! `MS_RDONLY`, read-only) and `tmpfs` (a fresh instance), `MS_REMOUNT`
+//! between read-only and read-write, `umount2(2)`,
 //! `statfs(2)`/`fstatfs(2)` with each file system's own figures, and
 //! making changes durable: `sync(2)`, `syncfs(2)` (`/proc/mounts` is
 //! `procfs.rs`'s, `fsync` is `files.rs`'s).
@@ -27,6 +28,7 @@ use crate::ext4_mounts::{block_device_numbers, Access, Ext4Mount};
 use crate::fs;
 
 const MS_RDONLY: u64 = 1;
+const MS_REMOUNT: u64 = 0x20;
 const UMOUNT_NOFOLLOW: u64 = 8;
 /// `statfs`'s `f_flags`: the figures are valid, the mount read-only.
 const ST_VALID: u64 = 0x20;
@@ -41,12 +43,32 @@ pub fn mount(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::ENOTDIR);
     }
     let flags = call.argument(3);
+    if flags & MS_REMOUNT != 0 {
+        return remount(call, point, flags);
+    }
     match kind.as_slice() {
         b"proc" | b"devtmpfs" | b"sysfs" => value(0),
         b"tmpfs" => mount_tmpfs(call, point, flags),
         b"ext4" => mount_ext4(call, point, flags),
         _ => Err(Errno::ENODEV),
     }
+}
+
+/// `mount(…, MS_REMOUNT [| MS_RDONLY], …)`: the mount whose root is
+/// `point` (`EINVAL` for another directory) becomes read-only or
+/// read-write; stores through shared mappings are written back before it
+/// goes read-only. Other flags and the data string are accepted and
+/// change nothing.
+fn remount(call: &Call<'_>, point: vfs::InodeId, flags: u64) -> CallResult {
+    must_be_root(call)?;
+    let read_only = flags & MS_RDONLY != 0;
+    fs::with(|tree| {
+        if read_only {
+            crate::page_cache::write_back_all(tree)?;
+        }
+        tree.remount(point, read_only)
+    })?;
+    value(0)
 }
 
 fn must_be_root(call: &Call<'_>) -> Result<(), Errno> {

@@ -5,7 +5,8 @@
 //! another parent), hard and symbolic links (one slow), unlinks, chmod,
 //! chown, `touch -d`, a 300-entry directory, appends, truncates, the
 //! refusals Linux gives (EEXIST, ENOTEMPTY, EPERM, EXDEV, ENAMETOOLONG,
-//! ENOENT, ENOSPC), then syncs and lists the tree (`ls -lnR`, `stat`
+//! ENOENT, ENOSPC), remounts read-only (a write refused, `/proc/mounts`
+//! saying `ro`) and read-write again, then syncs and lists the tree (`ls -lnR`, `stat`
 //! fields, `md5sum` of every file, link targets). Checked:
 //! - Lamina's output is Linux's, byte for byte. Left out of it: times the
 //!   script did not set (the two runs happen at different moments) and
@@ -70,6 +71,8 @@ mkdir tree; mkdir tree/a tree/b; echo 1 > tree/a/x; rm -r tree
 dd if=/dev/zero of=fill bs=1M 2>&1 | grep -o 'No space left on device'; rm fill
 touch -d '2021-03-04 05:06:07' small; touch -h -d '2020-01-01 00:00:00' sl; touch -d '1999-12-31 23:59:59' other/d3moved
 mkdir pc; /page_cache /mnt/pc
+mount -o remount,ro /mnt; (echo x > /mnt/while-ro) 2>&1 | grep -o 'Read-only file system'; grep ' /mnt ' /proc/mounts | cut -d' ' -f4 | cut -d, -f1
+mount -o remount,rw /mnt; echo rw-again > /mnt/after-remount; grep ' /mnt ' /proc/mounts | cut -d' ' -f4 | cut -d, -f1
 sync
 "#;
 
