@@ -23,7 +23,7 @@ use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint};
 
 use crate::ip_marks::{HeaderMarks, IpMarks};
 use crate::lanes::{Lane, LaneId, LOOPBACK};
-use crate::network::{Body, Network, Readiness, SendControl, SocketId};
+use crate::network::{Body, Network, Readiness, ReceiveOptions, SendControl, SocketId};
 use crate::ports::Protocol;
 use crate::Errno;
 
@@ -73,6 +73,9 @@ pub struct Arrival {
     pub interface: u32,
     /// Its IP header's hop limit and traffic class (`None`: unknown).
     pub marks: Option<HeaderMarks>,
+    /// Which of these the receiving socket asked to be told (its options
+    /// as the datagram was taken: the caller needs no second look).
+    pub asked: ReceiveOptions,
 }
 
 /// What one smoltcp UDP socket's queues take (charged to its owner).
@@ -214,6 +217,7 @@ impl Network {
     /// EAGAIN when none waits. Datagrams from others than a connected
     /// peer are dropped.
     pub fn receive_datagram(&mut self, id: SocketId, buffer: &mut [u8], peek: bool) -> Result<DatagramReceived, Errno> {
+        let asked = self.socket(id)?.options.receive;
         let (datagram, lanes) = self.datagram_and_lanes(id)?;
         if core::mem::take(&mut datagram.refused) {
             return Err(Errno::ECONNREFUSED);
@@ -231,6 +235,7 @@ impl Network {
                     }),
                     interface: lane as u32 + 1,
                     marks: HeaderMarks::of_reception(metadata.meta),
+                    asked,
                 };
                 if peer.is_some_and(|peer| peer != from) {
                     let _ = udp.recv();

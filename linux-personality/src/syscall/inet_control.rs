@@ -174,13 +174,13 @@ pub(super) fn send_control(family: Family, messages: &[ControlMessage<'_>]) -> R
 }
 
 /// The control messages `recvmsg` adds to a datagram that came as
-/// `arrival`, as `options` ask, in Linux's order: on an IPv6 socket its
+/// `arrival`, as its receiving socket asked, in Linux's order: on an IPv6 socket its
 /// packet info, then for an IPv6 packet the hop limit and traffic class,
 /// for an IPv4 one (a mapped peer) the IPv4 level's; on an IPv4 socket
 /// packet info, TTL, TOS. Each is (level, type, data).
-pub(super) fn arrival_messages(options: &Options, family: Family, arrival: &Arrival) -> Vec<(u64, u32, Vec<u8>)> {
+pub(super) fn arrival_messages(family: Family, arrival: &Arrival) -> Vec<(u64, u32, Vec<u8>)> {
     let mut messages = Vec::new();
-    let receive = &options.receive;
+    let receive = &arrival.asked;
     let int = |value: u8| i32::from(value).to_le_bytes().to_vec();
     if family == Family::V6 && receive.ipv6_packet_info {
         let address = match arrival.to {

@@ -440,8 +440,7 @@ fn inet_recvmsg(call: &mut Call<'_>, file: &OpenFile, socket: &InetSocket) -> Ca
     let mut out_flags = if received.length > received.data.len() { MSG_TRUNC as u32 } else { 0 };
     let mut control = Vec::new();
     if let Some(arrival) = &received.arrival {
-        let options = crate::inet_sockets::look(|network| network.options(socket.id))?;
-        for (level, kind, payload) in super::inet_control::arrival_messages(&options, socket.family, arrival) {
+        for (level, kind, payload) in super::inet_control::arrival_messages(socket.family, arrival) {
             out_flags |= control_messages::put(&mut control, header.control_length as usize, level, kind, &payload)?;
         }
     }
