@@ -111,10 +111,7 @@ pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
 /// `/proc/net`'s files (name and text).
 pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>, network: Option<&[(&str, String)]>) -> Result<(), Errno> {
     let root = tree.root();
-    let proc = match tree.child_of(root, b"proc") {
-        Some(proc) => proc,
-        None => tree.create(root, b"proc", FileKind::Directory, 0o555, now())?,
-    };
+    let proc = directory(tree, root, b"proc")?;
     // Directories of processes that are gone go first.
     for entry in tree.list(proc)? {
         let Some(pid) = parse_pid(&entry.name) else { continue };
@@ -125,10 +122,7 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     }
     for fact in facts {
         let name = format!("{}", fact.facts.pid);
-        let directory = match tree.child_of(proc, name.as_bytes()) {
-            Some(directory) => directory,
-            None => tree.create(proc, name.as_bytes(), FileKind::Directory, 0o555, now())?,
-        };
+        let directory = directory(tree, proc, name.as_bytes())?;
         put(tree, directory, "stat", procfs_text::process_stat(&fact.facts).as_bytes())?;
         put(tree, directory, "status", procfs_text::process_status(&fact.facts).as_bytes())?;
         let mut cmdline = fact.arguments.clone();
@@ -168,10 +162,7 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     }
     put(tree, kernel, "ostype", b"Linux\n")?;
     put(tree, kernel, "osrelease", &[uts_names::RELEASE, b"\n"].concat())?;
-    let net = match tree.child_of(proc, b"net") {
-        Some(net) => net,
-        None => tree.create(proc, b"net", FileKind::Directory, 0o555, now())?,
-    };
+    let net = directory(tree, proc, b"net")?;
     for (name, text) in network.unwrap_or_default() {
         put(tree, net, name, text.as_bytes())?;
     }
