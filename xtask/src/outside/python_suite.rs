@@ -145,6 +145,21 @@ pub fn case_results(output: &str) -> BTreeMap<String, CaseResult> {
     results
 }
 
+/// What one case printed, for a failure report: its line and the lines
+/// after it until the next case's (at most `EXCERPT_LINES`); None when the
+/// output never names it.
+pub fn case_excerpt(output: &str, name: &str) -> Option<String> {
+    const EXCERPT_LINES: usize = 12;
+    let lines: Vec<&str> = output.lines().map(|line| line.trim_end_matches('\r')).collect();
+    let start = lines.iter().position(|line| case_line(line).is_some_and(|(case, subtest, _)| !subtest && case == name))?;
+    let end = lines[start + 1..]
+        .iter()
+        .position(|line| case_line(line).is_some_and(|(case, subtest, _)| !subtest && case != name))
+        .map_or(lines.len(), |offset| start + 1 + offset)
+        .min(start + EXCERPT_LINES);
+    Some(lines[start..end].join("\n"))
+}
+
 /// `METHOD (test.MODULE….CLASS.METHOD)[ (PARAMS)] ...`: the case's name,
 /// whether it is a subtest line (indented), and the rest of the line.
 fn case_line(line: &str) -> Option<(String, bool, &str)> {
@@ -204,6 +219,14 @@ testFail (test.test_socket.A.testFail) ... FAILWarning -- Unraisable exception\n
         let results = case_results(output);
         assert_eq!(results["test_socket/CmsgMacroTests/testCMSG_SPACE"], CaseResult::Ok);
         assert_eq!(results["test_socket/A/testFail"], CaseResult::Fail);
+    }
+
+    #[test]
+    fn a_case_excerpt_runs_to_the_next_case() {
+        let output = "test_a (test.test_os.A.test_a) ... \nprinted\n  test_a (test.test_os.A.test_a) (n=1) ... FAIL\ntest_b (test.test_os.A.test_b) ... ok\n";
+        assert_eq!(case_excerpt(output, "test_os/A/test_a").as_deref(), Some("test_a (test.test_os.A.test_a) ... \nprinted\n  test_a (test.test_os.A.test_a) (n=1) ... FAIL"));
+        assert_eq!(case_excerpt(output, "test_os/A/test_b").as_deref(), Some("test_b (test.test_os.A.test_b) ... ok"));
+        assert_eq!(case_excerpt(output, "test_os/A/test_c"), None);
     }
 
     #[test]

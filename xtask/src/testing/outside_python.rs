@@ -11,7 +11,7 @@ use super::outside_suites::{generic_cause, no_stops, run_on_both, Comparison, Su
 use super::tally::Tally;
 use crate::failure::{Context, Failure, Outcome};
 use crate::machine_options::MachineOptions;
-use crate::outside::python_suite::{case_results, prepare_python_suite, CaseResult};
+use crate::outside::python_suite::{case_excerpt, case_results, prepare_python_suite, CaseResult};
 use crate::outside::suite_runner::{SuitePlan, SuiteRun, TestOutput, Verdict};
 use crate::outside::SuiteTest;
 use std::collections::BTreeSet;
@@ -79,7 +79,7 @@ pub fn run_python(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
         .map(|name| SuiteTest { name: name.clone(), command: Vec::new() })
         .collect();
     let known: BTreeSet<&str> = lists.pass.iter().map(String::as_str).collect();
-    tally.record(&format!("suites: python: the {} listed test cases pass on Lamina", lists.pass.len()), lists.check_listed(&known, &ran, &lamina));
+    tally.record(&format!("suites: python: the {} listed test cases pass on Lamina", lists.pass.len()), lists.check_listed(&known, &ran, &lamina, python_cause));
     tally.record("suites: python: no test module stopped Lamina", no_stops(&lamina_modules));
     Ok(())
 }
@@ -122,6 +122,11 @@ fn case_run(modules: &[SuiteTest], run: &SuiteRun) -> SuiteRun {
                     ended => ended.clone(),
                 },
             };
+            if verdict != Verdict::Passed {
+                if let Some(excerpt) = case_excerpt(output, &name) {
+                    cases.outputs.insert(name.clone(), excerpt);
+                }
+            }
             cases.verdicts.insert(name, verdict);
         }
     }

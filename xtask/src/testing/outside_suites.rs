@@ -140,7 +140,7 @@ fn run_posix(tally: &mut Tally, options: &SuiteOptions) -> Outcome {
         lists.write("posix", &comparison, &linux, true)?;
     }
     let built_names: BTreeSet<&str> = built.tests.iter().map(|test| test.name.as_str()).collect();
-    tally.record(&format!("suites: posix: the {} listed tests pass on Lamina", lists.pass.len()), lists.check_listed(&built_names, &tests, &lamina));
+    tally.record(&format!("suites: posix: the {} listed tests pass on Lamina", lists.pass.len()), lists.check_listed(&built_names, &tests, &lamina, generic_cause));
     tally.record("suites: posix: no test stopped Lamina", no_stops(&lamina));
     Ok(())
 }
@@ -295,7 +295,8 @@ impl SuiteLists {
 
     /// Every listed test that ran passed on Lamina, and every listed test
     /// still exists.
-    pub(super) fn check_listed(&self, built: &BTreeSet<&str>, ran: &[SuiteTest], lamina: &SuiteRun) -> CheckResult {
+    /// `cause` says what a failing verdict means in the suite's words.
+    pub(super) fn check_listed(&self, built: &BTreeSet<&str>, ran: &[SuiteTest], lamina: &SuiteRun, cause: fn(&Verdict) -> String) -> CheckResult {
         let ran: BTreeSet<&str> = ran.iter().map(|test| test.name.as_str()).collect();
         let mut problems = Vec::new();
         for name in &self.pass {
@@ -306,7 +307,7 @@ impl SuiteLists {
                     Some(Verdict::Passed) => {}
                     verdict => problems.push(format!(
                         "  {name}: {}{}",
-                        verdict.map_or("no verdict".to_string(), generic_cause),
+                        verdict.map_or("no verdict".to_string(), cause),
                         lamina.outputs.get(name).map_or(String::new(), |output| format!("\n    {}", output.trim_end().replace('\n', "\n    ")))
                     )),
                 }
@@ -388,14 +389,14 @@ mod tests {
         let built: BTreeSet<&str> = ["t/1-1", "t/2-1"].into();
         let ran = suite(&["t/1-1", "t/2-1"]);
         let good = run_of(&[("t/1-1", Verdict::Passed), ("t/2-1", Verdict::Passed)]);
-        let error = lists.check_listed(&built, &ran, &good).unwrap_err();
+        let error = lists.check_listed(&built, &ran, &good, generic_cause).unwrap_err();
         assert!(error.contains("t/gone: listed but no longer built") && !error.contains("t/1-1"), "{error}");
         let lists = SuiteLists { pass: ["t/1-1", "t/2-1"].map(String::from).into(), slow: BTreeMap::new(), unstable: BTreeSet::new() };
-        assert_eq!(lists.check_listed(&built, &ran, &good), Ok(()));
+        assert_eq!(lists.check_listed(&built, &ran, &good, generic_cause), Ok(()));
         let bad = run_of(&[("t/1-1", Verdict::Passed), ("t/2-1", Verdict::Signalled(11))]);
-        assert!(lists.check_listed(&built, &ran, &bad).unwrap_err().contains("t/2-1: signal 11"));
+        assert!(lists.check_listed(&built, &ran, &bad, generic_cause).unwrap_err().contains("t/2-1: signal 11"));
         // A listed test left out (slow) is not held against Lamina.
-        assert_eq!(lists.check_listed(&built, &suite(&["t/1-1"]), &run_of(&[("t/1-1", Verdict::Passed)])), Ok(()));
+        assert_eq!(lists.check_listed(&built, &suite(&["t/1-1"]), &run_of(&[("t/1-1", Verdict::Passed)]), generic_cause), Ok(()));
     }
 
     #[test]
