@@ -276,6 +276,11 @@ impl Process {
         self.threads.lock().len()
     }
 
+    /// The kernel thread that runs user thread `tid`, if it is recorded.
+    pub fn kernel_thread(&self, tid: Pid) -> Option<Arc<sched::Thread>> {
+        self.threads.lock().iter().find(|(id, _)| *id == tid).map(|(_, thread)| thread.clone())
+    }
+
     /// Whether user thread `tid` is recorded.
     pub fn has_thread(&self, tid: Pid) -> bool {
         self.threads.lock().iter().any(|(id, _)| *id == tid)

@@ -8,6 +8,7 @@
 use alloc::sync::Arc;
 
 use kernel_objects::address_spaces::run_user_in;
+use sched::placement::CpuMask;
 use machine::user::{vectors, UserContext, UserExit};
 use vmem::{Access, FaultOutcome};
 
@@ -28,9 +29,11 @@ pub fn start(process: Arc<Process>, context: UserContext) -> Result<(), Errno> {
 
 /// Starts user thread `tid` of `process` from `context`; `clear_tid`: the
 /// address zeroed and futex-woken when it ends (`CLONE_CHILD_CLEARTID`).
+/// It starts on the least loaded CPU its affinity (recorded before) allows.
 pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear_tid: u64) -> Result<(), Errno> {
+    let allowed = process.state().affinity_of(tid).map_or(CpuMask::ALL, CpuMask::from_bits);
     let runner = process.clone();
-    let thread = sched::spawn("user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
+    let thread = sched::spawn_placed(allowed, "user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
     if let Err(errno) = process.add_thread(tid, thread) {
         process.begin_group_exit(exited(127));
         return Err(errno);

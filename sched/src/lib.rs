@@ -19,6 +19,7 @@ extern crate alloc;
 mod atomics;
 pub mod idle_flag;
 pub mod park_permit;
+pub mod placement;
 pub mod queues;
 pub mod sleep_list;
 pub mod thread_end;
@@ -32,8 +33,8 @@ pub mod spec;
 mod kernel;
 #[cfg(target_os = "none")]
 pub use kernel::scheduler::{
-    cpu_time_of, current, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, spawn, spawn_in, spawn_on, switch_count,
-    unpark, yield_now, Pinning, SpawnError,
+    cpu_time_of, current, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, place, set_allowed, spawn, spawn_in, spawn_on,
+    spawn_placed, switch_count, threads_taken, unpark, yield_now, Pinning, SpawnError,
 };
 #[cfg(target_os = "none")]
 pub use kernel::sleepers::{sleep_until, wake_every_sleeper, Woken};

@@ -6,7 +6,9 @@
 //! they happened, wake-ups by different CPUs may interleave in any way, and
 //! a CPU with runnable threads never picks nothing. Threads are never lost
 //! or duplicated. (The ReadyQ/PendQ split is how the kernel gets there
-//! without a shared lock on the hot path.)
+//! without a shared lock on the hot path.) An idle CPU may take a runnable
+//! thread from another CPU ([`RunQueuesSpec::take`]): it becomes runnable
+//! on the taker as if the taker had woken it.
 
 extern crate alloc;
 use alloc::collections::VecDeque;
@@ -25,6 +27,8 @@ pub enum SpecViolation<T> {
     OutOfOrder { picked: T },
     /// The CPU picked nothing although threads were runnable.
     IdleWhileRunnable,
+    /// A CPU took a thread from a CPU where it was not runnable.
+    NotRunnableThere { taken: T },
 }
 
 impl<T: Clone + PartialEq> RunQueuesSpec<T> {
@@ -51,6 +55,18 @@ impl<T: Clone + PartialEq> RunQueuesSpec<T> {
             }
             None => Err(SpecViolation::OutOfOrder { picked }),
         }
+    }
+
+    /// Checks and applies CPU `to` taking `thread`, runnable on `from`:
+    /// it is runnable on `to` next, woken by `to`.
+    pub fn take(&mut self, from: usize, to: usize, thread: T) -> Result<(), SpecViolation<T>> {
+        let fifo = self.fifos[from].iter_mut().find(|fifo| fifo.contains(&thread));
+        let Some(fifo) = fifo else {
+            return Err(SpecViolation::NotRunnableThere { taken: thread });
+        };
+        fifo.retain(|queued| *queued != thread);
+        self.fifos[to][to].push_back(thread);
+        Ok(())
     }
 
     /// Runnable threads on `cpu`.

@@ -1,7 +1,9 @@
 //! Refinement test: random sequences of wake-ups (local and remote) and
 //! scheduling decisions on real `CpuQueues` match the spec's per-CPU FIFOs
 //! whenever the owner absorbs its PendQ before picking (as the kernel's
-//! `schedule` does). Also: no thread is lost or duplicated.
+//! `schedule` does), and when idle CPUs take movable threads from others'
+//! ReadyQs (as the kernel's idle loop does). Also: no thread is lost or
+//! duplicated.
 
 use sched::queues::{route_wakeup, CpuQueues, WakeDelivery};
 use sched::spec::RunQueuesSpec;
@@ -39,7 +41,19 @@ fn cpu_queues_refine_the_spec() {
         let mut next_thread = 0u32;
         for _ in 0..5_000 {
             let cpu = random.below(cpus as u64) as usize;
-            if random.below(2) == 0 {
+            let action = random.below(5);
+            if action == 4 && cpus > 1 {
+                // An idle CPU takes the oldest movable thread from another's
+                // ReadyQ (threads divisible by 3 are pinned) onto its own.
+                let victim = (cpu + 1 + random.below(cpus as u64 - 1) as usize) % cpus;
+                if let Some(taken) = queues[victim].take_ready_where(|thread| thread % 3 != 0) {
+                    assert_ne!(taken % 3, 0, "seed {seed}: a pinned thread was taken");
+                    queues[cpu].push_ready(taken);
+                    if let Err(violation) = spec.take(victim, cpu, taken) {
+                        panic!("seed {seed}: CPU {cpu} took {taken} from CPU {victim}: {violation:?}");
+                    }
+                }
+            } else if action < 2 {
                 let home = random.below(cpus as u64) as usize;
                 wake(&mut queues, cpu, home, next_thread);
                 spec.make_ready(cpu, home, next_thread);

@@ -5,6 +5,7 @@
 //! and reported, and `fork` passes them on as Linux does; the scheduler
 //! itself does not act on them yet: every thread is time-shared alike.
 
+use sched::placement::CpuMask;
 use super::{value, Call, CallResult, UserPtr};
 use crate::process::{self, Pid, Process};
 use alloc::sync::Arc;
@@ -71,8 +72,10 @@ fn online_mask() -> u64 {
 }
 
 /// `sched_setaffinity(tid, size, mask)`: the CPUs of the mask that exist
-/// (EINVAL when none does), kept for the thread; ESRCH for a thread that
-/// does not exist.
+/// (EINVAL when none does), kept for the thread, which runs only there
+/// from now on (the caller moves before it returns; another thread moves
+/// at once if it waits, within a tick if it runs); ESRCH for a thread
+/// that does not exist.
 pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     let (process, tid) = affinity_target(call)?;
     let size = (call.argument(1) as usize).min(8);
@@ -83,6 +86,10 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     process.state().set_affinity(tid, (mask != online_mask()).then_some(mask))?;
+    if let Some(thread) = process.kernel_thread(tid) {
+        let allowed = if mask == online_mask() { CpuMask::ALL } else { CpuMask::from_bits(mask) };
+        sched::set_allowed(&thread, allowed).map_err(|_| Errno::EINVAL)?;
+    }
     value(0)
 }
 

@@ -2,8 +2,10 @@
 //! pinning and migration.
 //!
 //! Every CPU owns a [`CpuQueues`] (its ReadyQ and PendQ) and a `current`
-//! slot. Only the owner takes threads off its queues; any CPU may add to a
-//! PendQ. All queue work happens with interrupts off (the queue locks keep
+//! slot. The owner takes threads off its queues, and an idle CPU may take
+//! a movable thread waiting on a busy CPU's ReadyQ; any CPU may add to a
+//! PendQ. Where a new thread starts and whom an idle CPU takes from are
+//! `placement.rs`'s choices. All queue work happens with interrupts off (the queue locks keep
 //! them off), and no queue lock is held across `switch_to`.
 
 use alloc::boxed::Box;
@@ -21,6 +23,7 @@ use super::stacks::{self, set_source, StackSource, THREAD_PAGES};
 use super::thread::Thread;
 use super::trace::TraceKind;
 use crate::idle_flag::IdleFlag;
+use crate::placement::{choose_cpu, choose_victim, Busy, CpuMask};
 use crate::queues::{route_wakeup, CpuQueues, WakeDelivery};
 use crate::tick_plan::TickPlan;
 
@@ -37,6 +40,8 @@ pub(super) struct CpuScheduler {
     /// Wake IPIs other CPUs sent here, and those this CPU took.
     pub(super) wake_ipis_sent: AtomicU64,
     pub(super) wake_ipis_taken: AtomicU64,
+    /// Threads this CPU took from busy CPUs' ReadyQs while idle.
+    threads_taken: AtomicU64,
     /// Uptime (ns) since which the current thread's running time is not
     /// yet added to its `cpu_time`.
     stint_start: AtomicU64,
@@ -56,6 +61,7 @@ impl CpuScheduler {
             last_tick: AtomicU64::new(0),
             wake_ipis_sent: AtomicU64::new(0),
             wake_ipis_taken: AtomicU64::new(0),
+            threads_taken: AtomicU64::new(0),
             stint_start: AtomicU64::new(0),
             tick_plan: queue_lock(TickPlan::new(machine::timer::TICK_NANOSECONDS, 0)),
         }
@@ -172,6 +178,18 @@ pub fn spawn_in(
     name: &'static str,
     body: impl FnOnce() + Send + 'static,
 ) -> Result<Arc<Thread>, SpawnError> {
+    spawn_with(container, cpu, pin, CpuMask::ALL, name, body)
+}
+
+/// [`spawn_in`] for a thread that may run on the CPUs of `allowed` only.
+fn spawn_with(
+    container: ContainerId,
+    cpu: usize,
+    pin: Pinning,
+    allowed: CpuMask,
+    name: &'static str,
+    body: impl FnOnce() + Send + 'static,
+) -> Result<Arc<Thread>, SpawnError> {
     if percpu::cpu(cpu).is_none() {
         return Err(SpawnError::NoSuchCpu);
     }
@@ -186,6 +204,7 @@ pub fn spawn_in(
     let context = ThreadContext::new(stack, thread_start, 0);
     let thread = Arc::new(Thread::new(name, context, cpu, Some(Box::new(body)), false, container));
     thread.set_home(cpu, pin == Pinning::Pinned);
+    thread.set_allowed(allowed);
     make_ready(thread.clone());
     Ok(thread)
 }
@@ -193,6 +212,45 @@ pub fn spawn_in(
 /// Creates a thread on the current CPU.
 pub fn spawn(name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
     spawn_on(percpu::current_index(), Pinning::Free, name, body)
+}
+
+/// Creates a thread that may run on the CPUs of `allowed`, starting on
+/// the least loaded of them ([`place`]): how user threads and processes
+/// begin.
+pub fn spawn_placed(allowed: CpuMask, name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
+    let cpu = place(allowed).ok_or(SpawnError::NoSuchCpu)?;
+    spawn_with(current().container(), cpu, Pinning::Free, allowed, name, body)
+}
+
+/// The CPU a new thread allowed on `allowed` should start on: an idle one
+/// if any, else the least loaded (a CPU's load: the thread it runs plus
+/// those queued on it); None when `allowed` has no online CPU.
+pub fn place(allowed: CpuMask) -> Option<usize> {
+    let here = percpu::current_index();
+    choose_cpu(here, percpu::online_count(), allowed, |cpu| {
+        let scheduler = &CPUS[cpu];
+        let queued = {
+            let queues = scheduler.queues.lock();
+            queues.ready_len() + queues.pending_len()
+        };
+        queued + usize::from(!scheduler.idle.is_set())
+    })
+}
+
+/// Restricts `thread` to the CPUs of `allowed` (which must name an online
+/// CPU: `NoSuchCpu` otherwise). The caller, when it is the thread, moves
+/// at once if its CPU is not allowed; another thread moves the next time
+/// it becomes ready (within a timer tick if it is running).
+pub fn set_allowed(thread: &Arc<Thread>, allowed: CpuMask) -> Result<(), SpawnError> {
+    allowed.first(percpu::online_count()).ok_or(SpawnError::NoSuchCpu)?;
+    thread.set_allowed(allowed);
+    let _off = cpu::InterruptsOff::new();
+    if Arc::ptr_eq(thread, &current()) && !allowed.allows(percpu::current_index()) {
+        schedule(Requeue::Yes);
+    } else {
+        kick(thread);
+    }
+    Ok(())
 }
 
 /// Whether a thread stays on its CPU.
@@ -308,7 +366,15 @@ pub fn migrate_current(cpu: usize, pin: Pinning) -> Result<(), SpawnError> {
 /// this CPU, else the home's PendQ plus an IPI if the home CPU is idle.
 fn make_ready(thread: Arc<Thread>) {
     let (index, this) = this_cpu();
-    let home = thread.home_cpu();
+    let mut home = thread.home_cpu();
+    let allowed = thread.allowed();
+    if !allowed.allows(home) {
+        // Its affinity changed since it was homed: its first allowed CPU.
+        if let Some(cpu) = allowed.first(percpu::online_count()) {
+            thread.set_home(cpu, thread.is_pinned());
+            home = cpu;
+        }
+    }
     match route_wakeup(index, home) {
         WakeDelivery::Local => {
             thread.trace.record(TraceKind::QueuedLocal, index, 0);
@@ -394,9 +460,19 @@ fn debug_check_current() {
 
 /// The wake IPI: its work is done by arriving (it ends a `hlt`).
 fn wake_interrupt(_frame: &mut machine::TrapFrame) {
-    let (_, this) = this_cpu();
+    let (index, this) = this_cpu();
     // Relaxed: a statistic for stall reports.
     this.wake_ipis_taken.fetch_add(1, Ordering::Relaxed);
+    // `set_allowed` kicks a thread it moved off this CPU.
+    if current_is_misplaced(index, this) {
+        schedule(Requeue::Yes);
+    }
+}
+
+/// Whether the thread running on CPU `index` may no longer run there (its
+/// affinity changed): it must go back through `make_ready`, which moves it.
+fn current_is_misplaced(index: usize, this: &CpuScheduler) -> bool {
+    this.current.lock().as_ref().is_some_and(|current| !current.idle && !current.allowed().allows(index))
 }
 
 /// Timer interrupt, a periodic tick or an earlier fire for a sleeper's
@@ -409,7 +485,7 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
     if !PREEMPTION.load(Ordering::Acquire) {
         return;
     }
-    let (_, this) = this_cpu();
+    let (index, this) = this_cpu();
     let now = machine::timer::uptime_nanoseconds();
     let woken = super::sleepers::wake_expired(now);
     // Re-armed on every fire, whatever happens next: a CPU whose timer
@@ -436,7 +512,7 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
     }
     // Between ticks only a sleeper that just woke may take the CPU.
     let waiting = (tick || woken > 0) && !this.queues.lock().is_empty();
-    if waiting {
+    if waiting || (tick && current_is_misplaced(index, this)) {
         #[cfg(debug_assertions)]
         if let Some(current) = this.current.lock().as_ref() {
             current.trace.record_preemption(frame.rip);
@@ -447,20 +523,46 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
 
 /// The idle loop of a CPU: run ready threads, halt when there are none.
 pub fn idle_loop() -> ! {
-    let (_, this) = this_cpu();
+    let (index, this) = this_cpu();
     loop {
         cpu::disable_interrupts();
         this.idle.announce();
         let empty = this.queues.lock().is_empty();
         if empty {
-            cpu::enable_interrupts_and_halt();
-            this.idle.withdraw();
-            continue;
+            match take_waiting_thread(index) {
+                Some(taken) => this.queues.lock().push_ready(taken),
+                None => {
+                    cpu::enable_interrupts_and_halt();
+                    this.idle.withdraw();
+                    continue;
+                }
+            }
         }
         this.idle.withdraw();
         schedule(Requeue::Yes);
         cpu::enable_interrupts();
     }
+}
+
+/// For idle CPU `here`: the oldest movable thread allowed here that waits
+/// on the ReadyQ of the busiest CPU (`placement::choose_victim`), rehomed
+/// here; None when no thread waits anywhere. A thread taken while its old
+/// CPU still switches away from it is safe: `switch_to` claims a context
+/// only once that CPU has left it.
+fn take_waiting_thread(here: usize) -> Option<Arc<Thread>> {
+    let victim = choose_victim(here, percpu::online_count(), |cpu| Busy {
+        running: !CPUS[cpu].idle.is_set(),
+        waiting: CPUS[cpu].queues.lock().ready_len(),
+    })?;
+    let taken = CPUS[victim].queues.lock().take_ready_where(|thread| !thread.is_pinned() && thread.allowed().allows(here))?;
+    taken.set_home(here, false);
+    CPUS[here].threads_taken.fetch_add(1, Ordering::Relaxed);
+    Some(taken)
+}
+
+/// Threads idle CPU `cpu` took from busy ones so far.
+pub fn threads_taken(cpu: usize) -> u64 {
+    CPUS.get(cpu).map_or(0, |scheduler| scheduler.threads_taken.load(Ordering::Relaxed))
 }
 
 /// Context switches made on CPU `cpu` so far.

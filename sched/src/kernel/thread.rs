@@ -12,6 +12,7 @@ use machine::context::ThreadContext;
 use super::lock::{queue_lock, QueueLock};
 use super::trace::Trace;
 use crate::park_permit::{ParkPermit, ParkState};
+use crate::placement::CpuMask;
 use crate::thread_end::ThreadEnd;
 
 /// A kernel thread.
@@ -25,6 +26,8 @@ pub struct Thread {
     home_cpu: AtomicUsize,
     /// A pinned thread is never moved by load balancing.
     pinned: AtomicBool,
+    /// The CPUs it may run on ([`CpuMask`] bits; all ones: every CPU).
+    allowed: AtomicU64,
     /// The body, taken by the thread's first run.
     pub(crate) start: QueueLock<Option<Box<dyn FnOnce() + Send>>>,
     /// Whether this is a CPU's idle thread (never queued).
@@ -61,6 +64,7 @@ impl Thread {
             end: ThreadEnd::new(),
             home_cpu: AtomicUsize::new(home_cpu),
             pinned: AtomicBool::new(false),
+            allowed: AtomicU64::new(CpuMask::ALL.bits()),
             start: queue_lock(start),
             idle,
             container,
@@ -89,6 +93,17 @@ impl Thread {
 
     pub fn is_pinned(&self) -> bool {
         self.pinned.load(Ordering::Acquire)
+    }
+
+    /// The CPUs it may run on.
+    pub fn allowed(&self) -> CpuMask {
+        CpuMask::from_bits(self.allowed.load(Ordering::Acquire))
+    }
+
+    /// Restricts it to `allowed`; a thread homed elsewhere moves the next
+    /// time it becomes ready (`make_ready`).
+    pub(crate) fn set_allowed(&self, allowed: CpuMask) {
+        self.allowed.store(allowed.bits(), Ordering::Release);
     }
 
     /// Whether the thread has exited; its container charge is back by then.

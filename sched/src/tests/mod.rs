@@ -10,6 +10,8 @@ mod loom_park;
 #[cfg(loom)]
 mod loom_sleepers;
 #[cfg(loom)]
+mod loom_steal;
+#[cfg(loom)]
 mod loom_support;
 #[cfg(loom)]
 mod loom_thread_end;
