@@ -255,6 +255,13 @@ impl InetSocket {
         Ok(InetSocket { id, family, kind, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) })
     }
 
+    /// A new datagram socket of `protocol` (UDP or UDP-Lite).
+    pub fn open_datagram(family: Family, protocol: net::DatagramProtocol) -> Result<InetSocket, Errno> {
+        let owner = owner_of(sched::current().container());
+        let id = with(|network| network.open_datagram_for(family, protocol, owner))?;
+        Ok(InetSocket { id, family, kind: SocketKind::Datagram, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) })
+    }
+
     /// The connection `id` this listener accepted: of its family and kind,
     /// with its timeouts (as Linux copies them).
     pub fn accepted(&self, id: SocketId) -> InetSocket {

@@ -7,7 +7,6 @@
 
 use alloc::sync::Arc;
 
-use kernel_objects::address_spaces::run_user_in;
 use sched::placement::CpuMask;
 use machine::user::{vectors, UserContext, UserExit};
 use vmem::{Access, FaultOutcome};
@@ -89,8 +88,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             process.begin_group_exit(status);
             continue;
         }
-        let Ok(tables) = process.native.prepare_to_enter() else { return };
-        let exit = run_user_in(tables, &mut context);
+        let Ok(exit) = process.native.run_user(&mut context) else { return };
         // What follows is kernel work for this thread: its system time.
         let entered = sched::own_cpu_time(&kernel_thread);
         match exit {

@@ -22,8 +22,8 @@ use smoltcp::socket::udp;
 use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint};
 
 use crate::ip_marks::{HeaderMarks, IpMarks};
-use crate::lanes::{Lane, LaneId, LOOPBACK};
-use crate::network::{Body, Network, Readiness, ReceiveOptions, SendControl, SocketId};
+use crate::lanes::{interface_index, Lane, LaneId};
+use crate::network::{Body, DatagramProtocol, Network, Readiness, ReceiveOptions, SendControl, SocketId};
 use crate::ports::Protocol;
 use crate::Errno;
 
@@ -36,6 +36,9 @@ pub const LARGEST_DATAGRAM: usize = 65507;
 /// A datagram socket's state.
 #[derive(Default)]
 pub(crate) struct Datagram {
+    /// UDP or UDP-Lite (whose smoltcp sockets live on UDP-Lite's own
+    /// loopback lane, `lanes::LITE_LOOPBACK`).
+    pub protocol: DatagramProtocol,
     /// The smoltcp socket on each lane it is bound to.
     lanes: Vec<(LaneId, SocketHandle)>,
     /// `connect`'s peer.
@@ -48,6 +51,21 @@ pub(crate) struct Datagram {
     /// datagrams since has its marks waiting in the device
     /// ([`crate::ip_marks::PendingMarks`]).
     marks_pending: bool,
+}
+
+impl Datagram {
+    /// A new socket of `protocol`, unbound.
+    pub(crate) fn new(protocol: DatagramProtocol) -> Self {
+        Datagram { protocol, ..Datagram::default() }
+    }
+
+    /// Whose ports it binds in the port table.
+    pub(crate) fn port_protocol(&self) -> Protocol {
+        match self.protocol {
+            DatagramProtocol::Udp => Protocol::Udp,
+            DatagramProtocol::UdpLite => Protocol::UdpLite,
+        }
+    }
 }
 
 /// What one receive got.
@@ -124,8 +142,9 @@ impl Network {
         }
         let endpoint = IpListenEndpoint { addr: (!local.addr.is_unspecified()).then_some(local.addr), port: local.port };
         let owner = self.socket(id)?.owner;
+        let protocol = self.datagram_mut(id)?.protocol;
         let mut opened = Vec::new();
-        for lane in self.lanes_for(local.addr) {
+        for lane in self.datagram_lanes_for(protocol, local.addr) {
             let made = self.charged_udp(owner).and_then(|(mut socket, charge)| match socket.bind(endpoint) {
                 Ok(()) => Ok(self.lanes[lane].add_shared(socket, Some(charge))),
                 Err(_) => {
@@ -159,7 +178,8 @@ impl Network {
     /// `connect` of a datagram socket (`None`: `AF_UNSPEC`, forget the peer).
     pub fn connect_datagram(&mut self, id: SocketId, peer: Option<IpEndpoint>) -> Result<(), Errno> {
         if let Some(peer) = peer {
-            self.lane_to(peer.addr)?;
+            let protocol = self.datagram_mut(id)?.protocol;
+            self.datagram_lane_to(protocol, peer.addr)?;
             self.open_datagram(id)?;
         }
         self.datagram_mut(id)?.peer = peer;
@@ -182,7 +202,8 @@ impl Network {
         if to.port == 0 {
             return Err(Errno::EINVAL);
         }
-        let lane = self.lane_to(to.addr)?;
+        let protocol = self.datagram_mut(id)?.protocol;
+        let lane = self.datagram_lane_to(protocol, to.addr)?;
         self.open_datagram(id)?;
         let handle = self.datagram_mut(id)?.lanes.iter().find(|(l, _)| *l == lane).map(|(_, h)| *h).ok_or(Errno::ENETUNREACH)?;
         if let Some(source) = control.source {
@@ -207,7 +228,8 @@ impl Network {
         }
         // Only a connected socket hears of it, as from an ICMP error.
         let to_peer = self.datagram_mut(id)?.peer == Some(to);
-        if lane == LOOPBACK && to_peer && !self.ports.receives(Protocol::Udp, to.addr, to.port) {
+        let port_protocol = self.datagram_mut(id)?.port_protocol();
+        if interface_index(lane) == 1 && to_peer && !self.ports.receives(port_protocol, to.addr, to.port) {
             self.datagram_mut(id)?.refused = true;
         }
         Ok(data.len())
@@ -233,7 +255,7 @@ impl Network {
                         IpAddress::Ipv4(_) => IpAddress::Ipv4(smoltcp::wire::Ipv4Address::UNSPECIFIED),
                         IpAddress::Ipv6(_) => IpAddress::Ipv6(smoltcp::wire::Ipv6Address::UNSPECIFIED),
                     }),
-                    interface: lane as u32 + 1,
+                    interface: interface_index(lane),
                     marks: HeaderMarks::of_reception(metadata.meta),
                     asked,
                 };

@@ -1,6 +1,7 @@
 //! A lane: one smoltcp interface, its device and the smoltcp sockets that
-//! live on it. Lane 0 is the loopback (127.0.0.1/8, ::1); a NIC adds a lane
-//! with the addresses DHCP gives it.
+//! live on it. Lane 0 is the loopback (127.0.0.1/8, ::1), lane 1 UDP-Lite's
+//! loopback ([`LITE_LOOPBACK`]); a NIC adds a lane with the addresses DHCP
+//! gives it.
 //!
 //! Every TCP connection has a socket set of its own (a [`Connection`]
 //! slot); listening pools, datagram sockets and DHCP share one. smoltcp
@@ -32,6 +33,23 @@ use crate::Errno;
 pub type LaneId = usize;
 /// The loopback lane.
 pub const LOOPBACK: LaneId = 0;
+/// UDP-Lite's loopback: a second loopback interface (the same addresses)
+/// whose UDP sockets are UDP-Lite sockets, so the two protocols' ports
+/// stay apart. Its packets never leave it; it is the loopback interface
+/// (index 1) to programs and is never listed apart.
+pub const LITE_LOOPBACK: LaneId = 1;
+/// The first NIC's lane.
+pub const FIRST_CARD: LaneId = 2;
+
+/// The interface index programs see for `lane` (1 for the loopback, the
+/// cards from 2 on, as Linux numbers them).
+pub fn interface_index(lane: LaneId) -> u32 {
+    if lane < FIRST_CARD {
+        1
+    } else {
+        (lane - FIRST_CARD + 2) as u32
+    }
+}
 
 /// A connection's slot in its lane.
 pub type Slot = usize;

@@ -51,5 +51,5 @@ pub use datagram::Arrival;
 pub use linux_abi::Errno;
 pub use addresses::{Family, SocketAddress};
 pub use stream::BUFFER_BYTES as STREAM_BUFFER_BYTES;
-pub use network::{Network, Options, Readiness, ReceiveOptions, Received, SendControl, Shutdown, SocketId, SocketKind};
+pub use network::{DatagramProtocol, Network, Options, Readiness, ReceiveOptions, Received, SendControl, Shutdown, SocketId, SocketKind};
 pub use smoltcp::wire::{IpAddress, IpEndpoint, Ipv4Address, Ipv6Address};

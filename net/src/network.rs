@@ -13,7 +13,7 @@ use smoltcp::wire::{IpAddress, IpEndpoint};
 use crate::addresses::Family;
 use crate::datagram::Datagram;
 use crate::ip_marks::IpMarks;
-use crate::lanes::{Destination, Lane, LaneId, LOOPBACK};
+use crate::lanes::{interface_index, Destination, Lane, LaneId, FIRST_CARD, LITE_LOOPBACK, LOOPBACK};
 use crate::ports::{Claim, PortTable, Protocol};
 use crate::stream::Stream;
 use crate::accounts::Owner;
@@ -30,13 +30,25 @@ impl SocketId {
     }
 }
 
-/// Stream (TCP) or datagram (UDP).
+/// Stream (TCP) or datagram (UDP, UDP-Lite).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocketKind {
     /// `SOCK_STREAM`.
     Stream,
     /// `SOCK_DGRAM`.
     Datagram,
+}
+
+/// A datagram socket's protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatagramProtocol {
+    /// UDP (`IPPROTO_UDP`).
+    #[default]
+    Udp,
+    /// UDP-Lite (`IPPROTO_UDPLITE`, RFC 3828), over the loopback only and
+    /// with its checksum always covering the whole datagram: UDP's
+    /// behaviour, in a port space of its own.
+    UdpLite,
 }
 
 /// Which direction `shutdown` ends.
@@ -200,7 +212,7 @@ impl Network {
     /// A network with the loopback lane only, at uptime `now` (ns).
     pub fn new(now: u64) -> Network {
         let now = instant(now);
-        Network { lanes: alloc::vec![Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None, listeners_unsettled: true, account: None }
+        Network { lanes: alloc::vec![Lane::loopback(now), Lane::loopback(now)], sockets: Vec::new(), ports: PortTable::new(), lingering: Vec::new(), listeners: Vec::new(), now, ethernet: None, listeners_unsettled: true, account: None }
     }
 
     /// Moves every lane's packets at uptime `now` (ns), then settles the
@@ -310,9 +322,18 @@ impl Network {
     /// A new socket whose buffers `owner` pays for (its listening pool
     /// and the connections it accepts too).
     pub fn open_for(&mut self, family: Family, kind: SocketKind, owner: Owner) -> Result<SocketId, Errno> {
+        self.open_with(family, kind, DatagramProtocol::Udp, owner)
+    }
+
+    /// A new datagram socket of `protocol` whose buffers `owner` pays for.
+    pub fn open_datagram_for(&mut self, family: Family, protocol: DatagramProtocol, owner: Owner) -> Result<SocketId, Errno> {
+        self.open_with(family, SocketKind::Datagram, protocol, owner)
+    }
+
+    fn open_with(&mut self, family: Family, kind: SocketKind, protocol: DatagramProtocol, owner: Owner) -> Result<SocketId, Errno> {
         let body = match kind {
             SocketKind::Stream => Body::Stream(Stream::Idle),
-            SocketKind::Datagram => Body::Datagram(Datagram::default()),
+            SocketKind::Datagram => Body::Datagram(Datagram::new(protocol)),
         };
         let socket = Socket { family, options: Options { v6_only: false, ..Options::default() }, owner, local: None, body };
         if let Some(free) = self.sockets.iter().position(Option::is_none) {
@@ -372,9 +393,9 @@ impl Network {
         if !local.addr.is_unspecified() && !self.lanes.iter().any(|lane| lane.has_address(local.addr)) {
             return Err(Errno::EADDRNOTAVAIL);
         }
-        let protocol = match socket.body {
+        let protocol = match &socket.body {
             Body::Stream(_) => Protocol::Tcp,
-            Body::Datagram(_) => Protocol::Udp,
+            Body::Datagram(datagram) => datagram.port_protocol(),
         };
         let options = socket.options;
         let claim = Claim { owner: id.0, protocol, address: local.addr, v6_only: options.v6_only, reuse_address: options.reuse_address, reuse_port: options.reuse_port };
@@ -420,6 +441,17 @@ impl Network {
         }
     }
 
+    /// The IP protocol number of socket `id` (`SO_PROTOCOL`): 6, 17 or 136.
+    pub fn protocol_number(&self, id: SocketId) -> Result<u8, Errno> {
+        Ok(match &self.socket(id)?.body {
+            Body::Stream(_) => 6,
+            Body::Datagram(datagram) => match datagram.protocol {
+                DatagramProtocol::Udp => 17,
+                DatagramProtocol::UdpLite => 136,
+            },
+        })
+    }
+
     /// The socket's family and kind.
     pub fn describe(&self, id: SocketId) -> Result<(Family, SocketKind), Errno> {
         let socket = self.socket(id)?;
@@ -437,10 +469,10 @@ impl Network {
         self.lanes
             .iter()
             .enumerate()
-            .filter(|(lane, _)| *lane == LOOPBACK || *lane <= CARDS.len())
+            .filter(|(lane, _)| *lane == LOOPBACK || (FIRST_CARD..FIRST_CARD + CARDS.len()).contains(lane))
             .map(|(lane, state)| crate::netlink::InterfaceInfo {
-                index: lane as u32 + 1,
-                name: if lane == LOOPBACK { "lo" } else { CARDS[lane - 1] },
+                index: interface_index(lane),
+                name: if lane == LOOPBACK { "lo" } else { CARDS[lane - FIRST_CARD] },
                 loopback: lane == LOOPBACK,
                 // smoltcp asks only an Ethernet interface for its address.
                 hardware: match state.device.medium() {
@@ -461,7 +493,7 @@ impl Network {
         if address.is_unspecified() || self.lanes[LOOPBACK].reaches(address) {
             return Ok(LOOPBACK);
         }
-        (1..self.lanes.len()).find(|&lane| self.lanes[lane].reaches(address) || self.lanes[lane].iface.ip_addrs().iter().any(|cidr| matches!((cidr.address(), address), (IpAddress::Ipv4(_), IpAddress::Ipv4(_)) | (IpAddress::Ipv6(_), IpAddress::Ipv6(_))))).ok_or(Errno::ENETUNREACH)
+        (FIRST_CARD..self.lanes.len()).find(|&lane| self.lanes[lane].reaches(address) || self.lanes[lane].iface.ip_addrs().iter().any(|cidr| matches!((cidr.address(), address), (IpAddress::Ipv4(_), IpAddress::Ipv4(_)) | (IpAddress::Ipv6(_), IpAddress::Ipv6(_))))).ok_or(Errno::ENETUNREACH)
     }
 
     /// The address packets to `destination` leave from: the first of its
@@ -474,7 +506,25 @@ impl Network {
 
     /// The lanes a socket bound to `address` listens or receives on.
     pub(crate) fn lanes_for(&self, address: IpAddress) -> Vec<LaneId> {
-        (0..self.lanes.len()).filter(|&lane| address.is_unspecified() || self.lanes[lane].has_address(address)).collect()
+        (0..self.lanes.len()).filter(|&lane| lane != LITE_LOOPBACK && (address.is_unspecified() || self.lanes[lane].has_address(address))).collect()
+    }
+
+    /// [`Network::lane_to`] for a datagram socket of `protocol`: UDP-Lite
+    /// reaches the loopback's addresses only (ENETUNREACH past them).
+    pub(crate) fn datagram_lane_to(&self, protocol: DatagramProtocol, address: IpAddress) -> Result<LaneId, Errno> {
+        match protocol {
+            DatagramProtocol::Udp => self.lane_to(address),
+            DatagramProtocol::UdpLite if address.is_unspecified() || self.lanes[LITE_LOOPBACK].reaches(address) => Ok(LITE_LOOPBACK),
+            DatagramProtocol::UdpLite => Err(Errno::ENETUNREACH),
+        }
+    }
+
+    /// [`Network::lanes_for`] for a datagram socket of `protocol`.
+    pub(crate) fn datagram_lanes_for(&self, protocol: DatagramProtocol, address: IpAddress) -> Vec<LaneId> {
+        match protocol {
+            DatagramProtocol::Udp => self.lanes_for(address),
+            DatagramProtocol::UdpLite => [LITE_LOOPBACK].into_iter().filter(|&lane| address.is_unspecified() || self.lanes[lane].has_address(address)).collect(),
+        }
     }
 
     /// Removes from their sets the smoltcp sockets that closed sockets

@@ -22,6 +22,8 @@ pub enum Protocol {
     Tcp,
     /// UDP.
     Udp,
+    /// UDP-Lite (its own ports, UDP's rules).
+    UdpLite,
 }
 
 /// What a socket asks for when it binds.
@@ -121,7 +123,7 @@ fn conflicts(held: &Binding, claim: &Claim) -> bool {
     }
     let both_reuse = other.reuse_address && claim.reuse_address;
     match claim.protocol {
-        Protocol::Udp => !both_reuse,
+        Protocol::Udp | Protocol::UdpLite => !both_reuse,
         Protocol::Tcp => !(both_reuse && !held.listening),
     }
 }

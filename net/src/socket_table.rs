@@ -77,7 +77,9 @@ impl Network {
                         rows.push(TableRow { socket: row.owned.then_some(id), ..row.row });
                     }
                 }
-                (Body::Datagram(datagram), SocketKind::Datagram) => {
+                // UDP-Lite sockets have a table of their own on Linux
+                // (/proc/net/udplite), which Lamina does not list.
+                (Body::Datagram(datagram), SocketKind::Datagram) if datagram.protocol == crate::network::DatagramProtocol::Udp => {
                     let Some(local) = socket.local else { continue };
                     let state = if datagram.peer.is_some() { TCP_ESTABLISHED } else { TCP_CLOSE };
                     rows.push(TableRow { socket: Some(id), local, remote: datagram.peer, state, send_queue: 0, receive_queue: 0 });

@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use caps::Placement;
 use net::addresses::{self, Family, SocketAddress};
-use net::{Arrival, IpEndpoint, Network, Options, SendControl, Shutdown, SocketKind};
+use net::{Arrival, DatagramProtocol, IpEndpoint, Network, Options, SendControl, Shutdown, SocketKind};
 
 use super::files::{drop_descriptor, install_descriptor, signal_broken_pipe, CHUNK};
 use super::inet_control::{self, IPPROTO_IP, IPPROTO_IPV6};
@@ -26,6 +26,9 @@ use super::sockets::{buffer_length, read_timeval, timeval, write_option_value, S
 
 const IPPROTO_TCP: u64 = 6;
 const IPPROTO_UDP: u64 = 17;
+/// UDP-Lite (RFC 3828): UDP's behaviour, in ports of its own, over the
+/// loopback only (`net::DatagramProtocol::UdpLite`).
+const IPPROTO_UDPLITE: u64 = 136;
 /// What `SO_SNDBUF`/`SO_RCVBUF` report (Linux reports twice the buffer).
 const REPORTED_BUFFER: u32 = 2 * net::STREAM_BUFFER_BYTES as u32;
 
@@ -35,15 +38,15 @@ pub fn socket(call: &mut Call<'_>, family: Family) -> CallResult {
     if kind & !(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(Errno::EINVAL);
     }
-    let kind_of_socket = match (kind & 0xf, protocol) {
-        (SOCK_STREAM, 0 | IPPROTO_TCP) => SocketKind::Stream,
-        (SOCK_DGRAM, 0 | IPPROTO_UDP) => SocketKind::Datagram,
+    let socket = match (kind & 0xf, protocol) {
+        (SOCK_STREAM, 0 | IPPROTO_TCP) => InetSocket::open(family, SocketKind::Stream)?,
+        (SOCK_DGRAM, 0 | IPPROTO_UDP) => InetSocket::open_datagram(family, DatagramProtocol::Udp)?,
+        (SOCK_DGRAM, IPPROTO_UDPLITE) => InetSocket::open_datagram(family, DatagramProtocol::UdpLite)?,
         (SOCK_STREAM | SOCK_DGRAM, _) => return Err(Errno::EPROTONOSUPPORT),
         // Raw and packet sockets need privileges the network does not give.
         (3, _) => return Err(Errno::EPROTONOSUPPORT),
         _ => return Err(Errno::EINVAL),
     };
-    let socket = InetSocket::open(family, kind_of_socket)?;
     let status = flags::O_RDWR | if kind & SOCK_NONBLOCK != 0 { flags::O_NONBLOCK } else { 0 };
     let fd = install_descriptor(call, OpenFile::new(Backing::Inet(Arc::new(socket)), status), Placement::LowestFrom(0), kind & SOCK_CLOEXEC != 0)?;
     value(u64::from(fd))
@@ -341,10 +344,7 @@ fn socket_option(socket: &InetSocket, options: &Options, name: u64) -> Option<u3
         15 => u32::from(options.reuse_port),
         18 | 19 => 1,
         30 => u32::from(inet_sockets::look(|network| Ok(network.is_listening(socket.id))).unwrap_or(false)),
-        38 => match socket.kind {
-            SocketKind::Stream => IPPROTO_TCP as u32,
-            SocketKind::Datagram => IPPROTO_UDP as u32,
-        },
+        38 => u32::from(inet_sockets::look(|network| network.protocol_number(socket.id)).ok()?),
         39 => u32::from(socket.family.number()),
         _ => return None,
     })

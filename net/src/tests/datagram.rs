@@ -150,3 +150,68 @@ fn marks_pass_smoltcp_only_through_the_device() {
     assert_eq!(HeaderMarks::read(&short), None);
     assert_eq!(HeaderMarks::read(&[0x15; 40]), None);
 }
+
+/// A fresh IPv4 UDP-Lite socket.
+fn open_lite(network: &mut crate::Network) -> crate::SocketId {
+    network.open_datagram_for(crate::Family::V4, crate::DatagramProtocol::UdpLite, 0).expect("a socket")
+}
+
+#[test]
+fn udp_lite_has_ports_of_its_own() {
+    let mut network = network();
+    let (lite_server, lite_client) = (open_lite(&mut network), open_lite(&mut network));
+    let (udp_server, udp_client) = (open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram));
+    // One port, bound by a socket of each protocol: no conflict.
+    for server in [lite_server, udp_server] {
+        network.bind(server, local(9100)).unwrap();
+        network.bound(server).unwrap();
+    }
+    let another = open_lite(&mut network);
+    assert_eq!(network.bind(another, local(9100)), Err(Errno::EADDRINUSE), "but twice in one protocol");
+    assert_eq!(network.send(lite_client, b"lite", Some(local(9100))), Ok(4));
+    assert_eq!(network.send(udp_client, b"plain udp", Some(local(9100))), Ok(9));
+    settle(&mut network);
+    let mut buffer = [0u8; 16];
+    let received = network.receive(lite_server, &mut buffer, false).unwrap();
+    assert_eq!(&buffer[..received.copied], b"lite");
+    assert_eq!(received.arrival.map(|arrival| arrival.interface), Some(1), "the loopback's index");
+    assert_eq!(received.from.port, network.local_name(lite_client).unwrap().port);
+    assert_eq!(network.receive(lite_server, &mut buffer, false).map(|r| r.copied), Err(Errno::EAGAIN), "UDP's datagram is not UDP-Lite's");
+    assert_eq!(network.receive(udp_server, &mut buffer, false).map(|r| r.copied), Ok(9));
+    assert_eq!(network.receive(udp_server, &mut buffer, false).map(|r| r.copied), Err(Errno::EAGAIN));
+    assert_eq!((network.protocol_number(lite_server), network.protocol_number(udp_server)), (Ok(136), Ok(17)));
+    // Only UDP's sockets are in /proc/net/udp.
+    let rows = network.socket_table(crate::Family::V4, SocketKind::Datagram);
+    assert!(rows.iter().all(|row| row.socket != Some(lite_server)) && rows.iter().any(|row| row.socket == Some(udp_server)));
+}
+
+#[test]
+fn udp_lite_is_refused_by_a_port_only_udp_holds_and_stays_on_the_loopback() {
+    let mut network = network();
+    let (client, udp_holder) = (open_lite(&mut network), open(&mut network, SocketKind::Datagram));
+    network.bind(udp_holder, local(9101)).unwrap();
+    network.bound(udp_holder).unwrap();
+    network.connect_datagram(client, Some(local(9101))).unwrap();
+    network.send(client, b"anyone?", None).unwrap();
+    settle(&mut network);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(client, &mut buffer, false).map(|r| r.copied), Err(Errno::ECONNREFUSED));
+    let far = crate::IpEndpoint::new(crate::IpAddress::Ipv4(crate::Ipv4Address::new(10, 0, 2, 2)), 53);
+    network.add_ethernet([2, 0, 0, 0, 0, 1], 1500);
+    let lonely = open_lite(&mut network);
+    assert_eq!(network.send(lonely, b"x", Some(far)), Err(Errno::ENETUNREACH));
+    assert_eq!(network.interfaces().len(), 2, "UDP-Lite's loopback is not an interface of its own");
+}
+
+#[test]
+fn udp_lite_over_ipv6() {
+    let mut network = network();
+    let server = network.open_datagram_for(crate::Family::V6, crate::DatagramProtocol::UdpLite, 0).unwrap();
+    let client = network.open_datagram_for(crate::Family::V6, crate::DatagramProtocol::UdpLite, 0).unwrap();
+    network.bind(server, local6(9102)).unwrap();
+    network.bound(server).unwrap();
+    assert_eq!(network.send(client, b"six", Some(local6(9102))), Ok(3));
+    settle(&mut network);
+    let mut buffer = [0u8; 8];
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(3));
+}

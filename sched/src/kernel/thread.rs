@@ -28,6 +28,11 @@ pub struct Thread {
     pinned: AtomicBool,
     /// The CPUs it may run on ([`CpuMask`] bits; all ones: every CPU).
     allowed: AtomicU64,
+    /// Uptime (ns) when it last joined a queue: how long it has waited.
+    queued_at: AtomicU64,
+    /// An idle CPU may take it from a busy one (threads made by
+    /// `spawn_placed`: user threads; kernel threads stay where made).
+    balanced: AtomicBool,
     /// The body, taken by the thread's first run.
     pub(crate) start: QueueLock<Option<Box<dyn FnOnce() + Send>>>,
     /// Whether this is a CPU's idle thread (never queued).
@@ -65,6 +70,8 @@ impl Thread {
             home_cpu: AtomicUsize::new(home_cpu),
             pinned: AtomicBool::new(false),
             allowed: AtomicU64::new(CpuMask::ALL.bits()),
+            queued_at: AtomicU64::new(0),
+            balanced: AtomicBool::new(false),
             start: queue_lock(start),
             idle,
             container,
@@ -104,6 +111,25 @@ impl Thread {
     /// time it becomes ready (`make_ready`).
     pub(crate) fn set_allowed(&self, allowed: CpuMask) {
         self.allowed.store(allowed.bits(), Ordering::Release);
+    }
+
+    /// Whether an idle CPU may take it from a busy one.
+    pub fn is_balanced(&self) -> bool {
+        self.balanced.load(Ordering::Relaxed) && !self.is_pinned()
+    }
+
+    pub(crate) fn set_balanced(&self, balanced: bool) {
+        self.balanced.store(balanced, Ordering::Relaxed);
+    }
+
+    /// Uptime (ns) when it last joined a queue.
+    pub(crate) fn queued_at(&self) -> u64 {
+        self.queued_at.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_queued_at(&self, uptime: u64) {
+        // Relaxed: a hint for load balancing, read under the queue's lock.
+        self.queued_at.store(uptime, Ordering::Relaxed);
     }
 
     /// Whether the thread has exited; its container charge is back by then.
