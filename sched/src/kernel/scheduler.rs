@@ -5,8 +5,9 @@
 //! slot. The owner takes threads off its queues, and an idle CPU may take
 //! a movable thread waiting on a busy CPU's ReadyQ; any CPU may add to a
 //! PendQ. Where a new thread starts and whom an idle CPU takes from are
-//! `placement.rs`'s choices. All queue work happens with interrupts off (the queue locks keep
-//! them off), and no queue lock is held across `switch_to`.
+//! `placement.rs`'s choices. All queue work happens with interrupts off
+//! (the queue locks keep them off), and no queue lock is held across
+//! `switch_to`.
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
