@@ -237,6 +237,16 @@ pub fn spawn_placed(allowed: CpuMask, name: &'static str, body: impl FnOnce() + 
     spawn_with(current().container(), cpu, Pinning::Free, allowed, true, name, body)
 }
 
+/// Creates a thread that may run on the CPUs of `allowed`, on this CPU
+/// when it is allowed (else the least loaded allowed one), never taken by
+/// an idle CPU: user threads while placement is off (see
+/// `linux-personality/src/run.rs`).
+pub fn spawn_here_allowed(allowed: CpuMask, name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
+    let here = percpu::current_index();
+    let cpu = if allowed.allows(here) { here } else { place(allowed).ok_or(SpawnError::NoSuchCpu)? };
+    spawn_with(current().container(), cpu, Pinning::Free, allowed, false, name, body)
+}
+
 /// The CPU a new thread allowed on `allowed` should start on: an idle one
 /// if any, else the least loaded (a CPU's load: the thread it runs plus
 /// those queued on it); None when `allowed` has no online CPU.
