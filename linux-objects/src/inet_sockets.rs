@@ -252,14 +252,19 @@ impl InetSocket {
         // Its buffers are charged to the caller's container.
         let owner = owner_of(sched::current().container());
         let id = with(|network| network.open_for(family, kind, owner))?;
-        Ok(InetSocket { id, family, kind, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) })
+        Ok(Self::fresh(id, family, kind))
     }
 
     /// A new datagram socket of `protocol` (UDP or UDP-Lite).
     pub fn open_datagram(family: Family, protocol: net::DatagramProtocol) -> Result<InetSocket, Errno> {
         let owner = owner_of(sched::current().container());
         let id = with(|network| network.open_datagram_for(family, protocol, owner))?;
-        Ok(InetSocket { id, family, kind: SocketKind::Datagram, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) })
+        Ok(Self::fresh(id, family, SocketKind::Datagram))
+    }
+
+    /// The network's new socket `id`, with no timeouts.
+    fn fresh(id: SocketId, family: Family, kind: SocketKind) -> InetSocket {
+        InetSocket { id, family, kind, receive_timeout: TimeoutCell::new(Timeout::Forever), send_timeout: TimeoutCell::new(Timeout::Forever) }
     }
 
     /// The connection `id` this listener accepted: of its family and kind,

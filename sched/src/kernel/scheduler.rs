@@ -388,7 +388,11 @@ pub fn migrate_current(cpu: usize, pin: Pinning) -> Result<(), SpawnError> {
 /// this CPU, else the home's PendQ plus an IPI if the home CPU is idle.
 fn make_ready(thread: Arc<Thread>) {
     let (index, this) = this_cpu();
-    thread.set_queued_at(machine::timer::uptime_nanoseconds());
+    // Only a balanced thread's wait is ever read (`take_waiting_thread`):
+    // the others skip the clock read.
+    if thread.is_balanced() {
+        thread.set_queued_at(machine::timer::uptime_nanoseconds());
+    }
     let mut home = thread.home_cpu();
     let allowed = thread.allowed();
     if !allowed.allows(home) {
