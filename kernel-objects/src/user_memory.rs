@@ -10,33 +10,29 @@
 use alloc::vec::Vec;
 use core::cmp::min;
 
-use vmem::{Access, FaultOutcome, TlbFlush, PAGE_SIZE};
+use vmem::{Access, Fault, FaultOutcome, TlbFlush, PAGE_SIZE};
 
 use crate::address_spaces::{KernelSpace, SpaceMemory};
 use linux_abi::Errno;
 
-/// Flushes that copy-on-write resolution left to carry out (with no lock held).
+/// What a copy's copy-on-write resolution left to do with no lock held:
+/// the flush of one copied page, and whether the copy must be tried again
+/// after it (the copy is mapped read-only until its flush is carried
+/// out, or another flush of the space was still owed: `Fault::Busy`).
 #[derive(Default)]
-pub struct PendingFlush(Option<TlbFlush>);
+pub struct PendingFlush {
+    flush: Option<TlbFlush>,
+    again: bool,
+}
 
 impl PendingFlush {
-    fn add(&mut self, flush: TlbFlush) {
-        match &mut self.0 {
-            Some(pending) => {
-                pending.everything = true;
-                for (word, more) in pending.cpus.0.iter_mut().zip(flush.cpus.0) {
-                    *word |= more;
-                }
-            }
-            None => self.0 = Some(flush),
-        }
-    }
-
-    /// Carries the flush out (call with no spinlock held).
-    pub fn carry_out(self) {
-        if let Some(flush) = self.0 {
+    /// Carries the flush out (call with no spinlock held); whether the
+    /// copy must be tried again.
+    pub fn carry_out(self) -> bool {
+        if let Some(flush) = self.flush {
             crate::address_spaces::carry_out(flush);
         }
+        self.again
     }
 }
 
@@ -61,9 +57,19 @@ fn frame_for(memory: &mut KernelSpace, at: u64, access: Access, flush: &mut Pend
     if let Some(page) = usable(memory) {
         return Ok(page.frame);
     }
-    match memory.handle_fault(at, access) {
-        Ok(FaultOutcome::Copied { flush: copied }) => flush.add(copied),
+    match memory.handle_fault_on(at, access, Some(machine::percpu::current_index())) {
+        // One copy per attempt: its flush is carried out before anything
+        // else of the space is copied (`Fault::Busy` until then).
+        Ok(FaultOutcome::Copied { flush: copied }) => {
+            flush.flush = Some(copied);
+            flush.again = true;
+            return Err(Errno::EAGAIN);
+        }
         Ok(_) => {}
+        Err(Fault::Busy) => {
+            flush.again = true;
+            return Err(Errno::EAGAIN);
+        }
         Err(_) => return Err(Errno::EFAULT),
     }
     usable(memory).map(|page| page.frame).ok_or(Errno::EFAULT)

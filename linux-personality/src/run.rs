@@ -109,14 +109,21 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                 } else {
                     Access::Read
                 };
-                let mut outcome = process.native.with_memory(|memory| memory.handle_fault(address, access));
+                // The CPU is read under the space's lock (interrupts off: no move).
+                let resolve = || process.native.with_memory(|memory| memory.handle_fault_on(address, access, Some(machine::percpu::current_index())));
+                let mut outcome = resolve();
                 // No frame for it: cached file pages go back, and it is tried again.
                 while matches!(outcome, Ok(Err(vmem::Fault::OutOfMemory))) && crate::page_cache::reclaim_for(process.native.container()) > 0 {
-                    outcome = process.native.with_memory(|memory| memory.handle_fault(address, access));
+                    outcome = resolve();
                 }
                 match outcome {
+                    // A copy mapped read-only until this flush is done:
+                    // the access faults once more and takes it over.
                     Ok(Ok(FaultOutcome::Copied { flush })) => carry_out(flush),
                     Ok(Ok(_)) => {}
+                    // Another thread's flush of this space is still being
+                    // carried out: the access is tried again after it.
+                    Ok(Err(vmem::Fault::Busy)) => sched::yield_now(),
                     _ => {
                         // Inside a mapping, the access itself was refused.
                         let mapped = process.native.with_memory(|memory| memory.is_mapped(address & !0xfff)).unwrap_or(false);

@@ -1,7 +1,7 @@
 //! The CPUs that have run an address space, and the TLB flush an operation
 //! asks the kernel to carry out on exactly those CPUs.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 
 /// Up to 256 CPUs by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,10 +37,31 @@ impl RanOn {
     }
 }
 
+/// How many flushes a space handed out that are not yet carried out;
+/// shared by the space and each such flush, which pays its part when it
+/// is dropped (after the kernel carried it out). While any is owed, stale
+/// translations may still let another CPU write a page the space no
+/// longer maps that way: the space copies no copy-on-write page and
+/// frees no frame it let go until the count is back to zero.
+#[derive(Debug, Default)]
+pub(crate) struct FlushesOwed(AtomicU32);
+
+impl FlushesOwed {
+    /// Whether every flush handed out has been carried out.
+    pub(crate) fn all_paid(&self) -> bool {
+        // Acquire: pairs with the Release of the drop that paid the last
+        // one, which the kernel does after the flush is acknowledged.
+        self.0.load(Ordering::Acquire) == 0
+    }
+}
+
 /// Translations the kernel must invalidate, and where: the pages
 /// `[start, start + pages * 4096)` (or everything, when `everything`) on
 /// every CPU of `cpus`. Empty when nothing was taken away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// A flush a space hands out for a change it made is owed to that space
+/// until dropped: drop it only once it is carried out.
+#[derive(Debug, Default)]
 #[must_use = "stale translations stay usable on other CPUs until the flush is carried out"]
 pub struct TlbFlush {
     /// First page.
@@ -51,12 +72,47 @@ pub struct TlbFlush {
     pub everything: bool,
     /// The CPUs that have run the space.
     pub cpus: CpuSet,
+    /// The space's count this flush is part of (none: not owed).
+    owed: Option<Arc<FlushesOwed>>,
+}
+
+impl PartialEq for TlbFlush {
+    /// The same translations on the same CPUs (whether owed is not compared).
+    fn eq(&self, other: &Self) -> bool {
+        (self.start, self.pages, self.everything, self.cpus) == (other.start, other.pages, other.everything, other.cpus)
+    }
+}
+
+impl Eq for TlbFlush {}
+
+impl Drop for TlbFlush {
+    fn drop(&mut self) {
+        if let Some(owed) = self.owed.take() {
+            // Release: what the flush made safe happens before the space
+            // sees the count at zero.
+            owed.0.fetch_sub(1, Ordering::Release);
+        }
+    }
 }
 
 impl TlbFlush {
+    /// A flush of `cpus`, nothing in it yet.
+    pub(crate) fn on(cpus: CpuSet) -> Self {
+        Self { start: 0, pages: 0, everything: false, cpus, owed: None }
+    }
+
     /// Whether there is nothing to flush.
     pub fn is_empty(&self) -> bool {
         !self.everything && self.pages == 0
+    }
+
+    /// Makes the flush (when not empty) one `owed` counts until dropped.
+    pub(crate) fn owed_to(mut self, owed: &Arc<FlushesOwed>) -> Self {
+        if !self.is_empty() && self.owed.is_none() {
+            owed.0.fetch_add(1, Ordering::Relaxed);
+            self.owed = Some(owed.clone());
+        }
+        self
     }
 
     /// Adds page `address` to the flush (widening the range).

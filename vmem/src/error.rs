@@ -30,4 +30,8 @@ pub enum Fault {
     /// Resolving it needs a frame and none is left (the faulting process
     /// gets SIGBUS / is killed, as Linux's OOM path would).
     OutOfMemory,
+    /// A copy-on-write page cannot be copied or taken over yet: a flush
+    /// this space handed out is still being carried out. Try again once
+    /// it is (the access itself was allowed).
+    Busy,
 }

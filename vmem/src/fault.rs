@@ -14,11 +14,14 @@ pub enum Access {
 }
 
 /// How a fault was resolved; the access can be retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum FaultOutcome {
     /// A zeroed frame was mapped in a demand-zero region.
     DemandZero,
-    /// A copy-on-write page was copied into a fresh frame.
+    /// A copy-on-write page was copied into a fresh frame: mapped
+    /// writable when only the faulting CPU ever ran the space, else
+    /// read-only until `flush` is carried out (the access then faults once
+    /// more and takes the copy over).
     Copied {
         /// Where the old translation may still be cached.
         flush: TlbFlush,

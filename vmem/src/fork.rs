@@ -42,7 +42,8 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             }
             Ok(())
         });
-        let flush = TlbFlush { everything: true, cpus: self.ran_on(), ..TlbFlush::default() };
-        Ok((child, flush))
+        let mut flush = self.flush();
+        flush.everything = true;
+        Ok((child, self.owe(flush)))
     }
 }

@@ -62,3 +62,38 @@ fn three_owners_leaving_free_once_and_never_underflow() {
         assert_eq!(table.owners(FRAME), 0);
     });
 }
+
+/// The owed-flush count: a space that sees every flush paid also sees
+/// everything the payer did before paying (the flush carried out), under
+/// every interleaving; and two flushes paid at once from two CPUs leave the
+/// count at zero, never below.
+#[test]
+fn a_paid_flush_is_seen_only_after_what_came_before_it() {
+    use crate::cpu_set::{FlushesOwed, TlbFlush};
+    use crate::sync::{AtomicU64, Ordering};
+    loom::model(|| {
+        let owed = Arc::new(FlushesOwed::default());
+        let carried_out = Arc::new(AtomicU64::new(0));
+        let mut first = TlbFlush::default();
+        first.pages = 1;
+        let mut second = TlbFlush::default();
+        second.everything = true;
+        let (first, second) = (first.owed_to(&owed), second.owed_to(&owed));
+        assert!(!owed.all_paid());
+        let (mark_one, mark_two) = (carried_out.clone(), carried_out.clone());
+        let one = thread::spawn(move || {
+            mark_one.fetch_add(1, Ordering::Relaxed);
+            drop(first);
+        });
+        let two = thread::spawn(move || {
+            mark_two.fetch_add(1, Ordering::Relaxed);
+            drop(second);
+        });
+        if owed.all_paid() {
+            assert_eq!(carried_out.load(Ordering::Relaxed), 2, "paid before carried out");
+        }
+        one.join().expect("one");
+        two.join().expect("two");
+        assert!(owed.all_paid());
+    });
+}

@@ -5,7 +5,8 @@
 
 use alloc::vec::Vec;
 
-use crate::cpu_set::RanOn;
+use crate::cpu_set::{FlushesOwed, RanOn};
+use crate::sync::Arc;
 use crate::table_walk::{Step, TableWalk};
 use crate::entry::{self, COPY_ON_WRITE, NO_EXECUTE, WRITABLE};
 use crate::{Access, CpuSet, Fault, FaultOutcome, FrameMemory, FrameSource, FreshFrame, LeaveOutcome, SharedFrame, OwnerTable, Rights, TlbFlush, VmError, PAGE_SIZE};
@@ -47,6 +48,12 @@ pub struct AddressSpace<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> {
     pub(crate) ran_on: RanOn,
     /// Page-table frames in use, the root included.
     pub(crate) table_frames: u64,
+    /// Flushes handed out and not yet carried out (see [`FlushesOwed`]).
+    pub(crate) owed: Arc<FlushesOwed>,
+    /// Frames let go while flushes were owed: another CPU may still reach
+    /// them through a stale translation, so they leave the owner set only
+    /// once every owed flush is carried out ([`Self::settle`]).
+    pub(crate) limbo: Vec<u64>,
 }
 
 /// Checks that `[start, start + length)` is a non-empty page-aligned range
@@ -74,7 +81,17 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                 return Err(VmError::OutOfMemory);
             }
         };
-        Ok(Self { memory, frames, owners, root, regions: Vec::new(), ran_on: RanOn::default(), table_frames: 1 })
+        Ok(Self {
+            memory,
+            frames,
+            owners,
+            root,
+            regions: Vec::new(),
+            ran_on: RanOn::default(),
+            table_frames: 1,
+            owed: Arc::new(FlushesOwed::default()),
+            limbo: Vec::new(),
+        })
     }
 
     /// The space's tables and pages (for copies to and from user memory).
@@ -117,8 +134,35 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         self.table_frames
     }
 
-    fn flush(&self) -> TlbFlush {
-        TlbFlush { cpus: self.ran_on(), ..TlbFlush::default() }
+    /// An empty flush of the CPUs that ran the space.
+    pub(crate) fn flush(&self) -> TlbFlush {
+        TlbFlush::on(self.ran_on())
+    }
+
+    /// `flush`, owed to this space until dropped (when not empty).
+    pub(crate) fn owe(&self, flush: TlbFlush) -> TlbFlush {
+        flush.owed_to(&self.owed)
+    }
+
+    /// Whether a flush this space handed out is still to be carried out.
+    pub fn flush_owed(&self) -> bool {
+        !self.owed.all_paid()
+    }
+
+    /// Lets go of the frames in limbo once no flush is owed (cheap when
+    /// there are none; every changing operation calls it first).
+    pub fn settle(&mut self) {
+        if !self.limbo.is_empty() && self.owed.all_paid() {
+            for frame in core::mem::take(&mut self.limbo) {
+                self.let_go(frame);
+            }
+        }
+    }
+
+    /// Room in limbo for `frames` more, so that an operation that lets go
+    /// of frames cannot fail half-way.
+    fn reserve_limbo(&mut self, frames: usize) -> Result<(), VmError> {
+        self.limbo.try_reserve(frames).map_err(|_| VmError::OutOfMemory)
     }
 
     /// The leaf table and index for `address`, creating missing tables
@@ -302,8 +346,16 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
 
     /// Removes every mapping and region in `[start, start + length)`,
     /// freeing frames whose last owner this space was.
+    /// The frames go to limbo (freed once the flush is carried out), so
+    /// that no CPU can write a frame after it is reused.
     pub fn unmap(&mut self, start: u64, length: u64) -> Result<TlbFlush, VmError> {
         let range = user_range(start, length)?;
+        self.settle();
+        let mut held = 0;
+        for address in range.clone().step_by(PAGE_SIZE as usize) {
+            held += usize::from(entry::holds_frame(self.leaf_entry(address)));
+        }
+        self.reserve_limbo(held)?;
         self.reshape_regions(range.clone(), None)?;
         let mut flush = self.flush();
         for address in range.step_by(PAGE_SIZE as usize) {
@@ -311,13 +363,25 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             let current = self.memory.read_word(table, index);
             if entry::holds_frame(current) {
                 self.memory.write_word(table, index, 0);
-                self.let_go(entry::frame(current));
                 if entry::is_present(current) {
                     flush.add_page(address);
+                    self.limbo.push(entry::frame(current));
+                } else {
+                    // Never reachable through a translation: free at once.
+                    self.let_go(entry::frame(current));
                 }
             }
         }
-        Ok(flush)
+        self.settle_now_if_unseen(&flush);
+        Ok(self.owe(flush))
+    }
+
+    /// When `flush` reaches no CPU (the space never ran), nothing can
+    /// reach the frames in limbo: they go at once.
+    fn settle_now_if_unseen(&mut self, flush: &TlbFlush) {
+        if flush.cpus.is_empty() {
+            self.settle();
+        }
     }
 
     /// Moves the pages and regions of `[from, from + length)` to `to`: each
@@ -369,7 +433,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                 flush.add_page(from + offset);
             }
         }
-        Ok(flush)
+        Ok(self.owe(flush))
     }
 
     /// Leaves the owner set of `frame`, freeing it if this was the last owner.
@@ -414,7 +478,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                 flush.add_page(address);
             }
         }
-        Ok(flush)
+        Ok(self.owe(flush))
     }
 
     /// The mapping at `address`, if a page is mapped there.
@@ -440,14 +504,30 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     /// Decides a page fault at `address`: maps a zeroed frame in a
     /// demand-zero region, copies or takes over a copy-on-write page, or
     /// says the access is not allowed.
+    /// The CPU that faulted is not known: a copied page is mapped
+    /// read-only until its flush is carried out (see [`Self::handle_fault_on`]).
     pub fn handle_fault(&mut self, address: u64, access: Access) -> Result<FaultOutcome, Fault> {
+        self.handle_fault_on(address, access, None)
+    }
+
+    /// As [`Self::handle_fault`], for a fault on CPU `cpu`. A copy-on-write
+    /// page is copied or taken over only while no flush is owed
+    /// (`Fault::Busy` otherwise: carry the flushes out, then try again):
+    /// until then another CPU may still write the old frame through a
+    /// stale translation, and the write would be lost. A copy is mapped
+    /// writable at once only when no CPU but `cpu` ever ran the space;
+    /// else read-only until its flush is carried out (the access faults
+    /// once more and takes the copy over), so that no CPU writes the new
+    /// frame while another still reads the old one.
+    pub fn handle_fault_on(&mut self, address: u64, access: Access, cpu: Option<usize>) -> Result<FaultOutcome, Fault> {
+        self.settle();
         if address >= USER_END {
             return Err(Fault::Segmentation);
         }
         let page = address & !(PAGE_SIZE - 1);
         let current = self.leaf_entry(page);
         if entry::is_present(current) {
-            return self.fault_on_present(page, current, access);
+            return self.fault_on_present(page, current, access, cpu);
         }
         if entry::holds_frame(current) {
             return Err(Fault::Segmentation);
@@ -476,18 +556,21 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         }
     }
 
-    fn fault_on_present(&mut self, page: u64, current: u64, access: Access) -> Result<FaultOutcome, Fault> {
+    fn fault_on_present(&mut self, page: u64, current: u64, access: Access, cpu: Option<usize>) -> Result<FaultOutcome, Fault> {
         match access {
             Access::Read => Ok(FaultOutcome::Spurious),
             Access::Execute if current & NO_EXECUTE == 0 => Ok(FaultOutcome::Spurious),
             Access::Execute => Err(Fault::Segmentation),
             Access::Write if current & WRITABLE != 0 => Ok(FaultOutcome::Spurious),
             Access::Write if !entry::is_copy_on_write(current) => Err(Fault::Segmentation),
-            Access::Write => self.break_copy_on_write(page, current),
+            Access::Write => self.break_copy_on_write(page, current, cpu),
         }
     }
 
-    fn break_copy_on_write(&mut self, page: u64, current: u64) -> Result<FaultOutcome, Fault> {
+    fn break_copy_on_write(&mut self, page: u64, current: u64, cpu: Option<usize>) -> Result<FaultOutcome, Fault> {
+        if self.flush_owed() {
+            return Err(Fault::Busy);
+        }
         let old = entry::frame(current);
         let (table, index) = self.leaf_slot(page, false).ok().flatten().ok_or(Fault::Segmentation)?;
         let writable = (current | WRITABLE) & !COPY_ON_WRITE;
@@ -495,20 +578,24 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             self.memory.write_word(table, index, writable);
             return Ok(FaultOutcome::TookOver);
         }
+        self.reserve_limbo(1).map_err(|_| Fault::OutOfMemory)?;
         let fresh = self.take_frame().ok_or(Fault::OutOfMemory)?;
         if !self.memory.copy_page(table, index, fresh) || self.owners.join(fresh).is_err() {
             self.give_back(fresh);
             return Err(Fault::OutOfMemory);
         }
-        if !self.memory.write_word(table, index, (writable & !entry::ADDRESS_MASK) | fresh) {
+        let mut flush = self.flush();
+        let only_here = cpu.is_some_and(|cpu| (0..256).all(|other| other == cpu || !flush.cpus.contains(other)));
+        let mapped = if only_here { writable } else { current };
+        if !self.memory.write_word(table, index, (mapped & !entry::ADDRESS_MASK) | fresh) {
             self.owners.leave(fresh);
             self.give_back(fresh);
             return Err(Fault::OutOfMemory);
         }
-        self.let_go(old);
-        let mut flush = self.flush();
+        self.limbo.push(old);
         flush.add_page(page);
-        Ok(FaultOutcome::Copied { flush })
+        self.settle_now_if_unseen(&flush);
+        Ok(FaultOutcome::Copied { flush: self.owe(flush) })
     }
 
     /// Unmaps everything, frees every frame this space was the last owner
@@ -518,11 +605,16 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     /// are reused.
     pub fn destroy(mut self) -> TlbFlush {
         self.release_everything();
-        TlbFlush { everything: true, ..self.flush() }
+        let mut flush = self.flush();
+        flush.everything = true;
+        flush
     }
 
     /// Frees all user pages and tables of the lower half, and the root.
     pub(crate) fn release_everything(&mut self) {
+        for frame in core::mem::take(&mut self.limbo) {
+            self.let_go(frame);
+        }
         let mut walk = TableWalk::new(self.root);
         while let Some(step) = walk.next(&self.memory) {
             match step {

@@ -85,9 +85,20 @@ impl NativeProcess {
     }
 
     /// Runs `operation` on the process's address space under its lock
-    /// (ESRCH once the process is destroyed).
+    /// (ESRCH once the process is destroyed). Frames an earlier change let
+    /// go are freed first if its flush is done (`vmem`'s limbo).
     pub fn with_memory<R>(&self, operation: impl FnOnce(&mut KernelSpace) -> R) -> Result<R, Errno> {
-        self.memory.lock().as_mut().map(operation).ok_or(Errno::ESRCH)
+        self.memory.lock().as_mut().map(|memory| {
+            memory.settle();
+            operation(memory)
+        }).ok_or(Errno::ESRCH)
+    }
+
+    /// Carries out `flush`, which a change of this process's memory
+    /// handed out, then frees the frames that change let go.
+    pub fn carry_out(&self, flush: vmem::TlbFlush) {
+        carry_out(flush);
+        let _ = self.with_memory(|_| ());
     }
 
     /// Marks the process's space as run on this CPU and returns its tables

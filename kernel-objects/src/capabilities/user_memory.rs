@@ -4,8 +4,9 @@
 //! `crate::user_memory` (every address checked against the process's page
 //! tables: EFAULT, never a kernel fault). Each copy holds the process's
 //! address-space lock only for itself and carries out the TLB flushes its
-//! copy-on-write resolution left after releasing it — the one place that
-//! sequence is written.
+//! copy-on-write resolution left after releasing it, then tries again when
+//! the resolution asks (a copied page, or another thread's flush still
+//! being carried out) — the one place that sequence is written.
 
 use alloc::vec::Vec;
 
@@ -26,7 +27,7 @@ impl<'a> UserMemory<'a> {
 
     /// Copies `buffer.len()` bytes in from `address`.
     pub fn read(&self, address: u64, buffer: &mut [u8]) -> Result<(), Errno> {
-        self.copy(|memory, flush| read_user(memory, address, buffer, flush))
+        self.copy(|memory, flush| read_user(memory, address, &mut *buffer, flush))
     }
 
     /// Copies `bytes` out to `address`.
@@ -49,8 +50,8 @@ impl<'a> UserMemory<'a> {
 
     /// Atomically replaces the aligned `u32` at `address` with
     /// `change(old)` when it gives `Some`; the value found.
-    pub fn update_u32(&self, address: u64, change: impl FnMut(u32) -> Option<u32>) -> Result<u32, Errno> {
-        self.copy(|memory, flush| update_user_u32(memory, address, change, flush))
+    pub fn update_u32(&self, address: u64, mut change: impl FnMut(u32) -> Option<u32>) -> Result<u32, Errno> {
+        self.copy(|memory, flush| update_user_u32(memory, address, &mut change, flush))
     }
 
     /// For futexes: where the word at `address` lives when its page is
@@ -59,10 +60,14 @@ impl<'a> UserMemory<'a> {
         self.copy(|memory, flush| shared_location(memory, address, flush))
     }
 
-    fn copy<R>(&self, operation: impl FnOnce(&mut crate::address_spaces::KernelSpace, &mut PendingFlush) -> Result<R, Errno>) -> Result<R, Errno> {
-        let mut flush = PendingFlush::default();
-        let result = self.process.with_memory(|memory| operation(memory, &mut flush));
-        flush.carry_out();
-        result?
+    fn copy<R>(&self, mut operation: impl FnMut(&mut crate::address_spaces::KernelSpace, &mut PendingFlush) -> Result<R, Errno>) -> Result<R, Errno> {
+        loop {
+            let mut flush = PendingFlush::default();
+            let result = self.process.with_memory(|memory| operation(memory, &mut flush));
+            if !flush.carry_out() {
+                return result?;
+            }
+            sched::yield_now();
+        }
     }
 }

@@ -302,7 +302,7 @@ pub fn munmap(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let flush = call.process.native.with_memory(|memory| memory.unmap(address, length.next_multiple_of(PAGE_SIZE)))?.map_err(Errno::from)?;
-    carry_out(flush);
+    call.process.native.carry_out(flush);
     value(0)
 }
 

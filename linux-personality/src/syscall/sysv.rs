@@ -110,7 +110,7 @@ pub fn shmdt(call: &mut Call<'_>) -> CallResult {
         (id, length)
     };
     let flush = call.process.native.with_memory(|memory| memory.unmap(address, length))?;
-    carry_out(flush.map_err(Errno::from)?);
+    call.process.native.carry_out(flush.map_err(Errno::from)?);
     detached(id, call.pid());
     value(0)
 }

@@ -72,6 +72,11 @@ fn copy_on_write_parent_and_child_see_only_their_own_writes() {
     parent.activate_on(3);
     let (mut child, flush) = parent.fork(world.frames.clone()).unwrap();
     assert!(flush.everything && flush.cpus.contains(3) && !flush.cpus.contains(0));
+    // Until the kernel carries the fork's flush out, the parent copies nothing.
+    assert!(parent.flush_owed());
+    assert_eq!(parent.handle_fault(BASE, Access::Write), Err(Fault::Busy));
+    drop(flush);
+    assert!(!parent.flush_owed());
     let shared = parent.translate(BASE).unwrap().frame;
     assert_eq!(child.translate(BASE).unwrap().frame, shared);
     assert_eq!(world.owners.owners(shared), 2);
@@ -256,5 +261,86 @@ fn the_table_walk_visits_every_page_once_in_address_order_and_destroy_frees_ever
     .unwrap();
     assert_eq!(seen, addresses);
     let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn a_copy_seen_by_other_cpus_is_read_only_until_its_flush_is_carried_out() {
+    let world = World::new();
+    let mut parent = world.space();
+    parent.add_demand_zero(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    user_access(&mut parent, BASE, Access::Write, Some(5)).unwrap();
+    parent.activate_on(0);
+    parent.activate_on(1);
+    let (mut child, flush) = parent.fork(world.frames.clone()).unwrap();
+    drop(flush);
+    let old = parent.translate(BASE).unwrap().frame;
+    let Ok(FaultOutcome::Copied { flush }) = parent.handle_fault_on(BASE, Access::Write, Some(0)) else { panic!("not copied") };
+    let copy = parent.translate(BASE).unwrap();
+    assert_ne!(copy.frame, old);
+    assert!(copy.copy_on_write, "CPU 1 may still read the old frame: the copy must not be writable yet");
+    assert_eq!(world.memory.read_word(copy.frame, 0), 5);
+    // The old frame stays owned by the parent (in limbo) until the flush is
+    // carried out: the child must copy too, not take it over.
+    assert_eq!(world.owners.owners(old), 2);
+    assert_eq!(parent.handle_fault_on(BASE, Access::Write, Some(1)), Err(Fault::Busy));
+    drop(flush);
+    assert_eq!(parent.handle_fault_on(BASE, Access::Write, Some(1)), Ok(FaultOutcome::TookOver));
+    assert_eq!(world.owners.owners(old), 1, "settled: the parent let go of the old frame");
+    assert_eq!(user_access(&mut child, BASE, Access::Write, Some(6)), Ok(6));
+    assert_eq!(child.translate(BASE).unwrap().frame, old, "the child took its sole frame over");
+    assert_eq!(user_access(&mut parent, BASE, Access::Read, None), Ok(5));
+    let _ = child.destroy();
+    let _ = parent.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn a_copy_on_the_only_cpu_that_ran_the_space_is_writable_at_once() {
+    let world = World::new();
+    let mut parent = world.space();
+    parent.add_demand_zero(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    user_access(&mut parent, BASE, Access::Write, Some(5)).unwrap();
+    parent.activate_on(2);
+    let (child, flush) = parent.fork(world.frames.clone()).unwrap();
+    drop(flush);
+    let Ok(FaultOutcome::Copied { flush }) = parent.handle_fault_on(BASE, Access::Write, Some(2)) else { panic!("not copied") };
+    assert!(!parent.translate(BASE).unwrap().copy_on_write);
+    drop(flush);
+    let _ = child.destroy();
+    let _ = parent.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn unmapped_frames_are_freed_only_after_the_flush_is_carried_out() {
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, 2 * PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    user_access(&mut space, BASE, Access::Write, Some(9)).unwrap();
+    space.activate_on(1);
+    let frame = space.translate(BASE).unwrap().frame;
+    let flush = space.unmap(BASE, 2 * PAGE_SIZE).unwrap();
+    assert_eq!((flush.start, flush.pages), (BASE, 1));
+    assert_eq!(world.owners.owners(frame), 1, "another CPU may still write it: not freed yet");
+    space.settle();
+    assert_eq!(world.owners.owners(frame), 1, "settling waits for the flush");
+    drop(flush);
+    space.settle();
+    assert_eq!(world.owners.owners(frame), 0);
+    let _ = space.destroy();
+    assert!(world.all_free());
+}
+
+#[test]
+fn a_space_destroyed_with_frames_in_limbo_frees_them() {
+    let world = World::new();
+    let mut space = world.space();
+    space.add_demand_zero(BASE, PAGE_SIZE, Rights::READ_WRITE).unwrap();
+    user_access(&mut space, BASE, Access::Write, Some(9)).unwrap();
+    space.activate_on(1);
+    let flush = space.unmap(BASE, PAGE_SIZE).unwrap();
+    let _ = space.destroy();
+    drop(flush);
     assert!(world.all_free());
 }

@@ -62,9 +62,10 @@ impl World {
 
 /// A user access of the first word of the page at `address`, as the MMU
 /// does it: allowed by the entry, or a fault the space resolves, then a
-/// retry. Returns the word read or written.
+/// retry (a copy mapped read-only until its flush is carried out — here
+/// at once — takes a second fault). Returns the word read or written.
 pub fn user_access(space: &mut Space<'_>, address: u64, access: Access, value: Option<u64>) -> Result<u64, Fault> {
-    for _ in 0..2 {
+    for _ in 0..3 {
         if let Some(translation) = space.translate(address) {
             let hardware_allows = match access {
                 Access::Read => true,
