@@ -28,15 +28,12 @@ pub fn start(process: Arc<Process>, context: UserContext) -> Result<(), Errno> {
 
 /// Starts user thread `tid` of `process` from `context`; `clear_tid`: the
 /// address zeroed and futex-woken when it ends (`CLONE_CHILD_CLEARTID`).
-/// It starts on this CPU when its affinity (recorded before) allows it.
-/// Placement on the least loaded CPU (`sched::spawn_placed`) is off: the
-/// fresh-clone run of eeeb36b, with it on, saw CPython abort with glibc's
-/// "munmap_chunk(): invalid pointer" in test_threading — a multi-CPU
-/// memory bug in a threaded process, not yet found (issue 15).
+/// It starts on the least loaded CPU its affinity (recorded before)
+/// allows, and an idle CPU may take it later (`sched::spawn_placed`).
 pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear_tid: u64) -> Result<(), Errno> {
     let allowed = process.state().affinity_of(tid).map_or(CpuMask::ALL, CpuMask::from_bits);
     let runner = process.clone();
-    let thread = sched::spawn_here_allowed(allowed, "user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
+    let thread = sched::spawn_placed(allowed, "user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
     if let Err(errno) = process.add_thread(tid, thread) {
         process.begin_group_exit(exited(127));
         return Err(errno);

@@ -239,8 +239,8 @@ pub fn spawn_placed(allowed: CpuMask, name: &'static str, body: impl FnOnce() + 
 
 /// Creates a thread that may run on the CPUs of `allowed`, on this CPU
 /// when it is allowed (else the least loaded allowed one), never taken by
-/// an idle CPU: user threads while placement is off (see
-/// `linux-personality/src/run.rs`).
+/// an idle CPU (how user threads started while placement was off; kept
+/// for threads that should stay with their creator).
 pub fn spawn_here_allowed(allowed: CpuMask, name: &'static str, body: impl FnOnce() + Send + 'static) -> Result<Arc<Thread>, SpawnError> {
     let here = percpu::current_index();
     let cpu = if allowed.allows(here) { here } else { place(allowed).ok_or(SpawnError::NoSuchCpu)? };
