@@ -30,6 +30,7 @@ extern crate std;
 mod arena;
 mod audit;
 mod database;
+pub mod distributed;
 mod error;
 mod exchange;
 mod ids;
