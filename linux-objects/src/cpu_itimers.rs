@@ -71,10 +71,14 @@ pub fn get(process: &Process, kind: CpuTimerKind) -> (u64, u64) {
 /// Sends the signal of each armed timer that has expired (these two and
 /// the POSIX timers on CPU clocks). Cheap when none is armed (one relaxed
 /// load).
+#[inline]
 pub fn check(process: &alloc::sync::Arc<Process>) {
-    if !process.cpu_timers_armed.load(Ordering::Relaxed) {
-        return;
+    if process.cpu_timers_armed.load(Ordering::Relaxed) {
+        check_armed(process);
     }
+}
+
+fn check_armed(process: &alloc::sync::Arc<Process>) {
     let times = process.cpu_times();
     let mut due = [false; 2];
     let verdict = {

@@ -11,7 +11,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use spinlock::kernel::{KernelTicketLock, IrqOff, PerCpuLevels};
 use spinlock::{Level, SpinLockGuard, TicketLock};
@@ -170,15 +170,19 @@ pub struct Process {
     /// on signals and to count: the last one out ends the process.
     threads: KernelTicketLock<Vec<(Pid, Arc<sched::Thread>)>>,
     /// Set by `exit_group` (or a fatal signal): the wait status every
-    /// thread leaves with.
-    group_exit: KernelTicketLock<Option<u32>>,
+    /// thread leaves with ([`NOBODY`] until then; the first one counts).
+    /// One word each, read on every system call: atomics, not locks.
+    group_exit: AtomicU64,
     /// Set while thread `tid` runs `execve`: every other thread leaves (as
-    /// Linux's `de_thread`), the process goes on.
-    exec_by: KernelTicketLock<Option<Pid>>,
+    /// Linux's `de_thread`), the process goes on ([`NOBODY`]: none).
+    exec_by: AtomicU64,
     /// Whether a CPU interval timer is armed (`crate::cpu_itimers` checks
     /// them only then).
     pub cpu_timers_armed: AtomicBool,
 }
+
+/// The value of `group_exit` and `exec_by` while not set.
+const NOBODY: u64 = u64::MAX;
 
 static TABLE: KernelTicketLock<Vec<Arc<Process>>> = KernelTicketLock::new(TABLE_LEVEL, Vec::new());
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
@@ -197,8 +201,8 @@ impl Process {
             state: KernelTicketLock::new(STATE_LEVEL, state),
             events: Condvar::new(),
             threads: KernelTicketLock::new(TABLE_LEVEL, Vec::new()),
-            group_exit: KernelTicketLock::new(TABLE_LEVEL, None),
-            exec_by: KernelTicketLock::new(TABLE_LEVEL, None),
+            group_exit: AtomicU64::new(NOBODY),
+            exec_by: AtomicU64::new(NOBODY),
             cpu_timers_armed: AtomicBool::new(cpu_limited),
         });
         table.push(process.clone());
@@ -213,7 +217,7 @@ impl Process {
     /// Thread `tid` waits on the process's event condition until `ready`
     /// holds or a signal it does not block is pending; returns the guard.
     pub fn wait_for<'a>(&'a self, mut guard: StateGuard<'a>, tid: Pid, ready: impl Fn(&ProcessState) -> bool) -> StateGuard<'a> {
-        while !ready(&guard) && !guard.signals.deliverable(tid) && self.group_exit().is_none() && self.exec_by.lock().is_none() {
+        while !ready(&guard) && !guard.signals.deliverable(tid) && self.group_exit().is_none() && self.exec_by.load(Ordering::Acquire) == NOBODY {
             guard = self.events.wait(guard, &self.state);
         }
         guard
@@ -289,19 +293,24 @@ impl Process {
 
     /// Starts a group exit with `status` (the first one counts).
     pub fn begin_group_exit(&self, status: u32) {
-        self.group_exit.lock().get_or_insert(status);
+        // AcqRel: later readers see what the exiting thread did before.
+        let _ = self.group_exit.compare_exchange(NOBODY, u64::from(status), Ordering::AcqRel, Ordering::Acquire);
         self.notify();
     }
 
     /// The status of a group exit under way.
+    #[inline]
     pub fn group_exit(&self) -> Option<u32> {
-        *self.group_exit.lock()
+        let status = self.group_exit.load(Ordering::Acquire);
+        (status != NOBODY).then_some(status as u32)
     }
 
     /// Whether thread `tid` must leave because another thread runs
     /// `execve`.
+    #[inline]
     pub fn must_leave_for_exec(&self, tid: Pid) -> bool {
-        self.exec_by.lock().is_some_and(|execing| execing != tid)
+        let execing = self.exec_by.load(Ordering::Acquire);
+        execing != NOBODY && execing != u64::from(tid)
     }
 
     /// Makes every thread but `tid` leave and waits until they have; then
@@ -309,14 +318,14 @@ impl Process {
     /// own (the thread group leader's, as on Linux). Fails (ESRCH) if the
     /// process is ending meanwhile.
     pub fn become_single_threaded(&self, tid: Pid) -> Result<(), Errno> {
-        *self.exec_by.lock() = Some(tid);
+        self.exec_by.store(u64::from(tid), Ordering::Release);
         self.notify();
         let alone = || self.threads.lock().len() <= 1 || self.group_exit().is_some();
         while !alone() {
             let soon = machine::timer::uptime_nanoseconds().saturating_add(1_000_000);
             sched::sleep_until(soon, alone);
         }
-        *self.exec_by.lock() = None;
+        self.exec_by.store(NOBODY, Ordering::Release);
         if self.group_exit().is_some() {
             return Err(Errno::ESRCH);
         }

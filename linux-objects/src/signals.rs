@@ -352,6 +352,16 @@ impl SignalState {
         }
     }
 
+    /// Whether signal delivery has nothing to do for thread `tid`: no
+    /// signal it does not block is pending and no `rt_sigsuspend` mask
+    /// waits to be put back (the common case, checked before every return
+    /// to user mode).
+    #[inline]
+    pub fn nothing_to_deliver(&self, tid: Tid) -> bool {
+        let thread = if self.main.tid == tid { Some(&self.main) } else { self.others.iter().find(|thread| thread.tid == tid) };
+        thread.is_none_or(|thread| thread.suspended_mask.is_none() && (self.shared.bits | thread.own.bits) & !thread.blocked == 0)
+    }
+
     /// Whether a signal thread `tid` does not block is pending for it.
     pub fn deliverable(&self, tid: Tid) -> bool {
         let (own, blocked) = self.thread(tid).map_or((0, 0), |thread| (thread.own.bits, thread.blocked));

@@ -91,7 +91,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         }
         let Ok(exit) = process.native.run_user(&mut context) else { return };
         // What follows is kernel work for this thread: its system time.
-        let entered = sched::own_cpu_time(&kernel_thread);
+        let entered = sched::cpu_mark(&kernel_thread);
         match exit {
             UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
                 Flow::Continue => {}
@@ -142,7 +142,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             }
             UserExit::Interrupt { .. } => {}
         }
-        kernel_thread.add_kernel_time(sched::own_cpu_time(&kernel_thread).saturating_sub(entered));
+        sched::charge_kernel_work(&kernel_thread, entered);
         crate::cpu_itimers::check(&process);
     }
 }
@@ -189,6 +189,9 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
     loop {
         let (disposition, old_mask, alternate) = {
             let mut state = process.state();
+            if state.signals.nothing_to_deliver(me.tid) {
+                return None;
+            }
             let suspended = state.signals.take_suspended_mask(me.tid);
             let old_mask = suspended.unwrap_or(state.signals.blocked(me.tid));
             let alternate = state.signals.alternate_stack(me.tid);

@@ -17,6 +17,14 @@ impl CpuSet {
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|word| *word == 0)
     }
+
+    /// Whether CPU `index` is the only one in the set (or it is empty).
+    pub fn is_only(&self, index: usize) -> bool {
+        self.0.iter().enumerate().all(|(word, bits)| {
+            let allowed = if index / 64 == word { 1u64 << (index % 64) } else { 0 };
+            bits & !allowed == 0
+        })
+    }
 }
 
 /// The CPUs that ever activated a space; updated from every CPU.
@@ -24,11 +32,17 @@ impl CpuSet {
 pub(crate) struct RanOn([AtomicU64; 4]);
 
 impl RanOn {
+    #[inline]
     pub(crate) fn insert(&self, index: usize) {
         if index < 256 {
+            let (word, bit) = (&self.0[index / 64], 1 << (index % 64));
             // Relaxed: the set is read under the space's lock, which the
-            // activating CPU took too.
-            self.0[index / 64].fetch_or(1 << (index % 64), Ordering::Relaxed);
+            // activating CPU took too. Read first: every entry to user
+            // mode inserts, and the CPU is almost always in already (no
+            // locked write to a line every CPU of the space shares).
+            if word.load(Ordering::Relaxed) & bit == 0 {
+                word.fetch_or(bit, Ordering::Relaxed);
+            }
         }
     }
 

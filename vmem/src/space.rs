@@ -151,8 +151,15 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
 
     /// Lets go of the frames in limbo once no flush is owed (cheap when
     /// there are none; every changing operation calls it first).
+    #[inline]
     pub fn settle(&mut self) {
-        if !self.limbo.is_empty() && self.owed.all_paid() {
+        if !self.limbo.is_empty() {
+            self.settle_limbo();
+        }
+    }
+
+    fn settle_limbo(&mut self) {
+        if self.owed.all_paid() {
             for frame in core::mem::take(&mut self.limbo) {
                 self.let_go(frame);
             }
@@ -190,6 +197,39 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     }
 
     /// The leaf entry for `address` (0 when nothing is mapped).
+    /// The leaf table holding `address`'s entry, if the tables exist.
+    fn leaf_table(&self, address: u64) -> Option<u64> {
+        let mut table = self.root;
+        for level in (1..=3).rev() {
+            let current = self.memory.read_word(table, entry::index(address, level));
+            if !entry::is_present(current) {
+                return None;
+            }
+            table = entry::frame(current);
+        }
+        Some(table)
+    }
+
+    /// How many pages of `range` hold a frame: one walk and one batch read
+    /// per leaf table, not a walk per page.
+    fn frames_in(&self, range: core::ops::Range<u64>) -> usize {
+        const SPAN: u64 = 512 * PAGE_SIZE;
+        let mut held = 0;
+        let mut at = range.start;
+        let mut words = [0u64; 512];
+        while at < range.end {
+            let end = ((at / SPAN + 1) * SPAN).min(range.end);
+            if let Some(table) = self.leaf_table(at) {
+                let first = entry::index(at, 0);
+                let count = ((end - at) / PAGE_SIZE) as usize;
+                self.memory.read_words(table, first, &mut words[..count]);
+                held += words[..count].iter().filter(|word| entry::holds_frame(**word)).count();
+            }
+            at = end;
+        }
+        held
+    }
+
     pub(crate) fn leaf_entry(&self, address: u64) -> u64 {
         let mut table = self.root;
         for level in (1..=3).rev() {
@@ -351,11 +391,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     pub fn unmap(&mut self, start: u64, length: u64) -> Result<TlbFlush, VmError> {
         let range = user_range(start, length)?;
         self.settle();
-        let mut held = 0;
-        for address in range.clone().step_by(PAGE_SIZE as usize) {
-            held += usize::from(entry::holds_frame(self.leaf_entry(address)));
-        }
-        self.reserve_limbo(held)?;
+        self.reserve_limbo(self.frames_in(range.clone()))?;
         self.reshape_regions(range.clone(), None)?;
         let mut flush = self.flush();
         for address in range.step_by(PAGE_SIZE as usize) {
@@ -585,7 +621,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             return Err(Fault::OutOfMemory);
         }
         let mut flush = self.flush();
-        let only_here = cpu.is_some_and(|cpu| (0..256).all(|other| other == cpu || !flush.cpus.contains(other)));
+        let only_here = cpu.is_some_and(|cpu| flush.cpus.is_only(cpu));
         let mapped = if only_here { writable } else { current };
         if !self.memory.write_word(table, index, (mapped & !entry::ADDRESS_MASK) | fresh) {
             self.owners.leave(fresh);

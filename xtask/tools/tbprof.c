@@ -46,12 +46,18 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
 static void at_exit(qemu_plugin_id_t id, void *userdata) {
     (void)id;
     const char *path = userdata ? userdata : "/tmp/tbprof.txt";
-    FILE *out = fopen(path, "w");
+    /* Written aside and renamed over the old counts: QEMU is killed when
+     * the program ends, and a kill in the middle of a write must leave the
+     * previous complete counts, not a truncated file. */
+    char temporary[4096];
+    snprintf(temporary, sizeof temporary, "%s.part", path);
+    FILE *out = fopen(temporary, "w");
     if (!out) return;
     for (size_t i = 0; i < count; i++)
         if (blocks[i].executions)
             fprintf(out, "%llx %llu %llu\n", (unsigned long long)blocks[i].vaddr, (unsigned long long)(blocks[i].insns * blocks[i].executions), (unsigned long long)blocks[i].executions);
-    fclose(out);
+    if (fclose(out) == 0)
+        rename(temporary, path);
 }
 
 static void *dumper(void *path) {

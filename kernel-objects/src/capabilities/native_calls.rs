@@ -54,18 +54,23 @@ const ANY_SLOT: Placement = Placement::LowestFrom(0);
 
 /// Handles the system call `context` stopped at, if it is a native one:
 /// sets `rax` to the result and returns true. False: not a native call.
+#[inline]
 pub fn handle_native_call(process: &NativeProcess, context: &mut UserContext) -> bool {
-    let registers = &context.registers;
-    let number = registers.rax;
-    if !(numbers::CREATE_MEMORY..numbers::END).contains(&number) {
+    if !(numbers::CREATE_MEMORY..numbers::END).contains(&context.registers.rax) {
         return false;
     }
+    handle_in_range(process, context);
+    true
+}
+
+fn handle_in_range(process: &NativeProcess, context: &mut UserContext) {
+    let registers = &context.registers;
+    let number = registers.rax;
     let arguments = [registers.rdi, registers.rsi, registers.rdx, registers.r10, registers.r8];
     context.registers.rax = match native_call(process, number, arguments) {
         Ok(value) => value,
         Err(errno) => errno.to_return_value(),
     };
-    true
 }
 
 /// Runs native call `number` for `process`.

@@ -155,12 +155,14 @@ pub(crate) fn read_gs_word(offset: usize) -> u64 {
 }
 
 /// Reads the time-stamp counter.
+#[inline]
 pub fn read_timestamp_counter() -> u64 {
     // SAFETY: RDTSC has no side effects; CR4.TSD is never set.
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
 /// True when maskable interrupts are enabled on this CPU.
+#[inline]
 pub fn interrupts_enabled() -> bool {
     let flags: u64;
     // SAFETY: reading RFLAGS through the stack has no other effect.
@@ -169,12 +171,14 @@ pub fn interrupts_enabled() -> bool {
 }
 
 /// Disables maskable interrupts on this CPU.
+#[inline]
 pub fn disable_interrupts() {
     // SAFETY: masking interrupts cannot break memory safety.
     unsafe { asm!("cli", options(nomem, nostack)) };
 }
 
 /// Enables maskable interrupts on this CPU.
+#[inline]
 pub fn enable_interrupts() {
     // SAFETY: the IDT is loaded before anything calls this (the machine
     // layer enables interrupts only after `trap::install`).

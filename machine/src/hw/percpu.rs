@@ -100,6 +100,7 @@ pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: Inte
 }
 
 /// This CPU's data, once [`install`] ran on it.
+#[inline]
 pub fn current() -> Option<&'static PerCpu> {
     let address = cpu::read_msr(MSR_GS_BASE);
     if address == 0 {
@@ -111,6 +112,7 @@ pub fn current() -> Option<&'static PerCpu> {
 }
 
 /// This CPU's index (0 before per-CPU data exists).
+#[inline]
 pub fn current_index() -> usize {
     current().map_or(0, |per_cpu| per_cpu.index)
 }

@@ -77,9 +77,18 @@ pub fn boot_timestamp() -> u64 {
 /// 128-bit division (a software routine, 2 % of a `clock_gettime`) runs
 /// and both read the same number.
 pub fn uptime_nanoseconds() -> u64 {
-    let elapsed = cpu::read_timestamp_counter().saturating_sub(BOOT_TSC.load(Ordering::Relaxed));
+    uptime_at(cpu::read_timestamp_counter())
+}
+
+/// The uptime (ns) when the time-stamp counter read `timestamp`.
+pub fn uptime_at(timestamp: u64) -> u64 {
+    nanoseconds_of_cycles(timestamp.saturating_sub(BOOT_TSC.load(Ordering::Relaxed)))
+}
+
+/// How long `cycles` of the time-stamp counter last, in nanoseconds.
+pub fn nanoseconds_of_cycles(cycles: u64) -> u64 {
     let per_ms = tsc_per_millisecond().max(1);
-    (elapsed / per_ms) * 1_000_000 + (elapsed % per_ms) * 1_000_000 / per_ms
+    (cycles / per_ms) * 1_000_000 + (cycles % per_ms) * 1_000_000 / per_ms
 }
 
 /// Spins for `microseconds`.

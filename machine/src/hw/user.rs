@@ -85,7 +85,14 @@ pub struct UserContext {
 static FPU_HELD_BY: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
 static FPU_HELD_EPOCH: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 static FS_BASE_LOADED: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(u64::MAX) }; MAX_CPUS];
-static NEXT_FPU_EPOCH: AtomicU64 = AtomicU64::new(1);
+
+/// The epoch of the next save on CPU `me`, unique machine-wide: the CPU's
+/// own count above bit 16, the CPU (plus one) below — no counter shared
+/// between CPUs on the path of every exit from user mode.
+fn next_fpu_epoch(me: usize) -> u64 {
+    let count = FPU_HELD_EPOCH[me].load(Ordering::Relaxed) >> 16;
+    ((count + 1) << 16) | (me as u64 + 1)
+}
 
 /// `exit_kind` values (below 256: the trap vector).
 const EXIT_SYSCALL: u64 = 0x100;
@@ -261,7 +268,7 @@ fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut U
     // saved in per-CPU data and the TSS).
     unsafe { enter_user(context as *mut UserContext) };
     save_fpu(&mut context.fpu);
-    context.fpu_epoch = NEXT_FPU_EPOCH.fetch_add(1, Ordering::Relaxed);
+    context.fpu_epoch = next_fpu_epoch(me);
     FPU_HELD_BY[me].store(address, Ordering::Relaxed);
     FPU_HELD_EPOCH[me].store(context.fpu_epoch, Ordering::Relaxed);
     let kind = context.exit_kind;

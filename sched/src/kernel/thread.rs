@@ -45,8 +45,11 @@ pub struct Thread {
     /// timer tick.
     cpu_time: AtomicU64,
     /// The part of `cpu_time` the layers above spent working for it in the
-    /// kernel (system calls, faults); the rest is its user time.
+    /// kernel (system calls, faults); the rest is its user time. Kept in
+    /// nanoseconds and, for work done within one stint on a CPU (the
+    /// common case, no conversion on the way), in time-stamp cycles.
     kernel_time: AtomicU64,
+    kernel_cycles: AtomicU64,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -78,6 +81,7 @@ impl Thread {
             trace: Trace::new(),
             cpu_time: AtomicU64::new(0),
             kernel_time: AtomicU64::new(0),
+            kernel_cycles: AtomicU64::new(0),
         }
     }
 
@@ -161,15 +165,22 @@ impl Thread {
         self.cpu_time.fetch_add(nanoseconds, Ordering::Relaxed);
     }
 
-    /// The part of its CPU time spent in the kernel on its behalf.
+    /// The part of its CPU time (ns) spent in the kernel on its behalf.
     pub fn kernel_time(&self) -> u64 {
-        self.kernel_time.load(Ordering::Relaxed)
+        let cycles = self.kernel_cycles.load(Ordering::Relaxed);
+        self.kernel_time.load(Ordering::Relaxed) + machine::timer::nanoseconds_of_cycles(cycles)
     }
 
     /// Charges `nanoseconds` of its CPU time to kernel work (the layer
-    /// above measures its system calls with [`crate::own_cpu_time`]).
+    /// above measures its system calls with [`crate::cpu_mark`] and
+    /// [`crate::charge_kernel_work`]).
     pub fn add_kernel_time(&self, nanoseconds: u64) {
         self.kernel_time.fetch_add(nanoseconds, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_kernel_cycles(&self, cycles: u64) {
+        // Relaxed: a statistic, added only by the thread itself.
+        self.kernel_cycles.fetch_add(cycles, Ordering::Relaxed);
     }
 
     /// The thread's park state now (a snapshot, for reports).
