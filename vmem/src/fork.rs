@@ -20,10 +20,22 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             return Err(VmError::OutOfMemory);
         }
         child.regions.extend(self.regions.iter().copied());
+        // The child's leaf table for the 2 MiB the walk is in: one walk of
+        // the child's tables per leaf table, not per page.
+        let mut leaf: Option<(u64, u64)> = None;
         let built = self.for_each_leaf(|address, _, _, current| {
             let private_writable = current & SHARED == 0 && current & (WRITABLE | COPY_ON_WRITE) != 0;
             let child_entry = if private_writable { (current & !WRITABLE) | COPY_ON_WRITE } else { current };
-            let (table, index) = child.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
+            let span = address >> 21;
+            let table = match leaf {
+                Some((known, table)) if known == span => table,
+                _ => {
+                    let (table, _) = child.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
+                    leaf = Some((span, table));
+                    table
+                }
+            };
+            let index = entry::index(address, 0);
             self.owners.join(entry::frame(current))?;
             if !child.memory.write_word(table, index, child_entry) {
                 self.owners.leave(entry::frame(current));

@@ -43,11 +43,14 @@ pub(crate) struct TableWalk {
     /// entries the walk has passed, so the copy stays true for the rest.
     chunk: [[u64; CHUNK]; 4],
     chunk_start: [usize; 4],
+    /// The address the current leaf table's entry 0 maps (set on the way
+    /// down, so a leaf's address is one addition).
+    leaf_base: u64,
 }
 
 impl TableWalk {
     pub(crate) fn new(root: u64) -> Self {
-        Self { tables: [0, 0, 0, root], next: [0; 4], level: ROOT_LEVEL, chunk: [[0; CHUNK]; 4], chunk_start: [usize::MAX; 4] }
+        Self { tables: [0, 0, 0, root], next: [0; 4], level: ROOT_LEVEL, chunk: [[0; CHUNK]; 4], chunk_start: [usize::MAX; 4], leaf_base: 0 }
     }
 
     /// Entry `index` of the table at `level`, read a chunk at a time.
@@ -75,24 +78,37 @@ impl TableWalk {
                 return Some(Step::TableDone { table: self.tables[level], parent: self.tables[level + 1], parent_index });
             }
             let index = self.next[level];
-            self.next[level] += 1;
             let current = self.entry(memory, level, index);
+            if current == 0 {
+                // Most entries are empty: skip the rest of the chunk's
+                // empty ones in one go.
+                let start = index - index % CHUNK;
+                let chunk = &self.chunk[level];
+                let end = (start + CHUNK).min(limit);
+                let next = (index + 1..end).find(|&at| chunk[at - start] != 0).unwrap_or(end);
+                self.next[level] = next;
+                continue;
+            }
+            self.next[level] += 1;
             if level == 0 {
                 if entry::holds_frame(current) {
-                    return Some(Step::Leaf { address: self.address_of(index), table: self.tables[0], index, entry: current });
+                    return Some(Step::Leaf { address: self.leaf_base + ((index as u64) << 12), table: self.tables[0], index, entry: current });
                 }
             } else if entry::is_present(current) {
                 self.level -= 1;
                 self.tables[self.level] = entry::frame(current);
                 self.next[self.level] = 0;
                 self.chunk_start[self.level] = usize::MAX;
+                if self.level == 0 {
+                    self.leaf_base = self.leaf_table_base();
+                }
             }
         }
     }
 
-    /// The address entry `index` of the current leaf table maps.
-    fn address_of(&self, index: usize) -> u64 {
-        let path = [index, self.next[1] - 1, self.next[2] - 1, self.next[3] - 1];
-        path.iter().enumerate().map(|(level, index)| (*index as u64) << (12 + 9 * level)).sum()
+    /// The address entry 0 of the current leaf table maps (the cursors
+    /// of the levels above are one past the entries that led here).
+    fn leaf_table_base(&self) -> u64 {
+        (1..=ROOT_LEVEL).map(|level| ((self.next[level] - 1) as u64) << (12 + 9 * level)).sum()
     }
 }

@@ -251,7 +251,10 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     });
     let mut follower = ConsoleFollower::new(mode, output);
     let end = watch_console(&receiver, &mut follower, watch);
-    if disk.is_some() && follower.finished() {
+    // A QEMU plugin (`cargo xtask profile`) writes its counts when QEMU
+    // ends by itself: a kill would lose them.
+    let plugged = std::env::var("LAMINA_QEMU_ARGS").is_ok_and(|arguments| arguments.contains("-plugin"));
+    if (disk.is_some() || plugged) && follower.finished() {
         // The program is done, but the guest still unmounts and syncs the
         // disk: let it power off by itself before QEMU is stopped.
         wait_for_power_off(&receiver);

@@ -75,8 +75,19 @@ impl CpuSet {
         index < MAX_CPUS && self.words[index / 64] & (1 << (index % 64)) != 0
     }
 
+    /// The CPUs in the set, lowest first (set bits only: a shootdown to one
+    /// CPU does not look at all `MAX_CPUS`).
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..MAX_CPUS).filter(|&index| self.contains(index))
+        self.words.iter().enumerate().flat_map(|(word, bits)| {
+            let mut left = *bits;
+            core::iter::from_fn(move || {
+                (left != 0).then(|| {
+                    let bit = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    word * 64 + bit
+                })
+            })
+        })
     }
 }
 
