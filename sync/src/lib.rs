@@ -13,7 +13,10 @@
 //! - [`Completions`]: one-shot completion slots a requester waits on and
 //!   another thread or an interrupt handler fills (a disk's requests);
 //! - [`SleepLock`]: a lock whose holder may sleep (a file tree whose
-//!   operations wait for a disk).
+//!   operations wait for a disk);
+//! - [`WordRing`]: a lock-free bounded FIFO of fixed-size messages from
+//!   one sender to one receiver (the channel between two kernels of a
+//!   multikernel).
 //!
 //! Each refines an executable atomic specification in [`spec`]; host tests
 //! compare them step by step, and loom model-checks this very code under
@@ -40,6 +43,7 @@ extern crate std;
 #[macro_use]
 mod loom_const;
 
+mod atomics;
 mod blocking;
 mod bounded_queue;
 mod bounded_queue_state;
@@ -53,6 +57,7 @@ mod sleep_lock;
 pub mod spec;
 mod wait_queue;
 mod wakeups;
+mod word_ring;
 
 #[cfg(target_os = "none")]
 mod kernel_blocking;
@@ -75,6 +80,7 @@ pub use kernel_blocking::KernelBlocking;
 #[cfg(loom)]
 pub use loom_blocking::LoomBlocking;
 pub use sleep_lock::SleepLock;
+pub use word_ring::{RingFull, WordRing};
 pub use message_buffer::{MessageBuffer, MAX_MESSAGE_LENGTH};
 #[cfg(any(test, feature = "std"))]
 pub use std_blocking::StdBlocking;

@@ -25,8 +25,11 @@
 //! message is delivered, a capability marked, half-delegated, or linked to
 //! a parent or child that does not link back.
 
+mod audit;
 mod kernel;
+pub mod wire;
 
+pub use audit::audit;
 pub use kernel::{CapView, Completion, Flaws, Kernel, Outcome};
 
 /// A kernel instance (a group of CPUs).

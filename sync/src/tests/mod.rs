@@ -40,4 +40,8 @@ mod loom_condvar;
 #[cfg(loom)]
 mod loom_sleep_lock;
 #[cfg(loom)]
+mod loom_word_ring;
+#[cfg(not(loom))]
+mod threads_word_ring;
+#[cfg(loom)]
 mod loom_support;

@@ -1,0 +1,8 @@
+//! The atomics the word ring is built from: `core`'s in a normal build,
+//! loom's under `--cfg loom`. Nothing else belongs here.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
