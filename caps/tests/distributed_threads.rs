@@ -1,5 +1,6 @@
 //! The distributed capability protocol run for real: each kernel a host
-//! thread with its `Kernel`, every message encoded into a slot of a
+//! thread with its `Node` (a `Kernel` and its outgoing queues), every
+//! message encoded into a slot of a
 //! bounded `sync::WordRing` (4 slots per ordered pair, as SemperOS's four
 //! in-flight messages per kernel pair) and decoded on the other side; a
 //! full ring keeps the sender's messages in order for later. Random
@@ -14,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use caps::distributed::wire::{decode, encode, WORDS};
-use caps::distributed::{audit, CapKey, Envelope, Kernel, KernelId, Message, Outcome, ProcessId};
+use caps::distributed::{audit, CapKey, Envelope, Kernel, KernelId, Links, Message, Node, Outcome, ProcessId};
 use sync::WordRing;
 use testkit::Rng;
 
@@ -97,15 +98,32 @@ fn scenario(seed: u64) -> (Vec<Kernel>, Vec<Vec<Operation>>, Vec<(ProcessId, Cap
 struct Shared {
     /// rings[from][to]
     rings: Vec<Vec<Ring>>,
-    /// Messages sent (queued or in a ring) and not yet handled.
+    /// Messages produced and not yet handled (waiting, or in a ring).
     in_flight: AtomicUsize,
     /// Operations not yet started.
     to_start: AtomicUsize,
 }
 
-fn run_kernel(mut kernel: Kernel, mut operations: VecDeque<Operation>, shared: Arc<Shared>, revoked: Arc<Mutex<BTreeSet<CapKey>>>) -> (Kernel, usize, usize) {
+/// One kernel's view of the rings.
+struct KernelLinks<'a> {
+    me: usize,
+    shared: &'a Shared,
+}
+
+impl Links for KernelLinks<'_> {
+    fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool {
+        self.shared.rings[self.me][to.0 as usize].try_send(words).is_ok()
+    }
+
+    fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
+        self.shared.rings[from.0 as usize][self.me].try_receive()
+    }
+}
+
+fn run_kernel(kernel: Kernel, mut operations: VecDeque<Operation>, shared: Arc<Shared>, revoked: Arc<Mutex<BTreeSet<CapKey>>>) -> (Kernel, usize, usize) {
     let me = kernel.id().0 as usize;
-    let mut waiting: Vec<VecDeque<[u64; WORDS]>> = vec![VecDeque::new(); KERNELS];
+    let mut node = Node::new(kernel, KERNELS);
+    let links = KernelLinks { me, shared: &shared };
     let mut revokes: BTreeMap<u32, CapKey> = BTreeMap::new();
     let (mut calls, mut completed) = (0, 0);
     let mut turn = 0u64;
@@ -114,6 +132,7 @@ fn run_kernel(mut kernel: Kernel, mut operations: VecDeque<Operation>, shared: A
         // Start an operation now and then.
         if turn % 3 == 0 {
             if let Some(operation) = operations.pop_front() {
+                let kernel = node.kernel_mut();
                 match operation {
                     Operation::Obtain { caller, parent } => {
                         kernel.obtain(caller, parent);
@@ -130,50 +149,29 @@ fn run_kernel(mut kernel: Kernel, mut operations: VecDeque<Operation>, shared: A
                     }
                     Operation::Kill(victim) => kernel.kill(victim.number),
                 }
-                queue_outbox(&mut kernel, &mut waiting, &shared);
+                let produced = node.collect();
+                shared.in_flight.fetch_add(produced, Ordering::SeqCst);
                 shared.to_start.fetch_sub(1, Ordering::SeqCst);
             }
         }
-        // Handle what arrived, one message per sender per turn.
-        for from in 0..KERNELS {
-            if from == me {
-                continue;
-            }
-            if let Some(words) = shared.rings[from][me].try_receive() {
-                let message: Message = decode(&words).expect("a well-formed message");
-                kernel.receive(KernelId(from as u8), message);
-                queue_outbox(&mut kernel, &mut waiting, &shared);
-                // Counted down only after what it caused is counted up.
-                shared.in_flight.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        // Push what waits, in order, while the rings have room.
-        for (to, queue) in waiting.iter_mut().enumerate() {
-            while let Some(words) = queue.front() {
-                if shared.rings[me][to].try_send(words).is_err() {
-                    break;
-                }
-                queue.pop_front();
-            }
-        }
-        for completion in kernel.take_completions() {
+        let round = node.receive(&links);
+        assert_eq!(round.malformed, 0, "a slot did not decode");
+        // What a message caused is counted before the message is counted
+        // down, and before any of it is sent (so the count never reads 0
+        // while something is still to be handled).
+        shared.in_flight.fetch_add(round.produced, Ordering::SeqCst);
+        shared.in_flight.fetch_sub(round.handled, Ordering::SeqCst);
+        node.send(&links);
+        for completion in node.kernel_mut().take_completions() {
             completed += 1;
             if let (Outcome::Done(None), Some(cap)) = (completion.outcome, revokes.get(&completion.op.0)) {
                 revoked.lock().expect("revoked").insert(*cap);
             }
         }
-        let idle = waiting.iter().all(VecDeque::is_empty);
-        if idle && shared.to_start.load(Ordering::SeqCst) == 0 && shared.in_flight.load(Ordering::SeqCst) == 0 {
-            return (kernel, calls, completed);
+        if node.idle() && shared.to_start.load(Ordering::SeqCst) == 0 && shared.in_flight.load(Ordering::SeqCst) == 0 {
+            return (node.into_kernel(), calls, completed);
         }
         thread::yield_now();
-    }
-}
-
-fn queue_outbox(kernel: &mut Kernel, waiting: &mut [VecDeque<[u64; WORDS]>], shared: &Shared) {
-    for envelope in kernel.take_outbox() {
-        shared.in_flight.fetch_add(1, Ordering::SeqCst);
-        waiting[envelope.to.0 as usize].push_back(encode(&envelope.message));
     }
 }
 
@@ -266,4 +264,31 @@ fn every_message_survives_its_encoding_and_bad_words_are_refused() {
             assert_eq!(encode(&message), words);
         }
     }
+}
+
+/// Links that deliver one garbage slot from kernel 1 and refuse every send.
+struct Garbage(std::cell::Cell<bool>);
+
+impl Links for Garbage {
+    fn try_send(&self, _: KernelId, _: &[u64; WORDS]) -> bool {
+        false
+    }
+
+    fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
+        (from == KernelId(1) && !self.0.replace(true)).then_some([99, 1, 2, 3, 4])
+    }
+}
+
+#[test]
+fn a_node_refuses_a_malformed_slot_and_keeps_what_it_cannot_send() {
+    let mut node = Node::new(Kernel::new(KernelId(0)), 2);
+    let owner = process(0, 0);
+    let root = node.kernel_mut().create(owner).expect("root");
+    node.kernel_mut().delegate(owner, root, process(1, 0));
+    assert_eq!(node.collect(), 1);
+    let links = Garbage(std::cell::Cell::new(false));
+    let round = node.poll(&links);
+    assert_eq!((round.handled, round.malformed, round.sent), (0, 1, 0));
+    assert_eq!(node.malformed(), 1);
+    assert!(!node.idle(), "the delegation request waits for room");
 }

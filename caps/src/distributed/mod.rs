@@ -27,10 +27,12 @@
 
 mod audit;
 mod kernel;
+mod node;
 pub mod wire;
 
 pub use audit::audit;
 pub use kernel::{CapView, Completion, Flaws, Kernel, Outcome};
+pub use node::{Links, Node, Round};
 
 /// A kernel instance (a group of CPUs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
