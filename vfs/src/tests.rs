@@ -205,3 +205,59 @@ fn some_path_of_names_files_and_directories() {
     fs.unlink(tmp, b"gone", NOW).unwrap();
     assert_eq!(fs.some_path_of(file), Err(Errno::ENOENT), "no name leads to an unlinked file");
 }
+
+/// A directory read in pieces (as `getdents` does, each piece resuming at
+/// the name the last one stopped at) lists every entry once, in order; a
+/// removal or an addition between pieces neither repeats nor skips the
+/// entries that stay; a piece that starts elsewhere (a seek) starts there.
+#[test]
+fn a_directory_read_in_pieces_resumes_where_it_stopped() {
+    let mut fs = tree();
+    let tmp = fs.lookup(fs.root(), b"/tmp", true).unwrap();
+    for index in 0..300 {
+        fs.create(tmp, alloc::format!("f{index:03}").as_bytes(), FileKind::Regular, 0o644, NOW).unwrap();
+    }
+    let whole: Vec<Vec<u8>> = fs.list(tmp).unwrap().into_iter().map(|entry| entry.name).collect();
+    let read_in_pieces = |fs: &mut Namespace, size: usize, between: &mut dyn FnMut(&mut Namespace, usize)| {
+        let (mut names, mut position) = (Vec::new(), 0);
+        loop {
+            let mut piece = 0;
+            let end = fs.visit_entries(tmp, position, |name, _, _| {
+                piece += 1;
+                if piece > size {
+                    return false;
+                }
+                names.push(name.to_vec());
+                true
+            });
+            let end = end.unwrap();
+            if end == position {
+                return names;
+            }
+            position = end;
+            between(fs, position);
+        }
+    };
+    assert_eq!(read_in_pieces(&mut fs, 37, &mut |_, _| {}), whole);
+    // A name the reader already passed goes: the rest still comes once.
+    let mut removed = false;
+    let names = read_in_pieces(&mut fs, 37, &mut |fs, position| {
+        if position > 100 && !removed {
+            fs.unlink(tmp, b"f010", NOW).unwrap();
+            removed = true;
+        }
+    });
+    let mut unique = names.clone();
+    unique.dedup();
+    assert_eq!(unique, names, "no entry twice");
+    assert!(names.iter().any(|name| name == b"f299"));
+    // A seek back to 5 lists from the sixth entry.
+    let mut from_five = Vec::new();
+    fs.visit_entries(tmp, 5, |name, _, _| {
+        from_five.push(name.to_vec());
+        from_five.len() < 3
+    })
+    .unwrap();
+    let now: Vec<Vec<u8>> = fs.list(tmp).unwrap().into_iter().map(|entry| entry.name).collect();
+    assert_eq!(from_five, now[5..8]);
+}

@@ -22,6 +22,10 @@ pub struct Tmpfs {
     bytes: u64,
     /// Where file data lives.
     store: Arc<dyn PageStore>,
+    /// Where the last listing stopped: (directory, position, the name not
+    /// yet visited there). A listing read in pieces (`getdents`) resumes at
+    /// that name in O(log n) instead of skipping `position` entries again.
+    resume: core::cell::RefCell<Option<(InodeNumber, usize, Vec<u8>)>>,
 }
 
 impl Tmpfs {
@@ -45,7 +49,7 @@ impl Tmpfs {
             changed: now,
             contents: Contents::Directory { entries: BTreeMap::new(), parent: InodeNumber(1) },
         };
-        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeNumber(1), bytes: 0, store }
+        Self { inodes: alloc::vec![Some(root)], free: Vec::new(), root: InodeNumber(1), bytes: 0, store, resume: core::cell::RefCell::new(None) }
     }
 
     /// The root directory.
@@ -382,8 +386,17 @@ impl Tmpfs {
             }
             position += 1;
         }
-        for (name, &id) in entries.iter().skip(start.saturating_sub(2)) {
+        // Resume at the name the last listing stopped at, when this one
+        // starts where that one stopped (positions count from the same
+        // order; a name removed meanwhile resumes at the next one).
+        let resumed = self.resume.borrow_mut().take().filter(|(at, stopped, _)| *at == directory && *stopped == position && position >= 2);
+        let mut rest: alloc::boxed::Box<dyn Iterator<Item = (&Vec<u8>, &InodeNumber)>> = match &resumed {
+            Some((_, _, name)) => alloc::boxed::Box::new(entries.range::<[u8], _>((core::ops::Bound::Included(name.as_slice()), core::ops::Bound::Unbounded))),
+            None => alloc::boxed::Box::new(entries.iter().skip(start.saturating_sub(2))),
+        };
+        for (name, &id) in &mut rest {
             if !visit(name, id, self.kind(id)?) {
+                *self.resume.borrow_mut() = Some((directory, position, name.clone()));
                 return Ok(position);
             }
             position += 1;
