@@ -196,7 +196,6 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         Ok(Some((table, entry::index(address, 0))))
     }
 
-    /// The leaf entry for `address` (0 when nothing is mapped).
     /// The leaf table holding `address`'s entry, if the tables exist.
     fn leaf_table(&self, address: u64) -> Option<u64> {
         let mut table = self.root;
@@ -230,16 +229,9 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         held
     }
 
+    /// The leaf entry for `address` (0 when nothing is mapped).
     pub(crate) fn leaf_entry(&self, address: u64) -> u64 {
-        let mut table = self.root;
-        for level in (1..=3).rev() {
-            let current = self.memory.read_word(table, entry::index(address, level));
-            if !entry::is_present(current) {
-                return 0;
-            }
-            table = entry::frame(current);
-        }
-        self.memory.read_word(table, entry::index(address, 0))
+        self.leaf_table(address).map_or(0, |table| self.memory.read_word(table, entry::index(address, 0)))
     }
 
     /// Maps `frame` at `address` with `rights` as a private page: the space

@@ -98,7 +98,7 @@ impl NativeProcess {
     /// handed out, then frees the frames that change let go.
     pub fn carry_out(&self, flush: vmem::TlbFlush) {
         carry_out(flush);
-        let _ = self.with_memory(|_| ());
+        let _ = self.with_memory(KernelSpace::settle);
     }
 
     /// Marks the process's space as run on this CPU and returns its tables

@@ -146,9 +146,9 @@ pub fn charge_kernel_work(me: &Thread, mark: CpuMark) {
         me.add_kernel_cycles(now.saturating_sub(mark.timestamp));
         return;
     }
+    // Its CPU time at the mark, as `own_cpu_time` would have read it then.
     let then = mark.charged + machine::timer::uptime_at(mark.timestamp).saturating_sub(mark.stint_start);
-    let running = machine::timer::uptime_at(now).saturating_sub(this.stint_start.load(Ordering::Relaxed));
-    me.add_kernel_time((me.cpu_time() + running).saturating_sub(then));
+    me.add_kernel_time(own_cpu_time(me).saturating_sub(then));
 }
 
 /// The CPU time (ns) of `me`, the calling thread, its running stint
