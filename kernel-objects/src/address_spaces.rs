@@ -167,8 +167,9 @@ pub fn switch_to(tables: UserTables) -> bool {
     machine::paging::switch_address_space(tables.token)
 }
 
-/// Loads `tables` and runs `context` in them until it leaves user mode
-/// (see `machine::user::run_user_in`).
-pub fn run_user_in(tables: UserTables, context: &mut machine::user::UserContext) -> machine::user::UserExit {
-    machine::user::run_user_in(tables.token, context)
+/// Loads `tables` and runs `context` in them until it leaves user mode,
+/// unless `unless` holds with interrupts off (see
+/// `machine::user::run_user_in`).
+pub fn run_user_in(tables: UserTables, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> machine::user::UserExit {
+    machine::user::run_user_in(tables.token, context, unless)
 }

@@ -59,6 +59,7 @@ fn run_program(space: &mut KernelSpace, context: &mut UserContext) -> Result<Run
             UserExit::Exception { vector, error_code, address } => {
                 return Err(format!("exception {vector} (code {error_code:#x}, address {address:#x}) at {:#x}", context.registers.rip));
             }
+            UserExit::Kicked => return Err("run_user reported a kick it cannot get".into()),
             UserExit::Interrupt { .. } => {
                 if context.registers.rip == LOOP_AT {
                     run.looping = true;

@@ -228,17 +228,19 @@ impl Process {
         self.wake_threads(false);
     }
 
-    /// For a signal: wakes the threads as `notify` does, and makes those
-    /// running user code on other CPUs enter the kernel, where they look
-    /// for signals (`sched::kick`).
+    /// For a signal, a group exit or an `execve`: wakes the threads as
+    /// `notify` does, and kicks them (`sched::kick`): those running user
+    /// code on other CPUs enter the kernel, and those on their way back to
+    /// user mode look again first.
     pub fn notify_signal(&self) {
         self.wake_threads(true);
     }
 
     fn wake_threads(&self, kick: bool) {
         self.events.broadcast();
-        let threads = self.threads.lock().clone();
-        for (_, thread) in &threads {
+        // Under the lock (the scheduler's locks are below it): no copy.
+        let threads = self.threads.lock();
+        for (_, thread) in threads.iter() {
             sched::unpark(thread);
             if kick {
                 sched::kick(thread);
@@ -295,7 +297,7 @@ impl Process {
     pub fn begin_group_exit(&self, status: u32) {
         // AcqRel: later readers see what the exiting thread did before.
         let _ = self.group_exit.compare_exchange(NOBODY, u64::from(status), Ordering::AcqRel, Ordering::Acquire);
-        self.notify();
+        self.notify_signal();
     }
 
     /// The status of a group exit under way.
@@ -319,7 +321,7 @@ impl Process {
     /// process is ending meanwhile.
     pub fn become_single_threaded(&self, tid: Pid) -> Result<(), Errno> {
         self.exec_by.store(u64::from(tid), Ordering::Release);
-        self.notify();
+        self.notify_signal();
         let alone = || self.threads.lock().len() <= 1 || self.group_exit().is_some();
         while !alone() {
             let soon = machine::timer::uptime_nanoseconds().saturating_add(1_000_000);

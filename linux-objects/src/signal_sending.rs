@@ -36,6 +36,13 @@ fn send_to(target: &Process, tid: Option<Pid>, signal: u32, info: SigInfo) {
     if signal == 0 {
         return;
     }
+    // No preemption between marking the signal pending and kicking the
+    // threads (as Linux, which does both under its siglock with interrupts
+    // off): a sender preempted in between left the one thread that takes
+    // the signal spinning in user mode unaware for a time slice, and it
+    // could block the signal and exit meanwhile (posix
+    // `pthread_cond_timedwait/4-3` hung on that).
+    let _off = machine::cpu::InterruptsOff::new();
     let raised = {
         let mut state = target.state();
         if signal == SIGCONT {

@@ -83,6 +83,8 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         sched::yield_now();
     }
     loop {
+        // Before the looks below: a kick after them stops the entry.
+        kernel_thread.take_kick();
         if let Some(status) = process.group_exit() {
             return leave(&process, &me, status);
         }
@@ -94,7 +96,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             process.begin_group_exit(status);
             continue;
         }
-        let Ok(exit) = process.native.run_user(&mut context) else { return };
+        let Ok(exit) = process.native.run_user(&mut context, || kernel_thread.is_kicked()) else { return };
         // What follows is kernel work for this thread: its system time.
         let entered = sched::cpu_mark(&kernel_thread);
         match exit {
@@ -145,7 +147,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                 };
                 process.state().signals.force(me.tid, SigInfo::fault(signal, code, context.registers.rip));
             }
-            UserExit::Interrupt { .. } => {}
+            UserExit::Interrupt { .. } | UserExit::Kicked => {}
         }
         sched::charge_kernel_work(&kernel_thread, entered);
         crate::cpu_itimers::check(&process);

@@ -85,7 +85,7 @@ fn run_stub(process: &NativeProcess, rip: u64, set: impl FnOnce(&mut UserContext
                 }
                 break StubEnd::Done(context.registers.rax);
             }
-            UserExit::Interrupt { .. } => continue,
+            UserExit::Interrupt { .. } | UserExit::Kicked => continue,
             UserExit::Exception { vector: vectors::INVALID_OPCODE, .. } => break StubEnd::Done(context.registers.rax),
             UserExit::Exception { vector: vectors::PAGE_FAULT, address, .. } => break StubEnd::PageFault(address),
             UserExit::Exception { vector, .. } => break StubEnd::Exception(vector),

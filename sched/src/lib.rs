@@ -18,6 +18,7 @@ extern crate alloc;
 #[macro_use]
 mod atomics;
 pub mod idle_flag;
+pub mod kick_flag;
 pub mod park_permit;
 pub mod placement;
 pub mod queues;

@@ -108,16 +108,17 @@ impl NativeProcess {
     }
 
     /// Runs `context` in the process's address space until it leaves user
-    /// mode (`Err(ESRCH)` once the process is destroyed). Interrupts stay
+    /// mode (`Err(ESRCH)` once the process is destroyed), unless `unless`
+    /// holds with interrupts off (`UserExit::Kicked`). Interrupts stay
     /// off from recording this CPU in the space's CPU set until its tables
     /// are loaded: a thread moved to another CPU in between (a preemption,
     /// an idle CPU taking it) would run the space on a CPU its TLB
     /// shootdowns and its destruction never reach — seen as "frame kept:
     /// the machine still records a use of it" once threads moved.
-    pub fn run_user(&self, context: &mut machine::user::UserContext) -> Result<machine::user::UserExit, Errno> {
+    pub fn run_user(&self, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> Result<machine::user::UserExit, Errno> {
         let _off = machine::cpu::InterruptsOff::new();
         let tables = self.prepare_to_enter()?;
-        Ok(crate::address_spaces::run_user_in(tables, context))
+        Ok(crate::address_spaces::run_user_in(tables, context, unless))
     }
 
     /// The process's memory, for copies in and out (see [`super::UserMemory`]).

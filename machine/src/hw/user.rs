@@ -151,6 +151,9 @@ pub enum UserExit {
     Syscall,
     /// A device interrupt or IPI; its handler has run.
     Interrupt { vector: u8 },
+    /// User mode was not entered: the caller's `unless` held once
+    /// interrupts were off (a kick came after its last look).
+    Kicked,
     /// A CPU exception caused by the user code (for a page fault `address`
     /// is CR2). Also reported, as a general-protection fault, when the
     /// context's RIP or RSP lies outside the user half.
@@ -220,24 +223,29 @@ pub fn ready_cpus() -> u32 {
 /// interrupted, and says which. The tables of the user's address space must
 /// be active (`paging::switch_address_space`).
 pub fn run_user(context: &mut UserContext) -> UserExit {
-    run_user_with(None, context)
+    run_user_with(None, context, || false)
 }
 
 /// Loads the user tables `tables` names and runs `context` in them, as
-/// [`run_user`]. The switch and the entry happen with interrupts off, so a
-/// thread preempted before it enters cannot come back to another space's
-/// tables. Tables `switch_address_space` refuses are a general-protection
-/// exit.
-pub fn run_user_in(tables: super::frame_access::RootToken, context: &mut UserContext) -> UserExit {
-    run_user_with(Some(tables), context)
+/// [`run_user`], unless `unless` holds once interrupts are off
+/// ([`UserExit::Kicked`]: a wake IPI taken before that point did nothing,
+/// one sent after it waits for user mode and brings the thread back). The
+/// switch and the entry happen with interrupts off, so a thread preempted
+/// before it enters cannot come back to another space's tables. Tables
+/// `switch_address_space` refuses are a general-protection exit.
+pub fn run_user_in(tables: super::frame_access::RootToken, context: &mut UserContext, unless: impl Fn() -> bool) -> UserExit {
+    run_user_with(Some(tables), context, unless)
 }
 
-fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut UserContext) -> UserExit {
+fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut UserContext, unless: impl Fn() -> bool) -> UserExit {
     let registers = &context.registers;
     if registers.rip >= USER_END || registers.rsp > USER_END {
         return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: registers.rip };
     }
     let _off = cpu::InterruptsOff::new();
+    if unless() {
+        return UserExit::Kicked;
+    }
     if let Some(tables) = tables {
         if !super::paging::switch_with_token(tables) {
             return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: context.registers.rip };

@@ -388,14 +388,17 @@ pub fn unpark(thread: &Arc<Thread>) {
     }
 }
 
-/// Makes `thread` enter the kernel soon if it is running on another CPU:
-/// sends that CPU a wake IPI, and an interrupt taken in user mode returns
-/// through the kernel's checks (a signal sent to a thread spinning in user
-/// mode is otherwise seen at that CPU's next tick, up to 10 ms later;
-/// Linux's `signal_wake_up` kicks the same way). A thread that is not
-/// running needs no kick: it passes those checks before it runs user code
-/// again (`unpark` wakes a parked one).
+/// Makes `thread` look again before it runs user code, for a change the
+/// caller has just made (a signal sent, its process ending): raises its
+/// kick flag, and if it is running on another CPU sends that CPU a wake
+/// IPI — an interrupt taken in user mode returns through the kernel's
+/// checks (a signal sent to a thread spinning in user mode is otherwise
+/// seen at that CPU's next tick, up to 10 ms later; Linux's
+/// `signal_wake_up` kicks the same way). The flag covers a thread in the
+/// kernel past its looks or preempted there, which the IPI misses
+/// (`kick_flag`, loom `tests/loom_kick.rs`); `unpark` wakes a parked one.
 pub fn kick(thread: &Arc<Thread>) {
+    thread.kick.raise();
     let _off = cpu::InterruptsOff::new();
     let here = percpu::current_index();
     let running_on = CPUS

@@ -11,6 +11,7 @@ use machine::context::ThreadContext;
 
 use super::lock::{queue_lock, QueueLock};
 use super::trace::Trace;
+use crate::kick_flag::KickFlag;
 use crate::park_permit::{ParkPermit, ParkState};
 use crate::placement::CpuMask;
 use crate::thread_end::ThreadEnd;
@@ -21,6 +22,8 @@ pub struct Thread {
     name: &'static str,
     pub(crate) context: Arc<ThreadContext>,
     pub(crate) permit: ParkPermit,
+    /// Raised by `kick`: look before running user code again.
+    pub(crate) kick: KickFlag,
     end: ThreadEnd,
     /// The CPU whose queues the thread joins when it becomes ready.
     home_cpu: AtomicUsize,
@@ -69,6 +72,7 @@ impl Thread {
             name,
             context,
             permit: ParkPermit::new(),
+            kick: KickFlag::new(),
             end: ThreadEnd::new(),
             home_cpu: AtomicUsize::new(home_cpu),
             pinned: AtomicBool::new(false),
@@ -96,6 +100,21 @@ impl Thread {
 
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The thread itself, before it looks at what a kick may have changed
+    /// (its signals, its process's end): clears the kick; whether one came
+    /// (`kick_flag`).
+    #[inline]
+    pub fn take_kick(&self) -> bool {
+        self.kick.take()
+    }
+
+    /// The thread itself, interrupts off, just before user mode: whether a
+    /// kick came after its looks (then it looks again instead).
+    #[inline]
+    pub fn is_kicked(&self) -> bool {
+        self.kick.is_raised()
     }
 
     pub fn home_cpu(&self) -> usize {

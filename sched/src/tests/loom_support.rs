@@ -59,6 +59,12 @@ impl WakeLine {
         }
     }
 
+    /// An interrupt window in the kernel: a pending IPI is taken (and its
+    /// handler, finding nothing to do, forgets it).
+    pub(crate) fn take_if_pending(&self) {
+        let _ = self.pending.compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire);
+    }
+
     /// Sends the wake IPI.
     pub(crate) fn send_ipi(&self) {
         self.pending.store(true, Ordering::Release);

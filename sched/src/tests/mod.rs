@@ -6,6 +6,8 @@ mod loom_clock_set;
 #[cfg(loom)]
 mod loom_idle;
 #[cfg(loom)]
+mod loom_kick;
+#[cfg(loom)]
 mod loom_park;
 #[cfg(loom)]
 mod loom_sleepers;
