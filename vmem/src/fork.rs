@@ -20,6 +20,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             return Err(VmError::OutOfMemory);
         }
         child.regions.extend(self.regions.iter().copied());
+        (child.region_bytes, child.loose_pages) = (self.region_bytes, self.loose_pages);
         // The child's leaf table for the 2 MiB the walk is in: one walk of
         // the child's tables per leaf table, not per page.
         let mut leaf: Option<(u64, u64)> = None;
