@@ -9,13 +9,12 @@
 //! pass, every call must have completed, and no revoked capability may have
 //! a descendant left.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread;
 
+use caps::distributed::exercise::{check, scenario, Driver, Finished, Progress, Summary};
 use caps::distributed::wire::{decode, encode, WORDS};
-use caps::distributed::{audit, CapKey, Envelope, Kernel, KernelId, Links, Message, Node, Outcome, ProcessId};
+use caps::distributed::{CapKey, Kernel, KernelId, Links, Message, Node, ProcessId};
 use sync::WordRing;
 use testkit::Rng;
 
@@ -29,197 +28,59 @@ fn process(kernel: usize, number: u32) -> ProcessId {
     ProcessId { kernel: KernelId(kernel as u8), number }
 }
 
-/// Runs `kernels` with FIFO delivery in one thread until nothing is left
-/// (for building the starting tree).
-fn settle(kernels: &mut [Kernel]) {
-    let mut queue: VecDeque<Envelope> = VecDeque::new();
-    loop {
-        for kernel in kernels.iter_mut() {
-            queue.extend(kernel.take_outbox());
-        }
-        let Some(envelope) = queue.pop_front() else { return };
-        kernels[envelope.to.0 as usize].receive(envelope.from, envelope.message);
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Operation {
-    Obtain { caller: ProcessId, parent: CapKey },
-    Delegate { caller: ProcessId, cap: CapKey, to: ProcessId },
-    Revoke { caller: ProcessId, cap: CapKey },
-    Kill(ProcessId),
-}
-
-/// A tree of capabilities over every kernel, held by random processes,
-/// and each kernel's random operations on it.
-fn scenario(seed: u64) -> (Vec<Kernel>, Vec<Vec<Operation>>, Vec<(ProcessId, CapKey)>) {
-    let mut rng = Rng::new(seed);
-    let mut kernels: Vec<Kernel> = (0..KERNELS).map(|id| Kernel::new(KernelId(id as u8))).collect();
-    let mut held: Vec<(ProcessId, CapKey)> = Vec::new();
-    for kernel in 0..KERNELS {
-        let owner = process(kernel, 0);
-        let root = kernels[kernel].create(owner).expect("a root");
-        held.push((owner, root));
-    }
-    for _ in 0..12 {
-        let (owner, cap) = held[rng.below(held.len())];
-        let to = process(rng.below(KERNELS), rng.below(PROCESSES as usize) as u32);
-        kernels[owner.kernel.0 as usize].delegate(owner, cap, to);
-        settle(&mut kernels);
-        for kernel in kernels.iter_mut() {
-            for completion in kernel.take_completions() {
-                if let Outcome::Done(Some(child)) = completion.outcome {
-                    held.push((to, child));
-                }
-            }
-        }
-    }
-    let mut operations = vec![Vec::new(); KERNELS];
-    for (kernel, list) in operations.iter_mut().enumerate() {
-        for _ in 0..6 {
-            let caller = process(kernel, rng.below(PROCESSES as usize) as u32);
-            let mine: Vec<CapKey> = held.iter().filter(|(owner, _)| *owner == caller).map(|(_, cap)| *cap).collect();
-            let any = held[rng.below(held.len())].1;
-            let operation = match rng.below(10) {
-                0..=2 => Operation::Obtain { caller, parent: any },
-                3..=5 if !mine.is_empty() => {
-                    Operation::Delegate { caller, cap: mine[rng.below(mine.len())], to: process(rng.below(KERNELS), rng.below(PROCESSES as usize) as u32) }
-                }
-                6..=8 if !mine.is_empty() => Operation::Revoke { caller, cap: mine[rng.below(mine.len())] },
-                9 if caller.number != 0 => Operation::Kill(caller),
-                _ => Operation::Obtain { caller, parent: any },
-            };
-            list.push(operation);
-        }
-    }
-    (kernels, operations, held)
-}
-
-struct Shared {
-    /// rings[from][to]
-    rings: Vec<Vec<Ring>>,
-    /// Messages produced and not yet handled (waiting, or in a ring).
-    in_flight: AtomicUsize,
-    /// Operations not yet started.
-    to_start: AtomicUsize,
-}
+/// rings[from][to]
+struct Rings(Vec<Vec<Ring>>);
 
 /// One kernel's view of the rings.
 struct KernelLinks<'a> {
     me: usize,
-    shared: &'a Shared,
+    rings: &'a Rings,
 }
 
 impl Links for KernelLinks<'_> {
     fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool {
-        self.shared.rings[self.me][to.0 as usize].try_send(words).is_ok()
+        self.rings.0[self.me][to.0 as usize].try_send(words).is_ok()
     }
 
     fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
-        self.shared.rings[from.0 as usize][self.me].try_receive()
+        self.rings.0[from.0 as usize][self.me].try_receive()
     }
 }
 
-fn run_kernel(kernel: Kernel, mut operations: VecDeque<Operation>, shared: Arc<Shared>, revoked: Arc<Mutex<BTreeSet<CapKey>>>) -> (Kernel, usize, usize) {
-    let me = kernel.id().0 as usize;
-    let mut node = Node::new(kernel, KERNELS);
-    let links = KernelLinks { me, shared: &shared };
-    let mut revokes: BTreeMap<u32, CapKey> = BTreeMap::new();
-    let (mut calls, mut completed) = (0, 0);
-    let mut turn = 0u64;
-    loop {
-        turn += 1;
-        // Start an operation now and then.
-        if turn % 3 == 0 {
-            if let Some(operation) = operations.pop_front() {
-                let kernel = node.kernel_mut();
-                match operation {
-                    Operation::Obtain { caller, parent } => {
-                        kernel.obtain(caller, parent);
-                        calls += 1;
-                    }
-                    Operation::Delegate { caller, cap, to } => {
-                        kernel.delegate(caller, cap, to);
-                        calls += 1;
-                    }
-                    Operation::Revoke { caller, cap } => {
-                        let op = kernel.revoke(caller, cap);
-                        revokes.insert(op.0, cap);
-                        calls += 1;
-                    }
-                    Operation::Kill(victim) => kernel.kill(victim.number),
-                }
-                let produced = node.collect();
-                shared.in_flight.fetch_add(produced, Ordering::SeqCst);
-                shared.to_start.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        let round = node.receive(&links);
-        assert_eq!(round.malformed, 0, "a slot did not decode");
-        // What a message caused is counted before the message is counted
-        // down, and before any of it is sent (so the count never reads 0
-        // while something is still to be handled).
-        shared.in_flight.fetch_add(round.produced, Ordering::SeqCst);
-        shared.in_flight.fetch_sub(round.handled, Ordering::SeqCst);
-        node.send(&links);
-        for completion in node.kernel_mut().take_completions() {
-            completed += 1;
-            if let (Outcome::Done(None), Some(cap)) = (completion.outcome, revokes.get(&completion.op.0)) {
-                revoked.lock().expect("revoked").insert(*cap);
-            }
-        }
-        if node.idle() && shared.to_start.load(Ordering::SeqCst) == 0 && shared.in_flight.load(Ordering::SeqCst) == 0 {
-            return (node.into_kernel(), calls, completed);
-        }
-        thread::yield_now();
-    }
-}
-
-/// Runs one seed; the revokes acknowledged and the capabilities left.
-fn run(seed: u64) -> (usize, usize) {
-    let (kernels, operations, _) = scenario(seed);
-    let total: usize = operations.iter().map(Vec::len).sum();
-    let shared = Arc::new(Shared {
-        rings: (0..KERNELS).map(|_| (0..KERNELS).map(|_| Ring::new()).collect()).collect(),
-        in_flight: AtomicUsize::new(0),
-        to_start: AtomicUsize::new(total),
-    });
-    let revoked = Arc::new(Mutex::new(BTreeSet::new()));
-    let threads: Vec<_> = kernels
+/// Runs one seed: each kernel's `Driver` on its own host thread.
+fn run(seed: u64) -> Summary {
+    let mut rng = Rng::new(seed);
+    let scenario = scenario(KERNELS, PROCESSES, |bound| rng.below(bound));
+    let progress = Arc::new(Progress::new(&scenario));
+    let rings = Arc::new(Rings((0..KERNELS).map(|_| (0..KERNELS).map(|_| Ring::new()).collect()).collect()));
+    let threads: Vec<_> = scenario
+        .kernels
         .into_iter()
-        .zip(operations)
-        .map(|(kernel, list)| {
-            let (shared, revoked) = (shared.clone(), revoked.clone());
-            thread::spawn(move || run_kernel(kernel, list.into(), shared, revoked))
+        .zip(scenario.operations)
+        .enumerate()
+        .map(|(me, (kernel, operations))| {
+            let (progress, rings) = (progress.clone(), rings.clone());
+            thread::spawn(move || {
+                let mut driver = Driver::new(kernel, operations, KERNELS);
+                let links = KernelLinks { me, rings: &rings };
+                while !driver.step(&links, &progress).expect("every slot decodes") {
+                    thread::yield_now();
+                }
+                driver.finish()
+            })
         })
         .collect();
-    let results: Vec<(Kernel, usize, usize)> = threads.into_iter().map(|thread| thread.join().expect("a kernel thread")).collect();
-    for (kernel, calls, completed) in &results {
-        assert_eq!(calls, completed, "seed {seed}: kernel {:?} completed {completed} of {calls} calls", kernel.id());
-    }
-    let kernels: Vec<&Kernel> = results.iter().map(|(kernel, _, _)| kernel).collect();
-    if let Err(problem) = audit(kernels.iter().copied()) {
-        panic!("seed {seed}: {problem}");
-    }
-    let revoked = revoked.lock().expect("revoked");
-    let all: BTreeMap<CapKey, Option<CapKey>> = kernels.iter().flat_map(|kernel| kernel.capabilities()).map(|cap| (cap.key, cap.parent)).collect();
-    for (key, mut parent) in all.iter().map(|(key, parent)| (*key, *parent)) {
-        assert!(!revoked.contains(&key), "seed {seed}: revoked {key:?} is still there");
-        while let Some(up) = parent {
-            assert!(!revoked.contains(&up), "seed {seed}: {key:?} descends from revoked {up:?}");
-            parent = all.get(&up).copied().flatten();
-        }
-    }
-    (revoked.len(), all.len())
+    let finished: Vec<Finished> = threads.into_iter().map(|thread| thread.join().expect("a kernel thread")).collect();
+    check(&finished).unwrap_or_else(|problem| panic!("seed {seed}: {problem}"))
 }
 
 #[test]
 fn four_kernels_on_threads_over_bounded_rings_stay_consistent() {
     let (mut revoked, mut left) = (0, 0);
     for seed in 1..=40 {
-        let (revokes, caps) = run(seed);
-        revoked += revokes;
-        left += caps;
+        let summary = run(seed);
+        revoked += summary.revoked;
+        left += summary.left;
     }
     // The runs did something: revokes were acknowledged, and not everything went.
     println!("40 runs: {revoked} revokes acknowledged, {left} capabilities left");

@@ -20,6 +20,7 @@ mod frames_and_contexts;
 mod frames_every_cpu;
 mod locks;
 mod memory;
+mod multikernel;
 mod runner;
 mod socket_charges;
 pub mod smp;

@@ -1,5 +1,6 @@
-//! Helpers shared by the host tests of several Lamina crates. Only ever a
-//! dev-dependency: nothing here reaches the kernel.
+//! Helpers shared by the host tests of several Lamina crates and by the
+//! in-kernel test image (`kernel-tests`); never a dependency of the kernel
+//! itself.
 //!
 //! [`Rng`]: SplitMix64, a small deterministic generator for choosing the
 //! steps of refinement and stress tests, so a failing seed replays exactly.

@@ -26,6 +26,7 @@
 //! a parent or child that does not link back.
 
 mod audit;
+pub mod exercise;
 mod kernel;
 mod node;
 pub mod wire;
