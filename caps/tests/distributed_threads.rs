@@ -63,7 +63,7 @@ fn run(seed: u64) -> Summary {
             thread::spawn(move || {
                 let mut driver = Driver::new(kernel, operations, KERNELS);
                 let links = KernelLinks { me, rings: &rings };
-                while !driver.step(&links, &progress).expect("every slot decodes") {
+                while !driver.step(&links, &progress).expect("every slot decodes").done {
                     thread::yield_now();
                 }
                 driver.finish()

@@ -8,9 +8,12 @@
 //! has completed, the consistency audit of every kernel's part passes and
 //! no revoked capability or descendant is left.
 //!
+//! A kernel with nothing to do parks; a sender wakes its receivers (and a
+//! kernel that sees the end wakes everyone), through `sched::unpark` —
+//! the wake IPI when the receiver's CPU is idle: SemperOS's notification.
+//!
 //! Not yet the groups themselves: the kernels here are threads of one
-//! kernel (one scheduler, one heap), and they poll their channels
-//! (yielding between turns) instead of waiting for a notifying IPI.
+//! kernel (one scheduler, one heap).
 
 use alloc::format;
 use alloc::string::String;
@@ -58,6 +61,7 @@ impl Links for KernelLinks<'_> {
 }
 
 type Results = KernelTicketLock<Vec<Option<Result<Finished, String>>>>;
+type Threads = KernelTicketLock<Vec<Arc<sched::Thread>>>;
 
 /// One run of `kernels` kernels on seed `seed`.
 fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
@@ -67,10 +71,16 @@ fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
     let channels = Arc::new(Channels { rings: (0..kernels).map(|_| (0..kernels).map(|_| Ring::new()).collect()).collect() });
     let results: Arc<Results> = Arc::new(KernelTicketLock::new(RESULTS_LEVEL, (0..kernels).map(|_| None).collect()));
     let stop = Arc::new(AtomicBool::new(false));
+    let threads: Arc<Threads> = Arc::new(KernelTicketLock::new(RESULTS_LEVEL, Vec::new()));
     let cpus = percpu::online_count();
     for (me, (kernel, operations)) in scenario.kernels.into_iter().zip(scenario.operations).enumerate() {
-        let (progress, channels, results, stop) = (progress.clone(), channels.clone(), results.clone(), stop.clone());
-        sched::spawn_on(me % cpus, Pinning::Pinned, "group-kernel", move || {
+        let (progress, channels, results, stop, peers) = (progress.clone(), channels.clone(), results.clone(), stop.clone(), threads.clone());
+        let thread = sched::spawn_on(me % cpus, Pinning::Pinned, "group-kernel", move || {
+            // Every peer's thread is known before the first wake.
+            while peers.lock().len() < kernels {
+                sched::yield_now();
+            }
+            let wake_peers = || peers.lock().iter().enumerate().filter(|(peer, _)| *peer != me).for_each(|(_, thread)| sched::unpark(thread));
             let mut driver = Driver::new(kernel, operations, kernels);
             let links = KernelLinks { me, channels: &channels };
             let outcome = loop {
@@ -78,21 +88,33 @@ fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
                     break Err(format!("kernel {me}: stopped before quiescence"));
                 }
                 match driver.step(&links, &progress) {
-                    Ok(true) => break Ok(()),
-                    Ok(false) => sched::yield_now(),
+                    Ok(turn) => {
+                        if turn.done || turn.sent > 0 {
+                            wake_peers();
+                        }
+                        if turn.done {
+                            break Ok(());
+                        }
+                        if turn.may_wait {
+                            sched::park();
+                        }
+                    }
                     Err(problem) => break Err(problem),
                 }
             };
             if outcome.is_err() {
                 stop.store(true, Ordering::Release);
+                wake_peers();
             }
             results.lock()[me] = Some(outcome.map(|()| driver.finish()));
         })
         .map_err(|error| format!("spawn: {error:?}"))?;
+        threads.lock().push(thread);
     }
     let all_done = || results.lock().iter().all(Option::is_some);
     if !wait_until(20_000, all_done) {
         stop.store(true, Ordering::Release);
+        threads.lock().iter().for_each(sched::unpark);
         wait_until(20_000, all_done);
         return Err(format!("{kernels} kernels, seed {seed}: no quiescence (a message or a wake-up lost?)"));
     }

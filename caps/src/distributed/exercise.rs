@@ -131,6 +131,20 @@ pub struct Driver {
     revoked: Vec<CapKey>,
 }
 
+/// What one turn of a kernel's loop did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// This kernel is idle and nothing is left anywhere: its loop ends
+    /// (and should wake its peers so that they see it too).
+    pub done: bool,
+    /// Messages put into channels (their receivers should be woken).
+    pub sent: usize,
+    /// Nothing to do until a peer sends or finishes: no operation left to
+    /// start, nothing handled, nothing waiting to be sent. A kernel may
+    /// then sleep until a peer wakes it.
+    pub may_wait: bool,
+}
+
 /// A kernel once everything is done.
 pub struct Finished {
     /// Its part of the tree.
@@ -159,10 +173,9 @@ impl Driver {
     }
 
     /// One turn of the kernel's loop: every third turn starts an operation;
-    /// then one message per peer is handled and what fits is sent. `Ok(true)`
-    /// once this kernel is idle and nothing is left anywhere; `Err` for a
-    /// slot that did not decode.
-    pub fn step(&mut self, links: &impl Links, progress: &Progress) -> Result<bool, String> {
+    /// then one message per peer is handled and what fits is sent. `Err`
+    /// for a slot that did not decode.
+    pub fn step(&mut self, links: &impl Links, progress: &Progress) -> Result<Turn, String> {
         self.turn += 1;
         if self.turn % 3 == 0 {
             if let Some(operation) = self.operations.pop_front() {
@@ -180,14 +193,16 @@ impl Driver {
         // down, and before any of it is sent.
         progress.in_flight.fetch_add(round.produced, Ordering::SeqCst);
         progress.in_flight.fetch_sub(round.handled, Ordering::SeqCst);
-        self.node.send(links);
+        let sent = self.node.send(links);
         for completion in self.node.kernel_mut().take_completions() {
             self.completed += 1;
             if let (Outcome::Done(None), Some(cap)) = (completion.outcome, self.revokes.get(&completion.op.0)) {
                 self.revoked.push(*cap);
             }
         }
-        Ok(self.node.idle() && progress.quiet())
+        let idle = self.node.idle();
+        let done = idle && progress.quiet();
+        Ok(Turn { done, sent, may_wait: !done && idle && round.handled == 0 && self.operations.is_empty() })
     }
 
     fn start(&mut self, operation: Operation) {
