@@ -9,6 +9,7 @@ extern crate alloc;
 mod cap_paths;
 mod frame_paths;
 mod map_paths;
+mod multikernel_paths;
 mod ipc_round_trip;
 mod lock_efficiency;
 mod records;

@@ -1,8 +1,8 @@
 //! `cargo xtask bench [--groups a,b]`: runs benchmark groups, prints a table
 //! and merges the records into `target/bench/results.json`.
 //!
-//! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `syscalls`,
-//! `apps`, `fs`. Each issue that adds benchmarks adds its group to [`GROUPS`].
+//! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `multikernel`, `syscalls`,
+//! `apps`, `fs`, `net`. Each issue that adds benchmarks adds its group to [`GROUPS`].
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::bench_results::{save_records, BenchmarkRecord};
@@ -42,6 +42,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "caps",
         run: run_caps_group,
+    },
+    Group {
+        name: "multikernel",
+        run: run_multikernel_group,
     },
     Group {
         name: "syscalls",
@@ -137,6 +141,10 @@ fn run_caps_group() -> Outcome<Vec<BenchmarkRecord>> {
     run_kernel_group("caps")
 }
 
+fn run_multikernel_group() -> Outcome<Vec<BenchmarkRecord>> {
+    run_kernel_group("multikernel")
+}
+
 fn run_boot_group() -> Outcome<Vec<BenchmarkRecord>> {
     let image = build_kernel(ImageKind::Normal)?;
     Ok(vec![measure_boot_time(&image, BoottimeOptions::default())?])
@@ -182,7 +190,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "syscalls", "apps", "fs", "net"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "syscalls", "apps", "fs", "net"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

@@ -56,7 +56,7 @@ struct KernelBenchRun {
 /// counts) and under multi-threaded TCG on 8 vCPUs (wake-up latency, lock
 /// efficiency), then mC2's server/client benchmark on the fine-grained and
 /// the big-kernel-lock image, on as many vCPUs as the host has cores.
-const RUNS: [KernelBenchRun; 4] = [
+const RUNS: [KernelBenchRun; 5] = [
     KernelBenchRun {
         image: ImageKind::Bench,
         counting: InstructionCounting::On,
@@ -82,6 +82,14 @@ const RUNS: [KernelBenchRun; 4] = [
         only_group: Some("sched"),
     },
     KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::On,
+        cpus: Cpus::Exactly(4),
+        mode: "multikernel",
+        accelerator: "tcg-icount",
+        only_group: Some("multikernel"),
+    },
+    KernelBenchRun {
         image: ImageKind::BenchBigLock,
         counting: InstructionCounting::Off,
         cpus: Cpus::HostCores,
@@ -91,13 +99,16 @@ const RUNS: [KernelBenchRun; 4] = [
     },
 ];
 
+/// Groups measured only by boots of their own (no records in the others).
+const DEDICATED_GROUPS: [&str; 1] = ["multikernel"];
+
 /// Records of `group` from the kbench boots.
 pub fn run_kernel_group(group: &str) -> Outcome<Vec<BenchmarkRecord>> {
     let mut records = Vec::new();
     for (index, run) in RUNS
         .iter()
         .enumerate()
-        .filter(|(_, run)| run.only_group.is_none_or(|only| only == group))
+        .filter(|(_, run)| run.only_group.map_or(!DEDICATED_GROUPS.contains(&group), |only| only == group))
     {
         let log = boot_once(index, run)?;
         records.extend(parse_records(&log, group, run.cpus.count(), run.accelerator)?);
@@ -127,7 +138,8 @@ fn boot_once(index: usize, run: &KernelBenchRun) -> Outcome<String> {
     Ok(log)
 }
 
-/// Boots `run`'s image until it prints `kbench: done`; returns its log.
+/// Boots `run`'s image until it prints `kbench: done`; returns its log
+/// (also kept in `target/kbench-<mode>-<image>.log`).
 fn boot_and_collect(run: &KernelBenchRun) -> Outcome<String> {
     let image = build_kernel(run.image)?;
     let mut machine = MachineOptions::with(run.cpus.count(), 256);
@@ -144,7 +156,9 @@ fn boot_and_collect(run: &KernelBenchRun) -> Outcome<String> {
                 session.log()
             ))
         })?;
-    Ok(session.log())
+    let log = session.log();
+    let _ = std::fs::write(crate::workspace::target_directory().join(format!("kbench-{mode}-{:?}.log", run.image)), &log);
+    Ok(log)
 }
 
 /// The records of `group` among the `kbench: {…}` lines of `log`.

@@ -1,0 +1,240 @@
+//! `multikernel/*`: the distributed capability protocol between kernels on
+//! their own CPUs (issue 20; SemperOS §5.2 measures the same in cycles).
+//! Each kernel is a kernel thread pinned to its own CPU with its
+//! `caps::distributed::Node`; kernels share only `WordRing` channels (4
+//! slots per ordered pair) and wake each other with `sched::unpark` (the
+//! wake IPI to an idle CPU). The benchmark thread hands one call at a time
+//! to a kernel and waits for its completion; the time is from handing the
+//! call over to holding the completion.
+//!
+//! - `exchange_local` / `exchange_2kernels`: one delegation to a process
+//!   of the same kernel / of another kernel (request, reply, acknowledge).
+//! - `revoke_chain_<n>_local` / `_2kernels` / `_4kernels`: one revoke of a
+//!   chain of `n` copies (each obtained from the last) that lie on one
+//!   kernel, or alternate round the kernels. Building the chain is not
+//!   measured.
+
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use caps::distributed::wire::WORDS;
+use caps::distributed::{CapKey, Completion, Kernel, KernelId, Links, Node, Outcome, ProcessId};
+use sched::Pinning;
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+use sync::WordRing;
+
+use super::records::{now, report, ClockMode};
+
+const LEVEL: Level = Level::new(6);
+const SAMPLES: usize = 20;
+const CHAIN_LENGTHS: [usize; 4] = [1, 10, 100, 1000];
+
+type Ring = WordRing<WORDS, 4>;
+
+#[derive(Clone, Copy)]
+enum Request {
+    Create(ProcessId),
+    Delegate { caller: ProcessId, cap: CapKey, to: ProcessId },
+    Obtain { caller: ProcessId, parent: CapKey },
+    Revoke { caller: ProcessId, cap: CapKey },
+}
+
+/// What the kernels and the benchmark thread share.
+struct Shared {
+    kernels: usize,
+    /// `rings[from][to]`.
+    rings: Vec<Vec<Ring>>,
+    requests: Vec<KernelTicketLock<VecDeque<Request>>>,
+    /// Completions (and created roots, as `Done(Some(key))`) for the
+    /// benchmark thread.
+    answers: KernelTicketLock<VecDeque<Outcome>>,
+    waiter: KernelTicketLock<Option<Arc<sched::Thread>>>,
+    threads: KernelTicketLock<Vec<Arc<sched::Thread>>>,
+    stop: AtomicBool,
+}
+
+struct KernelLinks<'a> {
+    me: usize,
+    shared: &'a Shared,
+}
+
+impl Links for KernelLinks<'_> {
+    fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool {
+        self.shared.rings[self.me][to.0 as usize].try_send(words).is_ok()
+    }
+
+    fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
+        self.shared.rings[from.0 as usize][self.me].try_receive()
+    }
+}
+
+impl Shared {
+    fn answer(&self, outcome: Outcome) {
+        self.answers.lock().push_back(outcome);
+        if let Some(waiter) = self.waiter.lock().as_ref() {
+            sched::unpark(waiter);
+        }
+    }
+}
+
+/// One kernel's loop: its requests, one message per peer, what fits sent;
+/// it parks when a turn did nothing.
+fn kernel_loop(me: usize, shared: &Shared) {
+    while shared.threads.lock().len() < shared.kernels {
+        sched::yield_now();
+    }
+    let mut node = Node::new(Kernel::new(KernelId(me as u8)), shared.kernels);
+    let links = KernelLinks { me, shared };
+    while !shared.stop.load(Ordering::Acquire) {
+        let mut busy = false;
+        while let Some(request) = shared.requests[me].lock().pop_front() {
+            busy = true;
+            let kernel = node.kernel_mut();
+            match request {
+                Request::Create(owner) => shared.answer(kernel.create(owner).map_or(Outcome::Refused, |key| Outcome::Done(Some(key)))),
+                Request::Delegate { caller, cap, to } => drop(kernel.delegate(caller, cap, to)),
+                Request::Obtain { caller, parent } => drop(kernel.obtain(caller, parent)),
+                Request::Revoke { caller, cap } => drop(kernel.revoke(caller, cap)),
+            }
+        }
+        node.collect();
+        busy |= node.receive(&links).handled > 0;
+        if node.send(&links) > 0 {
+            shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me).for_each(|(_, thread)| sched::unpark(thread));
+        }
+        for Completion { outcome, .. } in node.kernel_mut().take_completions() {
+            shared.answer(outcome);
+        }
+        if !busy && node.idle() {
+            sched::park();
+        }
+    }
+}
+
+/// `kernels` kernels on CPUs 0.. (round robin), running until dropped.
+struct Cluster {
+    shared: Arc<Shared>,
+}
+
+impl Cluster {
+    fn start(kernels: usize) -> Option<Self> {
+        let shared = Arc::new(Shared {
+            kernels,
+            rings: (0..kernels).map(|_| (0..kernels).map(|_| Ring::new()).collect()).collect(),
+            requests: (0..kernels).map(|_| KernelTicketLock::new(LEVEL, VecDeque::new())).collect(),
+            answers: KernelTicketLock::new(LEVEL, VecDeque::new()),
+            waiter: KernelTicketLock::new(LEVEL, Some(sched::current())),
+            threads: KernelTicketLock::new(LEVEL, Vec::new()),
+            stop: AtomicBool::new(false),
+        });
+        let cpus = machine::percpu::online_count();
+        for me in 0..kernels {
+            let mine = shared.clone();
+            let thread = sched::spawn_on(me % cpus, Pinning::Pinned, "bench-kernel", move || kernel_loop(me, &mine)).ok()?;
+            shared.threads.lock().push(thread);
+        }
+        Some(Self { shared })
+    }
+
+    /// Hands `request` to `kernel` and waits for the answer.
+    fn call(&self, kernel: usize, request: Request) -> Outcome {
+        self.shared.requests[kernel].lock().push_back(request);
+        if let Some(thread) = self.shared.threads.lock().get(kernel) {
+            sched::unpark(thread);
+        }
+        loop {
+            if let Some(outcome) = self.shared.answers.lock().pop_front() {
+                return outcome;
+            }
+            sched::park();
+        }
+    }
+
+    /// `call`, and the time it took.
+    fn timed(&self, kernel: usize, request: Request) -> (Outcome, u64) {
+        let start = now();
+        let outcome = self.call(kernel, request);
+        (outcome, now() - start)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        let threads = self.shared.threads.lock().clone();
+        for thread in &threads {
+            sched::unpark(thread);
+        }
+        for thread in &threads {
+            while !thread.has_exited() {
+                sched::unpark(thread);
+                sched::yield_now();
+            }
+        }
+    }
+}
+
+fn process(kernel: usize, number: u32) -> ProcessId {
+    ProcessId { kernel: KernelId(kernel as u8), number }
+}
+
+/// A root held by process 0 of kernel 0.
+fn root(cluster: &Cluster) -> Option<CapKey> {
+    match cluster.call(0, Request::Create(process(0, 0))) {
+        Outcome::Done(key) => key,
+        _ => None,
+    }
+}
+
+pub fn protocol_paths(mode: ClockMode) {
+    let unit = mode.unit();
+    let Some(cluster) = Cluster::start(4) else { return };
+    for (name, span) in [("exchange_local", 1), ("exchange_2kernels", 2)] {
+        let Some(cap) = root(&cluster) else { return };
+        let mut samples = Vec::new();
+        for _ in 0..SAMPLES {
+            let to = if span == 1 { process(0, 1) } else { process(1, 0) };
+            let (outcome, spent) = cluster.timed(0, Request::Delegate { caller: process(0, 0), cap, to });
+            if !matches!(outcome, Outcome::Done(Some(_))) {
+                return;
+            }
+            samples.push(spent as f64);
+        }
+        let _ = cluster.call(0, Request::Revoke { caller: process(0, 0), cap });
+        report("multikernel", name, unit, &mut samples);
+    }
+    for length in CHAIN_LENGTHS {
+        for (suffix, span) in [("local", 1), ("2kernels", 2), ("4kernels", 4)] {
+            let mut samples = Vec::new();
+            for _ in 0..if length >= 100 { 3 } else { 5 } {
+                let Some(first) = root(&cluster) else { return };
+                // Copy i lies on kernel i mod span; on one kernel the
+                // copies alternate between two processes.
+                let holder = |i: usize| if span == 1 { process(0, (i % 2) as u32) } else { process(i % span, 0) };
+                let mut last = first;
+                for i in 1..=length {
+                    // Obtained, so that the copy is usable when the call
+                    // returns (a delegation's receiver commits its copy
+                    // only when the acknowledgement reaches it).
+                    match cluster.call(holder(i).kernel.0 as usize, Request::Obtain { caller: holder(i), parent: last }) {
+                        Outcome::Done(Some(copy)) => last = copy,
+                        other => {
+                            machine::println!("kbench: multikernel: link {i} of a chain of {length} over {span} kernel(s): {other:?}");
+                            return;
+                        }
+                    }
+                }
+                let (outcome, spent) = cluster.timed(0, Request::Revoke { caller: process(0, 0), cap: first });
+                if outcome != Outcome::Done(None) {
+                    machine::println!("kbench: multikernel: revoke of a chain of {length} over {span} kernel(s): {outcome:?}");
+                    return;
+                }
+                samples.push(spent as f64);
+            }
+            report("multikernel", &alloc::format!("revoke_chain_{length}_{suffix}"), unit, &mut samples);
+        }
+    }
+}
