@@ -14,37 +14,14 @@ use std::thread;
 
 use caps::distributed::exercise::{check, scenario, Driver, Finished, Progress, Summary};
 use caps::distributed::wire::{decode, encode, WORDS};
-use caps::distributed::{CapKey, Kernel, KernelId, Links, Message, Node, ProcessId};
-use sync::WordRing;
+use caps::distributed::{CapKey, Channels, Kernel, KernelId, Links, Message, Node, ProcessId};
 use testkit::Rng;
 
 const KERNELS: usize = 4;
 const PROCESSES: u32 = 3;
-const SLOTS: usize = 4;
-
-type Ring = WordRing<WORDS, SLOTS>;
 
 fn process(kernel: usize, number: u32) -> ProcessId {
     ProcessId { kernel: KernelId(kernel as u8), number }
-}
-
-/// rings[from][to]
-struct Rings(Vec<Vec<Ring>>);
-
-/// One kernel's view of the rings.
-struct KernelLinks<'a> {
-    me: usize,
-    rings: &'a Rings,
-}
-
-impl Links for KernelLinks<'_> {
-    fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool {
-        self.rings.0[self.me][to.0 as usize].try_send(words).is_ok()
-    }
-
-    fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
-        self.rings.0[from.0 as usize][self.me].try_receive()
-    }
 }
 
 /// Runs one seed: each kernel's `Driver` on its own host thread.
@@ -52,17 +29,17 @@ fn run(seed: u64) -> Summary {
     let mut rng = Rng::new(seed);
     let scenario = scenario(KERNELS, PROCESSES, |bound| rng.below(bound));
     let progress = Arc::new(Progress::new(&scenario));
-    let rings = Arc::new(Rings((0..KERNELS).map(|_| (0..KERNELS).map(|_| Ring::new()).collect()).collect()));
+    let channels = Arc::new(Channels::new(KERNELS));
     let threads: Vec<_> = scenario
         .kernels
         .into_iter()
         .zip(scenario.operations)
         .enumerate()
         .map(|(me, (kernel, operations))| {
-            let (progress, rings) = (progress.clone(), rings.clone());
+            let (progress, channels) = (progress.clone(), channels.clone());
             thread::spawn(move || {
                 let mut driver = Driver::new(kernel, operations, KERNELS);
-                let links = KernelLinks { me, rings: &rings };
+                let links = channels.links(me);
                 while !driver.step(&links, &progress).expect("every slot decodes").done {
                     thread::yield_now();
                 }

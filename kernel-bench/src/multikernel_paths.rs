@@ -19,20 +19,16 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use caps::distributed::wire::WORDS;
-use caps::distributed::{CapKey, Completion, Kernel, KernelId, Links, Node, Outcome, ProcessId};
+use caps::distributed::{CapKey, Channels, Completion, Kernel, KernelId, Node, Outcome, ProcessId};
 use sched::Pinning;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
-use sync::WordRing;
 
 use super::records::{now, report, ClockMode};
 
 const LEVEL: Level = Level::new(6);
 const SAMPLES: usize = 20;
 const CHAIN_LENGTHS: [usize; 4] = [1, 10, 100, 1000];
-
-type Ring = WordRing<WORDS, 4>;
 
 #[derive(Clone, Copy)]
 enum Request {
@@ -45,8 +41,7 @@ enum Request {
 /// What the kernels and the benchmark thread share.
 struct Shared {
     kernels: usize,
-    /// `rings[from][to]`.
-    rings: Vec<Vec<Ring>>,
+    channels: Channels,
     requests: Vec<KernelTicketLock<VecDeque<Request>>>,
     /// Completions (and created roots, as `Done(Some(key))`) for the
     /// benchmark thread.
@@ -54,21 +49,6 @@ struct Shared {
     waiter: KernelTicketLock<Option<Arc<sched::Thread>>>,
     threads: KernelTicketLock<Vec<Arc<sched::Thread>>>,
     stop: AtomicBool,
-}
-
-struct KernelLinks<'a> {
-    me: usize,
-    shared: &'a Shared,
-}
-
-impl Links for KernelLinks<'_> {
-    fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool {
-        self.shared.rings[self.me][to.0 as usize].try_send(words).is_ok()
-    }
-
-    fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
-        self.shared.rings[from.0 as usize][self.me].try_receive()
-    }
 }
 
 impl Shared {
@@ -87,7 +67,7 @@ fn kernel_loop(me: usize, shared: &Shared) {
         sched::yield_now();
     }
     let mut node = Node::new(Kernel::new(KernelId(me as u8)), shared.kernels);
-    let links = KernelLinks { me, shared };
+    let links = shared.channels.links(me);
     while !shared.stop.load(Ordering::Acquire) {
         let mut busy = false;
         while let Some(request) = shared.requests[me].lock().pop_front() {
@@ -123,7 +103,7 @@ impl Cluster {
     fn start(kernels: usize) -> Option<Self> {
         let shared = Arc::new(Shared {
             kernels,
-            rings: (0..kernels).map(|_| (0..kernels).map(|_| Ring::new()).collect()).collect(),
+            channels: Channels::new(kernels),
             requests: (0..kernels).map(|_| KernelTicketLock::new(LEVEL, VecDeque::new())).collect(),
             answers: KernelTicketLock::new(LEVEL, VecDeque::new()),
             waiter: KernelTicketLock::new(LEVEL, Some(sched::current())),

@@ -22,13 +22,11 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use caps::distributed::exercise::{check as check_run, scenario, Driver, Finished, Progress, Summary};
-use caps::distributed::wire::WORDS;
-use caps::distributed::{KernelId, Links};
+use caps::distributed::Channels;
 use machine::percpu;
 use sched::Pinning;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
-use sync::WordRing;
 use testkit::Rng;
 
 use super::runner::{check, Outcome};
@@ -38,28 +36,6 @@ use kernel_objects::SystemFacts;
 const RESULTS_LEVEL: Level = Level::new(6);
 const PROCESSES: u32 = 3;
 
-type Ring = WordRing<WORDS, 4>;
-
-/// `rings[from][to]`: the channel of each ordered pair.
-struct Channels {
-    rings: Vec<Vec<Ring>>,
-}
-
-struct KernelLinks<'a> {
-    me: usize,
-    channels: &'a Channels,
-}
-
-impl Links for KernelLinks<'_> {
-    fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool {
-        self.channels.rings[self.me][to.0 as usize].try_send(words).is_ok()
-    }
-
-    fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
-        self.channels.rings[from.0 as usize][self.me].try_receive()
-    }
-}
-
 type Results = KernelTicketLock<Vec<Option<Result<Finished, String>>>>;
 type Threads = KernelTicketLock<Vec<Arc<sched::Thread>>>;
 
@@ -68,7 +44,7 @@ fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
     let mut rng = Rng::new(seed);
     let scenario = scenario(kernels, PROCESSES, |bound| rng.below(bound));
     let progress = Arc::new(Progress::new(&scenario));
-    let channels = Arc::new(Channels { rings: (0..kernels).map(|_| (0..kernels).map(|_| Ring::new()).collect()).collect() });
+    let channels = Arc::new(Channels::new(kernels));
     let results: Arc<Results> = Arc::new(KernelTicketLock::new(RESULTS_LEVEL, (0..kernels).map(|_| None).collect()));
     let stop = Arc::new(AtomicBool::new(false));
     let threads: Arc<Threads> = Arc::new(KernelTicketLock::new(RESULTS_LEVEL, Vec::new()));
@@ -82,7 +58,7 @@ fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
             }
             let wake_peers = || peers.lock().iter().enumerate().filter(|(peer, _)| *peer != me).for_each(|(_, thread)| sched::unpark(thread));
             let mut driver = Driver::new(kernel, operations, kernels);
-            let links = KernelLinks { me, channels: &channels };
+            let links = channels.links(me);
             let outcome = loop {
                 if stop.load(Ordering::Acquire) {
                     break Err(format!("kernel {me}: stopped before quiescence"));

@@ -26,12 +26,14 @@
 //! a parent or child that does not link back.
 
 mod audit;
+mod channels;
 pub mod exercise;
 mod kernel;
 mod node;
 pub mod wire;
 
 pub use audit::audit;
+pub use channels::{ChannelLinks, Channels, SLOTS};
 pub use kernel::{CapView, Completion, Flaws, Kernel, Outcome};
 pub use node::{Links, Node, Round};
 
