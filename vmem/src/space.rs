@@ -264,15 +264,9 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         }
     }
 
-    /// How many pages of `range` hold a frame outside the regions.
-    fn loose_frames_in(&self, range: core::ops::Range<u64>) -> u64 {
-        let first = self.regions.partition_point(|region| region.end <= range.start);
-        let inside: usize = self.regions[first..]
-            .iter()
-            .take_while(|region| region.start < range.end)
-            .map(|region| self.frames_in(region.start.max(range.start)..region.end.min(range.end)))
-            .sum();
-        (self.frames_in(range) - inside) as u64
+    /// Takes `gone` loose pages off the count.
+    fn forget_loose(&mut self, gone: u64) {
+        self.loose_pages = self.loose_pages.saturating_sub(gone);
     }
 
     /// Maps `frame` at `address` with `rights` as a shared page of this
@@ -351,8 +345,10 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             return Err(VmError::AlreadyMapped);
         }
         self.regions.try_reserve(1).map_err(|_| VmError::OutOfMemory)?;
-        // Pages mapped there before are the region's from now on.
-        self.loose_pages = self.loose_pages.saturating_sub(self.loose_frames_in(range.clone()));
+        // Pages mapped there before (outside every region, as no region
+        // overlaps) are the region's from now on.
+        let taken = self.frames_in(range.clone()) as u64;
+        self.forget_loose(taken);
         let position = self.regions.partition_point(|region| region.start < range.start);
         self.regions.insert(position, Region { start: range.start, end: range.end, rights });
         self.region_bytes += range.end - range.start;
@@ -386,11 +382,17 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     /// Cuts `range` out of the regions (splitting one that straddles it)
     /// and gives the cut part `rights`, if any.
     fn reshape_regions(&mut self, range: core::ops::Range<u64>, rights: Option<Rights>) -> Result<(), VmError> {
-        // At most one split adds a region, plus the re-added part.
-        self.regions.try_reserve(2).map_err(|_| VmError::OutOfMemory)?;
+        let kept = self.reshaped_regions(range, rights)?;
+        self.install_regions(kept);
+        Ok(())
+    }
+
+    /// The regions [`Self::reshape_regions`] would leave (nothing changed
+    /// yet; the only step that can fail).
+    fn reshaped_regions(&self, range: core::ops::Range<u64>, rights: Option<Rights>) -> Result<Vec<Region>, VmError> {
         let mut kept = Vec::new();
         kept.try_reserve(self.regions.len() + 2).map_err(|_| VmError::OutOfMemory)?;
-        for region in self.regions.drain(..) {
+        for region in self.regions.iter().copied() {
             if region.end <= range.start || range.end <= region.start {
                 kept.push(region);
                 continue;
@@ -406,9 +408,12 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             }
         }
         kept.sort_unstable_by_key(|region| region.start);
+        Ok(kept)
+    }
+
+    fn install_regions(&mut self, kept: Vec<Region>) {
         self.regions = kept;
         self.recount_region_bytes();
-        Ok(())
     }
 
     fn recount_region_bytes(&mut self) {
@@ -423,14 +428,23 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         let range = user_range(start, length)?;
         self.settle();
         self.reserve_limbo(self.frames_in(range.clone()))?;
-        let loose = self.loose_frames_in(range.clone());
-        self.reshape_regions(range.clone(), None)?;
-        self.loose_pages = self.loose_pages.saturating_sub(loose);
+        let kept = self.reshaped_regions(range.clone(), None)?;
+        // Pages outside the old regions are counted off as they go (the
+        // addresses rise: one pass over the regions, not a search a page).
+        let mut loose = 0;
+        let mut next_region = self.regions.partition_point(|region| region.end <= range.start);
         let mut flush = self.flush();
-        for address in range.step_by(PAGE_SIZE as usize) {
-            let Some((table, index)) = self.leaf_slot(address, false)? else { continue };
+        for address in range.clone().step_by(PAGE_SIZE as usize) {
+            // Without `create` the walk cannot fail: nothing here returns early.
+            let Ok(Some((table, index))) = self.leaf_slot(address, false) else { continue };
             let current = self.memory.read_word(table, index);
             if entry::holds_frame(current) {
+                while self.regions.get(next_region).is_some_and(|region| region.end <= address) {
+                    next_region += 1;
+                }
+                if !self.regions.get(next_region).is_some_and(|region| region.start <= address) {
+                    loose += 1;
+                }
                 self.memory.write_word(table, index, 0);
                 if entry::is_present(current) {
                     flush.add_page(address);
@@ -441,6 +455,8 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                 }
             }
         }
+        self.install_regions(kept);
+        self.forget_loose(loose);
         self.settle_now_if_unseen(&flush);
         Ok(self.owe(flush))
     }
