@@ -8,6 +8,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 /// What `/proc/<pid>/` shows of one process.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,6 +87,34 @@ pub fn uptime(hundredths: u64) -> String {
     format!("{}.{:02} 0.00\n", hundredths / 100, hundredths % 100)
 }
 
+/// One row of `/proc/interrupts`: its name, a count per CPU, what it is.
+pub struct InterruptRow<'a> {
+    /// Linux's short name (`LOC`, `RES`, `TLB`).
+    pub name: &'a str,
+    /// The count of CPU 0, 1, …
+    pub per_cpu: Vec<u64>,
+    /// What it counts, after the columns.
+    pub description: &'a str,
+}
+
+/// `/proc/interrupts` as Linux lays it out: a `CPUn` header, then each
+/// row's name, its counts in columns 11 wide, and what it counts.
+pub fn interrupts(cpus: usize, rows: &[InterruptRow<'_>]) -> String {
+    let mut text = String::from("     ");
+    for cpu in 0..cpus {
+        text.push_str(&format!(" {:>10}", format!("CPU{cpu}")));
+    }
+    text.push('\n');
+    for row in rows {
+        text.push_str(&format!("{:>4}:", row.name));
+        for cpu in 0..cpus {
+            text.push_str(&format!(" {:>10}", row.per_cpu.get(cpu).copied().unwrap_or(0)));
+        }
+        text.push_str(&format!("   {}\n", row.description));
+    }
+    text
+}
+
 /// `/proc/meminfo` with `total_kib`, `free_kib` and `cached_kib` of file
 /// pages in the page cache (available: free, plus the cache, which gives
 /// its pages back when memory runs short).
@@ -161,6 +190,22 @@ pub fn descriptor_link(path: &[u8]) -> Option<(DescriptorOwner, u32)> {
 
 #[cfg(test)]
 mod tests {
+    use alloc::vec;
+
+    #[test]
+    fn interrupts_are_laid_out_as_linux_does() {
+        let rows = [
+            super::InterruptRow { name: "LOC", per_cpu: vec![1234, 5], description: "Local timer interrupts" },
+            super::InterruptRow { name: "TLB", per_cpu: vec![0], description: "TLB shootdowns" },
+        ];
+        let text = super::interrupts(2, &rows);
+        let lines: alloc::vec::Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "            CPU0       CPU1");
+        assert_eq!(lines[1], " LOC:       1234          5   Local timer interrupts");
+        // A CPU without a count shows 0.
+        assert_eq!(lines[2], " TLB:          0          0   TLB shootdowns");
+    }
+
     #[test]
     fn descriptor_links_are_recognised_exactly() {
         assert_eq!(descriptor_link(b"/proc/self/fd/3"), Some((DescriptorOwner::Caller, 3)));

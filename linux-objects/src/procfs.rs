@@ -152,6 +152,7 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     put(tree, proc, "cpuinfo", procfs_text::cpuinfo(cpus, &vendor(), &brand_string(), machine::timer::tsc_per_millisecond() / 1000).as_bytes())?;
     put(tree, proc, "loadavg", procfs_text::loadavg(facts.len(), last_pid).as_bytes())?;
     put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;
+    put(tree, proc, "interrupts", interrupts(cpus).as_bytes())?;
     let mounts = mounts_text(tree)?;
     put(tree, proc, "mounts", &mounts)?;
     put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
@@ -167,6 +168,21 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
         put(tree, net, name, text.as_bytes())?;
     }
     Ok(())
+}
+
+/// `/proc/interrupts`: per CPU, timer ticks, wake IPIs taken and TLB
+/// shootdowns served (Linux's LOC, RES and TLB rows).
+fn interrupts(cpus: usize) -> String {
+    let per_cpu = |count: fn(usize) -> u64| (0..cpus).map(count).collect::<Vec<u64>>();
+    let ticks = |cpu| machine::percpu::cpu(cpu).map_or(0, |per_cpu| per_cpu.ticks.load(core::sync::atomic::Ordering::Relaxed));
+    procfs_text::interrupts(
+        cpus,
+        &[
+            procfs_text::InterruptRow { name: "LOC", per_cpu: per_cpu(ticks), description: "Local timer interrupts" },
+            procfs_text::InterruptRow { name: "RES", per_cpu: per_cpu(sched::wake_ipis_taken), description: "Rescheduling interrupts" },
+            procfs_text::InterruptRow { name: "TLB", per_cpu: per_cpu(machine::tlb::served), description: "TLB shootdowns" },
+        ],
+    )
 }
 
 /// Directory `name` in `parent`, made if missing.

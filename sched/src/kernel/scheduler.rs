@@ -674,6 +674,11 @@ pub fn threads_taken(cpu: usize) -> u64 {
     CPUS.get(cpu).map_or(0, |scheduler| scheduler.threads_taken.load(Ordering::Relaxed))
 }
 
+/// Wake IPIs CPU `cpu` has taken so far.
+pub fn wake_ipis_taken(cpu: usize) -> u64 {
+    CPUS.get(cpu).map_or(0, |scheduler| scheduler.wake_ipis_taken.load(Ordering::Relaxed))
+}
+
 /// Context switches made on CPU `cpu` so far.
 pub fn switch_count(cpu: usize) -> u64 {
     CPUS.get(cpu).map_or(0, |scheduler| scheduler.switches.load(Ordering::Relaxed))
