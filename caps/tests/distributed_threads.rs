@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::thread;
 
-use caps::distributed::exercise::{check, scenario, Driver, Finished, Progress, Summary};
+use caps::distributed::exercise::{chain_scenario, check, scenario, Driver, Finished, Progress, Scenario, Summary};
 use caps::distributed::wire::{decode, encode, WORDS};
 use caps::distributed::{CapKey, Channels, Kernel, KernelId, Links, Message, Node, ProcessId};
 use testkit::Rng;
@@ -27,9 +27,15 @@ fn process(kernel: usize, number: u32) -> ProcessId {
 /// Runs one seed: each kernel's `Driver` on its own host thread.
 fn run(seed: u64) -> Summary {
     let mut rng = Rng::new(seed);
-    let scenario = scenario(KERNELS, PROCESSES, |bound| rng.below(bound));
+    run_scenario(scenario(KERNELS, PROCESSES, |bound| rng.below(bound))).unwrap_or_else(|problem| panic!("seed {seed}: {problem}"))
+}
+
+/// Runs each of `scenario`'s kernels on its own host thread to quiescence
+/// and checks the end.
+fn run_scenario(scenario: Scenario) -> Result<Summary, String> {
+    let kernels = scenario.kernels.len();
     let progress = Arc::new(Progress::new(&scenario));
-    let channels = Arc::new(Channels::new(KERNELS));
+    let channels = Arc::new(Channels::new(kernels));
     let threads: Vec<_> = scenario
         .kernels
         .into_iter()
@@ -38,7 +44,7 @@ fn run(seed: u64) -> Summary {
         .map(|(me, (kernel, operations))| {
             let (progress, channels) = (progress.clone(), channels.clone());
             thread::spawn(move || {
-                let mut driver = Driver::new(kernel, operations, KERNELS);
+                let mut driver = Driver::new(kernel, operations, kernels);
                 let links = channels.links(me);
                 while !driver.step(&links, &progress).expect("every slot decodes").done {
                     thread::yield_now();
@@ -48,7 +54,17 @@ fn run(seed: u64) -> Summary {
         })
         .collect();
     let finished: Vec<Finished> = threads.into_iter().map(|thread| thread.join().expect("a kernel thread")).collect();
-    check(&finished).unwrap_or_else(|problem| panic!("seed {seed}: {problem}"))
+    check(&finished)
+}
+
+#[test]
+fn a_chain_round_every_kernel_is_revoked_whole() {
+    for kernels in [2, 4] {
+        let chain = chain_scenario(kernels, 200).expect("the chain is built");
+        assert_eq!(chain.kernels.iter().map(|kernel| kernel.capabilities().len()).sum::<usize>(), 201);
+        let summary = run_scenario(chain).expect("a clean end");
+        assert_eq!((summary.revoked, summary.left), (1, 0), "{kernels} kernels");
+    }
 }
 
 #[test]

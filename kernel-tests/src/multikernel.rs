@@ -21,7 +21,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use caps::distributed::exercise::{check as check_run, scenario, Driver, Finished, Progress, Summary};
+use caps::distributed::exercise::{chain_scenario, check as check_run, scenario, Driver, Finished, Progress, Scenario, Summary};
 use caps::distributed::Channels;
 use machine::percpu;
 use sched::Pinning;
@@ -42,7 +42,13 @@ type Threads = KernelTicketLock<Vec<Arc<sched::Thread>>>;
 /// One run of `kernels` kernels on seed `seed`.
 fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
     let mut rng = Rng::new(seed);
-    let scenario = scenario(kernels, PROCESSES, |bound| rng.below(bound));
+    run_scenario(scenario(kernels, PROCESSES, |bound| rng.below(bound)), &format!("{kernels} kernels, seed {seed}"))
+}
+
+/// Runs `scenario`'s kernels, each on its own thread and CPU, to
+/// quiescence, and checks the end; `what` names it in errors.
+fn run_scenario(scenario: Scenario, what: &str) -> Result<Summary, String> {
+    let kernels = scenario.kernels.len();
     let progress = Arc::new(Progress::new(&scenario));
     let channels = Arc::new(Channels::new(kernels));
     let results: Arc<Results> = Arc::new(KernelTicketLock::new(RESULTS_LEVEL, (0..kernels).map(|_| None).collect()));
@@ -92,10 +98,10 @@ fn run(kernels: usize, seed: u64) -> Result<Summary, String> {
         stop.store(true, Ordering::Release);
         threads.lock().iter().for_each(sched::unpark);
         wait_until(20_000, all_done);
-        return Err(format!("{kernels} kernels, seed {seed}: no quiescence (a message or a wake-up lost?)"));
+        return Err(format!("{what}: no quiescence (a message or a wake-up lost?)"));
     }
     let finished: Vec<Finished> = core::mem::take(&mut *results.lock()).into_iter().flatten().collect::<Result<_, _>>()?;
-    check_run(&finished).map_err(|problem| format!("{kernels} kernels, seed {seed}: {problem}"))
+    check_run(&finished).map_err(|problem| format!("{what}: {problem}"))
 }
 
 /// 2 and 4 kernels, 8 seeds each: every run reaches quiescence and passes
@@ -113,6 +119,20 @@ pub fn kernels_on_their_own_cpus_keep_one_capability_tree(_facts: &SystemFacts) 
     Ok(())
 }
 
+/// A chain of 200 copies going round 2 and then 4 kernels, revoked from its
+/// root: once the revoke is acknowledged no copy is left anywhere (the
+/// check) — the revocation crossed kernels 200 times.
+pub fn a_revoke_of_a_chain_over_every_kernel_leaves_nothing(_facts: &SystemFacts) -> Outcome {
+    for kernels in [2, 4] {
+        let chain = chain_scenario(kernels, 200).ok_or_else(|| format!("{kernels} kernels: the chain was not built"))?;
+        let built: usize = chain.kernels.iter().map(|kernel| kernel.capabilities().len()).sum();
+        check(built == 201, || format!("{kernels} kernels: the chain holds {built} capabilities, not 201"))?;
+        let summary = run_scenario(chain, &format!("chain over {kernels} kernels"))?;
+        check(summary.revoked == 1 && summary.left == 0, || format!("{kernels} kernels: {} revokes acknowledged, {} capabilities left", summary.revoked, summary.left))?;
+    }
+    Ok(())
+}
+
 crate::kernel_tests! {
-    "multikernel" => [kernels_on_their_own_cpus_keep_one_capability_tree],
+    "multikernel" => [kernels_on_their_own_cpus_keep_one_capability_tree, a_revoke_of_a_chain_over_every_kernel_leaves_nothing],
 }

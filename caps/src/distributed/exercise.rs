@@ -100,6 +100,30 @@ pub fn scenario(kernels: usize, processes: u32, mut below: impl FnMut(usize) -> 
     Scenario { kernels: all, operations }
 }
 
+/// A chain of `length` copies over `kernels` kernels — copy `i` held by
+/// process 0 of kernel `i mod kernels`, each obtained from the one before —
+/// and one operation: kernel 0 revokes the chain's root. `None` if the
+/// chain could not be built.
+pub fn chain_scenario(kernels: usize, length: usize) -> Option<Scenario> {
+    let mut all: Vec<Kernel> = (0..kernels).map(|id| Kernel::new(KernelId(id as u8))).collect();
+    let owner = process(0, 0);
+    let root = all.first_mut()?.create(owner)?;
+    let mut last = root;
+    for link in 1..=length {
+        let holder = process(link % kernels, 0);
+        all[link % kernels].obtain(holder, last);
+        settle(&mut all);
+        let made = all.iter_mut().flat_map(|kernel| kernel.take_completions()).find_map(|completion| match completion.outcome {
+            Outcome::Done(Some(copy)) => Some(copy),
+            _ => None,
+        });
+        last = made?;
+    }
+    let mut operations = vec![Vec::new(); kernels];
+    operations[0].push(Operation::Revoke { caller: owner, cap: root });
+    Some(Scenario { kernels: all, operations })
+}
+
 /// What every kernel's driver shares: the counts that say when all is done.
 #[derive(Debug)]
 pub struct Progress {
