@@ -133,6 +133,13 @@ pub fn a_program_runs_in_ring_3_and_fork_copies_on_write(_facts: &SystemFacts) -
     let exit = run_user(&mut context);
     check(matches!(exit, UserExit::Exception { vector: vectors::GENERAL_PROTECTION, .. }), || format!("a kernel RIP gave {exit:?}"))?;
 
+    // A kick seen with interrupts off: user mode is not entered at all.
+    let mut context = program_context(5);
+    let before = context.registers.rip;
+    let exit = kernel_objects::address_spaces::run_user_in(prepare_to_enter(&mut parent), &mut context, || true);
+    paging::switch_to_kernel_tables();
+    check(exit == UserExit::Kicked && context.registers.rip == before, || format!("a kicked entry gave {exit:?}, rip {:#x}", context.registers.rip))?;
+
     carry_out(child.destroy());
     carry_out(parent.destroy());
     let charged = tree.charged(container).map_err(|error| format!("{error:?}"))?;
