@@ -64,7 +64,8 @@ commands:
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,
-                           ipc, sched, mem, caps, syscalls, apps, fs, net (all by default)
+                           ipc, sched, mem, caps, multikernel, syscalls, apps, fs,
+                           net (all by default)
   apps                     build the real programs (lua, sqlite3, make, tar, redis-server
                            with redis-cli and redis-benchmark) statically from Debian's
                            sources into target/apps/; make run puts them in /usr/local/bin
