@@ -29,12 +29,10 @@ pub fn start(process: Arc<Process>, context: UserContext) -> Result<(), Errno> {
 /// Starts user thread `tid` of `process` from `context`; `clear_tid`: the
 /// address zeroed and futex-woken when it ends (`CLONE_CHILD_CLEARTID`).
 /// It starts on this CPU when its affinity (recorded before) allows it.
-/// Placement on the least loaded CPU (`sched::spawn_placed`) is off
-/// again: with it on, posix `pthread_cond_timedwait/4-3` (a process
-/// signal sent by one thread while the only thread accepting it spins in
-/// 1 µs timed waits) hung in 6 of 80 runs on a loaded host at 4 CPUs —
-/// Linux 0 of 80, Lamina with placement off 0 of 120: a multi-CPU bug in
-/// signal delivery or futex waits, not found yet (issue 15).
+/// Placement on the least loaded CPU (`sched::spawn_placed`) is off:
+/// the lost kicks it exposed are fixed (`sched::kick_flag`), but on an
+/// overcommitted host threads spread over CPUs still stall for seconds
+/// (docs/architecture.md "Where threads run", issue 15).
 pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear_tid: u64) -> Result<(), Errno> {
     let allowed = process.state().affinity_of(tid).map_or(CpuMask::ALL, CpuMask::from_bits);
     let runner = process.clone();

@@ -736,7 +736,8 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
 
     /// [`Self::size`] by walking the tables: what the kept counts must
     /// equal (tests).
-    pub fn size_by_walk(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn size_by_walk(&self) -> u64 {
         let regions: u64 = self.regions.iter().map(|region| region.end - region.start).sum();
         let mut loose = 0u64;
         let _ = self.for_each_leaf(|address, _, _, _| {
