@@ -145,7 +145,7 @@ pub fn carry_out(flush: TlbFlush) {
         return;
     }
     let what = if flush.everything { Flush::Everything } else { Flush::Pages { start: flush.start, count: flush.pages } };
-    tlb::shootdown(&CpuSet::from_words(flush.cpus.0), what);
+    tlb::shootdown_space(&CpuSet::from_words(flush.cpus.0), what, flush.root);
 }
 
 /// The tables of one user address space, ready to be entered on this CPU:

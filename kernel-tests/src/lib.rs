@@ -28,6 +28,7 @@ mod stall_report;
 mod stress_plan;
 mod sync_objects;
 mod threads;
+mod tlb_reach;
 mod user_mode;
 mod waiting;
 mod watchdog;

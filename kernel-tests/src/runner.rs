@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use machine::stop::{self, ExitCode};
 use machine::timer;
 
-use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frame_record, frames_and_contexts, frames_every_cpu, locks, memory, multikernel, smp, sync_objects, threads};
+use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frame_record, frames_and_contexts, frames_every_cpu, locks, memory, multikernel, smp, sync_objects, threads, tlb_reach};
 use super::stress_plan::StressPlan;
 use super::{stall_report, watchdog};
 use kernel_objects::SystemFacts;
@@ -40,6 +40,7 @@ static FILES: &[&[Test]] = &[
     exhaustion::TESTS,
     containers::TESTS,
     user_mode::TESTS,
+    tlb_reach::TESTS,
     capabilities::TESTS,
     multikernel::TESTS,
     locks::TESTS,

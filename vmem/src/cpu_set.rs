@@ -86,6 +86,11 @@ pub struct TlbFlush {
     pub everything: bool,
     /// The CPUs that have run the space.
     pub cpus: CpuSet,
+    /// The space's root table (0: not known). A CPU of `cpus` that has
+    /// another root loaded holds none of the space's translations (user
+    /// entries are not global and no PCID keeps them across a CR3 load),
+    /// so the kernel may leave it out.
+    pub root: u64,
     /// The space's count this flush is part of (none: not owed).
     owed: Option<Arc<FlushesOwed>>,
 }
@@ -111,8 +116,8 @@ impl Drop for TlbFlush {
 
 impl TlbFlush {
     /// A flush of `cpus`, nothing in it yet.
-    pub(crate) fn on(cpus: CpuSet) -> Self {
-        Self { start: 0, pages: 0, everything: false, cpus, owed: None }
+    pub(crate) fn on(cpus: CpuSet, root: u64) -> Self {
+        Self { start: 0, pages: 0, everything: false, cpus, root, owed: None }
     }
 
     /// Whether there is nothing to flush.

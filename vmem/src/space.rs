@@ -142,7 +142,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
 
     /// An empty flush of the CPUs that ran the space.
     pub(crate) fn flush(&self) -> TlbFlush {
-        TlbFlush::on(self.ran_on())
+        TlbFlush::on(self.ran_on(), self.root)
     }
 
     /// `flush`, owed to this space until dropped (when not empty).

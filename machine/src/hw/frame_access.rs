@@ -26,6 +26,7 @@ extern crate alloc;
 use core::cell::Cell;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
+use crate::loaded_roots::LoadedRoot;
 
 use super::layout::{physical_to_virtual, Range, PAGE_SIZE};
 use super::percpu::MAX_CPUS;
@@ -387,7 +388,7 @@ static NEXT_SPACE: AtomicU64 = AtomicU64::new(1);
 
 /// The root each CPU has loaded (or is about to load): a root goes back
 /// to the allocator only when no CPU names it here.
-static LOADED_ROOTS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+pub(crate) static LOADED_ROOTS: [LoadedRoot; MAX_CPUS] = [const { LoadedRoot::new() }; MAX_CPUS];
 
 /// Bumped whenever the kernel half of the kernel's root changes, so a
 /// space's root copied before knows to be checked in full.
@@ -436,10 +437,10 @@ impl RootToken {
 /// here, or sees this CPU's record (`SpaceTables::reclaim`).
 pub(crate) fn announce_load(token: &RootToken, cpu: usize) -> bool {
     let Some(slot) = LOADED_ROOTS.get(cpu) else { return false };
-    let previous = slot.swap(token.root, Ordering::SeqCst);
+    let previous = slot.announce(token.root);
     let live = matches!(state(token.root), FrameState::Table { space, level: 3, .. } if space == token.space);
     if !live {
-        slot.store(previous, Ordering::SeqCst);
+        slot.announce(previous);
     }
     live
 }
@@ -448,7 +449,7 @@ pub(crate) fn announce_load(token: &RootToken, cpu: usize) -> bool {
 /// the tables it keeps after a refused switch).
 pub(crate) fn announce(cpu: usize, root: u64) {
     if let Some(slot) = LOADED_ROOTS.get(cpu) {
-        slot.store(root, Ordering::SeqCst);
+        slot.announce(root);
     }
 }
 
@@ -562,7 +563,7 @@ impl SpaceTables {
         let states = states()?;
         self.forget(frame);
         let taken = if frame == self.root.get() {
-            let loaded = || LOADED_ROOTS.iter().any(|slot| slot.load(Ordering::SeqCst) == frame);
+            let loaded = || LOADED_ROOTS.iter().any(|slot| slot.get() == frame);
             let taken = states.reclaim_root(frame, self.space, loaded);
             if taken.is_ok() {
                 // Gone: no walk or copy may start from it again.

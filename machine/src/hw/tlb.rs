@@ -184,6 +184,23 @@ pub fn shootdown(cpus: &CpuSet, flush: Flush) {
     }
 }
 
+/// [`shootdown`] of a flush of one user address space, whose root table
+/// is `root`, sent only to the CPUs of `cpus` that have that root loaded
+/// (or are about to load it): a CPU with another root loaded holds none
+/// of the space's translations (user entries are never global, the frame
+/// record refuses them, and without PCIDs a CR3 load drops every
+/// non-global entry), and one that loads the root after the look walks
+/// the changed entries (`crate::loaded_roots`, model-checked). Linux too
+/// asks only the CPUs that have the mm loaded.
+pub fn shootdown_space(cpus: &CpuSet, flush: Flush, root: u64) {
+    if root == 0 {
+        return shootdown(cpus, flush);
+    }
+    let mut loaded = CpuSet::empty();
+    crate::loaded_roots::cpus_with_root(&super::frame_access::LOADED_ROOTS, cpus.iter(), root, |index| loaded.insert(index));
+    shootdown(&loaded, flush);
+}
+
 fn acquire() {
     while LOCK.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
         serve_pending();

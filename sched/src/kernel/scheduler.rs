@@ -607,6 +607,10 @@ pub fn idle_loop() -> ! {
                     note_lengths(this, &queues);
                 }
                 None => {
+                    // An idle CPU keeps no user space loaded, so that
+                    // space's TLB shootdowns pass it by (they go only to
+                    // CPUs that have its root loaded).
+                    machine::paging::switch_to_kernel_tables();
                     cpu::enable_interrupts_and_halt();
                     this.idle.withdraw();
                     continue;
