@@ -248,6 +248,12 @@ impl Process {
         }
     }
 
+    /// Its user threads as the scheduler sees them (park state, home CPU,
+    /// whether on a CPU), for `/proc/lamina/sched`.
+    pub fn thread_summaries(&self) -> Vec<(Pid, sched::ThreadSummary)> {
+        self.threads.lock().iter().map(|(tid, thread)| (*tid, sched::ThreadSummary::traced(thread))).collect()
+    }
+
     /// Records a user thread `tid` run by kernel thread `thread`.
     pub fn add_thread(&self, tid: Pid, thread: Arc<sched::Thread>) -> Result<(), Errno> {
         let mut threads = self.threads.lock();

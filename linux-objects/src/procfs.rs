@@ -109,7 +109,7 @@ pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
 /// Brings `/proc` up to date for a caller with pid `caller`, with the
 /// `fd` directory of the process `descriptors` lists and, when given,
 /// `/proc/net`'s files (name and text).
-pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>, network: Option<&[(&str, String)]>) -> Result<(), Errno> {
+pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>, network: Option<&[(&str, String)]>, scheduler: Option<&str>) -> Result<(), Errno> {
     let root = tree.root();
     let proc = directory(tree, root, b"proc")?;
     // Directories of processes that are gone go first.
@@ -153,6 +153,10 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     put(tree, proc, "loadavg", procfs_text::loadavg(facts.len(), last_pid).as_bytes())?;
     put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;
     put(tree, proc, "interrupts", interrupts(cpus).as_bytes())?;
+    if let Some(scheduler) = scheduler {
+        let lamina = directory(tree, proc, b"lamina")?;
+        put(tree, lamina, "sched", scheduler.as_bytes())?;
+    }
     let mounts = mounts_text(tree)?;
     put(tree, proc, "mounts", &mounts)?;
     put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
@@ -183,6 +187,24 @@ fn interrupts(cpus: usize) -> String {
             procfs_text::InterruptRow { name: "TLB", per_cpu: per_cpu(machine::tlb::served), description: "TLB shootdowns" },
         ],
     )
+}
+
+/// Whether `path` leads to `/proc/lamina`, whose report is made only then.
+pub fn concerns_scheduler(path: &[u8]) -> bool {
+    path.windows(6).any(|window| window == b"lamina")
+}
+
+/// `/proc/lamina/sched` (Lamina's own): what each CPU's scheduler holds
+/// (running thread, ReadyQ, PendQ, idle, last tick, wake IPIs), as the
+/// kernel's stall reports print it, then the caller's threads (park
+/// state, home CPU); for a user program that finds itself stuck
+/// (`user/tools/signal_race.c`).
+pub fn scheduler_report(caller: &process::Process) -> String {
+    let mut text: String = sched::report().iter().map(|cpu| format!("{cpu}\n")).collect();
+    for (tid, thread) in caller.thread_summaries() {
+        text.push_str(&format!("tid {tid}: {thread}\n"));
+    }
+    text
 }
 
 /// Directory `name` in `parent`, made if missing.

@@ -38,10 +38,11 @@ static long leftovers;
 static void h1(int s) { (void)s; handled1++; sem_post(&s1); }
 static void h2(int s) { (void)s; handled2++; sem_post(&s2); }
 
-struct arg { int sig; sem_t *sem; volatile long *sent; };
+struct arg { int sig; sem_t *sem; volatile long *sent; volatile int tid; };
 
 static void *sendsig(void *p) {
     struct arg *a = p;
+    a->tid = syscall(SYS_gettid);
     pthread_sigmask(SIG_BLOCK, &usersigs, NULL);
     while (do_it) {
         sem_wait(a->sem);
@@ -90,10 +91,33 @@ static void show_interrupts(void) {
     if (f) fclose(f);
 }
 
-static void dump(int round) {
+/* musl's struct pthread (x86-64): tid at 48, detach_state at 56, the
+   word the kernel zeroes and wakes when the thread ends. */
+static void show_thread(const char *name, pthread_t t) {
+    /* The kernel's view of the same words (through the page tables, not
+       this CPU's TLB): written into a pipe and read back. */
+    int kernel_view[4] = {-1, -1, -1, -1}, fds[2];
+    if (pipe(fds) == 0) {
+        if (write(fds[1], (char *)t + 48, 16) == 16 && read(fds[0], kernel_view, 16) == 16) {}
+        close(fds[0]); close(fds[1]);
+    }
+    printf("%s: tid word %d, detach_state %d (kernel's view: %d, %d)\n", name, *(volatile int *)((char *)t + 48), *(volatile int *)((char *)t + 56), kernel_view[0], kernel_view[2]);
+}
+
+static pthread_t shown1, shown2;
+
+static void dump(int round, int tid1, int tid2) {
+    /* The scheduler's view first: the stuck threads are still there. */
+    FILE *sched = fopen("/proc/lamina/sched", "r");
+    char text[256];
+    while (sched && fgets(text, sizeof text, sched)) fputs(text, stdout);
+    if (sched) fclose(sched);
+    show_thread("sender 1", shown1);
+    show_thread("sender 2", shown2);
     int v1, v2;
     sem_getvalue(&s1, &v1);
     sem_getvalue(&s2, &v2);
+    printf("senders' tids %d %d, waiter's %d\n", tid1, tid2, waiter_tid);
     printf("leftovers so far %ld; STUCK round %d: sent1 %ld handled1 %ld sem1 %d | sent2 %ld handled2 %ld sem2 %d | waiter_done %ld\n",
            leftovers, round, sent1, handled1, v1, sent2, handled2, v2, waiter_done);
     FILE *f = fopen("/proc/self/status", "r");
@@ -116,7 +140,7 @@ int main(int argc, char **argv) {
         do_it = 1; sent1 = sent2 = handled1 = handled2 = waiter_done = 0;
         sem_init(&s1, 0, 1); sem_init(&s2, 0, 1);
         pthread_t tw, tk, t1, t2;
-        struct arg a1 = {SIGUSR1, &s1, &sent1}, a2 = {SIGUSR2, &s2, &sent2};
+        struct arg a1 = {SIGUSR1, &s1, &sent1, 0}, a2 = {SIGUSR2, &s2, &sent2, 0};
         pthread_create(&tw, NULL, waiter, NULL);
         pthread_create(&tk, NULL, worker, NULL);
         pthread_create(&t1, NULL, sendsig, &a1);
@@ -127,10 +151,11 @@ int main(int argc, char **argv) {
         struct timespec lim;
         clock_gettime(CLOCK_REALTIME, &lim);
         lim.tv_sec += 3;
+        shown1 = t1; shown2 = t2;
         if (pthread_timedjoin_np(t1, NULL, &lim) || pthread_timedjoin_np(t2, NULL, &lim)) {
-            dump(round);
+            dump(round, a1.tid, a2.tid);
             sleep(10);
-            dump(round);
+            dump(round, a1.tid, a2.tid);
             return 2;
         }
         pthread_join(tk, NULL); pthread_join(tw, NULL);

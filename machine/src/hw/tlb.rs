@@ -151,8 +151,18 @@ pub fn served(index: usize) -> u64 {
 
 /// Invalidates `flush` on every CPU in `cpus` (this one included if it is
 /// in the set) and returns when all of them did.
+///
+/// Runs with interrupts off, so the caller stays on one CPU throughout:
+/// a thread preempted in the middle and moved to another CPU invalidated
+/// that CPU's entries in place of its first one's, which kept stale
+/// translations and, when the thread came back to it (the root still
+/// loaded, so nothing reloaded), wrote to freed frames (placement found it:
+/// `user/tools/signal_race.c` saw a joined thread's descriptor unchanged
+/// for seconds). Waiting with interrupts off is safe: this CPU serves
+/// requests sent to it while it waits, and no spinlock is held.
 pub fn shootdown(cpus: &CpuSet, flush: Flush) {
     debug_assert_eq!(percpu::held_lock_levels(), 0, "a TLB shootdown with a spinlock held can deadlock");
+    let _stay_here = cpu::InterruptsOff::new();
     let me = percpu::current_index();
     let others = cpus.iter().filter(|&index| index != me && percpu::cpu(index).is_some()).count();
     if others > 0 {
@@ -196,6 +206,7 @@ pub fn shootdown_space(cpus: &CpuSet, flush: Flush, root: u64) {
     if root == 0 {
         return shootdown(cpus, flush);
     }
+    let _stay_here = cpu::InterruptsOff::new();
     let mut loaded = CpuSet::empty();
     crate::loaded_roots::cpus_with_root(&super::frame_access::LOADED_ROOTS, cpus.iter(), root, |index| loaded.insert(index));
     shootdown(&loaded, flush);
