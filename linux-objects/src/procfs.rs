@@ -201,6 +201,9 @@ pub fn concerns_scheduler(path: &[u8]) -> bool {
 /// (`user/tools/signal_race.c`).
 pub fn scheduler_report(caller: &process::Process) -> String {
     let mut text: String = sched::report().iter().map(|cpu| format!("{cpu}\n")).collect();
+    let cpus = machine::percpu::online_count();
+    let waits: Vec<String> = (0..cpus).map(|cpu| format!("{}", machine::tlb::longest_wait_nanoseconds(cpu) / 1000)).collect();
+    text.push_str(&format!("longest TLB shootdown wait per CPU (us): {}\n", waits.join(" ")));
     for (tid, thread) in caller.thread_summaries() {
         text.push_str(&format!("tid {tid}: {thread}\n"));
     }

@@ -89,6 +89,10 @@ static void show_interrupts(void) {
     while (f && fgets(line, sizeof line, f))
         if (strstr(line, "TLB:") || strstr(line, "RES:")) fputs(line, stdout);
     if (f) fclose(f);
+    f = fopen("/proc/lamina/sched", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "longest")) fputs(line, stdout);
+    if (f) fclose(f);
 }
 
 /* musl's struct pthread (x86-64): tid at 48, detach_state at 56, the

@@ -99,6 +99,9 @@ static LOCK: AtomicBool = AtomicBool::new(false);
 static PENDING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
 /// Shootdown interrupts each CPU served (tests check who was asked).
 static SERVED: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// The longest a shootdown sent by each CPU waited, lock and
+/// acknowledgements together, in TSC cycles (stall reports).
+static LONGEST_WAIT: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 
 /// Installs the shootdown handler (once, at boot, before other CPUs run).
 pub(crate) fn init() {
@@ -149,6 +152,13 @@ pub fn served(index: usize) -> u64 {
     SERVED.get(index).map_or(0, |count| count.load(Ordering::Relaxed))
 }
 
+/// The longest wait of a shootdown CPU `index` sent, in nanoseconds: on an
+/// overcommitted host a target vCPU the host has descheduled keeps the
+/// sender spinning (with interrupts off) until it runs again.
+pub fn longest_wait_nanoseconds(index: usize) -> u64 {
+    LONGEST_WAIT.get(index).map_or(0, |cycles| super::timer::nanoseconds_of_cycles(cycles.load(Ordering::Relaxed)))
+}
+
 /// Invalidates `flush` on every CPU in `cpus` (this one included if it is
 /// in the set) and returns when all of them did.
 ///
@@ -166,6 +176,7 @@ pub fn shootdown(cpus: &CpuSet, flush: Flush) {
     let me = percpu::current_index();
     let others = cpus.iter().filter(|&index| index != me && percpu::cpu(index).is_some()).count();
     if others > 0 {
+        let began = cpu::read_timestamp_counter();
         acquire();
         let (start, count) = match flush {
             Flush::Pages { start, count } => (start, count),
@@ -188,6 +199,7 @@ pub fn shootdown(cpus: &CpuSet, flush: Flush) {
             }
         }
         LOCK.store(false, Ordering::Release);
+        LONGEST_WAIT[me].fetch_max(cpu::read_timestamp_counter().wrapping_sub(began), Ordering::Relaxed);
     }
     if cpus.contains(me) {
         invalidate_local(flush);
