@@ -588,6 +588,11 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
         if let Some(current) = this.current.lock().as_ref() {
             current.trace.record_preemption(frame.rip);
         }
+        // The idle loop, interrupted in its halt, is not idle once it
+        // switches to a thread from here: its flag goes (it announces again
+        // when it runs next, before it looks), so wakers do not IPI a busy
+        // CPU and placement does not count it as free.
+        this.idle.withdraw();
         schedule(Requeue::Yes);
     }
 }
