@@ -204,7 +204,11 @@ int main(void) {
     EXPECT("  the spinning thread's clock shows 100 ms or more", other_thread >= 100);
     pthread_join(thread, NULL);
     EXPECT("  the process clock includes it", clock_ms(CLOCK_PROCESS_CPUTIME_ID) - process_at_start >= 150);
-    EXPECT("  this waiting thread's own clock does not", clock_ms(CLOCK_THREAD_CPUTIME_ID) - own_at_start < 100);
+    /* Had it included the spinner's 300 ms it would show 300 or more; its
+     * own polling is a few ms, but a loaded host can charge a guest thread
+     * for the time its vCPU was descheduled (seen once on Linux: over
+     * 100 ms), so the bound sits between the two. */
+    EXPECT("  this waiting thread's own clock does not", clock_ms(CLOCK_THREAD_CPUTIME_ID) - own_at_start < 200);
 
     /* A child: its clock while it runs, then its time once waited for. */
     pid_t child = fork();
