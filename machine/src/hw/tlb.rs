@@ -165,10 +165,10 @@ pub fn longest_wait_nanoseconds(index: usize) -> u64 {
 /// Runs with interrupts off, so the caller stays on one CPU throughout:
 /// a thread preempted in the middle and moved to another CPU invalidated
 /// that CPU's entries in place of its first one's, which kept stale
-/// translations and, when the thread came back to it (the root still
-/// loaded, so nothing reloaded), wrote to freed frames (placement found it:
-/// `user/tools/signal_race.c` saw a joined thread's descriptor unchanged
-/// for seconds). Waiting with interrupts off is safe: this CPU serves
+/// translations that a thread running there again could use (the root
+/// still loaded, so nothing reloaded) after their frames were freed.
+/// Found by reading the code while placement was being stressed; no test
+/// reproduces it. Waiting with interrupts off is safe: this CPU serves
 /// requests sent to it while it waits, and no spinlock is held.
 pub fn shootdown(cpus: &CpuSet, flush: Flush) {
     debug_assert_eq!(percpu::held_lock_levels(), 0, "a TLB shootdown with a spinlock held can deadlock");
