@@ -44,6 +44,10 @@ impl FrameMemory for SpaceMemory {
         self.0.write_entry(table, index, value)
     }
 
+    fn write_words(&self, table: u64, first: usize, values: &[u64]) -> usize {
+        self.0.write_entries(table, first, values)
+    }
+
     fn adopt(&self, frame: Frame) -> u64 {
         self.0.adopt(frame)
     }

@@ -171,24 +171,43 @@ impl FrameStates {
     /// One more reference to a user page: Loose of `space` (its first) or
     /// Mapped. The state found when neither.
     pub fn add_reference(&self, frame: u64, space: u64) -> Result<(), FrameState> {
-        self.change(frame, |state| match state {
-            FrameState::Loose { space: owner } if owner == space => Some(FrameState::Mapped { count: 1 }),
-            FrameState::Mapped { count } => count.checked_add(1).map(|count| FrameState::Mapped { count }),
-            _ => None,
-        })
-        .map(drop)
+        // On the encodings, not through `change`: fork and exit call this
+        // for every page (the count sits in bits 8..40 of a Mapped word).
+        let slot = self.slot(frame).ok_or(FrameState::Reserved)?;
+        let loose = FrameState::Loose { space }.encode();
+        let mut word = slot.load(Ordering::SeqCst);
+        loop {
+            let new = if word & TAG_BITS == MAPPED && word >> 8 < u64::from(u32::MAX) {
+                word + (1 << 8)
+            } else if word == loose {
+                FrameState::Mapped { count: 1 }.encode()
+            } else {
+                return Err(FrameState::decode(word));
+            };
+            // SeqCst, as in `change`.
+            match slot.compare_exchange(word, new, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return Ok(()),
+                Err(now) => word = now,
+            }
+        }
     }
 
-    /// One reference fewer to a mapped page; the state found when it had none.
+    /// One reference fewer to a mapped page: the count left, or the state
+    /// found when it had none.
     pub fn drop_reference(&self, frame: u64) -> Result<u32, FrameState> {
-        self.change(frame, |state| match state {
-            FrameState::Mapped { count } if count > 0 => Some(FrameState::Mapped { count: count - 1 }),
-            _ => None,
-        })
-        .map(|old| match old {
-            FrameState::Mapped { count } => count - 1,
-            _ => 0,
-        })
+        let slot = self.slot(frame).ok_or(FrameState::Reserved)?;
+        let mut word = slot.load(Ordering::SeqCst);
+        loop {
+            if word & TAG_BITS != MAPPED || word >> 8 == 0 {
+                return Err(FrameState::decode(word));
+            }
+            let new = word - (1 << 8);
+            // SeqCst, as in `change`.
+            match slot.compare_exchange(word, new, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return Ok((new >> 8) as u32),
+                Err(now) => word = now,
+            }
+        }
     }
 
     /// Takes a frame back for one handle: a Loose frame of `space`, an
@@ -277,11 +296,39 @@ impl FrameStates {
     /// only after this agreed. The caller holds the space exclusively, so
     /// `old` is what the entry holds.
     pub fn write_entry(&self, space: u64, table: u64, index: usize, old: u64, new: u64) -> Result<(), EntryRefusal> {
-        use entry_bits::{GLOBAL, LARGE, PRESENT, USER};
         let level = self.table_level(table, space).ok_or(EntryRefusal::NotTheSpacesTable)?;
-        if index >= 512 || (level == 3 && index >= 256) {
-            return Err(EntryRefusal::BadIndex);
+        check_index(level, index)?;
+        self.change_entry(space, level, old, new)
+    }
+
+    /// [`write_entry`](Self::write_entry) for entries `first..first +
+    /// new.len()` of `table`, which hold `old` (same length): the table is
+    /// looked up once, unchanged entries cost one comparison. Agrees to a
+    /// prefix: how many entries, from `first`, the caller may write (all
+    /// of them, or up to the first refused, whose refusal comes along).
+    pub fn write_entries(&self, space: u64, table: u64, first: usize, old: &[u64], new: &[u64]) -> (usize, Option<EntryRefusal>) {
+        let Some(level) = self.table_level(table, space) else { return (0, Some(EntryRefusal::NotTheSpacesTable)) };
+        let count = old.len().min(new.len());
+        // The entries inside the table's writable part, checked once.
+        let writable: usize = if level == 3 { 256 } else { 512 };
+        let inside = writable.saturating_sub(first).min(count);
+        for (offset, (&was, &will)) in old[..inside].iter().zip(&new[..inside]).enumerate() {
+            if was != will {
+                if let Err(refusal) = self.change_entry(space, level, was, will) {
+                    return (offset, Some(refusal));
+                }
+            }
         }
+        match (inside..count).find(|&offset| old[offset] != new[offset]) {
+            Some(offset) => (offset, Some(EntryRefusal::BadIndex)),
+            None => (count, None),
+        }
+    }
+
+    /// The frame-state changes of one entry of a table at `level` going
+    /// from `old` to `new` (`write_entry`'s rules past the table check).
+    fn change_entry(&self, space: u64, level: u8, old: u64, new: u64) -> Result<(), EntryRefusal> {
+        use entry_bits::{GLOBAL, LARGE, PRESENT, USER};
         if new & PRESENT != 0 && (new & USER == 0 || new & (LARGE | GLOBAL) != 0) {
             return Err(EntryRefusal::BadBits);
         }
@@ -312,6 +359,14 @@ impl FrameStates {
         }
         Ok(())
     }
+}
+
+/// Entries past a table, and the root's kernel half, are never written.
+fn check_index(level: u8, index: usize) -> Result<(), EntryRefusal> {
+    if index >= 512 || (level == 3 && index >= 256) {
+        return Err(EntryRefusal::BadIndex);
+    }
+    Ok(())
 }
 
 #[cfg(all(test, not(loom)))]
@@ -425,6 +480,32 @@ mod tests {
         assert_eq!(states.reclaim(middle, 1), Ok(()));
         assert_eq!(states.reclaim_root(root, 1, || true), Err(FrameState::Table { space: 1, level: 3, linked: false }), "still loaded");
         assert_eq!(states.reclaim_root(root, 1, || false), Ok(()));
+    }
+
+    #[test]
+    fn a_batch_of_entries_agrees_up_to_its_first_refusal_and_counts_every_reference() {
+        use entry_bits::{PRESENT, USER};
+        let states = states();
+        let [leaf, page, other_page, foreign] = [0, 1, 2, 3].map(|index| BASE + index * FRAME_BYTES);
+        states.swap(leaf, FrameState::Free, FrameState::Table { space: 1, level: 0, linked: true }).unwrap();
+        states.swap(page, FrameState::Free, FrameState::Loose { space: 1 }).unwrap();
+        states.swap(other_page, FrameState::Free, FrameState::Mapped { count: 1 }).unwrap();
+        states.swap(foreign, FrameState::Free, FrameState::Loose { space: 2 }).unwrap();
+        let map = |frame: u64| frame | PRESENT | USER;
+        let old = [0, 0, map(other_page), 0];
+        let new = [map(page), map(other_page), map(other_page), map(foreign)];
+        assert_eq!(
+            states.write_entries(1, leaf, 10, &old, &new),
+            (3, Some(EntryRefusal::FrameNotPlaceable(FrameState::Loose { space: 2 }))),
+            "another space's frame stops the batch"
+        );
+        assert_eq!(states.state(page), FrameState::Mapped { count: 1 });
+        assert_eq!(states.state(other_page), FrameState::Mapped { count: 2 }, "the unchanged entry adds nothing");
+        assert_eq!(states.write_entries(1, leaf, 10, &new[..3], &[0; 3]), (3, None));
+        assert_eq!(states.state(page), FrameState::Mapped { count: 0 });
+        assert_eq!(states.state(other_page), FrameState::Mapped { count: 0 });
+        assert_eq!(states.write_entries(2, leaf, 0, &[0], &[map(foreign)]), (0, Some(EntryRefusal::NotTheSpacesTable)));
+        assert_eq!(states.write_entries(1, leaf, 511, &[0, 0], &[0, map(page)]), (1, Some(EntryRefusal::BadIndex)), "past the table");
     }
 }
 

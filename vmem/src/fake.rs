@@ -111,6 +111,18 @@ impl FrameMemory for FakeMemory {
         true
     }
 
+    fn write_words(&self, table: u64, first: usize, values: &[u64]) -> usize {
+        let old: Vec<u64> = (0..values.len()).map(|offset| FakeMemory::read_word(self, table, first + offset)).collect();
+        let (agreed, refusal) = self.states.write_entries(self.space, table, first, &old, values);
+        if let Some(refusal) = refusal {
+            panic!("entry {} of {table:#x} := {:#x} refused: {refusal:?}", first + agreed, values[agreed]);
+        }
+        for (offset, value) in values.iter().enumerate() {
+            FakeMemory::write_word(self, table, first + offset, *value);
+        }
+        agreed
+    }
+
     fn adopt(&self, frame: u64) -> u64 {
         let loose = FrameState::Loose { space: self.space };
         let adopted = self.states.change(frame, |state| matches!(state, FrameState::Free | FrameState::Held).then_some(loose));

@@ -44,6 +44,8 @@ mod rights;
 mod space;
 pub mod spec;
 mod sync;
+mod table_list;
+#[cfg(test)]
 mod table_walk;
 #[cfg(all(test, not(loom)))]
 pub mod fake;

@@ -43,6 +43,13 @@ pub trait FrameMemory {
     /// an adopted frame or a mapped page. `false`: refused, nothing
     /// written (a bug of this layer).
     fn write_word(&self, table: u64, index: usize, value: u64) -> bool;
+    /// [`write_word`](Self::write_word) for words `first..first +
+    /// values.len()` of `table`, skipping those that already hold their
+    /// value (what fork and destroy write, a leaf table at a time). How
+    /// many, from `first`, were written: all, or up to the first refused.
+    fn write_words(&self, table: u64, first: usize, values: &[u64]) -> usize {
+        values.iter().enumerate().take_while(|&(offset, &value)| self.write_word(table, first + offset, value)).count()
+    }
     /// Takes `frame` into the space (not yet in a table); its address.
     fn adopt(&self, frame: Self::Frame) -> u64;
     /// Takes the frame at `frame` out of the space for its source: one it

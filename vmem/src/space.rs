@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use crate::cpu_set::{FlushesOwed, RanOn};
 use crate::sync::Arc;
-use crate::table_walk::{Step, TableWalk};
+use crate::table_list::{PageTable, TableList};
 use crate::entry::{self, COPY_ON_WRITE, NO_EXECUTE, WRITABLE};
 use crate::{Access, CpuSet, Fault, FaultOutcome, FrameMemory, FrameSource, FreshFrame, LeaveOutcome, SharedFrame, OwnerTable, Rights, TlbFlush, VmError, PAGE_SIZE};
 
@@ -16,6 +16,9 @@ pub use machine::user_half::USER_END;
 /// Bit 10 (free for software): a shared-memory page. Fork shares it as it
 /// is, and writes never copy it.
 pub(crate) const SHARED: u64 = 1 << 10;
+
+/// Entries of a leaf table.
+pub(crate) const LEAF_ENTRIES: usize = 512;
 
 /// A demand-zero region: pages get a zeroed frame at their first access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +55,8 @@ pub struct AddressSpace<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> {
     pub(crate) ran_on: RanOn,
     /// Page-table frames in use, the root included.
     pub(crate) table_frames: u64,
+    /// The tables below the root (fork and destroy go through it).
+    pub(crate) tables: TableList,
     /// Flushes handed out and not yet carried out (see [`FlushesOwed`]).
     pub(crate) owed: Arc<FlushesOwed>,
     /// Frames let go while flushes were owed: another CPU may still reach
@@ -95,6 +100,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             loose_pages: 0,
             ran_on: RanOn::default(),
             table_frames: 1,
+            tables: TableList::default(),
             owed: Arc::new(FlushesOwed::default()),
             limbo: Vec::new(),
         })
@@ -188,18 +194,25 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             table = if entry::is_present(current) {
                 entry::frame(current)
             } else if create {
+                self.tables.reserve_one()?;
                 let frame = self.take_frame().ok_or(VmError::OutOfMemory)?;
                 if !self.memory.zero(frame) || !self.memory.write_word(table, index, entry::table(frame)) {
                     self.give_back(frame);
                     return Err(VmError::OutOfMemory);
                 }
                 self.table_frames += 1;
+                let covers = 1u64 << (12 + 9 * level);
+                let address = address & !(covers - 1);
+                self.tables.record(PageTable { level: level as u8 - 1, address, frame, parent: table, parent_index: index as u16, used_start: 0, used_end: 0 });
                 frame
             } else {
                 return Ok(None);
             };
         }
-        Ok(Some((table, entry::index(address, 0))))
+        // Handed out: the entry may hold a frame from now on.
+        let index = entry::index(address, 0);
+        self.tables.widen(address, index);
+        Ok(Some((table, index)))
     }
 
     /// The leaf table holding `address`'s entry, if the tables exist.
@@ -701,21 +714,25 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         for frame in core::mem::take(&mut self.limbo) {
             self.let_go(frame);
         }
-        let mut walk = TableWalk::new(self.root);
-        while let Some(step) = walk.next(&self.memory) {
-            match step {
-                Step::Leaf { table, index, entry: current, .. } => {
-                    // Emptied first, so that the page is named by no entry
-                    // of this space when it goes.
-                    self.memory.write_word(table, index, 0);
+        // Leaf tables first, then the tables above them: every table goes
+        // after its children.
+        let mut entries = [0u64; LEAF_ENTRIES];
+        for table in self.tables.all() {
+            if table.level == 0 {
+                // Emptied first, so that no page is named by an entry of
+                // this space when it goes.
+                let used = table.used();
+                let read = &mut entries[used.clone()];
+                self.memory.read_words(table.frame, used.start, read);
+                let emptied = self.memory.write_words(table.frame, used.start, &[0; LEAF_ENTRIES][used]);
+                for &current in read[..emptied].iter().filter(|&&current| entry::holds_frame(current)) {
                     self.let_go(entry::frame(current));
                 }
-                Step::TableDone { table, parent, parent_index, .. } => {
-                    self.memory.write_word(parent, parent_index, 0);
-                    self.give_back(table);
-                }
             }
+            self.memory.write_word(table.parent, usize::from(table.parent_index), 0);
+            self.give_back(table.frame);
         }
+        self.tables.clear();
         self.give_back(self.root);
         self.table_frames = 0;
         self.regions.clear();
@@ -723,8 +740,6 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         self.loose_pages = 0;
     }
 
-    /// Every page holding a frame: (address, leaf table, index, entry), in
-    /// address order.
     /// The bytes the space covers: its demand-zero regions and every
     /// mapped page outside them (what `RLIMIT_AS` limits). Kept as the
     /// space changes: a walk per `mmap` under a limit made filling 64 MiB
@@ -740,24 +755,88 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     pub(crate) fn size_by_walk(&self) -> u64 {
         let regions: u64 = self.regions.iter().map(|region| region.end - region.start).sum();
         let mut loose = 0u64;
-        let _ = self.for_each_leaf(|address, _, _, _| {
-            if self.region_at(address).is_none() {
-                loose += 1;
+        let mut walk = crate::table_walk::TableWalk::new(self.root);
+        while let Some(step) = walk.next(&self.memory) {
+            if let crate::table_walk::Step::LeafTable { address, table } = step {
+                for index in 0..LEAF_ENTRIES {
+                    let page = address + index as u64 * PAGE_SIZE;
+                    if entry::holds_frame(self.memory.read_word(table, index)) && self.region_at(page).is_none() {
+                        loose += 1;
+                    }
+                }
             }
-            Ok(())
-        });
+        }
         regions + loose * PAGE_SIZE
     }
 
-    pub(crate) fn for_each_leaf(&self, mut visit: impl FnMut(u64, u64, usize, u64) -> Result<(), VmError>) -> Result<(), VmError> {
+    /// Checks the table list against a walk of the tables themselves:
+    /// the same tables, each under the parent entry the list names, and
+    /// every leaf entry holding a frame inside its table's used span
+    /// (tests).
+    #[cfg(test)]
+    pub(crate) fn check_table_list(&self) -> Result<(), alloc::string::String> {
+        use crate::table_walk::{Step, TableWalk};
+        let mut walked = Vec::new();
         let mut walk = TableWalk::new(self.root);
         while let Some(step) = walk.next(&self.memory) {
-            if let Step::Leaf { address, table, index, entry } = step {
-                visit(address, table, index, entry)?;
+            match step {
+                Step::LeafTable { address, table } => {
+                    let Some(known) = self.tables.leaves().iter().find(|known| known.frame == table) else {
+                        return Err(alloc::format!("leaf table {table:#x} ({address:#x}) is not in the list"));
+                    };
+                    if known.address != address {
+                        return Err(alloc::format!("leaf table {table:#x} maps {address:#x}, the list says {:#x}", known.address));
+                    }
+                    let used = known.used();
+                    if let Some(index) = (0..LEAF_ENTRIES).find(|index| !used.contains(index) && entry::holds_frame(self.memory.read_word(table, *index))) {
+                        return Err(alloc::format!("entry {index} of {address:#x}'s table holds a frame outside {used:?}"));
+                    }
+                }
+                Step::TableDone { table, parent, parent_index } => walked.push((table, parent, parent_index)),
             }
+        }
+        let mut listed: Vec<(u64, u64, usize)> = self.tables.all().iter().map(|known| (known.frame, known.parent, usize::from(known.parent_index))).collect();
+        walked.sort_unstable();
+        listed.sort_unstable();
+        if walked != listed || self.table_frames != listed.len() as u64 + 1 {
+            return Err(alloc::format!("tables walked {walked:x?}, listed {listed:x?}, counted {}", self.table_frames));
         }
         Ok(())
     }
+
+    /// Every page holding a frame: (address, leaf table, index, entry), in
+    /// address order.
+    #[cfg(test)]
+    pub(crate) fn for_each_leaf(&self, mut visit: impl FnMut(u64, u64, usize, u64) -> Result<(), VmError>) -> Result<(), VmError> {
+        self.for_each_leaf_table(|address, table, used, entries| {
+            for (index, &current) in entries.iter().enumerate().take(used.end).skip(used.start).filter(|&(_, &current)| entry::holds_frame(current)) {
+                visit(address + index as u64 * PAGE_SIZE, table, index, current)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every leaf table: (the address its entry 0 maps, the table, the
+    /// entries that may hold a frame, and the table's entries — only
+    /// those read), in address order.
+    pub(crate) fn for_each_leaf_table(&self, mut visit: impl FnMut(u64, u64, core::ops::Range<usize>, &[u64; LEAF_ENTRIES]) -> Result<(), VmError>) -> Result<(), VmError> {
+        let mut entries = [0u64; LEAF_ENTRIES];
+        for table in self.tables.leaves() {
+            let used = table.used();
+            self.memory.read_words(table.frame, used.start, &mut entries[used.clone()]);
+            visit(table.address, table.frame, used, &entries)?;
+        }
+        Ok(())
+    }
+}
+
+/// The entries of `used` from the first to the last that holds a frame
+/// (empty when none does): what fork copies of a leaf table.
+pub(crate) fn occupied(entries: &[u64; LEAF_ENTRIES], used: core::ops::Range<usize>) -> core::ops::Range<usize> {
+    let holds = |&current: &u64| entry::holds_frame(current);
+    let Some(first) = entries[used.clone()].iter().position(holds) else { return 0..0 };
+    let last = entries[used.clone()].iter().rposition(holds).unwrap_or(first);
+    used.start + first..used.start + last + 1
 }
 
 /// Whether `rights` allow `access`.

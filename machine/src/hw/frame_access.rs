@@ -548,6 +548,35 @@ impl SpaceTables {
         write_word(table, index, value)
     }
 
+    /// Writes words `first..first + values.len()` of page table `table`
+    /// where they differ from what it holds, each when the machine's rules
+    /// agree (`FrameStates::write_entries`: one look-up of the table for
+    /// them all). How many, from `first`, were written: all, or up to the
+    /// first refused.
+    pub fn write_entries(&self, table: u64, first: usize, values: &[u64]) -> usize {
+        const BATCH: usize = 64;
+        let Some(states) = states() else { return 0 };
+        let mut old = [0u64; BATCH];
+        let mut done = 0;
+        for batch in values.chunks(BATCH) {
+            let old = &mut old[..batch.len()];
+            if !read_words(table, first + done, old) {
+                return done;
+            }
+            let (agreed, refusal) = states.write_entries(self.space, table, first + done, old, batch);
+            for (offset, (&was, &value)) in old[..agreed].iter().zip(batch).enumerate() {
+                if was != value {
+                    write_word(table, first + done + offset, value);
+                }
+            }
+            done += agreed;
+            if refusal.is_some() {
+                break;
+            }
+        }
+        done
+    }
+
     /// Takes `frame` into the space (not yet in a table); its address.
     pub fn adopt(&self, frame: Frame) -> u64 {
         if self.space != 0 {

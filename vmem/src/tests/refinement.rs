@@ -27,6 +27,9 @@ fn access(rng: &mut Rng) -> Access {
 fn compare(space: &mut Space<'_>, spec: &AddressSpaceSpec, step: usize) {
     assert_eq!(space.size(), spec.size(), "size after step {step}");
     assert_eq!(space.size(), space.size_by_walk(), "kept size against a walk after step {step}");
+    if let Err(problem) = space.check_table_list() {
+        panic!("table list after step {step}: {problem}");
+    }
     for index in 0..WINDOW {
         let address = BASE + index * PAGE_SIZE;
         let real = space.translate(address).map(|translation| translation.rights);
