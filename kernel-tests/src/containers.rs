@@ -15,7 +15,7 @@ use reservations::{Bound, Reservation, ReservationError};
 use sched::{Pinning, SpawnError, Thread, THREAD_PAGES};
 
 use super::runner::{check, Outcome};
-use super::waiting::wait_until;
+use super::waiting::{frames_come_back, wait_until};
 use kernel_objects::kernel_containers::{containers, ChargedFrameError, ContainerAccount, KernelContainers};
 use kernel_objects::OwnedFrame;
 use kernel_objects::kernel_memory::KERNEL_BUDGET;
@@ -42,14 +42,6 @@ fn wait_for_exit(threads: &[Arc<Thread>]) -> Outcome {
 
 /// Frees the spare stacks until free frames are back to `before` (a
 /// thread's stack is freed once its CPU has switched away from it).
-fn frames_come_back(before: u64) -> Outcome {
-    let back = wait_until(10_000, || {
-        sched::release_spare_stacks();
-        free_frames() == before
-    });
-    check(back, || format!("free frames {before} before, {} after", free_frames()))
-}
-
 pub fn full_container_gets_enomem_while_another_keeps_running(_facts: &SystemFacts) -> Outcome {
     let tree = tree()?;
     let root = sched::current().container();

@@ -89,3 +89,18 @@ pub fn wait_for_progress(stall_milliseconds: u64, progress: impl Fn() -> u64, do
     }
     true
 }
+
+/// Waits until the free frames are `before` again: the frames a test's
+/// exited threads and torn-down spaces held come back a little after the
+/// test saw them exit (a stack is freed once its CPU switched away from
+/// it). A test that counts free frames, or spawns threads ahead of one
+/// that does, ends with this, so that no frame is still on its way back
+/// when the next test counts.
+pub fn frames_come_back(before: u64) -> crate::runner::Outcome {
+    use kernel_objects::physical_memory::free_frames;
+    let back = wait_until(10_000, || {
+        sched::release_spare_stacks();
+        free_frames() == before
+    });
+    crate::runner::check(back, || alloc::format!("free frames {before} before, {} after", free_frames()))
+}

@@ -170,6 +170,7 @@ impl FrameStates {
 
     /// One more reference to a user page: Loose of `space` (its first) or
     /// Mapped. The state found when neither.
+    #[inline(always)]
     pub fn add_reference(&self, frame: u64, space: u64) -> Result<(), FrameState> {
         // On the encodings, not through `change`: fork and exit call this
         // for every page (the count sits in bits 8..40 of a Mapped word).
@@ -194,6 +195,7 @@ impl FrameStates {
 
     /// One reference fewer to a mapped page: the count left, or the state
     /// found when it had none.
+    #[inline(always)]
     pub fn drop_reference(&self, frame: u64) -> Result<u32, FrameState> {
         let slot = self.slot(frame).ok_or(FrameState::Reserved)?;
         let mut word = slot.load(Ordering::SeqCst);
@@ -327,6 +329,7 @@ impl FrameStates {
 
     /// The frame-state changes of one entry of a table at `level` going
     /// from `old` to `new` (`write_entry`'s rules past the table check).
+    #[inline(always)]
     fn change_entry(&self, space: u64, level: u8, old: u64, new: u64) -> Result<(), EntryRefusal> {
         use entry_bits::{GLOBAL, LARGE, PRESENT, USER};
         if new & PRESENT != 0 && (new & USER == 0 || new & (LARGE | GLOBAL) != 0) {

@@ -6,8 +6,8 @@
 //! the parent exactly as it was.
 
 use crate::entry::{self, COPY_ON_WRITE, WRITABLE};
-use crate::space::{occupied, LEAF_ENTRIES, SHARED};
-use crate::{AddressSpace, FrameMemory, FrameSource, TlbFlush, VmError, PAGE_SIZE};
+use crate::space::{BATCH, SHARED};
+use crate::{AddressSpace, FrameMemory, FrameSource, TlbFlush, VmError};
 
 impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S> {
     /// A copy-on-write child of this space whose frames come from
@@ -21,32 +21,38 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         }
         child.regions.extend(self.regions.iter().copied());
         (child.region_bytes, child.loose_pages) = (self.region_bytes, self.loose_pages);
-        // A leaf table at a time: its entries read at once, joined in the
-        // owner table, written into the child's table in one batch.
-        let mut child_entries = [0u64; LEAF_ENTRIES];
-        let built = self.for_each_leaf_table(|address, _, used, entries| {
-            let span = occupied(entries, used);
-            if span.is_empty() {
-                return Ok(());
-            }
-            let first_page = address + span.start as u64 * PAGE_SIZE;
-            let (table, _) = child.leaf_slot(first_page, true)?.ok_or(VmError::OutOfMemory)?;
-            for (index, &current) in entries.iter().enumerate().take(span.end).skip(span.start) {
-                let into = &mut child_entries[index];
-                *into = 0;
+        // A batch of leaf entries at a time: read at once, joined in the
+        // owner table, written into the child's table at once. The
+        // child's leaf table for the 2 MiB the batch is in is looked up
+        // once per table, not per batch.
+        let mut child_entries = [0u64; BATCH];
+        let mut leaf: Option<(u64, u64)> = None;
+        let built = self.for_each_leaf_batch(|address, _, first, entries| {
+            let span = address >> 21;
+            let table = match leaf {
+                Some((known, table)) if known == span => table,
+                _ => {
+                    let (table, _) = child.leaf_slot(address, true)?.ok_or(VmError::OutOfMemory)?;
+                    leaf = Some((span, table));
+                    table
+                }
+            };
+            let into = &mut child_entries[..entries.len()];
+            for (offset, (&current, slot)) in entries.iter().zip(into.iter_mut()).enumerate() {
+                *slot = 0;
                 if !entry::holds_frame(current) {
                     continue;
                 }
                 if let Err(error) = self.owners.join(entry::frame(current)) {
-                    self.leave_all(&entries[span.start..index]);
+                    self.leave_all(&entries[..offset]);
                     return Err(error);
                 }
-                *into = child_entry(current);
+                *slot = child_entry(current);
             }
-            child.tables.widen_to(address, span.clone());
-            let written = child.memory.write_words(table, span.start, &child_entries[span.clone()]);
-            if written < span.len() {
-                self.leave_all(&entries[span.start + written..span.end]);
+            child.tables.widen_to(address, first..first + entries.len());
+            let written = child.memory.write_words(table, first, into);
+            if written < entries.len() {
+                self.leave_all(&entries[written..]);
                 return Err(VmError::UnknownFrame);
             }
             Ok(())
@@ -58,15 +64,16 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         // Only now, with the child complete, the parent's own private
         // writable pages become copy-on-write.
         let (memory, marked) = (&self.memory, &mut child_entries);
-        let _ = self.for_each_leaf_table(|_, table, used, entries| {
+        let _ = self.for_each_leaf_batch(|_, table, first, entries| {
+            let marked = &mut marked[..entries.len()];
             let mut changed = false;
-            for (index, &current) in entries.iter().enumerate().take(used.end).skip(used.start) {
+            for (slot, &current) in marked.iter_mut().zip(entries) {
                 let becomes_copy_on_write = private_writable(current) && current & WRITABLE != 0;
                 changed |= becomes_copy_on_write;
-                marked[index] = if becomes_copy_on_write { child_entry(current) } else { current };
+                *slot = if becomes_copy_on_write { child_entry(current) } else { current };
             }
             if changed {
-                memory.write_words(table, used.start, &marked[used]);
+                memory.write_words(table, first, marked);
             }
             Ok(())
         });

@@ -40,6 +40,7 @@ impl OwnerTable {
         Some(OwnerTable { first_frame: first / PAGE_SIZE, counts: counts.into_boxed_slice() })
     }
 
+    #[inline]
     fn slot(&self, frame: u64) -> Option<&AtomicU32> {
         if !frame.is_multiple_of(PAGE_SIZE) {
             return None;
@@ -55,6 +56,7 @@ impl OwnerTable {
 
     /// Adds an owner to `frame` (the first, for a fresh frame). Returns the
     /// new count.
+    #[inline]
     pub fn join(&self, frame: u64) -> Result<u32, VmError> {
         let slot = self.slot(frame).ok_or(VmError::UnknownFrame)?;
         // Relaxed: a joiner already holds a reference through an owner (or
@@ -65,6 +67,7 @@ impl OwnerTable {
     }
 
     /// Removes an owner from `frame`.
+    #[inline]
     pub fn leave(&self, frame: u64) -> LeaveOutcome {
         let Some(slot) = self.slot(frame) else { return LeaveOutcome::NotOwned };
         // AcqRel: the last leaver sees every other owner's writes to the

@@ -18,7 +18,11 @@ pub use machine::user_half::USER_END;
 pub(crate) const SHARED: u64 = 1 << 10;
 
 /// Entries of a leaf table.
+#[cfg(test)]
 pub(crate) const LEAF_ENTRIES: usize = 512;
+
+/// Leaf entries fork and destroy read and write at once.
+pub(crate) const BATCH: usize = 64;
 
 /// A demand-zero region: pages get a zeroed frame at their first access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -716,15 +720,14 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         }
         // Leaf tables first, then the tables above them: every table goes
         // after its children.
-        let mut entries = [0u64; LEAF_ENTRIES];
+        let mut entries = [0u64; BATCH];
         for table in self.tables.all() {
-            if table.level == 0 {
+            for first in table.used().step_by(BATCH) {
                 // Emptied first, so that no page is named by an entry of
                 // this space when it goes.
-                let used = table.used();
-                let read = &mut entries[used.clone()];
-                self.memory.read_words(table.frame, used.start, read);
-                let emptied = self.memory.write_words(table.frame, used.start, &[0; LEAF_ENTRIES][used]);
+                let read = &mut entries[..BATCH.min(table.used().end - first)];
+                self.memory.read_words(table.frame, first, read);
+                let emptied = self.memory.write_words(table.frame, first, &[0; BATCH][..read.len()]);
                 for &current in read[..emptied].iter().filter(|&&current| entry::holds_frame(current)) {
                     self.let_go(entry::frame(current));
                 }
@@ -808,35 +811,34 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     /// address order.
     #[cfg(test)]
     pub(crate) fn for_each_leaf(&self, mut visit: impl FnMut(u64, u64, usize, u64) -> Result<(), VmError>) -> Result<(), VmError> {
-        self.for_each_leaf_table(|address, table, used, entries| {
-            for (index, &current) in entries.iter().enumerate().take(used.end).skip(used.start).filter(|&(_, &current)| entry::holds_frame(current)) {
-                visit(address + index as u64 * PAGE_SIZE, table, index, current)?;
+        self.for_each_leaf_batch(|address, table, first, entries| {
+            for (offset, &current) in entries.iter().enumerate().filter(|&(_, &current)| entry::holds_frame(current)) {
+                visit(address + offset as u64 * PAGE_SIZE, table, first + offset, current)?;
             }
             Ok(())
         })
     }
 
-    /// Every leaf table: (the address its entry 0 maps, the table, the
-    /// entries that may hold a frame, and the table's entries — only
-    /// those read), in address order.
-    pub(crate) fn for_each_leaf_table(&self, mut visit: impl FnMut(u64, u64, core::ops::Range<usize>, &[u64; LEAF_ENTRIES]) -> Result<(), VmError>) -> Result<(), VmError> {
-        let mut entries = [0u64; LEAF_ENTRIES];
+    /// The entries of every leaf table that may hold a frame, in
+    /// batches of at most [`BATCH`] read at once, each from its first to
+    /// its last entry holding a frame: (the address the first maps, the
+    /// table, the first's index, the entries), in address order.
+    pub(crate) fn for_each_leaf_batch(&self, mut visit: impl FnMut(u64, u64, usize, &[u64]) -> Result<(), VmError>) -> Result<(), VmError> {
+        let mut entries = [0u64; BATCH];
         for table in self.tables.leaves() {
-            let used = table.used();
-            self.memory.read_words(table.frame, used.start, &mut entries[used.clone()]);
-            visit(table.address, table.frame, used, &entries)?;
+            for first in table.used().step_by(BATCH) {
+                let batch = &mut entries[..BATCH.min(table.used().end - first)];
+                self.memory.read_words(table.frame, first, batch);
+                // Narrowed to the entries holding frames: a span stays
+                // wide after its pages are unmapped.
+                let holds = |current: &u64| entry::holds_frame(*current);
+                let Some(start) = batch.iter().position(holds) else { continue };
+                let end = batch.iter().rposition(holds).map_or(start, |last| last + 1);
+                visit(table.address + (first + start) as u64 * PAGE_SIZE, table.frame, first + start, &batch[start..end])?;
+            }
         }
         Ok(())
     }
-}
-
-/// The entries of `used` from the first to the last that holds a frame
-/// (empty when none does): what fork copies of a leaf table.
-pub(crate) fn occupied(entries: &[u64; LEAF_ENTRIES], used: core::ops::Range<usize>) -> core::ops::Range<usize> {
-    let holds = |&current: &u64| entry::holds_frame(current);
-    let Some(first) = entries[used.clone()].iter().position(holds) else { return 0..0 };
-    let last = entries[used.clone()].iter().rposition(holds).unwrap_or(first);
-    used.start + first..used.start + last + 1
 }
 
 /// Whether `rights` allow `access`.
