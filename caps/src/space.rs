@@ -67,6 +67,11 @@ impl Space {
         self.chunks.get(usize::from(place).checked_sub(1)?)
     }
 
+    fn chunk_mut(&mut self, number: usize) -> Option<&mut Chunk> {
+        let place = *self.chunk_at.get(number)?;
+        self.chunks.get_mut(usize::from(place).checked_sub(1)?)
+    }
+
     pub(crate) fn get(&self, slot: Slot) -> Option<CapId> {
         let slot = slot as usize;
         let chunk = self.chunk(slot / CHUNK_SLOTS)?;
@@ -125,8 +130,7 @@ impl Space {
     /// Puts `cap` into `slot`, which `choose` returned.
     pub(crate) fn fill(&mut self, slot: Slot, cap: CapId) {
         let slot = slot as usize;
-        let Some(&place) = self.chunk_at.get(slot / CHUNK_SLOTS) else { return };
-        let Some(chunk) = usize::from(place).checked_sub(1).and_then(|place| self.chunks.get_mut(place)) else { return };
+        let Some(chunk) = self.chunk_mut(slot / CHUNK_SLOTS) else { return };
         let bit = slot % CHUNK_SLOTS;
         debug_assert!(chunk.used & 1 << bit == 0, "choose picked a free slot");
         chunk.used |= 1 << bit;
@@ -139,8 +143,7 @@ impl Space {
 
     pub(crate) fn clear(&mut self, slot: Slot) {
         let slot = slot as usize;
-        let Some(&place) = self.chunk_at.get(slot / CHUNK_SLOTS) else { return };
-        let Some(chunk) = usize::from(place).checked_sub(1).and_then(|place| self.chunks.get_mut(place)) else { return };
+        let Some(chunk) = self.chunk_mut(slot / CHUNK_SLOTS) else { return };
         let bit = 1 << (slot % CHUNK_SLOTS);
         if chunk.used & bit == 0 {
             return;

@@ -213,9 +213,13 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                 return Ok(None);
             };
         }
-        // Handed out: the entry may hold a frame from now on.
+        // Handed out to be filled: the entry may hold a frame from now on.
+        // (Every caller that places a frame asked with `create`; the
+        // others only change or empty entries that hold one.)
         let index = entry::index(address, 0);
-        self.tables.widen(address, index);
+        if create {
+            self.tables.widen(address, index);
+        }
         Ok(Some((table, index)))
     }
 
@@ -235,19 +239,14 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     /// How many pages of `range` hold a frame: one walk and one batch read
     /// per leaf table, not a walk per page.
     fn frames_in(&self, range: core::ops::Range<u64>) -> usize {
-        const SPAN: u64 = 512 * PAGE_SIZE;
         let mut held = 0;
-        let mut at = range.start;
-        let mut words = [0u64; 512];
-        while at < range.end {
-            let end = ((at / SPAN + 1) * SPAN).min(range.end);
-            if let Some(table) = self.leaf_table(at) {
-                let first = entry::index(at, 0);
-                let count = ((end - at) / PAGE_SIZE) as usize;
-                self.memory.read_words(table, first, &mut words[..count]);
-                held += words[..count].iter().filter(|word| entry::holds_frame(**word)).count();
+        let mut words = [0u64; BATCH];
+        for table in self.tables.leaves_in(range.clone()) {
+            for first in table.used_in(&range).step_by(BATCH) {
+                let batch = &mut words[..BATCH.min(table.used_in(&range).end - first)];
+                self.memory.read_words(table.frame, first, batch);
+                held += batch.iter().filter(|word| entry::holds_frame(**word)).count();
             }
-            at = end;
         }
         held
     }
@@ -451,29 +450,72 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         let mut loose = 0;
         let mut next_region = self.regions.partition_point(|region| region.end <= range.start);
         let mut flush = self.flush();
-        for address in range.clone().step_by(PAGE_SIZE as usize) {
-            // Without `create` the walk cannot fail: nothing here returns early.
-            let Ok(Some((table, index))) = self.leaf_slot(address, false) else { continue };
-            let current = self.memory.read_word(table, index);
-            if entry::holds_frame(current) {
-                while self.regions.get(next_region).is_some_and(|region| region.end <= address) {
-                    next_region += 1;
-                }
-                if !self.regions.get(next_region).is_some_and(|region| region.start <= address) {
-                    loose += 1;
-                }
-                self.memory.write_word(table, index, 0);
-                if entry::is_present(current) {
-                    flush.add_page(address);
-                    self.limbo.push(entry::frame(current));
-                } else {
-                    // Never reachable through a translation: free at once.
-                    self.let_go(entry::frame(current));
+        let mut words = [0u64; BATCH];
+        // Only the leaf tables in the range, inside their used spans: an
+        // untouched region costs no look at its 256 entries one by one.
+        for table in self.tables.leaves_in(range.clone()) {
+            let used = table.used_in(&range);
+            for first in used.clone().step_by(BATCH) {
+                let batch = &mut words[..BATCH.min(used.end - first)];
+                self.memory.read_words(table.frame, first, batch);
+                for (offset, &current) in batch.iter().enumerate().filter(|&(_, &current)| entry::holds_frame(current)) {
+                    let address = table.address + (first + offset) as u64 * PAGE_SIZE;
+                    while self.regions.get(next_region).is_some_and(|region| region.end <= address) {
+                        next_region += 1;
+                    }
+                    if !self.regions.get(next_region).is_some_and(|region| region.start <= address) {
+                        loose += 1;
+                    }
+                    self.memory.write_word(table.frame, first + offset, 0);
+                    if entry::is_present(current) {
+                        flush.add_page(address);
+                        self.limbo.push(entry::frame(current));
+                    } else {
+                        // Never reachable through a translation: free at once.
+                        self.let_go(entry::frame(current));
+                    }
                 }
             }
         }
         self.install_regions(kept);
         self.forget_loose(loose);
+        self.settle_now_if_unseen(&flush);
+        Ok(self.owe(flush))
+    }
+
+    /// Drops the private pages of `[start, start + length)` that lie in a
+    /// demand-zero region: each entry is emptied and its frame let go (in
+    /// limbo until the flush is carried out), so the next access faults
+    /// in a zeroed page with the region's rights (`MADV_DONTNEED` on
+    /// anonymous memory). Shared pages and pages outside regions (file and
+    /// shared-memory mappings, which would not come back on a fault) stay
+    /// as they are.
+    pub fn discard(&mut self, start: u64, length: u64) -> Result<TlbFlush, VmError> {
+        let range = user_range(start, length)?;
+        self.settle();
+        self.reserve_limbo(self.frames_in(range.clone()))?;
+        let mut flush = self.flush();
+        let mut words = [0u64; BATCH];
+        for table in self.tables.leaves_in(range.clone()) {
+            let used = table.used_in(&range);
+            for first in used.clone().step_by(BATCH) {
+                let batch = &mut words[..BATCH.min(used.end - first)];
+                self.memory.read_words(table.frame, first, batch);
+                for (offset, &current) in batch.iter().enumerate() {
+                    let address = table.address + (first + offset) as u64 * PAGE_SIZE;
+                    if !entry::holds_frame(current) || current & SHARED != 0 || self.region_at(address).is_none() {
+                        continue;
+                    }
+                    self.memory.write_word(table.frame, first + offset, 0);
+                    if entry::is_present(current) {
+                        flush.add_page(address);
+                        self.limbo.push(entry::frame(current));
+                    } else {
+                        self.let_go(entry::frame(current));
+                    }
+                }
+            }
+        }
         self.settle_now_if_unseen(&flush);
         Ok(self.owe(flush))
     }

@@ -59,6 +59,18 @@ impl AddressSpaceSpec {
         Ok(())
     }
 
+    /// Drops the contents of the range's pages inside demand-zero regions:
+    /// they read as zero again at the next access (`MADV_DONTNEED` on
+    /// private anonymous memory). Pages outside regions stay.
+    pub fn discard(&mut self, start: u64, length: u64) -> Result<(), VmError> {
+        for page in pages(start, length)? {
+            if self.regions.contains_key(&page) {
+                self.pages.remove(&page);
+            }
+        }
+        Ok(())
+    }
+
     /// Moves the pages and regions of `[from, from + length)` to `to`,
     /// which must be empty and apart from the source.
     pub fn move_range(&mut self, from: u64, to: u64, length: u64) -> Result<(), VmError> {

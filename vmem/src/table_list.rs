@@ -14,6 +14,9 @@ use alloc::vec::Vec;
 
 use crate::VmError;
 
+/// Bytes a leaf table maps.
+pub(crate) const LEAF_SPAN: u64 = 1 << 21;
+
 /// One page table below the root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PageTable {
@@ -36,6 +39,14 @@ impl PageTable {
     /// The entries that may hold a frame.
     pub(crate) fn used(&self) -> core::ops::Range<usize> {
         usize::from(self.used_start)..usize::from(self.used_end)
+    }
+
+    /// The entries that may hold a frame and map part of `range`.
+    pub(crate) fn used_in(&self, range: &core::ops::Range<u64>) -> core::ops::Range<usize> {
+        let index = |address: u64| ((address.clamp(self.address, self.address + LEAF_SPAN) - self.address) / crate::PAGE_SIZE) as usize;
+        let used = self.used();
+        let (start, end) = (index(range.start).max(used.start), index(range.end).min(used.end));
+        start..end.max(start)
     }
 }
 
@@ -71,6 +82,14 @@ impl TableList {
         &self.tables[..self.leaves]
     }
 
+    /// The leaf tables that map part of `range`, in address order.
+    pub(crate) fn leaves_in(&self, range: core::ops::Range<u64>) -> &[PageTable] {
+        let leaves = self.leaves();
+        let first = leaves.partition_point(|table| table.address + LEAF_SPAN <= range.start);
+        let end = leaves.partition_point(|table| table.address < range.end).max(first);
+        &leaves[first..end]
+    }
+
     /// Every table, leaves first.
     pub(crate) fn all(&self) -> &[PageTable] {
         &self.tables
@@ -84,7 +103,7 @@ impl TableList {
 
     /// [`Self::widen`] for the entries `span`.
     pub(crate) fn widen_to(&mut self, address: u64, span: core::ops::Range<usize>) {
-        let table_address = address & !((1 << 21) - 1);
+        let table_address = address & !(LEAF_SPAN - 1);
         let known = self.tables[..self.leaves].get(self.last_widened).is_some_and(|table| table.address == table_address);
         if !known {
             let Ok(at) = self.tables[..self.leaves].binary_search_by_key(&table_address, |table| table.address) else { return };
@@ -132,5 +151,9 @@ mod tests {
         list.widen(0x40_0000, 1);
         assert_eq!(list.leaves()[1].used(), 3..9);
         assert!(list.leaves()[0].used().is_empty(), "an address without a leaf table widens nothing");
+        let in_range = |range: core::ops::Range<u64>| list.leaves_in(range).iter().map(|table| table.address).collect::<Vec<u64>>();
+        assert_eq!(in_range(0x1F_F000..0x20_1000), [0x20_0000]);
+        assert_eq!(in_range(0x20_0000..0x60_0001), [0x20_0000, 0x60_0000]);
+        assert_eq!(in_range(0x40_0000..0x60_0000), [] as [u64; 0]);
     }
 }

@@ -320,11 +320,30 @@ pub fn mprotect(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
+/// `madvise`: `MADV_DONTNEED` (and `_LOCKED`) drops the private anonymous pages of the
+/// range (they read as zero next time, as programs' allocators rely on);
+/// file and shared pages keep their contents (a gap: Linux re-reads a
+/// private file page). Every other advice Linux knows is accepted and
+/// changes nothing (Lamina neither pages out nor merges); one it does not
+/// know is EINVAL.
 pub fn madvise(call: &mut Call<'_>) -> CallResult {
-    if call.argument(0) % PAGE_SIZE != 0 {
+    const MADV_DONTNEED: u64 = 4;
+    const MADV_DONTNEED_LOCKED: u64 = 24;
+    /// NORMAL … COLLAPSE, as `asm-generic/mman-common.h` numbers them
+    /// (the test-only HWPOISON and SOFT_OFFLINE are refused).
+    const KNOWN: [u64; 23] = [0, 1, 2, 3, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25];
+    let (address, length, advice) = (call.argument(0), call.argument(1), call.argument(2));
+    if address % PAGE_SIZE != 0 || !KNOWN.contains(&advice) {
         return Err(Errno::EINVAL);
     }
-    value(0) // advice only: nothing is dropped early
+    let length = length.checked_next_multiple_of(PAGE_SIZE).ok_or(Errno::EINVAL)?;
+    if !matches!(advice, MADV_DONTNEED | MADV_DONTNEED_LOCKED) || length == 0 {
+        return value(0);
+    }
+    all_mapped(call, page_range(address, length)?)?;
+    let flush = call.process.native.with_memory(|memory| memory.discard(address, length))?.map_err(Errno::from)?;
+    call.process.native.carry_out(flush);
+    value(0)
 }
 
 /// `mlock`, `mlock2` and `munlock`: Lamina never pages memory out, so

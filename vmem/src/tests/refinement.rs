@@ -51,7 +51,7 @@ fn run(seed: u64, steps: usize) {
     for step in 0..steps {
         let which = rng.below(spaces.len());
         let (space, spec) = &mut spaces[which];
-        match rng.below(10) {
+        match rng.below(11) {
             0 => {
                 let (address, word, rights) = (page(&mut rng), rng.next_u64(), rights(&mut rng));
                 let expected = spec.map(address, word, rights);
@@ -84,6 +84,10 @@ fn run(seed: u64, steps: usize) {
                 let (from, to, pages) = (page(&mut rng), page(&mut rng), 1 + rng.below(4) as u64);
                 let real = space.move_range(from, to, pages * PAGE_SIZE).map(|_| ());
                 assert_eq!(real, spec.move_range(from, to, pages * PAGE_SIZE), "move {from:#x} to {to:#x} ({pages} pages) at step {step}");
+            }
+            10 => {
+                let (start, pages) = (page(&mut rng), 1 + rng.below(4) as u64);
+                assert_eq!(space.discard(start, pages * PAGE_SIZE).map(|_| ()), spec.discard(start, pages * PAGE_SIZE), "discard at step {step}");
             }
             7 if spaces.len() < 3 => {
                 let (space, spec) = &mut spaces[which];
