@@ -76,6 +76,7 @@ pub struct SleepRestart {
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
     let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None };
     let kernel_thread = sched::current();
+    let mut entry_cache = kernel_objects::capabilities::EntryCache::default();
     // Wait until the creator has recorded this thread.
     while !process.has_thread(tid) {
         sched::yield_now();
@@ -94,7 +95,7 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             process.begin_group_exit(status);
             continue;
         }
-        let Ok(exit) = process.native.run_user(&mut context, || kernel_thread.is_kicked()) else { return };
+        let Ok(exit) = process.native.run_user(&mut entry_cache, &mut context, || kernel_thread.is_kicked()) else { return };
         // What follows is kernel work for this thread: its system time.
         let entered = sched::cpu_mark(&kernel_thread);
         match exit {

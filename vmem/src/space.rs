@@ -391,8 +391,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     /// The region holding `address` (the regions are kept sorted and
     /// apart: a binary search).
     pub(crate) fn region_at(&self, address: u64) -> Option<&Region> {
-        let after = self.regions.partition_point(|region| region.start <= address);
-        self.regions[..after].last().filter(|region| address < region.end)
+        region_in(&self.regions, address)
     }
 
     /// Cuts `range` out of the regions (splitting one that straddles it)
@@ -450,33 +449,15 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         let mut loose = 0;
         let mut next_region = self.regions.partition_point(|region| region.end <= range.start);
         let mut flush = self.flush();
-        let mut words = [0u64; BATCH];
-        // Only the leaf tables in the range, inside their used spans: an
-        // untouched region costs no look at its 256 entries one by one.
-        for table in self.tables.leaves_in(range.clone()) {
-            let used = table.used_in(&range);
-            for first in used.clone().step_by(BATCH) {
-                let batch = &mut words[..BATCH.min(used.end - first)];
-                self.memory.read_words(table.frame, first, batch);
-                for (offset, &current) in batch.iter().enumerate().filter(|&(_, &current)| entry::holds_frame(current)) {
-                    let address = table.address + (first + offset) as u64 * PAGE_SIZE;
-                    while self.regions.get(next_region).is_some_and(|region| region.end <= address) {
-                        next_region += 1;
-                    }
-                    if !self.regions.get(next_region).is_some_and(|region| region.start <= address) {
-                        loose += 1;
-                    }
-                    self.memory.write_word(table.frame, first + offset, 0);
-                    if entry::is_present(current) {
-                        flush.add_page(address);
-                        self.limbo.push(entry::frame(current));
-                    } else {
-                        // Never reachable through a translation: free at once.
-                        self.let_go(entry::frame(current));
-                    }
-                }
+        self.empty_entries_in(range, &mut flush, |regions, address, _| {
+            while regions.get(next_region).is_some_and(|region| region.end <= address) {
+                next_region += 1;
             }
-        }
+            if !regions.get(next_region).is_some_and(|region| region.start <= address) {
+                loose += 1;
+            }
+            true
+        });
         self.install_regions(kept);
         self.forget_loose(loose);
         self.settle_now_if_unseen(&flush);
@@ -495,15 +476,28 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         self.settle();
         self.reserve_limbo(self.frames_in(range.clone()))?;
         let mut flush = self.flush();
+        self.empty_entries_in(range, &mut flush, |regions, address, current| current & SHARED == 0 && region_in(regions, address).is_some());
+        self.settle_now_if_unseen(&flush);
+        Ok(self.owe(flush))
+    }
+
+    /// Empties the entries of `range` that hold a frame and that `take`
+    /// (given the regions, the page's address and its entry, in rising
+    /// address order) chooses: a present page's frame waits in limbo for
+    /// `flush`, which gains the page; any other is let go at once (never
+    /// reachable through a translation). Limbo must have room for them.
+    /// Only the leaf tables in the range are read, inside their used
+    /// spans: an untouched region costs no look at its entries.
+    fn empty_entries_in(&mut self, range: core::ops::Range<u64>, flush: &mut TlbFlush, mut take: impl FnMut(&[Region], u64, u64) -> bool) {
         let mut words = [0u64; BATCH];
         for table in self.tables.leaves_in(range.clone()) {
             let used = table.used_in(&range);
             for first in used.clone().step_by(BATCH) {
                 let batch = &mut words[..BATCH.min(used.end - first)];
                 self.memory.read_words(table.frame, first, batch);
-                for (offset, &current) in batch.iter().enumerate() {
+                for (offset, &current) in batch.iter().enumerate().filter(|&(_, &current)| entry::holds_frame(current)) {
                     let address = table.address + (first + offset) as u64 * PAGE_SIZE;
-                    if !entry::holds_frame(current) || current & SHARED != 0 || self.region_at(address).is_none() {
+                    if !take(&self.regions, address, current) {
                         continue;
                     }
                     self.memory.write_word(table.frame, first + offset, 0);
@@ -516,8 +510,6 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                 }
             }
         }
-        self.settle_now_if_unseen(&flush);
-        Ok(self.owe(flush))
     }
 
     /// When `flush` reaches no CPU (the space never ran), nothing can
@@ -881,6 +873,12 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         }
         Ok(())
     }
+}
+
+/// The region of `regions` (sorted, apart) holding `address`.
+fn region_in(regions: &[Region], address: u64) -> Option<&Region> {
+    let after = regions.partition_point(|region| region.start <= address);
+    regions[..after].last().filter(|region| address < region.end)
 }
 
 /// Whether `rights` allow `access`.

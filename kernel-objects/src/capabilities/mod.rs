@@ -24,7 +24,7 @@ pub use effects::{on_last_file_reference, undo};
 pub use memory_objects::count as memory_object_count;
 pub use native_calls::{handle_native_call, numbers};
 pub use native_calls::INFO_BYTES;
-pub use processes::{NativeProcess, SELF_SLOT};
+pub use processes::{EntryCache, NativeProcess, SELF_SLOT};
 pub use user_memory::UserMemory;
 
 /// The process registry's lock level.
