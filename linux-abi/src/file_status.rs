@@ -145,7 +145,12 @@ impl DirentFormat {
     pub fn write(self, out: &mut [u8], inode: u64, next_offset: u64, kind: u8, name: &[u8]) -> Option<usize> {
         let length = self.record_length(name.len());
         let record = out.get_mut(..length)?;
-        record.fill(0);
+        // The NUL and the padding after the name (the rest is written below).
+        let name_end = match self {
+            DirentFormat::Dirent => 18 + name.len(),
+            DirentFormat::Dirent64 => 19 + name.len(),
+        };
+        record[name_end..].fill(0);
         record[0..8].copy_from_slice(&inode.to_le_bytes());
         record[8..16].copy_from_slice(&next_offset.to_le_bytes());
         record[16..18].copy_from_slice(&u16::try_from(length).ok()?.to_le_bytes());
@@ -158,6 +163,30 @@ impl DirentFormat {
                 record[18] = kind;
                 record[19..19 + name.len()].copy_from_slice(name);
             }
+        }
+        Some(length)
+    }
+
+    /// [`write`](Self::write) at the end of `out`, growing it by the
+    /// record (no zero-fill first: a directory read appends hundreds of
+    /// records). `None` (nothing appended) when memory runs out.
+    pub fn append(self, out: &mut alloc::vec::Vec<u8>, inode: u64, next_offset: u64, kind: u8, name: &[u8]) -> Option<usize> {
+        let length = self.record_length(name.len());
+        let record_length = u16::try_from(length).ok()?;
+        out.try_reserve(length).ok()?;
+        let start = out.len();
+        out.extend_from_slice(&inode.to_le_bytes());
+        out.extend_from_slice(&next_offset.to_le_bytes());
+        out.extend_from_slice(&record_length.to_le_bytes());
+        if self == DirentFormat::Dirent64 {
+            out.push(kind);
+        }
+        out.extend_from_slice(name);
+        // The NUL and the padding: between 1 and 9 bytes.
+        let written = out.len() - start;
+        out.extend_from_slice(&[0u8; 16][..length - written]);
+        if self == DirentFormat::Dirent {
+            out[start + length - 1] = kind;
         }
         Some(length)
     }
@@ -250,6 +279,19 @@ mod tests {
         assert_eq!(out[18], 4);
         assert_eq!(&out[19..25], b"abcde\0");
         assert_eq!(dirent64.write(&mut out[..31], 9, 1, 4, b"abcde"), None);
+    }
+
+    #[test]
+    fn an_appended_record_is_the_written_one() {
+        for format in [DirentFormat::Dirent, DirentFormat::Dirent64] {
+            for name in [&b"a"[..], b"abcd", b"abcde", b"file-0001", &[b'x'; 255]] {
+                let mut written = [0xffu8; 288];
+                let length = format.write(&mut written, 77, 5, 8, name).unwrap();
+                let mut appended = alloc::vec![0xee; 3];
+                assert_eq!(format.append(&mut appended, 77, 5, 8, name), Some(length));
+                assert_eq!(&appended[3..], &written[..length], "{format:?} {}", name.len());
+            }
+        }
     }
 
     #[test]

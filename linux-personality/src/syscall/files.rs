@@ -918,10 +918,9 @@ pub fn getdents(call: &mut Call<'_>, format: linux_abi::DirentFormat) -> CallRes
                 if out.len() + length > size {
                     return false;
                 }
-                index += 1;
-                let at = out.len();
-                out.resize(at + length, 0);
-                format.write(&mut out[at..], id.number.0, index as u64, kind.dirent_type(), name).is_some()
+                let appended = format.append(&mut out, id.number.0, index as u64 + 1, kind.dirent_type(), name).is_some();
+                index += usize::from(appended);
+                appended
             })
         })?;
         if out.is_empty() {
