@@ -1,5 +1,6 @@
-//! The atomics the word ring is built from: `core`'s in a normal build,
-//! loom's under `--cfg loom`. Nothing else belongs here.
+//! The atomics the word ring and the generation counter are built from:
+//! `core`'s in a normal build, loom's under `--cfg loom`. Nothing else
+//! belongs here.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

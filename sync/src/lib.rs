@@ -16,7 +16,10 @@
 //!   operations wait for a disk);
 //! - [`WordRing`]: a lock-free bounded FIFO of fixed-size messages from
 //!   one sender to one receiver (the channel between two kernels of a
-//!   multikernel).
+//!   multikernel);
+//! - [`Generation`] and [`GenerationCache`]: a reader's cache of something
+//!   kept under a lock, valid while its generation has not moved (the
+//!   user-mode entry's tables).
 //!
 //! Each refines an executable atomic specification in [`spec`]; host tests
 //! compare them step by step, and loom model-checks this very code under
@@ -51,6 +54,7 @@ mod channel;
 mod channel_state;
 mod completions;
 mod condvar;
+mod generation;
 mod ipc_error;
 mod message_buffer;
 mod sleep_lock;
@@ -74,6 +78,7 @@ pub use bounded_queue::BoundedQueue;
 pub use channel::Channel;
 pub use completions::{AllSlotsTaken, Completions, Ticket};
 pub use condvar::Condvar;
+pub use generation::{Generation, GenerationCache};
 pub use ipc_error::IpcError;
 #[cfg(target_os = "none")]
 pub use kernel_blocking::KernelBlocking;

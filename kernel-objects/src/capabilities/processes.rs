@@ -10,7 +10,6 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use caps::{ObjectKind, Placement, Rights, Slot, SpaceId};
 use containers::ContainerId;
@@ -34,9 +33,10 @@ pub struct NativeProcess {
     container: ContainerId,
     /// `None` once the process is destroyed.
     memory: KernelTicketLock<Option<KernelSpace>>,
-    /// Changes (under `memory`'s lock) whenever `memory` is replaced or
-    /// taken, so that an [`EntryCache`] made before knows it is stale.
-    memory_generation: AtomicU64,
+    /// Advances (under `memory`'s lock) whenever `memory` is replaced or
+    /// taken, so that an [`EntryCache`] made before knows it is stale
+    /// (`sync::Generation`: the protocol and its loom model).
+    memory_generation: sync::Generation,
 }
 
 /// What a thread remembers of its last entry to user mode: on the same
@@ -44,8 +44,9 @@ pub struct NativeProcess {
 /// space's lock nor its CPU set (a space's CPU set only grows), only the
 /// tables — which the machine layer checks at every load anyway, so a
 /// stale entry here can never load a root its space gave up.
+/// Keyed by the CPU.
 #[derive(Default)]
-pub struct EntryCache(Option<(usize, u64, crate::address_spaces::UserTables)>);
+pub struct EntryCache(sync::GenerationCache<crate::address_spaces::UserTables>);
 
 static REGISTRY: KernelTicketLock<Vec<Arc<NativeProcess>>> = KernelTicketLock::new(PROCESS_TABLE_LEVEL, Vec::new());
 
@@ -75,7 +76,7 @@ impl NativeProcess {
                 return Err(Errno::from(error));
             }
         };
-        let process = Arc::new(Self { space, container, memory: KernelTicketLock::new(ADDRESS_SPACE_LEVEL, Some(memory)), memory_generation: AtomicU64::new(0) });
+        let process = Arc::new(Self { space, container, memory: KernelTicketLock::new(ADDRESS_SPACE_LEVEL, Some(memory)), memory_generation: sync::Generation::new() });
         let mut registry = REGISTRY.lock();
         if registry.try_reserve(1).is_err() {
             drop(registry);
@@ -133,18 +134,8 @@ impl NativeProcess {
     /// of every system call).
     pub fn run_user(&self, cache: &mut EntryCache, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> Result<machine::user::UserExit, Errno> {
         let _off = machine::cpu::InterruptsOff::new();
-        let cpu = machine::percpu::current_index();
-        // Acquire: pairs with the Release bump after a replace, so a
-        // thread that sees the old number read it before the change.
-        let generation = self.memory_generation.load(Ordering::Acquire);
-        let tables = match cache.0 {
-            Some((cached_cpu, cached_generation, tables)) if cached_cpu == cpu && cached_generation == generation => tables,
-            _ => {
-                let tables = self.prepare_to_enter()?;
-                cache.0 = Some((cpu, generation, tables));
-                tables
-            }
-        };
+        let cpu = machine::percpu::current_index() as u64;
+        let tables = cache.0.get_or_fill(cpu, &self.memory_generation, || self.prepare_to_enter())?;
         Ok(crate::address_spaces::run_user_in(tables, context, unless))
     }
 
@@ -158,7 +149,7 @@ impl NativeProcess {
     pub fn replace_memory(&self, memory: KernelSpace) -> Option<KernelSpace> {
         let mut held = self.memory.lock();
         let old = held.replace(memory);
-        self.memory_generation.fetch_add(1, Ordering::Release);
+        self.memory_generation.advance();
         old
     }
 
@@ -181,8 +172,9 @@ impl NativeProcess {
         }
         let memory = {
             let mut held = self.memory.lock();
-            self.memory_generation.fetch_add(1, Ordering::Release);
-            held.take()
+            let taken = held.take();
+            self.memory_generation.advance();
+            taken
         };
         if let Some(memory) = memory {
             destroy_space(memory);
