@@ -312,8 +312,7 @@ impl FrameStates {
         let Some(level) = self.table_level(table, space) else { return (0, Some(EntryRefusal::NotTheSpacesTable)) };
         let count = old.len().min(new.len());
         // The entries inside the table's writable part, checked once.
-        let writable: usize = if level == 3 { 256 } else { 512 };
-        let inside = writable.saturating_sub(first).min(count);
+        let inside = writable_entries(level).saturating_sub(first).min(count);
         for (offset, (&was, &will)) in old[..inside].iter().zip(&new[..inside]).enumerate() {
             if was != will {
                 if let Err(refusal) = self.change_entry(space, level, was, will) {
@@ -366,10 +365,16 @@ impl FrameStates {
 
 /// Entries past a table, and the root's kernel half, are never written.
 fn check_index(level: u8, index: usize) -> Result<(), EntryRefusal> {
-    if index >= 512 || (level == 3 && index >= 256) {
+    if index >= writable_entries(level) {
         return Err(EntryRefusal::BadIndex);
     }
     Ok(())
+}
+
+/// Entries `0..n` of a table at `level` may be written: all 512 below the
+/// root, the user half (256) of the root.
+fn writable_entries(level: u8) -> usize {
+    if level == 3 { 256 } else { 512 }
 }
 
 #[cfg(all(test, not(loom)))]

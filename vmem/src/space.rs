@@ -24,6 +24,12 @@ pub(crate) const LEAF_ENTRIES: usize = 512;
 /// Leaf entries fork and destroy read and write at once.
 pub(crate) const BATCH: usize = 64;
 
+/// `span` (entries of a leaf table) in pieces of at most [`BATCH`].
+fn batches(span: core::ops::Range<usize>) -> impl Iterator<Item = core::ops::Range<usize>> {
+    let end = span.end;
+    span.step_by(BATCH).map(move |first| first..(first + BATCH).min(end))
+}
+
 /// A demand-zero region: pages get a zeroed frame at their first access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Region {
@@ -57,8 +63,6 @@ pub struct AddressSpace<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> {
     pub(crate) region_bytes: u64,
     pub(crate) loose_pages: u64,
     pub(crate) ran_on: RanOn,
-    /// Page-table frames in use, the root included.
-    pub(crate) table_frames: u64,
     /// The tables below the root (fork and destroy go through it).
     pub(crate) tables: TableList,
     /// Flushes handed out and not yet carried out (see [`FlushesOwed`]).
@@ -103,7 +107,6 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
             region_bytes: 0,
             loose_pages: 0,
             ran_on: RanOn::default(),
-            table_frames: 1,
             tables: TableList::default(),
             owed: Arc::new(FlushesOwed::default()),
             limbo: Vec::new(),
@@ -147,7 +150,7 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
 
     /// Page-table frames in use, the root included.
     pub fn table_frames(&self) -> u64 {
-        self.table_frames
+        self.tables.all().len() as u64 + 1
     }
 
     /// An empty flush of the CPUs that ran the space.
@@ -204,7 +207,6 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
                     self.give_back(frame);
                     return Err(VmError::OutOfMemory);
                 }
-                self.table_frames += 1;
                 let covers = 1u64 << (12 + 9 * level);
                 let address = address & !(covers - 1);
                 self.tables.record(PageTable { level: level as u8 - 1, address, frame, parent: table, parent_index: index as u16, used_start: 0, used_end: 0 });
@@ -242,10 +244,8 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         let mut held = 0;
         let mut words = [0u64; BATCH];
         for table in self.tables.leaves_in(range.clone()) {
-            for first in table.used_in(&range).step_by(BATCH) {
-                let batch = &mut words[..BATCH.min(table.used_in(&range).end - first)];
-                self.memory.read_words(table.frame, first, batch);
-                held += batch.iter().filter(|word| entry::holds_frame(**word)).count();
+            for batch in batches(table.used_in(&range)) {
+                held += self.read_batch(table.frame, batch, &mut words).iter().filter(|word| entry::holds_frame(**word)).count();
             }
         }
         held
@@ -491,11 +491,9 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     fn empty_entries_in(&mut self, range: core::ops::Range<u64>, flush: &mut TlbFlush, mut take: impl FnMut(&[Region], u64, u64) -> bool) {
         let mut words = [0u64; BATCH];
         for table in self.tables.leaves_in(range.clone()) {
-            let used = table.used_in(&range);
-            for first in used.clone().step_by(BATCH) {
-                let batch = &mut words[..BATCH.min(used.end - first)];
-                self.memory.read_words(table.frame, first, batch);
-                for (offset, &current) in batch.iter().enumerate().filter(|&(_, &current)| entry::holds_frame(current)) {
+            for batch in batches(table.used_in(&range)) {
+                let first = batch.start;
+                for (offset, &current) in self.read_batch(table.frame, batch, &mut words).iter().enumerate().filter(|&(_, &current)| entry::holds_frame(current)) {
                     let address = table.address + (first + offset) as u64 * PAGE_SIZE;
                     if !take(&self.regions, address, current) {
                         continue;
@@ -756,11 +754,11 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         // after its children.
         let mut entries = [0u64; BATCH];
         for table in self.tables.all() {
-            for first in table.used().step_by(BATCH) {
+            for batch in batches(table.used()) {
                 // Emptied first, so that no page is named by an entry of
                 // this space when it goes.
-                let read = &mut entries[..BATCH.min(table.used().end - first)];
-                self.memory.read_words(table.frame, first, read);
+                let first = batch.start;
+                let read = self.read_batch(table.frame, batch, &mut entries);
                 let emptied = self.memory.write_words(table.frame, first, &[0; BATCH][..read.len()]);
                 for &current in read[..emptied].iter().filter(|&&current| entry::holds_frame(current)) {
                     self.let_go(entry::frame(current));
@@ -771,7 +769,6 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         }
         self.tables.clear();
         self.give_back(self.root);
-        self.table_frames = 0;
         self.regions.clear();
         self.region_bytes = 0;
         self.loose_pages = 0;
@@ -835,8 +832,8 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         let mut listed: Vec<(u64, u64, usize)> = self.tables.all().iter().map(|known| (known.frame, known.parent, usize::from(known.parent_index))).collect();
         walked.sort_unstable();
         listed.sort_unstable();
-        if walked != listed || self.table_frames != listed.len() as u64 + 1 {
-            return Err(alloc::format!("tables walked {walked:x?}, listed {listed:x?}, counted {}", self.table_frames));
+        if walked != listed {
+            return Err(alloc::format!("tables walked {walked:x?}, listed {listed:x?}"));
         }
         Ok(())
     }
@@ -853,6 +850,14 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         })
     }
 
+    /// Entries `batch` (at most [`BATCH`]) of leaf table `table`, read
+    /// into `words` at once.
+    fn read_batch<'w>(&self, table: u64, batch: core::ops::Range<usize>, words: &'w mut [u64; BATCH]) -> &'w [u64] {
+        let read = &mut words[..batch.len()];
+        self.memory.read_words(table, batch.start, read);
+        read
+    }
+
     /// The entries of every leaf table that may hold a frame, in
     /// batches of at most [`BATCH`] read at once, each from its first to
     /// its last entry holding a frame: (the address the first maps, the
@@ -860,9 +865,9 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
     pub(crate) fn for_each_leaf_batch(&self, mut visit: impl FnMut(u64, u64, usize, &[u64]) -> Result<(), VmError>) -> Result<(), VmError> {
         let mut entries = [0u64; BATCH];
         for table in self.tables.leaves() {
-            for first in table.used().step_by(BATCH) {
-                let batch = &mut entries[..BATCH.min(table.used().end - first)];
-                self.memory.read_words(table.frame, first, batch);
+            for batch in batches(table.used()) {
+                let first = batch.start;
+                let batch = self.read_batch(table.frame, batch, &mut entries);
                 // Narrowed to the entries holding frames: a span stays
                 // wide after its pages are unmapped.
                 let holds = |current: &u64| entry::holds_frame(*current);

@@ -124,7 +124,6 @@ impl TableList {
         self.tables.clear();
         self.leaves = 0;
     }
-
 }
 
 #[cfg(all(test, not(loom)))]
