@@ -174,6 +174,7 @@ pub fn switch_to(tables: UserTables) -> bool {
 /// Loads `tables` and runs `context` in them until it leaves user mode,
 /// unless `unless` holds with interrupts off (see
 /// `machine::user::run_user_in`).
-pub fn run_user_in(tables: UserTables, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> machine::user::UserExit {
-    machine::user::run_user_in(tables.token, context, unless)
+#[inline]
+pub fn run_user_in(off: &machine::cpu::InterruptsOff, tables: &UserTables, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> machine::user::UserExit {
+    machine::user::run_user_in(off, &tables.token, context, unless)
 }

@@ -136,7 +136,7 @@ pub fn a_program_runs_in_ring_3_and_fork_copies_on_write(_facts: &SystemFacts) -
     // A kick seen with interrupts off: user mode is not entered at all.
     let mut context = program_context(5);
     let before = context.registers.rip;
-    let exit = kernel_objects::address_spaces::run_user_in(prepare_to_enter(&mut parent), &mut context, || true);
+    let exit = kernel_objects::address_spaces::run_user_in(&machine::cpu::InterruptsOff::new(), &prepare_to_enter(&mut parent), &mut context, || true);
     paging::switch_to_kernel_tables();
     check(exit == UserExit::Kicked && context.registers.rip == before, || format!("a kicked entry gave {exit:?}, rip {:#x}", context.registers.rip))?;
 

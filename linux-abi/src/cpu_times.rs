@@ -19,9 +19,10 @@ pub struct CpuTimes {
 }
 
 impl CpuTimes {
-    /// From a thread's running time and the kernel's part of it.
-    pub fn from_running(running: u64, kernel: u64) -> Self {
-        Self { user: running.saturating_sub(kernel), system: kernel.min(running) }
+    /// From a thread's running time and the user-mode part of it (the
+    /// rest is system time).
+    pub fn from_running_user(running: u64, user: u64) -> Self {
+        Self { user: user.min(running), system: running.saturating_sub(user) }
     }
 
     /// Both added (saturating).
@@ -232,9 +233,9 @@ mod tests {
 
     #[test]
     fn times_split_and_encode_as_linux_lays_them_out() {
-        let times = CpuTimes::from_running(2_500_000_000, 500_000_000);
+        let times = CpuTimes::from_running_user(2_500_000_000, 2_000_000_000);
         assert_eq!(times, CpuTimes { user: 2_000_000_000, system: 500_000_000 });
-        assert_eq!(CpuTimes::from_running(5, 9), CpuTimes { user: 0, system: 5 });
+        assert_eq!(CpuTimes::from_running_user(5, 9), CpuTimes { user: 5, system: 0 }, "user time measured past the running time is cut to it");
         assert_eq!(times.ticks(), (200, 50));
         let record = tms(times, CpuTimes { user: 10_000_000, system: 0 });
         assert_eq!(u64::from_le_bytes(record[0..8].try_into().unwrap()), 200);

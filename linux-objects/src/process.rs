@@ -179,6 +179,9 @@ pub struct Process {
     /// Whether a CPU interval timer is armed (`crate::cpu_itimers` checks
     /// them only then).
     pub cpu_timers_armed: AtomicBool,
+    /// The signal state's hint (`SignalState::hint`), read without the
+    /// state's lock on every return to user mode.
+    signal_hint: Arc<sched::pending_hint::PendingHint>,
 }
 
 /// The value of `group_exit` and `exec_by` while not set.
@@ -195,6 +198,7 @@ impl Process {
         let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
         state.signals.name_main_thread(pid);
         let cpu_limited = state.limits.get(linux_abi::resource_limits::RLIMIT_CPU).is_ok_and(|limit| limit != [u64::MAX; 2]);
+        let signal_hint = state.signals.hint();
         let process = Arc::new(Self {
             pid,
             native,
@@ -204,9 +208,18 @@ impl Process {
             group_exit: AtomicU64::new(NOBODY),
             exec_by: AtomicU64::new(NOBODY),
             cpu_timers_armed: AtomicBool::new(cpu_limited),
+            signal_hint,
         });
         table.push(process.clone());
         Ok(process)
+    }
+
+    /// Whether a signal may be pending (or an `rt_sigsuspend` mask wait to
+    /// be put back) for some thread; false means the caller, having taken
+    /// its kick flag, need not look under the lock.
+    #[inline]
+    pub fn signals_maybe_pending(&self) -> bool {
+        self.signal_hint.maybe_pending()
     }
 
     /// Locks the process's state.
@@ -423,7 +436,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
 /// other CPUs).
 pub fn thread_times(thread: &Arc<sched::Thread>, me: &Arc<sched::Thread>) -> CpuTimes {
     let running = if Arc::ptr_eq(thread, me) { sched::own_cpu_time(me) } else { sched::cpu_time_of(thread) };
-    CpuTimes::from_running(running, thread.kernel_time())
+    CpuTimes::from_running_user(running, thread.user_time())
 }
 
 /// What `prctl` keeps for a process (fork copies it, but not the

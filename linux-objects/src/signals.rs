@@ -7,9 +7,11 @@
 //! frame's `fpstate` is NULL, which Linux programs accept) and restored by
 //! `rt_sigreturn`.
 
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use machine::user::{UserContext, UserRegisters};
+use sched::pending_hint::PendingHint;
 
 use linux_abi::signal_frame::{self, AlternateStack, Delivery, SavedRegisters, SigInfo, SignalFrame};
 use linux_abi::Errno;
@@ -103,6 +105,11 @@ pub struct SignalState {
     /// process table), and each other thread's.
     main: ThreadSignals,
     others: Vec<ThreadSignals>,
+    /// Raised with everything made pending (and every `rt_sigsuspend`),
+    /// cleared when nothing is: the process's threads skip this state's
+    /// lock on their way to user mode while it is clear
+    /// (`sched::pending_hint` has the protocol).
+    hint: Arc<PendingHint>,
 }
 
 /// Pending signals with each one's `siginfo`: a standard signal is
@@ -196,7 +203,26 @@ pub enum Disposition {
 impl SignalState {
     /// Defaults everywhere, nothing pending, one thread blocking nothing.
     pub fn new() -> Self {
-        Self { actions: [SigAction::default(); MAX_SIGNAL as usize], shared: PendingSet::new(), main: ThreadSignals::new(0, 0, NO_ALTERNATE_STACK), others: Vec::new() }
+        Self {
+            actions: [SigAction::default(); MAX_SIGNAL as usize],
+            shared: PendingSet::new(),
+            main: ThreadSignals::new(0, 0, NO_ALTERNATE_STACK),
+            others: Vec::new(),
+            hint: Arc::new(PendingHint::new()),
+        }
+    }
+
+    /// The hint the process reads without the lock.
+    pub fn hint(&self) -> Arc<PendingHint> {
+        self.hint.clone()
+    }
+
+    /// Clears the hint if nothing is pending for any thread and no
+    /// `rt_sigsuspend` mask waits to be put back.
+    pub fn clear_hint_if_quiet(&self) {
+        if self.shared.bits == 0 && self.threads().all(|thread| thread.own.bits == 0 && thread.suspended_mask.is_none()) {
+            self.hint.clear();
+        }
     }
 
     /// The main thread's id: the process's, once it has one.
@@ -307,6 +333,7 @@ impl SignalState {
             return false;
         }
         self.shared.add(signal, info);
+        self.hint.raise();
         true
     }
 
@@ -320,6 +347,7 @@ impl SignalState {
         }
         if let Some(thread) = self.thread_mut(tid) {
             thread.own.add(signal, info);
+            self.hint.raise();
         }
         true
     }
@@ -459,6 +487,7 @@ impl SignalState {
         self.set_blocked(tid, mask);
         if let Some(thread) = self.thread_mut(tid) {
             thread.suspended_mask = Some(previous);
+            self.hint.raise();
         }
     }
 

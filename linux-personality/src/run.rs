@@ -96,8 +96,8 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             continue;
         }
         let Ok(exit) = process.native.run_user(&mut entry_cache, &mut context, || kernel_thread.is_kicked()) else { return };
-        // What follows is kernel work for this thread: its system time.
-        let entered = sched::cpu_mark(&kernel_thread);
+        // The stay in user mode is its user time; the rest is system time.
+        kernel_thread.add_user_cycles(context.take_user_cycles());
         match exit {
             UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
                 Flow::Continue => {}
@@ -148,7 +148,6 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
             }
             UserExit::Interrupt { .. } | UserExit::Kicked => {}
         }
-        sched::charge_kernel_work(&kernel_thread, entered);
         crate::cpu_itimers::check(&process);
     }
 }
@@ -194,8 +193,14 @@ fn settle_interrupted_call(context: &mut UserContext, me: &mut ThreadSelf, handl
 fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut ThreadSelf) -> Option<u32> {
     loop {
         let (disposition, old_mask, alternate) = {
+            // After the kick was taken (the caller's loop): a clear hint
+            // means nothing to look at (`sched::pending_hint`).
+            if !process.signals_maybe_pending() {
+                return None;
+            }
             let mut state = process.state();
             if state.signals.nothing_to_deliver(me.tid) {
+                state.signals.clear_hint_if_quiet();
                 return None;
             }
             let suspended = state.signals.take_suspended_mask(me.tid);

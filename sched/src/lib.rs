@@ -20,6 +20,7 @@ mod atomics;
 pub mod idle_flag;
 pub mod kick_flag;
 pub mod park_permit;
+pub mod pending_hint;
 pub mod placement;
 pub mod queues;
 pub mod sleep_list;
@@ -34,7 +35,7 @@ pub mod spec;
 mod kernel;
 #[cfg(target_os = "none")]
 pub use kernel::scheduler::{
-    charge_kernel_work, cpu_mark, cpu_time_of, current, CpuMark, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, place, set_allowed, spawn, spawn_in, spawn_on,
+    cpu_time_of, current, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, place, set_allowed, spawn, spawn_in, spawn_on,
     spawn_here_allowed, spawn_placed, switch_count, threads_taken, unpark, wake_ipis_taken, yield_now, Pinning, SpawnError,
 };
 #[cfg(target_os = "none")]

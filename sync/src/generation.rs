@@ -61,15 +61,23 @@ impl<T: Copy> GenerationCache<T> {
     /// A `fill` error is passed on and nothing is cached.
     #[inline]
     pub fn get_or_fill<E>(&mut self, key: u64, generation: &Generation, fill: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        self.with(key, generation, fill, |value| *value)
+    }
+
+    /// [`Self::get_or_fill`], handing `then` the value in place (no copy
+    /// of it on the way: the user-mode entry's path).
+    #[inline]
+    pub fn with<E, R>(&mut self, key: u64, generation: &Generation, fill: impl FnOnce() -> Result<T, E>, then: impl FnOnce(&T) -> R) -> Result<R, E> {
         let now = generation.current();
-        if let Some((cached_key, cached_generation, value)) = self.0 {
-            if cached_key == key && cached_generation == now {
-                return Ok(value);
+        if let Some((cached_key, cached_generation, value)) = &self.0 {
+            if *cached_key == key && *cached_generation == now {
+                return Ok(then(value));
             }
         }
         let value = fill()?;
+        let result = then(&value);
         self.0 = Some((key, now, value));
-        Ok(value)
+        Ok(result)
     }
 }
 

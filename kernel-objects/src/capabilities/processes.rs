@@ -132,11 +132,11 @@ impl NativeProcess {
     /// `cache` is the calling thread's: on the CPU and with the address
     /// space of its last entry, the lock is skipped (about 50 instructions
     /// of every system call).
+    #[inline(always)]
     pub fn run_user(&self, cache: &mut EntryCache, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> Result<machine::user::UserExit, Errno> {
-        let _off = machine::cpu::InterruptsOff::new();
+        let off = machine::cpu::InterruptsOff::new();
         let cpu = machine::percpu::current_index() as u64;
-        let tables = cache.0.get_or_fill(cpu, &self.memory_generation, || self.prepare_to_enter())?;
-        Ok(crate::address_spaces::run_user_in(tables, context, unless))
+        cache.0.with(cpu, &self.memory_generation, || self.prepare_to_enter(), |tables| crate::address_spaces::run_user_in(&off, tables, context, unless))
     }
 
     /// The process's memory, for copies in and out (see [`super::UserMemory`]).

@@ -148,8 +148,10 @@ pub(crate) fn enable_supervisor_protections() -> (bool, bool) {
 /// Reads the word at `offset` of this CPU's per-CPU data (`gs:[offset]`).
 pub(crate) fn read_gs_word(offset: usize) -> u64 {
     let value;
-    // SAFETY: GS holds this CPU's per-CPU block once installed, and callers
-    // pass offsets of its `u64` fields.
+    // SAFETY: in the kernel GS always holds this CPU's per-CPU block, or
+    // before it is installed the placeholder (`percpu::use_placeholder`,
+    // first thing on every CPU), which covers the offsets read before;
+    // callers pass offsets of `u64`-sized fields.
     unsafe { asm!("mov {}, gs:[{}]", out(reg) value, in(reg) offset, options(nostack, preserves_flags, readonly)) };
     value
 }

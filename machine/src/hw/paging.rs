@@ -270,20 +270,23 @@ pub(crate) fn unmap_and_free(root: u64, range: Range, freed: &mut dyn FnMut(u64)
 /// kernel stays mapped exactly as before.
 pub fn switch_address_space(token: RootToken) -> bool {
     let _off = cpu::InterruptsOff::new();
-    switch_with_token(token)
+    switch_with_token(&token)
 }
 
 /// [`switch_address_space`] with interrupts off already (so this CPU's
 /// record of its root stays this CPU's).
-pub(crate) fn switch_with_token(token: RootToken) -> bool {
+#[inline(always)]
+pub(crate) fn switch_with_token(token: &RootToken) -> bool {
+    // Loaded by an earlier switch, which recorded it: it cannot have been
+    // given back since.
+    active_root() == token.root || load_with_token(token)
+}
+
+/// [`switch_with_token`] when the root is not loaded yet.
+fn load_with_token(token: &RootToken) -> bool {
     let root = token.root;
-    if active_root() == root {
-        // Loaded by an earlier switch, which recorded it: it cannot have
-        // been given back since.
-        return true;
-    }
     let me = super::percpu::current_index();
-    if !super::frame_access::announce_load(&token, me) {
+    if !super::frame_access::announce_load(token, me) {
         return false;
     }
     let kernel = super::start::kernel_root();

@@ -54,6 +54,23 @@ pub(crate) const USER_CONTEXT_OFFSET: usize = core::mem::offset_of!(PerCpu, user
 pub(crate) const USER_SCRATCH_OFFSET: usize = core::mem::offset_of!(PerCpu, user_scratch);
 pub(crate) const TSS_RING0_STACK_OFFSET: usize = core::mem::offset_of!(PerCpu, tss) + 4;
 
+/// What `gs:` reads on a CPU before [`install`]: no per-CPU data (a zero
+/// `self_address`), index 0. Set by [`use_placeholder`] first thing on
+/// every CPU, so that [`current`] and [`current_index`] are one load
+/// through `gs:` and never an MSR read.
+#[repr(C, align(64))]
+struct NoPerCpuYet([u64; 8]);
+static NO_PER_CPU_YET: NoPerCpuYet = NoPerCpuYet([0; 8]);
+const SELF_ADDRESS_OFFSET: usize = core::mem::offset_of!(PerCpu, self_address);
+const INDEX_OFFSET: usize = core::mem::offset_of!(PerCpu, index);
+const _: () = assert!(SELF_ADDRESS_OFFSET + 8 <= core::mem::size_of::<NoPerCpuYet>() && INDEX_OFFSET + 8 <= core::mem::size_of::<NoPerCpuYet>());
+
+/// Points this CPU's GS base at the placeholder (before anything may ask
+/// for the CPU's index).
+pub(crate) fn use_placeholder() {
+    cpu::write_msr(MSR_GS_BASE, &NO_PER_CPU_YET as *const NoPerCpuYet as u64);
+}
+
 static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 static ONLINE: AtomicUsize = AtomicUsize::new(0);
 
@@ -102,7 +119,7 @@ pub fn install(index: usize, apic_id: u32, boot_stack: KernelStack, stacks: Inte
 /// This CPU's data, once [`install`] ran on it.
 #[inline]
 pub fn current() -> Option<&'static PerCpu> {
-    let address = cpu::read_msr(MSR_GS_BASE);
+    let address = cpu::read_gs_word(SELF_ADDRESS_OFFSET);
     if address == 0 {
         return None;
     }
@@ -114,7 +131,7 @@ pub fn current() -> Option<&'static PerCpu> {
 /// This CPU's index (0 before per-CPU data exists).
 #[inline]
 pub fn current_index() -> usize {
-    current().map_or(0, |per_cpu| per_cpu.index)
+    cpu::read_gs_word(INDEX_OFFSET) as usize
 }
 
 /// Number of CPUs online.

@@ -76,6 +76,7 @@ fn boot_failed(reason: core::fmt::Arguments<'_>) -> ! {
 
 /// Called by the entry code on the boot stack, boot page tables active.
 pub(crate) extern "C" fn bootstrap_processor_entry(protocol: u32, information_address: u32) -> ! {
+    percpu::use_placeholder();
     serial::init();
     let reader = DirectMapReader { limit: BOOT_DIRECT_MAP_LIMIT };
     let parsed = match protocol {
@@ -300,6 +301,7 @@ fn start_application_processors(acpi: &AcpiInformation) {
 
 /// Called by `ap_entry64` on the AP's own stack, final tables active.
 pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
+    percpu::use_placeholder();
     trap::load();
     cpu::enable_supervisor_protections();
     user::init_cpu();

@@ -77,6 +77,9 @@ pub struct UserContext {
     /// per-CPU record below it tells whether the CPU's registers still
     /// hold exactly that state.
     fpu_epoch: u64,
+    /// Time-stamp cycles spent in user mode since the last
+    /// [`UserContext::take_user_cycles`].
+    user_cycles: u64,
 }
 
 /// Per CPU: the context whose FPU state the registers hold (its address)
@@ -89,6 +92,7 @@ static FS_BASE_LOADED: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(u64::MAX)
 /// The epoch of the next save on CPU `me`, unique machine-wide: the CPU's
 /// own count above bit 16, the CPU (plus one) below — no counter shared
 /// between CPUs on the path of every exit from user mode.
+#[inline(always)]
 fn next_fpu_epoch(me: usize) -> u64 {
     let count = FPU_HELD_EPOCH[me].load(Ordering::Relaxed) >> 16;
     ((count + 1) << 16) | (me as u64 + 1)
@@ -139,7 +143,16 @@ impl UserContext {
             exit_address: 0,
             fpu,
             fpu_epoch: 0,
+            user_cycles: 0,
         }
+    }
+
+    /// The time-stamp cycles spent in user mode since the last call (each
+    /// stay measured with interrupts off, from just before the entry to
+    /// just after the exit, so it never includes another thread's time).
+    #[inline]
+    pub fn take_user_cycles(&mut self) -> u64 {
+        core::mem::take(&mut self.user_cycles)
     }
 }
 
@@ -223,7 +236,8 @@ pub fn ready_cpus() -> u32 {
 /// interrupted, and says which. The tables of the user's address space must
 /// be active (`paging::switch_address_space`).
 pub fn run_user(context: &mut UserContext) -> UserExit {
-    run_user_with(None, context, || false)
+    let off = cpu::InterruptsOff::new();
+    run_user_with(&off, None, context, || false)
 }
 
 /// Loads the user tables `tables` names and runs `context` in them, as
@@ -233,16 +247,20 @@ pub fn run_user(context: &mut UserContext) -> UserExit {
 /// switch and the entry happen with interrupts off, so a thread preempted
 /// before it enters cannot come back to another space's tables. Tables
 /// `switch_address_space` refuses are a general-protection exit.
-pub fn run_user_in(tables: super::frame_access::RootToken, context: &mut UserContext, unless: impl Fn() -> bool) -> UserExit {
-    run_user_with(Some(tables), context, unless)
+///
+/// The caller has interrupts off (`off`) from before it chose `tables`
+/// for this CPU; they stay off until user mode and come back on with the
+/// caller's guard.
+#[inline]
+pub fn run_user_in(off: &cpu::InterruptsOff, tables: &super::frame_access::RootToken, context: &mut UserContext, unless: impl Fn() -> bool) -> UserExit {
+    run_user_with(off, Some(tables), context, unless)
 }
 
-fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut UserContext, unless: impl Fn() -> bool) -> UserExit {
+fn run_user_with(_off: &cpu::InterruptsOff, tables: Option<&super::frame_access::RootToken>, context: &mut UserContext, unless: impl Fn() -> bool) -> UserExit {
     let registers = &context.registers;
     if registers.rip >= USER_END || registers.rsp > USER_END {
         return UserExit::Exception { vector: vectors::GENERAL_PROTECTION, error_code: 0, address: registers.rip };
     }
-    let _off = cpu::InterruptsOff::new();
     if unless() {
         return UserExit::Kicked;
     }
@@ -267,6 +285,7 @@ fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut U
         cpu::write_msr(MSR_FS_BASE, context.registers.fs_base);
         FS_BASE_LOADED[me].store(context.registers.fs_base, Ordering::Relaxed);
     }
+    let entered = cpu::read_timestamp_counter();
     // SAFETY: `context` is exclusively borrowed for the whole call and the
     // assembly writes only its register and exit fields; RIP and RSP were
     // checked to lie in the user half and the flags were masked, so `iretq`
@@ -275,6 +294,7 @@ fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut U
     // (the syscall and trap entries restore the stack pointer this call
     // saved in per-CPU data and the TSS).
     unsafe { enter_user(context as *mut UserContext) };
+    context.user_cycles = context.user_cycles.wrapping_add(cpu::read_timestamp_counter().wrapping_sub(entered));
     save_fpu(&mut context.fpu);
     context.fpu_epoch = next_fpu_epoch(me);
     FPU_HELD_BY[me].store(address, Ordering::Relaxed);
@@ -295,6 +315,7 @@ fn run_user_with(tables: Option<super::frame_access::RootToken>, context: &mut U
     exit
 }
 
+#[inline(always)]
 fn restore_fpu(area: &FpuArea) {
     let mask = XSAVE_MASK.load(Ordering::Relaxed);
     // SAFETY: the area is 64-byte aligned, large enough for the enabled
@@ -310,6 +331,7 @@ fn restore_fpu(area: &FpuArea) {
     }
 }
 
+#[inline(always)]
 fn save_fpu(area: &mut FpuArea) {
     let mask = XSAVE_MASK.load(Ordering::Relaxed);
     // SAFETY: as in `restore_fpu`; the area is exclusively borrowed.

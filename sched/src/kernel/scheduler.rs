@@ -117,40 +117,6 @@ fn charge_stint(this: &CpuScheduler, current: &Thread, now: u64) {
     current.add_cpu_time(now.saturating_sub(started));
 }
 
-/// Where the calling thread's CPU time stood at one moment: taken when it
-/// leaves user mode, handed to [`charge_kernel_work`] when it goes back.
-#[derive(Clone, Copy, Debug)]
-pub struct CpuMark {
-    timestamp: u64,
-    charged: u64,
-    stint_start: u64,
-}
-
-/// A mark of `me`'s (the caller's) CPU time now: three reads, no clock
-/// conversion.
-pub fn cpu_mark(me: &Thread) -> CpuMark {
-    let _off = cpu::InterruptsOff::new();
-    let (_, this) = this_cpu();
-    CpuMark { timestamp: cpu::read_timestamp_counter(), charged: me.cpu_time(), stint_start: this.stint_start.load(Ordering::Relaxed) }
-}
-
-/// Charges `me`'s (the caller's) CPU time since `mark` to kernel work.
-/// Still in the stint the mark was taken in (same CPU, nothing charged
-/// since: no switch, no tick), that is the time-stamp cycles between,
-/// added as they are; else its CPU time now less its CPU time then.
-pub fn charge_kernel_work(me: &Thread, mark: CpuMark) {
-    let _off = cpu::InterruptsOff::new();
-    let (_, this) = this_cpu();
-    let now = cpu::read_timestamp_counter();
-    if me.cpu_time() == mark.charged && this.stint_start.load(Ordering::Relaxed) == mark.stint_start {
-        me.add_kernel_cycles(now.saturating_sub(mark.timestamp));
-        return;
-    }
-    // Its CPU time at the mark, as `own_cpu_time` would have read it then.
-    let then = mark.charged + machine::timer::uptime_at(mark.timestamp).saturating_sub(mark.stint_start);
-    me.add_kernel_time(own_cpu_time(me).saturating_sub(then));
-}
-
 /// The CPU time (ns) of `me`, the calling thread, its running stint
 /// included. Cheap (no lock, no reference count).
 pub fn own_cpu_time(me: &Thread) -> u64 {

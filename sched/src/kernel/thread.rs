@@ -47,12 +47,10 @@ pub struct Thread {
     /// Nanoseconds it has run on a CPU, up to its CPU's last switch or
     /// timer tick.
     cpu_time: AtomicU64,
-    /// The part of `cpu_time` the layers above spent working for it in the
-    /// kernel (system calls, faults); the rest is its user time. Kept in
-    /// nanoseconds and, for work done within one stint on a CPU (the
-    /// common case, no conversion on the way), in time-stamp cycles.
-    kernel_time: AtomicU64,
-    kernel_cycles: AtomicU64,
+    /// The part of `cpu_time` it spent in user mode, in time-stamp cycles
+    /// (the machine layer measures each stay with interrupts off, so a stay
+    /// never spans a switch); the rest is its system time.
+    user_cycles: AtomicU64,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -84,8 +82,7 @@ impl Thread {
             container,
             trace: Trace::new(),
             cpu_time: AtomicU64::new(0),
-            kernel_time: AtomicU64::new(0),
-            kernel_cycles: AtomicU64::new(0),
+            user_cycles: AtomicU64::new(0),
         }
     }
 
@@ -184,22 +181,21 @@ impl Thread {
         self.cpu_time.fetch_add(nanoseconds, Ordering::Relaxed);
     }
 
-    /// The part of its CPU time (ns) spent in the kernel on its behalf.
-    pub fn kernel_time(&self) -> u64 {
-        let cycles = self.kernel_cycles.load(Ordering::Relaxed);
-        self.kernel_time.load(Ordering::Relaxed) + machine::timer::nanoseconds_of_cycles(cycles)
+    /// The part of its CPU time (ns) spent in user mode, up to its last
+    /// exit from user mode (a stay in user mode under way is not in it yet:
+    /// the machine layer hands the time over at the exit).
+    pub fn user_time(&self) -> u64 {
+        machine::timer::nanoseconds_of_cycles(self.user_cycles.load(Ordering::Relaxed))
     }
 
-    /// Charges `nanoseconds` of its CPU time to kernel work (the layer
-    /// above measures its system calls with [`crate::cpu_mark`] and
-    /// [`crate::charge_kernel_work`]).
-    pub fn add_kernel_time(&self, nanoseconds: u64) {
-        self.kernel_time.fetch_add(nanoseconds, Ordering::Relaxed);
-    }
-
-    pub(crate) fn add_kernel_cycles(&self, cycles: u64) {
-        // Relaxed: a statistic, added only by the thread itself.
-        self.kernel_cycles.fetch_add(cycles, Ordering::Relaxed);
+    /// Adds `cycles` of time-stamp counter spent in user mode. Only the
+    /// thread itself calls it (the layer above, after each exit from user
+    /// mode), so a load and a store do.
+    #[inline]
+    pub fn add_user_cycles(&self, cycles: u64) {
+        // Relaxed: a statistic with one writer.
+        let before = self.user_cycles.load(Ordering::Relaxed);
+        self.user_cycles.store(before.wrapping_add(cycles), Ordering::Relaxed);
     }
 
     /// The thread's park state now (a snapshot, for reports).

@@ -13,6 +13,7 @@ use loom::thread;
 
 use super::loom_support::{check, finds_a_failure, Preemptions, WakeLine};
 use crate::kick_flag::KickFlag;
+use crate::pending_hint::PendingHint;
 
 /// Whether the model uses the flag (the kernel) or only the IPI.
 #[derive(Clone, Copy)]
@@ -75,4 +76,88 @@ fn a_signal_sent_while_its_thread_leaves_the_kernel_is_seen() {
 #[test]
 fn without_the_flag_a_kick_taken_in_the_kernel_is_lost() {
     assert!(finds_a_failure(Preemptions::Unbounded, || signal_reaches_a_thread_leaving_the_kernel(Kicks::IpiOnly)));
+}
+
+/// When the returning thread reads the pending hint: after taking its kick
+/// flag (the kernel), or before (the negative control).
+#[derive(Clone, Copy, PartialEq)]
+enum HintRead {
+    AfterTheKick,
+    BeforeTheKick,
+}
+
+struct HintShared {
+    pending: Mutex<bool>,
+    hint: PendingHint,
+    kick: KickFlag,
+    on_cpu: Mutex<bool>,
+    line: WakeLine,
+}
+
+/// As above, with the look at the signal state behind the lock skipped
+/// while the hint is clear (`sched::pending_hint`). `stale_hint`: the hint
+/// starts set with nothing pending, so the thread's first look clears it
+/// under the lock while the sender may be raising it.
+fn signal_reaches_a_thread_that_reads_the_hint(read: HintRead, stale_hint: bool) {
+    let shared = Arc::new(HintShared { pending: Mutex::new(false), hint: PendingHint::new(), kick: KickFlag::new(), on_cpu: Mutex::new(true), line: WakeLine::default() });
+    if stale_hint {
+        shared.hint.raise();
+    }
+    let sender = {
+        let shared = shared.clone();
+        thread::spawn(move || {
+            {
+                let mut pending = shared.pending.lock().unwrap();
+                *pending = true;
+                shared.hint.raise();
+            }
+            shared.kick.raise();
+            if *shared.on_cpu.lock().unwrap() {
+                shared.line.send_ipi();
+            }
+        })
+    };
+    loop {
+        let maybe = if read == HintRead::AfterTheKick {
+            shared.kick.take();
+            shared.hint.maybe_pending()
+        } else {
+            let maybe = shared.hint.maybe_pending();
+            shared.kick.take();
+            maybe
+        };
+        if maybe {
+            let mut pending = shared.pending.lock().unwrap();
+            let delivered = *pending;
+            // Taken (delivered), or nothing was there: nothing is pending now.
+            *pending = false;
+            shared.hint.clear();
+            if delivered {
+                break;
+            }
+        }
+        shared.line.take_if_pending();
+        *shared.on_cpu.lock().unwrap() = false;
+        *shared.on_cpu.lock().unwrap() = true;
+        if shared.kick.is_raised() {
+            continue;
+        }
+        shared.line.halt();
+    }
+    sender.join().unwrap();
+}
+
+#[test]
+fn a_thread_that_reads_the_hint_after_its_kick_sees_the_signal() {
+    check("pending hint after the kick", Preemptions::Unbounded, || signal_reaches_a_thread_that_reads_the_hint(HintRead::AfterTheKick, false));
+}
+
+#[test]
+fn a_stale_hint_cleared_while_a_signal_arrives_loses_nothing() {
+    check("stale pending hint", Preemptions::Unbounded, || signal_reaches_a_thread_that_reads_the_hint(HintRead::AfterTheKick, true));
+}
+
+#[test]
+fn reading_the_hint_before_the_kick_loses_the_signal() {
+    assert!(finds_a_failure(Preemptions::Unbounded, || signal_reaches_a_thread_that_reads_the_hint(HintRead::BeforeTheKick, false)));
 }
