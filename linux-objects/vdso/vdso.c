@@ -70,7 +70,7 @@ static u64 read_tsc(void)
 /* Nanoseconds since boot, or 0 with *ok cleared when the page is not
    filled. floor(elapsed * 1e6 / per_ms), split so that nothing needs
    128 bits: elapsed = ms * per_ms + rest. */
-static u64 uptime_ns(const volatile struct vvar *page, int *ok)
+static inline __attribute__((always_inline)) u64 uptime_ns(const volatile struct vvar *page, int *ok)
 {
     u64 per_ms = page->tsc_per_ms, boot = page->boot_tsc;
     if (page->magic != VVAR_MAGIC || per_ms == 0) {
@@ -85,7 +85,7 @@ static u64 uptime_ns(const volatile struct vvar *page, int *ok)
 }
 
 /* The reading of `clock`, or *ok cleared when the system call must answer. */
-static u64 clock_ns(s64 clock, int *ok)
+static inline __attribute__((always_inline)) u64 clock_ns(s64 clock, int *ok)
 {
     const volatile struct vvar *page = data_page();
     switch (clock) {
