@@ -43,6 +43,10 @@ pub struct CapDatabase {
     next_object: u64,
     /// Node visits by tree walks, for the linear-time tests.
     pub(crate) work: u64,
+    /// Capabilities taken out of use so far (removed, or claimed by a
+    /// revocation): what a cache of slot contents must not outlive
+    /// ([`crate::SharedCaps::withdrawals`]).
+    withdrawals: u64,
 }
 
 impl CapDatabase {
@@ -56,6 +60,7 @@ impl CapDatabase {
             revocations: Arena::new(),
             next_object: 1,
             work: 0,
+            withdrawals: 0,
         }
     }
 
@@ -186,6 +191,16 @@ impl CapDatabase {
 
     // ---- helpers for the other files of the layer ----
 
+    /// Capabilities taken out of use so far (removed or claimed by a
+    /// revocation); it only grows.
+    pub fn withdrawals(&self) -> u64 {
+        self.withdrawals
+    }
+
+    pub(crate) fn count_withdrawal(&mut self) {
+        self.withdrawals += 1;
+    }
+
     pub(crate) fn node(&self, cap: CapId) -> &Node {
         self.nodes.get(cap.0).expect("tree links name live nodes")
     }
@@ -254,6 +269,7 @@ impl CapDatabase {
     /// Its children must already be gone or handed over.
     pub(crate) fn remove_node(&mut self, cap: CapId) -> crate::Removed {
         debug_assert!(self.node(cap).links.first_child.is_none(), "children go first");
+        self.count_withdrawal();
         self.unlink(cap);
         let node = self.nodes.remove(cap.0).expect("removing a live node");
         let object = self.object_info(node.object);

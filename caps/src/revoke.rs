@@ -194,6 +194,7 @@ impl CapDatabase {
         if let Some(earlier) = self.node(cap).mark.revocation() {
             self.absorb(earlier, revoke);
         }
+        self.count_withdrawal();
         let node = self.node_mut(cap);
         node.mark = Mark::Doomed(revoke);
         node.offered_to = None;

@@ -10,7 +10,7 @@
 //! without it.
 
 use spinlock::{Level, SpinLock, SpinLockGuard, TicketLock};
-use sync::{Blocking, Condvar};
+use sync::{Blocking, Condvar, Generation};
 
 use crate::{
     CapDatabase, CapError, Removed, RemovedBatch, RevokeScope, Slot, SpaceId, SweepStatus,
@@ -43,26 +43,45 @@ pub struct RevokeReport {
 pub struct SharedCaps<B: Blocking> {
     database: DatabaseLock<B>,
     revocations_done: Condvar<B>,
+    /// The database's count of capabilities taken out of use
+    /// ([`CapDatabase::withdrawals`]), published at every release of the
+    /// lock: a cache of what a slot holds is good while it has not moved
+    /// (`sync::GenerationCache`; the kernel's descriptor cache).
+    withdrawn: Generation,
 }
 
 impl<B: Blocking> SharedCaps<B> {
     /// An empty database for kernel group `group` (usable in a static).
     #[cfg(not(loom))]
     pub const fn new(group: u16) -> Self {
-        Self { database: SpinLock::new(CAPS_LEVEL, CapDatabase::new(group)), revocations_done: Condvar::new() }
+        Self { database: SpinLock::new(CAPS_LEVEL, CapDatabase::new(group)), revocations_done: Condvar::new(), withdrawn: Generation::new() }
     }
 
     /// An empty database for kernel group `group`.
     #[cfg(loom)]
     pub fn new(group: u16) -> Self {
-        Self { database: SpinLock::new(CAPS_LEVEL, CapDatabase::new(group)), revocations_done: Condvar::new() }
+        Self { database: SpinLock::new(CAPS_LEVEL, CapDatabase::new(group)), revocations_done: Condvar::new(), withdrawn: Generation::new() }
     }
 
     /// Runs `operation` on the database under its lock: for every short
     /// operation (create, access, derive, delegate, obtain, drop).
     pub fn with<R>(&self, operation: impl FnOnce(&mut CapDatabase) -> R) -> R {
         let mut guard = self.lock();
-        operation(&mut guard)
+        let result = operation(&mut guard);
+        self.publish(&guard);
+        result
+    }
+
+    /// Capabilities taken out of use so far, as of the last release of
+    /// the lock: read before a look at a slot whose result is kept, the
+    /// look is still good while this has not moved.
+    pub fn withdrawals(&self) -> &Generation {
+        &self.withdrawn
+    }
+
+    /// Publishes the count, before the lock is let go.
+    fn publish(&self, guard: &DatabaseGuard<'_, B>) {
+        self.withdrawn.follow(guard.withdrawals());
     }
 
     /// Revokes the capability in `slot` of `space` (or only what was derived
@@ -78,7 +97,9 @@ impl<B: Blocking> SharedCaps<B> {
         mut undo: impl FnMut(&Removed),
     ) -> Result<RevokeReport, CapError> {
         let mut guard = self.lock();
-        let revoke = match guard.begin_revoke(space, slot, scope)? {
+        let started = guard.begin_revoke(space, slot, scope);
+        self.publish(&guard);
+        let revoke = match started? {
             RevokeStart::WaitFor(other) => {
                 let _guard = self.revocations_done.wait_while(guard, &self.database, |database| {
                     !database.revoke_complete(other)
@@ -91,6 +112,7 @@ impl<B: Blocking> SharedCaps<B> {
         loop {
             let mut batch = RemovedBatch::new();
             let status = guard.sweep(revoke, &mut batch);
+            self.publish(&guard);
             drop(guard);
             batch.iter().for_each(&mut undo);
             report.removed += batch.len() as u64;
@@ -105,6 +127,7 @@ impl<B: Blocking> SharedCaps<B> {
             !database.revoke_complete(revoke)
         });
         let released_root = guard.end_revoke(revoke);
+        self.publish(&guard);
         drop(guard);
         if let Some(root) = released_root {
             undo(&root);

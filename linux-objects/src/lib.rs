@@ -24,6 +24,7 @@ extern crate alloc;
 pub mod block_files;
 pub mod clock;
 pub mod cpu_itimers;
+pub mod descriptor_cache;
 pub mod descriptor_passing;
 pub mod epoll;
 pub mod event_counters;

@@ -27,7 +27,7 @@ mod syscall;
 // The objects the calls act on (linux-objects), named here as this
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
-    block_files, clock, cpu_itimers, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
+    block_files, clock, cpu_itimers, descriptor_cache, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
     process, procfs, random, record_locks, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets, uts_names, vdso,
 };
 

@@ -61,6 +61,8 @@ pub struct ThreadSelf {
     pub interrupted_call: Option<u64>,
     /// What `restart_syscall` goes on with: an interrupted sleep.
     pub restart_block: Option<SleepRestart>,
+    /// Its last descriptor look-ups.
+    pub descriptors: core::cell::RefCell<crate::descriptor_cache::DescriptorCache>,
 }
 
 /// A sleep a signal interrupted with no handler to run: `restart_syscall`
@@ -74,7 +76,7 @@ pub struct SleepRestart {
 }
 
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
-    let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None };
+    let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None, descriptors: Default::default() };
     let kernel_thread = sched::current();
     let mut entry_cache = kernel_objects::capabilities::EntryCache::default();
     // Wait until the creator has recorded this thread.

@@ -124,10 +124,14 @@ impl<T, G: GuardPolicy, H: HeldLevels> CpuSleepers<T, G, H> {
     }
 }
 
-/// Sleepers with their deadlines (nanoseconds of uptime).
+/// Sleepers with their deadlines (nanoseconds of uptime), in no order,
+/// and the earliest deadline among them (kept, so that adding a sleeper
+/// and removing one that is not the earliest cost no scan of the rest:
+/// every sleep does both).
 #[derive(Debug)]
 pub struct SleepList<T> {
     sleepers: Vec<(u64, T)>,
+    earliest: u64,
 }
 
 impl<T> Default for SleepList<T> {
@@ -138,7 +142,7 @@ impl<T> Default for SleepList<T> {
 
 impl<T> SleepList<T> {
     pub const fn new() -> Self {
-        Self { sleepers: Vec::new() }
+        Self { sleepers: Vec::new(), earliest: u64::MAX }
     }
 
     /// Adds `sleeper` until `deadline`; fails, changing nothing, when there
@@ -146,23 +150,38 @@ impl<T> SleepList<T> {
     pub fn add(&mut self, deadline: u64, sleeper: T) -> Result<(), TryReserveError> {
         self.sleepers.try_reserve(1)?;
         self.sleepers.push((deadline, sleeper));
+        self.earliest = self.earliest.min(deadline);
         Ok(())
     }
 
-    /// Removes every sleeper for which `is_it` holds.
+    /// Removes the first sleeper for which `is_it` holds (a thread sleeps
+    /// on one list at most once).
     pub fn remove(&mut self, is_it: impl Fn(&T) -> bool) {
-        self.sleepers.retain(|(_, sleeper)| !is_it(sleeper));
+        if let Some(position) = self.sleepers.iter().position(|(_, sleeper)| is_it(sleeper)) {
+            self.take_at(position);
+        }
     }
 
     /// Takes one sleeper whose deadline is at or before `now`, if any.
     pub fn take_expired(&mut self, now: u64) -> Option<T> {
+        if self.earliest > now {
+            return None;
+        }
         let position = self.sleepers.iter().position(|(deadline, _)| *deadline <= now)?;
-        Some(self.sleepers.swap_remove(position).1)
+        Some(self.take_at(position))
+    }
+
+    fn take_at(&mut self, position: usize) -> T {
+        let (deadline, sleeper) = self.sleepers.swap_remove(position);
+        if deadline == self.earliest {
+            self.earliest = self.sleepers.iter().map(|(deadline, _)| *deadline).min().unwrap_or(u64::MAX);
+        }
+        sleeper
     }
 
     /// The earliest deadline; `u64::MAX` when nobody sleeps.
     pub fn earliest(&self) -> u64 {
-        self.sleepers.iter().map(|(deadline, _)| *deadline).min().unwrap_or(u64::MAX)
+        self.earliest
     }
 
     pub fn len(&self) -> usize {
@@ -202,5 +221,42 @@ mod tests {
         assert_eq!(list.take_expired(100), Some(2));
         assert_eq!(list.take_expired(100), None);
         assert!(list.is_empty());
+    }
+
+    #[test]
+    fn the_kept_earliest_deadline_is_always_the_minimum_of_those_sleeping() {
+        let mut list = SleepList::new();
+        let mut model: Vec<(u64, u32)> = Vec::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for step in 0..5_000u32 {
+            match next(3) {
+                0 => {
+                    let deadline = next(100);
+                    list.add(deadline, step).unwrap();
+                    model.push((deadline, step));
+                }
+                1 if !model.is_empty() => {
+                    let (_, gone) = model.swap_remove(next(model.len() as u64) as usize);
+                    list.remove(|sleeper| *sleeper == gone);
+                }
+                _ => {
+                    let now = next(100);
+                    if let Some(taken) = list.take_expired(now) {
+                        let at = model.iter().position(|(_, sleeper)| *sleeper == taken).expect("taken once");
+                        assert!(model.swap_remove(at).0 <= now, "only expired sleepers are taken");
+                    } else {
+                        assert!(model.iter().all(|(deadline, _)| *deadline > now), "an expired sleeper was left");
+                    }
+                }
+            }
+            assert_eq!(list.earliest(), model.iter().map(|(deadline, _)| *deadline).min().unwrap_or(u64::MAX));
+            assert_eq!(list.len(), model.len());
+        }
     }
 }

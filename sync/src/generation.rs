@@ -27,9 +27,11 @@ impl Default for Generation {
 }
 
 impl Generation {
-    /// Generation 0.
-    pub fn new() -> Self {
-        Self(AtomicU64::new(0))
+    loom_const_fn! {
+        /// Generation 0.
+        pub fn new() -> Self {
+            Self(AtomicU64::new(0))
+        }
     }
 
     /// The generation now. Acquire: pairs with [`Self::advance`], so a
@@ -44,24 +46,34 @@ impl Generation {
     pub fn advance(&self) {
         self.0.fetch_add(1, Ordering::Release);
     }
+
+    /// Moves to generation `value` if it differs from the current one
+    /// (after the change, under its lock): for a guarded thing that counts
+    /// its own changes, so that the count is the generation.
+    #[inline]
+    pub fn follow(&self, value: u64) {
+        if self.0.load(Ordering::Relaxed) != value {
+            self.0.store(value, Ordering::Release);
+        }
+    }
 }
 
 /// One reader's cached value: `(key, generation, value)` of its last fill.
-pub struct GenerationCache<T: Copy>(Option<(u64, u64, T)>);
+pub struct GenerationCache<T: Clone>(Option<(u64, u64, T)>);
 
-impl<T: Copy> Default for GenerationCache<T> {
+impl<T: Clone> Default for GenerationCache<T> {
     fn default() -> Self {
         Self(None)
     }
 }
 
-impl<T: Copy> GenerationCache<T> {
+impl<T: Clone> GenerationCache<T> {
     /// The value cached for `key` while `generation` has not moved since;
     /// else `fill()`'s, filed under the generation read *before* it ran.
     /// A `fill` error is passed on and nothing is cached.
     #[inline]
     pub fn get_or_fill<E>(&mut self, key: u64, generation: &Generation, fill: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-        self.with(key, generation, fill, |value| *value)
+        self.with(key, generation, fill, T::clone)
     }
 
     /// [`Self::get_or_fill`], handing `then` the value in place (no copy

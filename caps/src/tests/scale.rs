@@ -69,3 +69,27 @@ fn a_tree_of_100000_children_revokes_in_linear_work_on_a_small_stack() {
         });
     });
 }
+
+/// The withdrawal count a descriptor cache keys on: published by every
+/// release of the lock, moved by a drop and by each capability a revoke
+/// claims, and by nothing that only adds or reads.
+#[test]
+fn the_published_withdrawals_move_with_every_capability_taken_out_of_use_and_only_then() {
+    let mut world = World::new(2, 64);
+    let root = world.memory(0, 4096, Rights::ALL);
+    let spaces = world.spaces.clone();
+    let space = spaces[0];
+    let caps = shared(world);
+    let published = || caps.withdrawals().current();
+    let start = published();
+    assert_eq!(start, caps.with(|database| database.withdrawals()), "published at the release");
+    let copies: std::vec::Vec<u32> = (0..3)
+        .map(|_| caps.with(|database| database.delegate(space, root, 1, Rights::READ, ANY).unwrap()))
+        .collect();
+    caps.with(|database| database.capability(space, root).map(|_| ()).unwrap());
+    assert_eq!(published(), start, "adding and looking withdraw nothing");
+    caps.with(|database| database.drop_capability(spaces[1], copies[0]).unwrap());
+    assert_eq!(published(), start + 1, "a drop");
+    caps.revoke(space, root, RevokeScope::Descendants, |_| {}).unwrap();
+    assert_eq!(published(), start + 1 + 2 * 2, "the two copies left: each counted when claimed and again when removed");
+}

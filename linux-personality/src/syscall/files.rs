@@ -28,7 +28,11 @@ const SEEK_CUR: u64 = 1;
 const SEEK_END: u64 = 2;
 
 pub(super) fn descriptor(call: &Call<'_>, fd: u64) -> Result<Arc<OpenFile>, Errno> {
-    open_files::file(call.process.native.space(), fd)
+    let space = call.process.native.space();
+    match call.thread.descriptors.try_borrow_mut() {
+        Ok(mut cache) => cache.file(space, fd),
+        Err(_) => open_files::file(space, fd),
+    }
 }
 
 /// Reads up to `length` bytes from `file` (at `at`, or its offset).
