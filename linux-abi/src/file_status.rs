@@ -173,7 +173,8 @@ impl DirentFormat {
     pub fn append(self, out: &mut alloc::vec::Vec<u8>, inode: u64, next_offset: u64, kind: u8, name: &[u8]) -> Option<usize> {
         let length = self.record_length(name.len());
         let record_length = u16::try_from(length).ok()?;
-        out.try_reserve(length).ok()?;
+        // Room for the record and for padding written a word at a time.
+        out.try_reserve(length + 16).ok()?;
         let start = out.len();
         out.extend_from_slice(&inode.to_le_bytes());
         out.extend_from_slice(&next_offset.to_le_bytes());
@@ -182,9 +183,16 @@ impl DirentFormat {
             out.push(kind);
         }
         out.extend_from_slice(name);
-        // The NUL and the padding: between 1 and 9 bytes.
-        let written = out.len() - start;
-        out.extend_from_slice(&[0u8; 16][..length - written]);
+        // The NUL and the padding, between 1 and 9 bytes: written as 8 or
+        // 16 zero bytes, then cut to the record (a fixed-size copy is a
+        // few stores; one of variable size a byte loop).
+        let padding = length - (out.len() - start);
+        if padding <= 8 {
+            out.extend_from_slice(&[0u8; 8]);
+        } else {
+            out.extend_from_slice(&[0u8; 16]);
+        }
+        out.truncate(start + length);
         if self == DirentFormat::Dirent {
             out[start + length - 1] = kind;
         }

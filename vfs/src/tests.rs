@@ -261,3 +261,31 @@ fn a_directory_read_in_pieces_resumes_where_it_stopped() {
     let now: Vec<Vec<u8>> = fs.list(tmp).unwrap().into_iter().map(|entry| entry.name).collect();
     assert_eq!(from_five, now[5..8]);
 }
+
+/// At the end of a listing a read finds nothing, again and again; a name
+/// created after the end was reached is found by the next read there.
+#[test]
+fn a_listing_that_reached_its_end_sees_a_name_added_after() {
+    let mut fs = tree();
+    let tmp = fs.lookup(fs.root(), b"/tmp", true).unwrap();
+    for index in 0..10 {
+        fs.create(tmp, alloc::format!("f{index}").as_bytes(), FileKind::Regular, 0o644, NOW).unwrap();
+    }
+    let names_from = |fs: &Namespace, start: usize| {
+        let mut names = Vec::new();
+        let end = fs.visit_entries(tmp, start, |name, _, _| {
+            names.push(name.to_vec());
+            true
+        });
+        (end.unwrap(), names)
+    };
+    let (end, all) = names_from(&fs, 0);
+    assert_eq!((end, all.len()), (12, 12), "., .. and ten names");
+    assert_eq!(names_from(&fs, end), (12, Vec::new()));
+    assert_eq!(names_from(&fs, end), (12, Vec::new()), "still the end");
+    fs.create(tmp, b"zz-late", FileKind::Regular, 0o644, NOW).unwrap();
+    assert_eq!(names_from(&fs, end), (13, alloc::vec![b"zz-late".to_vec()]));
+    fs.unlink(tmp, b"f3", NOW).unwrap();
+    fs.unlink(tmp, b"f4", NOW).unwrap();
+    assert_eq!(names_from(&fs, 13), (13, Vec::new()), "past the end after removals");
+}

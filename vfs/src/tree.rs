@@ -23,9 +23,11 @@ pub struct Tmpfs {
     /// Where file data lives.
     store: Arc<dyn PageStore>,
     /// Where the last listing stopped: (directory, position, the name not
-    /// yet visited there). A listing read in pieces (`getdents`) resumes at
-    /// that name in O(log n) instead of skipping `position` entries again.
-    resume: core::cell::RefCell<Option<(InodeNumber, usize, Vec<u8>)>>,
+    /// yet visited there, or none when it reached the end). A listing read
+    /// in pieces (`getdents`) resumes at that name in O(log n) instead of
+    /// skipping `position` entries again, and its last, empty piece costs
+    /// nothing.
+    resume: core::cell::RefCell<Option<(InodeNumber, usize, Option<Vec<u8>>)>>,
 }
 
 impl Tmpfs {
@@ -389,18 +391,22 @@ impl Tmpfs {
         // Resume at the name the last listing stopped at, when this one
         // starts where that one stopped (positions count from the same
         // order; a name removed meanwhile resumes at the next one).
+        // A listing that ended at `position` (no name) ends there again,
+        // unless a name came after the last one since.
         let resumed = self.resume.borrow_mut().take().filter(|(at, stopped, _)| *at == directory && *stopped == position && position >= 2);
         let mut rest: alloc::boxed::Box<dyn Iterator<Item = (&Vec<u8>, &InodeNumber)>> = match &resumed {
-            Some((_, _, name)) => alloc::boxed::Box::new(entries.range::<[u8], _>((core::ops::Bound::Included(name.as_slice()), core::ops::Bound::Unbounded))),
-            None => alloc::boxed::Box::new(entries.iter().skip(start.saturating_sub(2))),
+            Some((_, _, Some(name))) => alloc::boxed::Box::new(entries.range::<[u8], _>((core::ops::Bound::Included(name.as_slice()), core::ops::Bound::Unbounded))),
+            Some((_, _, None)) if position == entries.len() + 2 => alloc::boxed::Box::new(core::iter::empty()),
+            _ => alloc::boxed::Box::new(entries.iter().skip(start.saturating_sub(2))),
         };
         for (name, &id) in &mut rest {
             if !visit(name, id, self.kind(id)?) {
-                *self.resume.borrow_mut() = Some((directory, position, name.clone()));
+                *self.resume.borrow_mut() = Some((directory, position, Some(name.clone())));
                 return Ok(position);
             }
             position += 1;
         }
+        *self.resume.borrow_mut() = Some((directory, position, None));
         Ok(position)
     }
 

@@ -101,7 +101,10 @@ impl Call<'_> {
     /// Whether a signal waits to be delivered or the process is ending
     /// (blocking calls end with EINTR).
     pub fn interrupted(&self) -> bool {
-        self.process.group_exit().is_some() || self.process.must_leave_for_exec(self.thread.tid) || self.process.state().signals.deliverable(self.thread.tid)
+        self.process.group_exit().is_some()
+            || self.process.must_leave_for_exec(self.thread.tid)
+            // The hint first: a sender raises it before it wakes a sleeper.
+            || (self.process.signals_maybe_pending() && self.process.state().signals.deliverable(self.thread.tid))
     }
 
     /// This process's pid.
