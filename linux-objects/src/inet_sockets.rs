@@ -76,10 +76,27 @@ fn container_of(owner: net::Owner) -> ContainerId {
     ContainerId::from_parts((owner >> 32) as u32, owner as u32)
 }
 
+/// What an operation that succeeds may do for pollers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// It may make something ready (a send, a connect, a close, an
+    /// option): pollers are woken.
+    MayReady,
+    /// It only takes what was there (a receive): nothing becomes ready by
+    /// it, so pollers are woken only if packets moved in the poll after it
+    /// (a stream's window update does, and reaches the peer that way).
+    Takes,
+}
+
 /// Runs `operation` on the network, then moves its packets; wakes
 /// pollers unless nothing changed (an operation that would block changes
 /// nothing by itself).
 pub fn with<R>(operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+    with_effect(Effect::MayReady, operation)
+}
+
+/// [`with`] for an operation whose success has `effect`.
+pub fn with_effect<R>(effect: Effect, operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
     let mut outgoing = Vec::new();
     let (result, changed) = {
         let mut slot = NETWORK.lock();
@@ -93,8 +110,9 @@ pub fn with<R>(operation: impl FnOnce(&mut Network) -> Result<R, Errno>) -> Resu
         (result, changed)
     };
     transmit(&outgoing);
-    if changed || result.as_ref().err() != Some(&Errno::EAGAIN) {
-        crate::poll_wakeups::changed();
+    let may_ready = effect == Effect::MayReady && result.as_ref().err() != Some(&Errno::EAGAIN);
+    if changed || may_ready {
+        crate::poll_wakeups::changed_in(crate::poll_wakeups::Source::Network);
     }
     result
 }
@@ -201,10 +219,15 @@ pub fn proc_net_files() -> Vec<(&'static str, alloc::string::String)> {
 /// next timer) and giving EAGAIN when the patience runs out. A signal ends
 /// the wait: restarted under `SA_RESTART` unless the socket has a timeout
 /// (then EINTR, as Linux does).
-pub fn wait<R>(patience: Patience, interrupted: &dyn Fn() -> bool, mut operation: impl FnMut(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+pub fn wait<R>(patience: Patience, interrupted: &dyn Fn() -> bool, operation: impl FnMut(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
+    wait_with_effect(Effect::MayReady, patience, interrupted, operation)
+}
+
+/// [`wait`] for an operation whose success has `effect`.
+pub fn wait_with_effect<R>(effect: Effect, patience: Patience, interrupted: &dyn Fn() -> bool, mut operation: impl FnMut(&mut Network) -> Result<R, Errno>) -> Result<R, Errno> {
     loop {
-        let registration = Registration::new();
-        match with(&mut operation) {
+        let registration = Registration::only(crate::poll_wakeups::Source::Network);
+        match with_effect(effect, &mut operation) {
             Err(Errno::EAGAIN) if patience != Patience::Never => {}
             other => return other,
         }

@@ -7,6 +7,15 @@
 //!
 //! Sources that do not report changes (the console, timers, signals) are
 //! still seen by the 10 ms look.
+//!
+//! Two sets, by where a change happens: the network (Internet sockets) and
+//! everything local (pipes, Unix sockets, eventfds, netlink). A waiter
+//! registers in the sets its descriptors belong to (`poll` of two pipes:
+//! the local set only), so a busy network does not wake every `poll` of a
+//! pipe in the system, nor a pipe every socket waiter. Each set is
+//! `PollerSet`'s protocol on its own; a waiter in both has seen a
+//! generation of each, and narrowing (leaving a set after the first
+//! check) loses nothing of the set it stays in.
 
 use alloc::sync::Arc;
 
@@ -17,17 +26,37 @@ use spinlock::Level;
 /// Taken alone, or inside a pipe's or counter's lock (8).
 const POLLERS_LEVEL: Level = Level::new(5);
 
-static POLLERS: KernelTicketLock<PollerSet<Arc<sched::Thread>>> = KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new());
-/// The pollers, counted without the lock: a change with none skips it.
-static GATE: PollerGate = PollerGate::new();
+/// Where a change happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// An Internet socket's state (the network moved packets or an
+    /// operation on it succeeded).
+    Network = 0,
+    /// A pipe, Unix socket, eventfd or netlink socket.
+    Local = 1,
+}
 
-/// Something a poller may wait for changed (its data already is): wake
-/// every registered poller. One atomic load when nobody polls.
+const SOURCES: [Source; 2] = [Source::Network, Source::Local];
+
+static POLLERS: [KernelTicketLock<PollerSet<Arc<sched::Thread>>>; 2] =
+    [KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new()), KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new())];
+/// The pollers of each set, counted without the lock: a change with none
+/// skips it.
+static GATES: [PollerGate; 2] = [PollerGate::new(), PollerGate::new()];
+
+/// Something local a poller may wait for changed (its data already is):
+/// wake the local set's pollers. One atomic load when nobody polls.
 pub fn changed() {
-    if !GATE.anyone() {
+    changed_in(Source::Local);
+}
+
+/// As [`changed`], for a change in `source`.
+pub fn changed_in(source: Source) {
+    let index = source as usize;
+    if !GATES[index].anyone() {
         return;
     }
-    let woken = POLLERS.lock().changed();
+    let woken = POLLERS[index].lock().changed();
     for thread in &woken {
         sched::unpark(thread);
     }
@@ -36,32 +65,63 @@ pub fn changed() {
 /// The calling thread, registered as a poller until dropped.
 pub struct Registration {
     me: Arc<sched::Thread>,
-    seen: u64,
+    /// Per set: the generation seen, `None` when not registered there.
+    seen: [Option<u64>; 2],
 }
 
 impl Registration {
-    /// Registers the caller.
+    /// Registers the caller in every set.
     pub fn new() -> Registration {
+        Self::in_sets(&SOURCES)
+    }
+
+    /// Registers the caller in `source`'s set only.
+    pub fn only(source: Source) -> Registration {
+        Self::in_sets(&[source])
+    }
+
+    fn in_sets(sources: &[Source]) -> Registration {
         let me = sched::current();
-        GATE.enter();
-        let seen = POLLERS.lock().register(me.clone());
+        let mut seen = [None; 2];
+        for &source in sources {
+            let index = source as usize;
+            GATES[index].enter();
+            seen[index] = Some(POLLERS[index].lock().register(me.clone()));
+        }
         Registration { me, seen }
     }
 
-    /// Whether a change came since it registered (or since `renew`).
-    pub fn changed(&self) -> bool {
-        POLLERS.lock().moved_since(self.seen)
+    /// Leaves `source`'s set (a waiter whose descriptors turned out to have
+    /// nothing there).
+    pub fn leave(&mut self, source: Source) {
+        let index = source as usize;
+        if self.seen[index].take().is_some() {
+            POLLERS[index].lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));
+            GATES[index].leave();
+        }
     }
 
-    /// Takes the current generation as seen (before the next check).
+    /// Whether a change came since it registered (or since `renew`) in a
+    /// set it is in.
+    pub fn changed(&self) -> bool {
+        SOURCES.iter().any(|&source| self.seen[source as usize].is_some_and(|seen| POLLERS[source as usize].lock().moved_since(seen)))
+    }
+
+    /// Takes the current generations as seen (before the next check).
     pub fn renew(&mut self) {
-        self.seen = POLLERS.lock().generation();
+        for source in SOURCES {
+            let index = source as usize;
+            if let Some(seen) = self.seen[index].as_mut() {
+                *seen = POLLERS[index].lock().generation();
+            }
+        }
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        POLLERS.lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));
-        GATE.leave();
+        for source in SOURCES {
+            self.leave(source);
+        }
     }
 }

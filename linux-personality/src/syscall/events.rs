@@ -122,7 +122,7 @@ fn wait_for_events(call: &Call<'_>, epoll_fd: u64, address: u64, most: usize, de
     let instance = descriptor(call, epoll_fd)?;
     let Backing::Epoll(set) = &instance.backing else { return Err(Errno::EINVAL) };
     let mut found = alloc::vec::Vec::new();
-    wait_ready(call, deadline, || {
+    wait_ready(call, deadline, true, || {
         found = set.ready(most, 0, true)?;
         Ok(found.len())
     })

@@ -1057,12 +1057,25 @@ fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
     Some(descriptor(call, fd).ok()?.readiness(0))
 }
 
+/// Whether any of the descriptors `fds` may report the network's changes
+/// (an Internet socket, or an epoll instance, which may hold one): a
+/// `poll` or `select` of none waits for local changes only.
+fn watches_network(call: &Call<'_>, fds: impl Iterator<Item = u64>) -> bool {
+    let mut fds = fds;
+    fds.any(|fd| descriptor(call, fd).is_ok_and(|file| matches!(file.backing, Backing::Inet(_) | Backing::Epoll(_))))
+}
+
 /// Waits until `check` finds something ready, the deadline passes
-/// (nanoseconds of uptime; `None`: forever) or a signal comes.
-pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
+/// (nanoseconds of uptime; `None`: forever) or a signal comes. `network`:
+/// whether what `check` looks at may change with the network.
+pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, network: bool, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
     // Registered before the first check: a pipe, socket or eventfd change
     // after it ends the sleep at once (`poll_wakeups`).
-    let mut registration = crate::poll_wakeups::Registration::new();
+    let mut registration = if network {
+        crate::poll_wakeups::Registration::new()
+    } else {
+        crate::poll_wakeups::Registration::only(crate::poll_wakeups::Source::Local)
+    };
     loop {
         registration.renew();
         let ready = check()?;
@@ -1091,7 +1104,8 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
     bytes.try_reserve_exact(count as usize * PollFd::SIZE).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(count as usize * PollFd::SIZE, 0);
     call.read_in(address, &mut bytes)?;
-    let ready = wait_ready(call, deadline, || {
+    let network = watches_network(call, bytes.chunks(PollFd::SIZE).filter_map(|raw| PollFd::decode(raw).ok()).filter(|entry| entry.fd >= 0).map(|entry| entry.fd as u64));
+    let ready = wait_ready(call, deadline, network, || {
         let mut ready = 0;
         for raw in bytes.chunks_mut(PollFd::SIZE) {
             let mut entry = PollFd::decode(raw)?;
@@ -1156,7 +1170,9 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
         }
     }
     let mut results = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
-    let ready = wait_ready(call, deadline, || {
+    let wanted = |fd: u64| (sets[0][(fd / 64) as usize] | sets[1][(fd / 64) as usize]) & (1u64 << (fd % 64)) != 0;
+    let network = watches_network(call, (0..count).filter(|&fd| wanted(fd)));
+    let ready = wait_ready(call, deadline, network, || {
         let mut ready = 0;
         for set in results.iter_mut() {
             set.fill(0);

@@ -17,7 +17,7 @@ use net::{Arrival, DatagramProtocol, IpEndpoint, Network, Options, SendControl, 
 use super::files::{drop_descriptor, install_descriptor, signal_broken_pipe, CHUNK};
 use super::inet_control::{self, IPPROTO_IP, IPPROTO_IPV6};
 use super::{value, Call, CallResult};
-use crate::inet_sockets::{self, InetSocket};
+use crate::inet_sockets::{self, Effect, InetSocket};
 use crate::socket_waits::Patience;
 use crate::open_files::{flags, Backing, OpenFile};
 use linux_abi::Errno;
@@ -194,7 +194,7 @@ pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: us
     let mut data = Vec::new();
     // Sized to what is there (at most `limit`), under the lock: a server's
     // 16 KiB read of a 30-byte request zeroes 30 bytes, not 16 KiB.
-    let got = inet_sockets::wait(patience, &interrupted, |network| {
+    let got = inet_sockets::wait_with_effect(Effect::Takes, patience, &interrupted, |network| {
         let size = network.pending_bytes(socket.id).clamp(1, limit.max(1));
         data.clear();
         data.try_reserve_exact(size).map_err(|_| Errno::ENOMEM)?;
@@ -208,7 +208,7 @@ pub fn receive(call: &Call<'_>, file: &OpenFile, socket: &InetSocket, length: us
     }
     // MSG_WAITALL on a stream: on until all is there, end of file or a signal.
     while socket.kind == SocketKind::Stream && message_flags & MSG_WAITALL != 0 && !peek && filled > 0 && filled < data.len() {
-        let more = inet_sockets::wait(patience, &interrupted, |network| network.receive(socket.id, &mut data[filled..], false));
+        let more = inet_sockets::wait_with_effect(Effect::Takes, patience, &interrupted, |network| network.receive(socket.id, &mut data[filled..], false));
         match more {
             Ok(more) if more.copied > 0 => filled += more.copied,
             _ => break,

@@ -129,7 +129,7 @@ fn receive(call: &Call<'_>, file: &OpenFile, socket: &NetlinkSocket, length: usi
         if nonblocking {
             return Err(Errno::EAGAIN);
         }
-        wait_ready(call, None, || Ok(usize::from(socket.readiness().0)))?;
+        wait_ready(call, None, false, || Ok(usize::from(socket.readiness().0)))?;
     }
 }
 
