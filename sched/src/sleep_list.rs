@@ -227,13 +227,8 @@ mod tests {
     fn the_kept_earliest_deadline_is_always_the_minimum_of_those_sleeping() {
         let mut list = SleepList::new();
         let mut model: Vec<(u64, u32)> = Vec::new();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bound: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % bound
-        };
+        let mut random = testkit::Rng::new(45);
+        let mut next = |bound: u64| random.below(bound as usize) as u64;
         for step in 0..5_000u32 {
             match next(3) {
                 0 => {
