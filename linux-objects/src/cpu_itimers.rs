@@ -111,6 +111,6 @@ fn check_armed(process: &alloc::sync::Arc<Process>) {
         process.cpu_timers_armed.store(true, Ordering::Relaxed);
     }
     for id in expired {
-        crate::posix_timers::fire(process, id);
+        crate::posix_timers::fire(process, id, 0);
     }
 }

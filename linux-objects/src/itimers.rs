@@ -55,8 +55,10 @@ impl TimerSlot {
 
 /// Finds the slot `key` names in a process's state (`None`: it is gone).
 pub type Locate = fn(&mut ProcessState, u32) -> Option<&mut TimerSlot>;
-/// What an expiry does (sends the signal), called without the state lock.
-pub type Fire = fn(&Arc<Process>, u32);
+/// What an expiry does (sends the signal), called without the state lock,
+/// with the number of further expiries of a periodic timer that passed
+/// before its thread could run (Linux counts them as overruns at once).
+pub type Fire = fn(&Arc<Process>, u32, u64);
 
 /// A slot and what its expiries do.
 #[derive(Clone, Copy)]
@@ -115,20 +117,25 @@ fn serve(process: Arc<Process>, kind: TimerKind, key: u32, generation: u64) {
         if crate::clock::sleep_until(deadline, || current(&process).is_none()) == sched::Woken::Done {
             return;
         }
-        {
+        let missed = {
             let mut state = process.state();
             let Some(slot) = (kind.locate)(&mut state, key).filter(|slot| slot.generation == generation) else { return };
-            slot.deadline = (slot.interval > 0).then(|| deadline.later_by(slot.interval));
+            // Late (a slow or starved CPU): the periods that passed
+            // meanwhile are expiries too, counted now, not fired one by one
+            // after the reader may already have looked.
+            let missed = if slot.interval > 0 { machine::timer::uptime_nanoseconds().saturating_sub(deadline.deadline()) / slot.interval } else { 0 };
+            slot.deadline = (slot.interval > 0).then(|| deadline.later_by(slot.interval.saturating_mul(missed.saturating_add(1))));
             if slot.deadline.is_none() {
                 slot.thread = None;
             }
-        }
-        (kind.fire)(&process, key);
+            missed
+        };
+        (kind.fire)(&process, key, missed);
     }
 }
 
 /// `ITIMER_REAL`: the slot in the state, SIGALRM on expiry.
-pub const REAL_TIMER: TimerKind = TimerKind { locate: |state, _| Some(&mut state.real_timer), fire: |process, _| crate::signal_sending::send_signal(process, SIGALRM) };
+pub const REAL_TIMER: TimerKind = TimerKind { locate: |state, _| Some(&mut state.real_timer), fire: |process, _, _| crate::signal_sending::send_signal(process, SIGALRM) };
 
 /// Sets the real timer to expire `value` ns from now (0: disarm) and then
 /// every `interval` ns; returns the old setting.

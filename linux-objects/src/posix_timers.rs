@@ -57,18 +57,20 @@ const POSIX_TIMER: TimerKind = TimerKind { locate, fire };
 
 /// An expiry: the signal with `SI_TIMER` information, or an overrun if
 /// this timer's last signal is still pending.
-pub fn fire(process: &Arc<Process>, id: u32) {
+pub fn fire(process: &Arc<Process>, id: u32, missed: u64) {
     let sent = {
         let mut state = process.state();
         // The timer and the signal state are separate fields: one lookup.
         let ProcessState { posix_timers, signals, .. } = &mut *state;
         let Some(timer) = posix_timers.iter_mut().find(|timer| timer.id == id) else { return };
         let Notify::Signal { signal, value, thread } = timer.notify else { return };
+        let missed = u32::try_from(missed).unwrap_or(u32::MAX);
         if signals.is_pending(signal) {
-            timer.overrun = timer.overrun.saturating_add(1).min(i32::MAX as u32);
+            timer.overrun = timer.overrun.saturating_add(1).saturating_add(missed).min(i32::MAX as u32);
             None
         } else {
-            timer.overrun = 0;
+            // The expiries it missed are this signal's overruns (`si_overrun`).
+            timer.overrun = missed.min(i32::MAX as u32);
             let info = SigInfo { signo: signal, code: codes::SI_TIMER, words: [u64::from(id), value, 0] };
             Some((signal, info, thread))
         }

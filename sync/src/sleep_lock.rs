@@ -10,7 +10,10 @@
 //! spinlock before it signals, so no waiter sleeps through a release (loom:
 //! `tests/loom_sleep_lock.rs`). A newcomer may take a value put back before
 //! a woken waiter runs (no strict hand-off); every release signals again,
-//! so the waiter is woken by a later one.
+//! so the waiter is woken by a later one. The spinlock also counts the
+//! threads waiting for the value (each counts itself under it before it
+//! joins the queue, and uncounts itself once it has the spinlock back), so
+//! a release with nobody waiting skips the condition variable's lock.
 //!
 //! **Lock order**: the inner spinlock sits at the level its owner gives,
 //! which must be above [`SYNC_LEVEL`](crate::SYNC_LEVEL) (the condition
@@ -29,7 +32,8 @@ use crate::Condvar;
 
 /// Data behind a lock whose holder may sleep.
 pub struct SleepLock<T, B: Blocking> {
-    slot: SpinLock<Option<T>, TicketLock, B::LockPolicy, B::LockLevels>,
+    /// The value (`None` while held) and how many threads wait for it.
+    slot: SpinLock<(Option<T>, usize), TicketLock, B::LockPolicy, B::LockLevels>,
     released: Condvar<B>,
 }
 
@@ -38,7 +42,7 @@ impl<T, B: Blocking> SleepLock<T, B> {
         /// `value` behind a lock whose inner spinlock sits at `level`
         /// (above the sync layer's).
         pub fn new(level: Level, value: T) -> Self {
-            Self { slot: SpinLock::new(level, Some(value)), released: Condvar::new() }
+            Self { slot: SpinLock::new(level, (Some(value), 0)), released: Condvar::new() }
         }
     }
 
@@ -52,16 +56,30 @@ impl<T, B: Blocking> SleepLock<T, B> {
 
     fn take(&self) -> T {
         let mut slot = self.slot.lock();
+        let mut counted = false;
         loop {
-            if let Some(value) = slot.take() {
+            if let Some(value) = slot.0.take() {
+                if counted {
+                    slot.1 -= 1;
+                }
                 return value;
+            }
+            if !counted {
+                slot.1 += 1;
+                counted = true;
             }
             slot = self.released.wait(slot, &self.slot);
         }
     }
 
     fn put_back(&self, value: T) {
-        *self.slot.lock() = Some(value);
-        self.released.signal();
+        let waiting = {
+            let mut slot = self.slot.lock();
+            slot.0 = Some(value);
+            slot.1 > 0
+        };
+        if waiting {
+            self.released.signal();
+        }
     }
 }
