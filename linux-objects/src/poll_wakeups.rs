@@ -14,8 +14,7 @@
 //! the local set only), so a busy network does not wake every `poll` of a
 //! pipe in the system, nor a pipe every socket waiter. Each set is
 //! `PollerSet`'s protocol on its own; a waiter in both has seen a
-//! generation of each, and narrowing (leaving a set after the first
-//! check) loses nothing of the set it stays in.
+//! generation of each.
 
 use alloc::sync::Arc;
 
@@ -91,9 +90,8 @@ impl Registration {
         Registration { me, seen }
     }
 
-    /// Leaves `source`'s set (a waiter whose descriptors turned out to have
-    /// nothing there).
-    pub fn leave(&mut self, source: Source) {
+    /// Leaves `source`'s set, if it is in it.
+    fn leave(&mut self, source: Source) {
         let index = source as usize;
         if self.seen[index].take().is_some() {
             POLLERS[index].lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));

@@ -3,7 +3,8 @@
 //! has not moved, and reads again (under the lock) once it has. The
 //! kernel's user-mode entry keeps its address space's tables this way
 //! (`kernel_objects::capabilities::EntryCache`), so that a system call's
-//! return takes no lock when nothing changed.
+//! return takes no lock when nothing changed, and each thread its last
+//! descriptor look-ups (`linux_objects::descriptor_cache`).
 //!
 //! The protocol: a writer changes the guarded thing and calls
 //! [`Generation::advance`] before it lets go of the lock; a reader takes

@@ -56,19 +56,13 @@ impl<T, B: Blocking> SleepLock<T, B> {
 
     fn take(&self) -> T {
         let mut slot = self.slot.lock();
-        let mut counted = false;
         loop {
             if let Some(value) = slot.0.take() {
-                if counted {
-                    slot.1 -= 1;
-                }
                 return value;
             }
-            if !counted {
-                slot.1 += 1;
-                counted = true;
-            }
+            slot.1 += 1;
             slot = self.released.wait(slot, &self.slot);
+            slot.1 -= 1;
         }
     }
 

@@ -1060,8 +1060,7 @@ fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
 /// Whether any of the descriptors `fds` may report the network's changes
 /// (an Internet socket, or an epoll instance, which may hold one): a
 /// `poll` or `select` of none waits for local changes only.
-fn watches_network(call: &Call<'_>, fds: impl Iterator<Item = u64>) -> bool {
-    let mut fds = fds;
+fn watches_network(call: &Call<'_>, mut fds: impl Iterator<Item = u64>) -> bool {
     fds.any(|fd| descriptor(call, fd).is_ok_and(|file| matches!(file.backing, Backing::Inet(_) | Backing::Epoll(_))))
 }
 
