@@ -25,7 +25,7 @@ use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, Ipv4Address, Ipv6Address};
 
 use crate::accounts::Charge;
-use crate::demux::{tcp_segment, Tuple};
+use crate::demux::{tcp_segment, tuple_key, Tuple, TupleKey};
 use crate::frame_queue::FrameQueue;
 use crate::Errno;
 
@@ -75,7 +75,7 @@ pub struct Lane {
     /// Listening pools, datagram sockets, DHCP.
     pub sockets: SocketSet<'static>,
     connections: Vec<Option<Connection>>,
-    by_tuple: BTreeMap<Tuple, Slot>,
+    by_tuple: BTreeMap<TupleKey, Slot>,
     /// Always empty: a SYN no listener may take is processed here, and
     /// smoltcp answers it with a reset.
     refusing: SocketSet<'static>,
@@ -93,6 +93,20 @@ pub struct Lane {
     /// set's last egress: the next egress walks it (else only when its
     /// timer is due — the listening pools cost nothing per packet).
     shared_dirty: bool,
+    /// Connections marked dirty since the last egress (a slot may be
+    /// listed twice or be free by then: egress checks the mark).
+    dirty_slots: Vec<Slot>,
+    /// A slot could not be listed (no memory): the next egress walks
+    /// every connection.
+    dirty_unlisted: bool,
+    /// No connection's timer is due before this (a lower bound: a
+    /// connection whose timer moved later leaves it early, and the egress
+    /// that finds it passed walks every connection and sets it exactly);
+    /// `None`: no connection has a timer.
+    earliest_due: Option<Instant>,
+    /// How many connections have a timer (at 0 `earliest_due` is `None`:
+    /// a connection whose last timer went leaves no early wake-up).
+    timed: usize,
 }
 
 /// One TCP connection in a set of its own.
@@ -117,7 +131,7 @@ impl Lane {
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::LOCALHOST), 8));
             let _ = addresses.push(IpCidr::new(IpAddress::Ipv6(Ipv6Address::LOCALHOST), 128));
         });
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true, shared_dirty: true }
+        Lane::new(iface, device)
     }
 
     /// A NIC's lane with hardware address `mac` and `mtu`, no IP address
@@ -125,14 +139,34 @@ impl Lane {
     pub fn ethernet(mac: [u8; 6], mtu: usize, now: Instant) -> Lane {
         let mut device = FrameQueue::ethernet(mtu);
         let iface = Interface::new(Config::new(HardwareAddress::Ethernet(EthernetAddress(mac))), &mut device, now);
-        Lane { iface, device, sockets: SocketSet::new(Vec::new()), connections: Vec::new(), by_tuple: BTreeMap::new(), refusing: SocketSet::new(Vec::new()), shared_charges: BTreeMap::new(), released: Vec::new(), shared_due: None, shared_touched: true, shared_dirty: true }
+        Lane::new(iface, device)
+    }
+
+    fn new(iface: Interface, device: FrameQueue) -> Lane {
+        Lane {
+            iface,
+            device,
+            sockets: SocketSet::new(Vec::new()),
+            connections: Vec::new(),
+            by_tuple: BTreeMap::new(),
+            refusing: SocketSet::new(Vec::new()),
+            shared_charges: BTreeMap::new(),
+            released: Vec::new(),
+            shared_due: None,
+            shared_touched: true,
+            shared_dirty: true,
+            dirty_slots: Vec::new(),
+            dirty_unlisted: false,
+            earliest_due: None,
+            timed: 0,
+        }
     }
 
     /// Where the next received packet goes, read from its headers once.
     pub fn next_destination(&self) -> Destination {
         let ethernet = self.device.medium() == Medium::Ethernet;
         let Some(segment) = self.device.front().and_then(|packet| tcp_segment(packet, ethernet)) else { return Destination::Shared };
-        match self.by_tuple.get(&segment.tuple) {
+        match self.by_tuple.get(&tuple_key(&segment.tuple)) {
             Some(&slot) => Destination::Connection(slot),
             None if segment.opens => Destination::Opening(segment.tuple.0),
             None => Destination::Shared,
@@ -145,12 +179,12 @@ impl Lane {
     /// whether a socket's state may have changed.
     pub fn ingress_one(&mut self, now: Instant, destination: Destination) -> Option<bool> {
         let connection = match destination {
-            Destination::Connection(slot) => self.connections.get_mut(slot).and_then(Option::as_mut),
+            Destination::Connection(slot) => self.connections.get_mut(slot).and_then(Option::as_mut).map(|connection| (slot, connection)),
             _ => None,
         };
         let set = match (connection, destination) {
-            (Some(connection), _) => {
-                connection.dirty = true;
+            (Some((slot, connection)), _) => {
+                mark_dirty(connection, slot, &mut self.dirty_slots, &mut self.dirty_unlisted);
                 &mut connection.set
             }
             (None, Destination::Refused) => &mut self.refusing,
@@ -179,14 +213,44 @@ impl Lane {
             self.shared_due = self.iface.poll_at(now, &self.sockets);
             self.shared_dirty = false;
         }
-        for connection in self.connections.iter_mut().flatten() {
-            if !connection.dirty && connection.due.map_or(true, |due| due > now) {
-                continue;
+        let walk_all = self.dirty_unlisted || self.earliest_due.is_some_and(|due| due <= now);
+        let mut listed = core::mem::take(&mut self.dirty_slots);
+        if walk_all {
+            let mut earliest = None;
+            for connection in self.connections.iter_mut().flatten() {
+                if connection.dirty || connection.due.is_some_and(|due| due <= now) {
+                    changed |= Self::egress_connection(&mut self.iface, &mut self.device, &mut self.timed, now, connection);
+                }
+                earliest = earliest_of(earliest, connection.due);
             }
-            changed |= self.iface.poll_egress(now, &mut self.device, &mut connection.set) == PollResult::SocketStateChanged;
-            connection.dirty = false;
-            connection.due = self.iface.poll_at(now, &connection.set);
+            self.earliest_due = earliest;
+            self.dirty_unlisted = false;
+        } else {
+            for &slot in &listed {
+                let Some(connection) = self.connections.get_mut(slot).and_then(Option::as_mut) else { continue };
+                if connection.dirty {
+                    changed |= Self::egress_connection(&mut self.iface, &mut self.device, &mut self.timed, now, connection);
+                    self.earliest_due = earliest_of(self.earliest_due, connection.due);
+                }
+            }
+            if self.timed == 0 {
+                self.earliest_due = None;
+            }
         }
+        // The list's memory is kept for the next round.
+        listed.clear();
+        self.dirty_slots = listed;
+        changed
+    }
+
+    /// Sends what `connection` has; whether a socket's state may have changed.
+    /// `timed`: the lane's count of connections with a timer.
+    fn egress_connection(iface: &mut Interface, device: &mut FrameQueue, timed: &mut usize, now: Instant, connection: &mut Connection) -> bool {
+        let changed = iface.poll_egress(now, device, &mut connection.set) == PollResult::SocketStateChanged;
+        connection.dirty = false;
+        let due = iface.poll_at(now, &connection.set);
+        *timed = *timed + usize::from(due.is_some()) - usize::from(connection.due.is_some());
+        connection.due = due;
         changed
     }
 
@@ -198,8 +262,8 @@ impl Lane {
         // looked at by an operation that would block (a receive with
         // nothing there), and counting it as due made every blocked
         // caller wake at once, again and again.
-        let connections = self.connections.iter().flatten().filter_map(|connection| connection.due).min();
-        shared.into_iter().chain(connections).min()
+        // (Early at worst: see `earliest_due`.)
+        shared.into_iter().chain(self.earliest_due).min()
     }
 
     /// A shared socket, to change (the shared set is egressed next poll).
@@ -241,10 +305,11 @@ impl Lane {
         };
         let mut set = SocketSet::new(Vec::new());
         let handle = set.add(socket);
-        let connection = Connection { set, handle, tuple, dirty: true, due: None, charge };
+        let mut connection = Connection { set, handle, tuple, dirty: false, due: None, charge };
+        mark_dirty(&mut connection, slot, &mut self.dirty_slots, &mut self.dirty_unlisted);
         self.connections[slot] = Some(connection);
         if let Some(tuple) = tuple {
-            self.by_tuple.insert(tuple, slot);
+            self.by_tuple.insert(tuple_key(&tuple), slot);
         }
         Ok(slot)
     }
@@ -265,7 +330,7 @@ impl Lane {
     /// Connection `slot`'s socket, to change (it is egressed next poll).
     pub fn connection(&mut self, slot: Slot) -> &mut tcp::Socket<'static> {
         let connection = self.connections[slot].as_mut().expect("a live connection slot");
-        connection.dirty = true;
+        mark_dirty(connection, slot, &mut self.dirty_slots, &mut self.dirty_unlisted);
         connection.set.get_mut::<tcp::Socket>(connection.handle)
     }
 
@@ -281,7 +346,7 @@ impl Lane {
         let socket = connection.set.get::<tcp::Socket>(connection.handle);
         if let Some(tuple) = socket.local_endpoint().zip(socket.remote_endpoint()) {
             connection.tuple = Some(tuple);
-            self.by_tuple.insert(tuple, slot);
+            self.by_tuple.insert(tuple_key(&tuple), slot);
         }
     }
 
@@ -289,9 +354,11 @@ impl Lane {
     pub fn release(&mut self, slot: Slot) {
         if let Some(connection) = self.connections.get_mut(slot).and_then(Option::take) {
             self.released.extend(connection.charge);
+            self.timed -= usize::from(connection.due.is_some());
             if let Some(tuple) = connection.tuple {
-                if self.by_tuple.get(&tuple) == Some(&slot) {
-                    self.by_tuple.remove(&tuple);
+                let key = tuple_key(&tuple);
+                if self.by_tuple.get(&key) == Some(&slot) {
+                    self.by_tuple.remove(&key);
                 }
             }
         }
@@ -316,5 +383,27 @@ impl Lane {
     /// Whether packets to `address` go out this lane (its subnet, or its default route).
     pub fn reaches(&self, address: IpAddress) -> bool {
         self.iface.ip_addrs().iter().any(|cidr| cidr.contains_addr(&address))
+    }
+}
+
+/// Marks `connection` (in `slot`) touched and lists it for the next
+/// egress (or, without memory for the list, has that egress walk them all).
+fn mark_dirty(connection: &mut Connection, slot: Slot, listed: &mut Vec<Slot>, unlisted: &mut bool) {
+    if connection.dirty {
+        return;
+    }
+    connection.dirty = true;
+    if listed.try_reserve(1).is_ok() {
+        listed.push(slot);
+    } else {
+        *unlisted = true;
+    }
+}
+
+/// The earlier of two optional instants (`None`: never).
+fn earliest_of(left: Option<Instant>, right: Option<Instant>) -> Option<Instant> {
+    match (left, right) {
+        (Some(left), Some(right)) => Some(left.min(right)),
+        (left, right) => left.or(right),
     }
 }
