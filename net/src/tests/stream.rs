@@ -303,3 +303,34 @@ fn an_idle_connection_after_a_receive_that_would_block_sets_no_timer() {
     assert_eq!(network.receive(server, &mut buffer, false).map(|got| got.copied), Err(Errno::EAGAIN));
     assert_eq!(network.poll_delay(), None);
 }
+
+#[test]
+fn among_many_connections_each_one_sent_to_is_egressed_and_no_timer_outlives_its_connection() {
+    // Egress visits only the connections marked since the last one
+    // (`Lane::egress`): data sent on a few of twenty must still arrive,
+    // answers must come back, and once everything is closed and settled
+    // no timer of a gone connection may keep the network polling.
+    let mut network = network();
+    let pairs: alloc::vec::Vec<_> = (0..20).map(|index| connected_pair(&mut network, 7300 + index)).collect();
+    let mut buffer = [0u8; 8];
+    for &index in &[3usize, 11, 19] {
+        let (_, client, server) = pairs[index];
+        network.send(client, b"ping", None).unwrap();
+        settle(&mut network);
+        assert_eq!(network.receive(server, &mut buffer, false).map(|got| got.copied), Ok(4));
+        network.send(server, b"pong!", None).unwrap();
+        settle(&mut network);
+        assert_eq!(network.receive(client, &mut buffer, false).map(|got| got.copied), Ok(5));
+    }
+    // A connection nobody touched has nothing.
+    assert_eq!(network.receive(pairs[7].2, &mut buffer, false).map(|got| got.copied), Err(Errno::EAGAIN));
+    for (listener, client, server) in pairs {
+        network.close(client);
+        network.close(server);
+        network.close(listener);
+    }
+    for _ in 0..20 {
+        settle(&mut network);
+    }
+    assert_eq!(network.poll_delay(), None);
+}
