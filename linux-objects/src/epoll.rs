@@ -122,21 +122,25 @@ impl EpollSet {
     /// watched through others (past one level, a nested instance counts as
     /// not ready, so a loop of instances ends).
     pub fn ready(&self, limit: usize, depth: u32, consume: bool) -> Result<Vec<(u32, u64)>, Errno> {
-        let watched: Vec<(u32, Arc<OpenFile>, u32)> = {
+        // Each entry is carried with its place in the list, so that the
+        // second pass finds it in one step when the list has not changed
+        // (a search per entry made 1,000 ready entries cost 2.7 M
+        // instructions per `epoll_wait`).
+        let watched: Vec<(usize, u32, Arc<OpenFile>, u32)> = {
             let mut entries = self.entries.lock();
             entries.retain(|entry| entry.file.strong_count() > 0);
             let mut watched = Vec::new();
             watched.try_reserve(entries.len()).map_err(|_| Errno::ENOMEM)?;
-            for entry in entries.iter().filter(|entry| !entry.disabled) {
+            for (index, entry) in entries.iter().enumerate().filter(|(_, entry)| !entry.disabled) {
                 if let Some(file) = entry.file.upgrade() {
-                    watched.push((entry.fd, file, entry.events));
+                    watched.push((index, entry.fd, file, entry.events));
                 }
             }
             watched
         };
         // Readiness is asked without the list lock: it takes the files' own.
-        let mut reported: Vec<(u32, Arc<OpenFile>, u32, u64)> = Vec::new();
-        for (fd, file, wanted) in watched {
+        let mut reported: Vec<(usize, u32, Arc<OpenFile>, u32, u64)> = Vec::new();
+        for (index, fd, file, wanted) in watched {
             let (readable, writable, hung_up) = file.readiness(depth + 1);
             let mut happened = 0;
             if readable {
@@ -157,15 +161,17 @@ impl EpollSet {
             }
             let activity = if edge { file.activity() } else { 0 };
             reported.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            reported.push((fd, file, happened, activity));
+            reported.push((index, fd, file, happened, activity));
         }
         let mut entries = self.entries.lock();
         let mut out = Vec::new();
         out.try_reserve(reported.len()).map_err(|_| Errno::ENOMEM)?;
-        for (fd, file, happened, activity) in &reported {
+        for (index, fd, file, happened, activity) in &reported {
             let (fd, happened, activity) = (*fd, *happened, *activity);
+            let same = |entry: &Entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file));
             // The list may have changed meanwhile: report what is still there.
-            let Some(entry) = entries.iter_mut().find(|entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file))) else { continue };
+            let place = if entries.get(*index).is_some_and(same) { Some(*index) } else { entries.iter().position(same) };
+            let Some(entry) = place.map(|place| &mut entries[place]) else { continue };
             if entry.disabled || out.len() >= limit {
                 continue;
             }

@@ -30,6 +30,8 @@ static uint64_t now(void) {
 
 static char page[4096];
 
+#include "lmbench_like.h"
+
 static void getpid_loop(long rounds) {
     for (long i = 0; i < rounds; i++)
         syscall(SYS_getpid);
@@ -258,6 +260,15 @@ static const struct benchmark benchmarks[] = {
     {"getdents_1000", getdents_1000, 20, 1},
     {"fork_64m", fork_64m, 5, 1},
     {"nanosleep_1ms", nanosleep_1ms, 100, 0},
+    /* lmbench_like.h */
+    {"lat_ctx", lat_ctx, 200, 1},
+    {"lat_sig_install", lat_sig_install, 5000, 0},
+    {"lat_sig_deliver", lat_sig_deliver, 2000, 0},
+    {"waiting_calls", waiting_calls, 1000, 1},
+    {"bandwidth", bandwidth, 64, 1},
+    {"open_close", open_close, 5000, 0},
+    {"mmap_file_fault", mmap_file_fault, 2048, 1},
+    {"thread_create_join", thread_create_join, 500, 0},
 };
 
 /* `timed NAME ROUNDS PROGRAM ARGS...`: runs the program ROUNDS times, one
