@@ -30,7 +30,7 @@ use kernel_objects::capabilities::caps;
 use linux_abi::Errno;
 
 /// Entries, chosen by the descriptor's low bits.
-const ENTRIES: usize = 4;
+pub const ENTRIES: usize = 4;
 
 /// One thread's cache (see the module comment).
 #[derive(Default)]

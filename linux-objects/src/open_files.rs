@@ -293,6 +293,40 @@ pub fn file(space: SpaceId, fd: u64) -> Result<Arc<OpenFile>, Errno> {
     get(capability.object.handle).ok_or(Errno::EBADF)
 }
 
+/// The descriptions behind descriptors `fds` of `space`, in order (`None`:
+/// no descriptor there), as [`file`] gives each. `poll` and `select` use
+/// this for every descriptor they watch. It takes the capability
+/// database's lock once and then the description table's once (the
+/// database's level is above the table's, so the second is not taken
+/// inside the first). A look-up of its own per descriptor took both locks
+/// each time, and past four descriptors it also missed the per-thread
+/// cache: about 260 instructions per descriptor.
+pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
+    const NONE: u64 = u64::MAX;
+    let mut handles: Vec<u64> = Vec::new();
+    handles.try_reserve(fds.size_hint().0).map_err(|_| Errno::ENOMEM)?;
+    caps().with(|database| {
+        for fd in fds {
+            let handle = Slot::try_from(fd)
+                .ok()
+                .and_then(|slot| database.capability(space, slot).ok())
+                .filter(|capability| matches!(capability.object.kind(), ObjectKind::File | ObjectKind::Pipe))
+                .map_or(NONE, |capability| capability.object.handle);
+            handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            handles.push(handle);
+        }
+        Ok::<(), Errno>(())
+    })?;
+    let mut files = Vec::new();
+    files.try_reserve_exact(handles.len()).map_err(|_| Errno::ENOMEM)?;
+    let table = TABLE.lock();
+    for handle in handles {
+        let entry = (handle != NONE).then(|| table.get((handle & 0xFFFF_FFFF) as usize)).flatten();
+        files.push(entry.filter(|entry| entry.generation == (handle >> 32) as u32).and_then(|entry| entry.file.clone()));
+    }
+    Ok(files)
+}
+
 /// Whether `object` kinds are descriptors.
 pub fn is_descriptor(kind: ObjectKind) -> bool {
     matches!(kind, ObjectKind::File | ObjectKind::Pipe)

@@ -1051,17 +1051,33 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
     }
 }
 
-/// Readiness of descriptor `fd`: (readable, writable, hung up), or `None`
-/// for a descriptor that does not exist.
-fn readiness(call: &Call<'_>, fd: u64) -> Option<(bool, bool, bool)> {
-    Some(descriptor(call, fd).ok()?.readiness(0))
+/// The descriptions behind descriptors `fds` (`None`: no such descriptor),
+/// in order. `poll` and `select` look them up once for the first check,
+/// which also tells whether to watch the network. Each later check (after
+/// a sleep) looks them up again, so a descriptor closed meanwhile reads
+/// as closed, as on Linux. Before, the network question and the first
+/// check looked each descriptor up separately: two look-ups per
+/// descriptor per call.
+/// A few descriptors go through the thread's descriptor cache, where a
+/// hit takes no lock; more go to `open_files::files`, which takes each
+/// lock once for all of them.
+fn look_up_all(call: &Call<'_>, fds: impl Iterator<Item = u64>) -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
+    if fds.size_hint().1.is_some_and(|most| most <= linux_objects::descriptor_cache::ENTRIES) {
+        let mut files = Vec::new();
+        for fd in fds {
+            files.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            files.push(descriptor(call, fd).ok());
+        }
+        return Ok(files);
+    }
+    open_files::files(call.process.native.space(), fds)
 }
 
-/// Whether any of the descriptors `fds` may report the network's changes
-/// (an Internet socket, or an epoll instance, which may hold one): a
-/// `poll` or `select` of none waits for local changes only.
-fn watches_network(call: &Call<'_>, mut fds: impl Iterator<Item = u64>) -> bool {
-    fds.any(|fd| descriptor(call, fd).is_ok_and(|file| matches!(file.backing, Backing::Inet(_) | Backing::Epoll(_))))
+/// Whether any of `files` may report the network's changes (an Internet
+/// socket, or an epoll instance, which may hold one): a `poll` or
+/// `select` of none waits for local changes only.
+fn watches_network(files: &[Option<Arc<OpenFile>>]) -> bool {
+    files.iter().flatten().any(|file| matches!(file.backing, Backing::Inet(_) | Backing::Epoll(_)))
 }
 
 /// Waits until `check` finds something ready, the deadline passes
@@ -1103,15 +1119,24 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
     bytes.try_reserve_exact(count as usize * PollFd::SIZE).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(count as usize * PollFd::SIZE, 0);
     call.read_in(address, &mut bytes)?;
-    let network = watches_network(call, bytes.chunks(PollFd::SIZE).filter_map(|raw| PollFd::decode(raw).ok()).filter(|entry| entry.fd >= 0).map(|entry| entry.fd as u64));
+    // A negative descriptor is ignored (u64::MAX names none).
+    let fds = |bytes: &[u8]| -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
+        look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| PollFd::decode(raw).map_or(u64::MAX, |entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX })))
+    };
+    let mut first = Some(fds(&bytes)?);
+    let network = first.as_deref().is_some_and(watches_network);
     let ready = wait_ready(call, deadline, network, || {
+        let files = match first.take() {
+            Some(files) => files,
+            None => fds(&bytes)?,
+        };
         let mut ready = 0;
-        for raw in bytes.chunks_mut(PollFd::SIZE) {
+        for (raw, file) in bytes.chunks_mut(PollFd::SIZE).zip(&files) {
             let mut entry = PollFd::decode(raw)?;
-            let readiness = (entry.fd >= 0)
-                .then(|| readiness(call, entry.fd as u64))
-                .flatten()
-                .map(|(readable, writable, hung_up)| Readiness { readable, writable, hung_up });
+            let readiness = file.as_ref().filter(|_| entry.fd >= 0).map(|file| {
+                let (readable, writable, hung_up) = file.readiness(0);
+                Readiness { readable, writable, hung_up }
+            });
             entry.revents = entry.revents_for(readiness);
             entry.encode(raw);
             ready += usize::from(entry.revents != 0);
@@ -1170,8 +1195,14 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
     }
     let mut results = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
     let wanted = |fd: u64| (sets[0][(fd / 64) as usize] | sets[1][(fd / 64) as usize]) & (1u64 << (fd % 64)) != 0;
-    let network = watches_network(call, (0..count).filter(|&fd| wanted(fd)));
+    let mut first = Some(look_up_all(call, (0..count).filter(|&fd| wanted(fd)))?);
+    let network = first.as_deref().is_some_and(watches_network);
     let ready = wait_ready(call, deadline, network, || {
+        let files = match first.take() {
+            Some(files) => files,
+            None => look_up_all(call, (0..count).filter(|&fd| wanted(fd)))?,
+        };
+        let mut files = files.iter();
         let mut ready = 0;
         for set in results.iter_mut() {
             set.fill(0);
@@ -1182,7 +1213,8 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
             if !wanted[0] && !wanted[1] {
                 continue;
             }
-            let (readable, writable, _) = readiness(call, fd).ok_or(Errno::EBADF)?;
+            // `files` holds one per wanted descriptor, in this order.
+            let (readable, writable, _) = files.next().and_then(Option::as_ref).ok_or(Errno::EBADF)?.readiness(0);
             for (kind, is_ready) in [(0, readable), (1, writable)] {
                 if wanted[kind] && is_ready {
                     results[kind][word] |= bit;
