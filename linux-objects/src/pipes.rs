@@ -105,9 +105,25 @@ pub struct Pipe {
     /// The socket reading it asked for credentials (`SO_PASSCRED`):
     /// senders attach theirs.
     wants_credentials: AtomicBool,
+    /// Who polls this pipe alone (`poll_wakeups::OwnPollers`).
+    pollers: crate::poll_wakeups::OwnPollers,
+}
+
+impl crate::poll_wakeups::HasOwnPollers for Pipe {
+    fn own_pollers(&self) -> &crate::poll_wakeups::OwnPollers {
+        &self.pollers
+    }
 }
 
 impl Pipe {
+    /// Something a poller may wait for changed: wake this pipe's own
+    /// pollers and the local set's (epoll instances and polls of mixed
+    /// kinds wait there).
+    fn tell_pollers(&self) {
+        self.pollers.changed();
+        crate::poll_wakeups::changed();
+    }
+
     /// A pipe with one reader and one writer end open.
     pub fn new() -> Self {
         Self::with_ends(false, 1)
@@ -130,7 +146,7 @@ impl Pipe {
             writers: ends,
             opened: (u64::from(ends), u64::from(ends)),
         };
-        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new(), wants_credentials: AtomicBool::new(false) }
+        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new(), wants_credentials: AtomicBool::new(false), pollers: crate::poll_wakeups::OwnPollers::new() }
     }
 
     /// A named pipe's (FIFO's) pipe, no end open yet.
@@ -159,7 +175,7 @@ impl Pipe {
         let seen = peers_opened(&state);
         drop(state);
         self.changed.broadcast();
-        crate::poll_wakeups::changed();
+        self.tell_pollers();
         if nonblocking {
             return Ok(());
         }
@@ -184,7 +200,7 @@ impl Pipe {
         }
         drop(state);
         self.changed.broadcast();
-        crate::poll_wakeups::changed();
+        self.tell_pollers();
     }
 
     /// Reads up to `limit` bytes, appended to `buffer`; none at end of
@@ -245,7 +261,7 @@ impl Pipe {
                     }
                     drop(state);
                     self.changed.broadcast();
-                    crate::poll_wakeups::changed();
+                    self.tell_pollers();
                 }
                 return Ok(Received { count, length: whole, attached });
             }
@@ -300,7 +316,7 @@ impl Pipe {
         state.records.push_back(Record { start, end, attached: core::mem::take(attached) });
         drop(state);
         self.changed.broadcast();
-        crate::poll_wakeups::changed();
+        self.tell_pollers();
         Ok(data.len())
     }
 
@@ -331,7 +347,7 @@ impl Pipe {
                 written += count;
                 drop(state);
                 self.changed.broadcast();
-        crate::poll_wakeups::changed();
+        self.tell_pollers();
                 state = self.state.lock();
                 continue;
             }
@@ -361,7 +377,7 @@ impl Pipe {
         state.capacity = bytes;
         drop(state);
         self.changed.broadcast();
-        crate::poll_wakeups::changed();
+        self.tell_pollers();
         Ok(())
     }
 

@@ -17,6 +17,7 @@
 //! generation of each.
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 use linux_abi::pollers::{PollerGate, PollerSet};
 use spinlock::kernel::KernelTicketLock;
@@ -61,11 +62,53 @@ pub fn changed_in(source: Source) {
     }
 }
 
+/// A poller set of one object's own (each pipe has one): its pollers wake
+/// on that object's changes only, by the same protocol as the system-wide
+/// sets. A `poll` of nothing but pipes waits here. The system-wide local
+/// set woke it for every pipe in the system: the harness's `/init`, which
+/// polls its program's output pipes, ran its `poll` on every write of a
+/// pipe benchmark.
+pub struct OwnPollers {
+    set: KernelTicketLock<PollerSet<Arc<sched::Thread>>>,
+    gate: PollerGate,
+}
+
+impl OwnPollers {
+    pub const fn new() -> Self {
+        Self { set: KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new()), gate: PollerGate::new() }
+    }
+
+    /// The object changed (its data already has): wake its pollers. One
+    /// atomic load when nobody polls it.
+    pub fn changed(&self) {
+        if !self.gate.anyone() {
+            return;
+        }
+        let woken = self.set.lock().changed();
+        for thread in &woken {
+            sched::unpark(thread);
+        }
+    }
+}
+
+impl Default for OwnPollers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// An object with a poller set of its own.
+pub trait HasOwnPollers: Send + Sync {
+    fn own_pollers(&self) -> &OwnPollers;
+}
+
 /// The calling thread, registered as a poller until dropped.
 pub struct Registration {
     me: Arc<sched::Thread>,
     /// Per set: the generation seen, `None` when not registered there.
     seen: [Option<u64>; 2],
+    /// Objects' own sets it is in, with the generation seen of each.
+    own: Vec<(Arc<dyn HasOwnPollers>, u64)>,
 }
 
 impl Registration {
@@ -87,7 +130,26 @@ impl Registration {
             GATES[index].enter();
             seen[index] = Some(POLLERS[index].lock().register(me.clone()));
         }
-        Registration { me, seen }
+        Registration { me, seen, own: Vec::new() }
+    }
+
+    /// Registers the caller in the own sets of `objects` only: for a
+    /// waiter whose every object has one. Without memory for the list,
+    /// the local set instead (every object with an own set also changes
+    /// the local set).
+    pub fn in_own_sets(objects: &[Arc<dyn HasOwnPollers>]) -> Registration {
+        let me = sched::current();
+        let mut own = Vec::new();
+        if own.try_reserve_exact(objects.len()).is_err() {
+            return Self::only(Source::Local);
+        }
+        for object in objects {
+            let pollers = object.own_pollers();
+            pollers.gate.enter();
+            let seen = pollers.set.lock().register(me.clone());
+            own.push((object.clone(), seen));
+        }
+        Registration { me, seen: [None; 2], own }
     }
 
     /// Leaves `source`'s set, if it is in it.
@@ -103,6 +165,7 @@ impl Registration {
     /// set it is in.
     pub fn changed(&self) -> bool {
         SOURCES.iter().any(|&source| self.seen[source as usize].is_some_and(|seen| POLLERS[source as usize].lock().moved_since(seen)))
+            || self.own.iter().any(|(object, seen)| object.own_pollers().set.lock().moved_since(*seen))
     }
 
     /// Takes the current generations as seen (before the next check).
@@ -113,6 +176,9 @@ impl Registration {
                 *seen = POLLERS[index].lock().generation();
             }
         }
+        for (object, seen) in &mut self.own {
+            *seen = object.own_pollers().set.lock().generation();
+        }
     }
 }
 
@@ -120,6 +186,11 @@ impl Drop for Registration {
     fn drop(&mut self) {
         for source in SOURCES {
             self.leave(source);
+        }
+        for (object, _) in self.own.drain(..) {
+            let pollers = object.own_pollers();
+            pollers.set.lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));
+            pollers.gate.leave();
         }
     }
 }

@@ -1083,14 +1083,56 @@ fn watches_network(files: &[Option<Arc<OpenFile>>]) -> bool {
 /// Waits until `check` finds something ready, the deadline passes
 /// (nanoseconds of uptime; `None`: forever) or a signal comes. `network`:
 /// whether what `check` looks at may change with the network.
-pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, network: bool, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
-    // Registered before the first check: a pipe, socket or eventfd change
-    // after it ends the sleep at once (`poll_wakeups`).
-    let mut registration = if network {
+pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, network: bool, check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
+    let registration = if network {
         crate::poll_wakeups::Registration::new()
     } else {
         crate::poll_wakeups::Registration::only(crate::poll_wakeups::Source::Local)
     };
+    wait_ready_in(call, deadline, registration, check)
+}
+
+/// The poller registration for a `poll` or `select` of `files`: every
+/// set when one may report the network's changes; the pipes' own sets
+/// when all are pipes (a change of another pipe wakes nobody here); else
+/// the local set.
+fn registration_for(files: &[Option<Arc<OpenFile>>]) -> crate::poll_wakeups::Registration {
+    use crate::poll_wakeups::{HasOwnPollers, Registration, Source};
+    if watches_network(files) {
+        return Registration::new();
+    }
+    let mut pipes: Vec<Arc<dyn HasOwnPollers>> = Vec::new();
+    let mut last: Option<&Arc<crate::pipes::Pipe>> = None;
+    for file in files.iter().flatten() {
+        let (Backing::PipeReader(pipe) | Backing::PipeWriter(pipe)) = &file.backing else {
+            return Registration::only(Source::Local);
+        };
+        // One registration per run of descriptors naming one pipe (dup'ed
+        // ends); a pipe named again later registers again, harmlessly.
+        if last.is_some_and(|last| Arc::ptr_eq(last, pipe)) {
+            continue;
+        }
+        last = Some(pipe);
+        // Each own set costs a registration per check; past a few dozen
+        // pipes, the local set's spurious wake-ups cost less.
+        if pipes.len() == OWN_SETS_AT_MOST || pipes.try_reserve(1).is_err() {
+            return Registration::only(Source::Local);
+        }
+        pipes.push(pipe.clone());
+    }
+    if pipes.is_empty() {
+        return Registration::only(Source::Local);
+    }
+    Registration::in_own_sets(&pipes)
+}
+
+/// The most pipes a `poll` or `select` waits on in their own sets.
+const OWN_SETS_AT_MOST: usize = 32;
+
+/// [`wait_ready`] with the poller registration made by the caller.
+fn wait_ready_in(call: &Call<'_>, deadline: Option<u64>, mut registration: crate::poll_wakeups::Registration, mut check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
+    // Registered before the first check: a pipe, socket or eventfd change
+    // after it ends the sleep at once (`poll_wakeups`).
     loop {
         registration.renew();
         let ready = check()?;
@@ -1124,8 +1166,8 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
         look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| PollFd::decode(raw).map_or(u64::MAX, |entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX })))
     };
     let mut first = Some(fds(&bytes)?);
-    let network = first.as_deref().is_some_and(watches_network);
-    let ready = wait_ready(call, deadline, network, || {
+    let registration = registration_for(first.as_deref().unwrap_or(&[]));
+    let ready = wait_ready_in(call, deadline, registration, || {
         let files = match first.take() {
             Some(files) => files,
             None => fds(&bytes)?,
@@ -1196,8 +1238,8 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
     let mut results = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
     let wanted = |fd: u64| (sets[0][(fd / 64) as usize] | sets[1][(fd / 64) as usize]) & (1u64 << (fd % 64)) != 0;
     let mut first = Some(look_up_all(call, (0..count).filter(|&fd| wanted(fd)))?);
-    let network = first.as_deref().is_some_and(watches_network);
-    let ready = wait_ready(call, deadline, network, || {
+    let registration = registration_for(first.as_deref().unwrap_or(&[]));
+    let ready = wait_ready_in(call, deadline, registration, || {
         let files = match first.take() {
             Some(files) => files,
             None => look_up_all(call, (0..count).filter(|&fd| wanted(fd)))?,
