@@ -29,9 +29,22 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
     Ok(binary)
 }
 
+/// Whether `binary` is newer than `source` and than every header beside
+/// it (a program's own headers live in its directory: `syscalls.c`
+/// includes `lmbench_like.h`, and a change to that alone once left a
+/// stale benchmark binary in use).
 fn is_fresh(binary: &Path, source: &Path) -> bool {
     let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
-    matches!((modified(binary), modified(source)), (Some(built), Some(written)) if built >= written)
+    let Some(built) = modified(binary) else { return false };
+    let headers = source
+        .parent()
+        .and_then(|directory| std::fs::read_dir(directory).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "h"));
+    core::iter::once(source.to_path_buf()).chain(headers).all(|input| modified(&input).is_some_and(|written| built >= written))
 }
 
 /// The guest's `/init` (`user/init/init.c`).
@@ -60,4 +73,30 @@ pub fn rust_tests() -> Outcome<Vec<(String, PathBuf)>> {
         .collect();
     names.sort();
     Ok(names.into_iter().map(|name| (name.clone(), binaries.join(name))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_fresh;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn a_binary_older_than_a_header_beside_its_source_is_stale() {
+        let directory = std::env::temp_dir().join(format!("lamina-fresh-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let at = |seconds: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + seconds);
+        let write = |name: &str, when: SystemTime| {
+            let path = directory.join(name);
+            std::fs::write(&path, b"x").unwrap();
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+            path
+        };
+        let source = write("program.c", at(0));
+        write("part.h", at(10));
+        let binary = write("program", at(20));
+        assert!(is_fresh(&binary, &source));
+        write("part.h", at(30));
+        assert!(!is_fresh(&binary, &source));
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
 }
