@@ -294,7 +294,7 @@ pub fn file(space: SpaceId, fd: u64) -> Result<Arc<OpenFile>, Errno> {
 }
 
 /// The descriptions behind descriptors `fds` of `space`, in order (`None`:
-/// no descriptor there), as [`file`] gives each. `poll` and `select` use
+/// no descriptor there), as [`file()`] gives each. `poll` and `select` use
 /// this for every descriptor they watch. It takes the capability
 /// database's lock once and then the description table's once (the
 /// database's level is above the table's, so the second is not taken
