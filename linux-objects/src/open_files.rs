@@ -231,7 +231,11 @@ fn register(file: Arc<OpenFile>) -> Result<u64, Errno> {
 }
 
 fn get(handle: u64) -> Option<Arc<OpenFile>> {
-    let table = TABLE.lock();
+    file_in(&TABLE.lock(), handle)
+}
+
+/// The description `handle` names in `table`, if it is still there.
+fn file_in(table: &[Entry], handle: u64) -> Option<Arc<OpenFile>> {
     let entry = table.get((handle & 0xFFFF_FFFF) as usize)?;
     if entry.generation != (handle >> 32) as u32 {
         return None;
@@ -310,7 +314,7 @@ pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Optio
             let handle = Slot::try_from(fd)
                 .ok()
                 .and_then(|slot| database.capability(space, slot).ok())
-                .filter(|capability| matches!(capability.object.kind(), ObjectKind::File | ObjectKind::Pipe))
+                .filter(|capability| is_descriptor(capability.object.kind()))
                 .map_or(NONE, |capability| capability.object.handle);
             handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
             handles.push(handle);
@@ -321,8 +325,7 @@ pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Optio
     files.try_reserve_exact(handles.len()).map_err(|_| Errno::ENOMEM)?;
     let table = TABLE.lock();
     for handle in handles {
-        let entry = (handle != NONE).then(|| table.get((handle & 0xFFFF_FFFF) as usize)).flatten();
-        files.push(entry.filter(|entry| entry.generation == (handle >> 32) as u32).and_then(|entry| entry.file.clone()));
+        files.push((handle != NONE).then(|| file_in(&table, handle)).flatten());
     }
     Ok(files)
 }

@@ -38,11 +38,8 @@ pub enum Source {
 
 const SOURCES: [Source; 2] = [Source::Network, Source::Local];
 
-static POLLERS: [KernelTicketLock<PollerSet<Arc<sched::Thread>>>; 2] =
-    [KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new()), KernelTicketLock::new(POLLERS_LEVEL, PollerSet::new())];
-/// The pollers of each set, counted without the lock: a change with none
-/// skips it.
-static GATES: [PollerGate; 2] = [PollerGate::new(), PollerGate::new()];
+/// The system-wide sets, by [`Source`].
+static SETS: [OwnPollers; 2] = [OwnPollers::new(), OwnPollers::new()];
 
 /// Something local a poller may wait for changed (its data already is):
 /// wake the local set's pollers. One atomic load when nobody polls.
@@ -52,24 +49,18 @@ pub fn changed() {
 
 /// As [`changed`], for a change in `source`.
 pub fn changed_in(source: Source) {
-    let index = source as usize;
-    if !GATES[index].anyone() {
-        return;
-    }
-    let woken = POLLERS[index].lock().changed();
-    for thread in &woken {
-        sched::unpark(thread);
-    }
+    SETS[source as usize].changed();
 }
 
-/// A poller set of one object's own (each pipe has one): its pollers wake
-/// on that object's changes only, by the same protocol as the system-wide
-/// sets. A `poll` of nothing but pipes waits here. The system-wide local
-/// set woke it for every pipe in the system: the harness's `/init`, which
-/// polls its program's output pipes, ran its `poll` on every write of a
-/// pipe benchmark.
+/// A poller set with its gate: the system-wide sets are two, and each
+/// pipe has one of its own, whose pollers wake on that pipe's changes
+/// only. A `poll` of nothing but pipes waits in theirs. The system-wide
+/// local set woke it for every pipe in the system: the harness's `/init`,
+/// which polls its program's output pipes, ran its `poll` on every write
+/// of a pipe benchmark.
 pub struct OwnPollers {
     set: KernelTicketLock<PollerSet<Arc<sched::Thread>>>,
+    /// The pollers, counted without the lock: a change with none skips it.
     gate: PollerGate,
 }
 
@@ -89,6 +80,26 @@ impl OwnPollers {
             sched::unpark(thread);
         }
     }
+
+    /// Registers `me`; the generation it has seen.
+    fn register(&self, me: &Arc<sched::Thread>) -> u64 {
+        self.gate.enter();
+        self.set.lock().register(me.clone())
+    }
+
+    /// Forgets `me` (registered before).
+    fn unregister(&self, me: &Arc<sched::Thread>) {
+        self.set.lock().unregister(|thread| Arc::ptr_eq(thread, me));
+        self.gate.leave();
+    }
+
+    fn moved_since(&self, seen: u64) -> bool {
+        self.set.lock().moved_since(seen)
+    }
+
+    fn generation(&self) -> u64 {
+        self.set.lock().generation()
+    }
 }
 
 impl Default for OwnPollers {
@@ -105,7 +116,8 @@ pub trait HasOwnPollers: Send + Sync {
 /// The calling thread, registered as a poller until dropped.
 pub struct Registration {
     me: Arc<sched::Thread>,
-    /// Per set: the generation seen, `None` when not registered there.
+    /// Per system-wide set: the generation seen, `None` when not
+    /// registered there.
     seen: [Option<u64>; 2],
     /// Objects' own sets it is in, with the generation seen of each.
     own: Vec<(Arc<dyn HasOwnPollers>, u64)>,
@@ -126,58 +138,44 @@ impl Registration {
         let me = sched::current();
         let mut seen = [None; 2];
         for &source in sources {
-            let index = source as usize;
-            GATES[index].enter();
-            seen[index] = Some(POLLERS[index].lock().register(me.clone()));
+            seen[source as usize] = Some(SETS[source as usize].register(&me));
         }
         Registration { me, seen, own: Vec::new() }
     }
 
-    /// Registers the caller in the own sets of `objects` only: for a
-    /// waiter whose every object has one. Without memory for the list,
-    /// the local set instead (every object with an own set also changes
-    /// the local set).
-    pub fn in_own_sets(objects: &[Arc<dyn HasOwnPollers>]) -> Registration {
+    /// Registers the caller in the own sets of the `count` `objects` only:
+    /// for a waiter whose every object has one. Without memory for the
+    /// list, the local set instead (every object with an own set also
+    /// changes the local set).
+    pub fn in_own_sets(objects: impl Iterator<Item = Arc<dyn HasOwnPollers>>, count: usize) -> Registration {
         let me = sched::current();
         let mut own = Vec::new();
-        if own.try_reserve_exact(objects.len()).is_err() {
+        if own.try_reserve_exact(count).is_err() {
             return Self::only(Source::Local);
         }
-        for object in objects {
-            let pollers = object.own_pollers();
-            pollers.gate.enter();
-            let seen = pollers.set.lock().register(me.clone());
-            own.push((object.clone(), seen));
+        for object in objects.take(count) {
+            let seen = object.own_pollers().register(&me);
+            own.push((object, seen));
         }
         Registration { me, seen: [None; 2], own }
-    }
-
-    /// Leaves `source`'s set, if it is in it.
-    fn leave(&mut self, source: Source) {
-        let index = source as usize;
-        if self.seen[index].take().is_some() {
-            POLLERS[index].lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));
-            GATES[index].leave();
-        }
     }
 
     /// Whether a change came since it registered (or since `renew`) in a
     /// set it is in.
     pub fn changed(&self) -> bool {
-        SOURCES.iter().any(|&source| self.seen[source as usize].is_some_and(|seen| POLLERS[source as usize].lock().moved_since(seen)))
-            || self.own.iter().any(|(object, seen)| object.own_pollers().set.lock().moved_since(*seen))
+        SOURCES.iter().any(|&source| self.seen[source as usize].is_some_and(|seen| SETS[source as usize].moved_since(seen)))
+            || self.own.iter().any(|(object, seen)| object.own_pollers().moved_since(*seen))
     }
 
     /// Takes the current generations as seen (before the next check).
     pub fn renew(&mut self) {
         for source in SOURCES {
-            let index = source as usize;
-            if let Some(seen) = self.seen[index].as_mut() {
-                *seen = POLLERS[index].lock().generation();
+            if let Some(seen) = self.seen[source as usize].as_mut() {
+                *seen = SETS[source as usize].generation();
             }
         }
         for (object, seen) in &mut self.own {
-            *seen = object.own_pollers().set.lock().generation();
+            *seen = object.own_pollers().generation();
         }
     }
 }
@@ -185,12 +183,12 @@ impl Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         for source in SOURCES {
-            self.leave(source);
+            if self.seen[source as usize].take().is_some() {
+                SETS[source as usize].unregister(&self.me);
+            }
         }
         for (object, _) in self.own.drain(..) {
-            let pollers = object.own_pollers();
-            pollers.set.lock().unregister(|thread| Arc::ptr_eq(thread, &self.me));
-            pollers.gate.leave();
+            object.own_pollers().unregister(&self.me);
         }
     }
 }

@@ -1101,29 +1101,29 @@ fn registration_for(files: &[Option<Arc<OpenFile>>]) -> crate::poll_wakeups::Reg
     if watches_network(files) {
         return Registration::new();
     }
-    let mut pipes: Vec<Arc<dyn HasOwnPollers>> = Vec::new();
-    let mut last: Option<&Arc<crate::pipes::Pipe>> = None;
-    for file in files.iter().flatten() {
-        let (Backing::PipeReader(pipe) | Backing::PipeWriter(pipe)) = &file.backing else {
-            return Registration::only(Source::Local);
-        };
-        // One registration per run of descriptors naming one pipe (dup'ed
-        // ends); a pipe named again later registers again, harmlessly.
-        if last.is_some_and(|last| Arc::ptr_eq(last, pipe)) {
-            continue;
-        }
-        last = Some(pipe);
-        // Each own set costs a registration per check; past a few dozen
-        // pipes, the local set's spurious wake-ups cost less.
-        if pipes.len() == OWN_SETS_AT_MOST || pipes.try_reserve(1).is_err() {
-            return Registration::only(Source::Local);
-        }
-        pipes.push(pipe.clone());
-    }
-    if pipes.is_empty() {
+    let all_pipes = files.iter().flatten().all(|file| matches!(file.backing, Backing::PipeReader(_) | Backing::PipeWriter(_)));
+    let count = distinct_pipes(files).count();
+    // Each own set costs a registration per check; past a few dozen
+    // pipes, the local set's spurious wake-ups cost less.
+    if !all_pipes || count == 0 || count > OWN_SETS_AT_MOST {
         return Registration::only(Source::Local);
     }
-    Registration::in_own_sets(&pipes)
+    Registration::in_own_sets(distinct_pipes(files).map(|pipe| pipe.clone() as Arc<dyn HasOwnPollers>), count)
+}
+
+/// The pipes `files` names, a run of descriptors naming one pipe (dup'ed
+/// ends) once; a pipe named again later comes again (and registers
+/// again, harmlessly).
+fn distinct_pipes(files: &[Option<Arc<OpenFile>>]) -> impl Iterator<Item = &Arc<crate::pipes::Pipe>> {
+    let mut last: Option<&Arc<crate::pipes::Pipe>> = None;
+    files
+        .iter()
+        .flatten()
+        .filter_map(|file| match &file.backing {
+            Backing::PipeReader(pipe) | Backing::PipeWriter(pipe) => Some(pipe),
+            _ => None,
+        })
+        .filter(move |pipe| !core::mem::replace(&mut last, Some(*pipe)).is_some_and(|last| Arc::ptr_eq(last, pipe)))
 }
 
 /// The most pipes a `poll` or `select` waits on in their own sets.
@@ -1175,7 +1175,7 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
         let mut ready = 0;
         for (raw, file) in bytes.chunks_mut(PollFd::SIZE).zip(&files) {
             let mut entry = PollFd::decode(raw)?;
-            let readiness = file.as_ref().filter(|_| entry.fd >= 0).map(|file| {
+            let readiness = file.as_ref().map(|file| {
                 let (readable, writable, hung_up) = file.readiness(0);
                 Readiness { readable, writable, hung_up }
             });
