@@ -2,7 +2,10 @@
 //! process state of timers, each a [`TimerSlot`] (served as `itimers`
 //! serves every slot) and how its expiry is told. An expiry whose signal
 //! is still pending from the last one is an overrun: counted, not queued
-//! again, and reported by `timer_getoverrun` and in `si_overrun`.
+//! again. When its signal is taken (delivered to a handler, `sigwait`ed,
+//! read from a signalfd) the count is latched: it becomes the signal's
+//! `si_overrun` and what `timer_getoverrun` reports until the next one is
+//! taken, and counting starts again from zero (Linux's `it_overrun_last`).
 //!
 //! A timer on a wall clock runs on the uptime clock; a `CLOCK_REALTIME`
 //! absolute time is turned into uptime when the timer is set (a later
@@ -17,6 +20,7 @@ use alloc::vec::Vec;
 
 use super::itimers::{self, TimerKind, TimerSlot};
 use super::process::{Process, ProcessState};
+use super::signals::Disposition;
 use linux_abi::cpu_times::{CpuIntervalTimer, CpuTimes};
 use linux_abi::sigevent::Notify;
 use linux_abi::signal_frame::{codes, SigInfo};
@@ -35,6 +39,8 @@ pub struct PosixTimer {
     pub slot: TimerSlot,
     /// Expiries while its signal was still pending (since it was last sent).
     pub overrun: u32,
+    /// `overrun` when its last signal was taken (`timer_getoverrun`).
+    pub overrun_last: u32,
     /// On a CPU-time clock: whose (the process, or thread `Some(tid)`) and
     /// its setting on that clock's reading.
     pub cpu: Option<(Option<u32>, CpuIntervalTimer)>,
@@ -94,7 +100,7 @@ pub fn create(process: &Process, realtime: bool, cpu: Option<Option<u32>>, notif
     let notify = notify.unwrap_or(Notify::Signal { signal: crate::signals::numbers::SIGALRM, value: u64::from(id), thread: None });
     state.posix_timers.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
     let cpu = cpu.map(|owner| (owner, CpuIntervalTimer::default()));
-    state.posix_timers.push(PosixTimer { id, realtime, notify, slot: TimerSlot::default(), overrun: 0, cpu });
+    state.posix_timers.push(PosixTimer { id, realtime, notify, slot: TimerSlot::default(), overrun: 0, overrun_last: 0, cpu });
     Ok(id)
 }
 
@@ -184,9 +190,41 @@ pub fn expired_cpu_timers(process: &Process, process_times: CpuTimes) -> (Vec<u3
     (due, armed)
 }
 
-/// Timer `id`'s overrun count.
+/// Timer `id`'s overrun count when its last signal was taken.
 pub fn overrun(process: &Process, id: u32) -> Result<u32, Errno> {
-    with_timer(process, id, |timer| timer.overrun)
+    with_timer(process, id, |timer| timer.overrun_last)
+}
+
+/// Takes thread `tid`'s next deliverable signal (`SignalState::take`);
+/// each timer's signal taken, ignored ones too, latches its overrun count.
+pub fn take_signal(state: &mut ProcessState, tid: u32) -> Option<Disposition> {
+    let ProcessState { posix_timers, signals, .. } = state;
+    signals.take(tid, |info| latch_overrun(posix_timers, info))
+}
+
+/// Takes thread `tid`'s lowest pending signal of `set`
+/// (`SignalState::take_waited`); a timer's signal latches its overrun count.
+pub fn take_waited_signal(state: &mut ProcessState, tid: u32, set: u64) -> Option<(u32, SigInfo)> {
+    let ProcessState { posix_timers, signals, .. } = state;
+    let mut taken = signals.take_waited(tid, set);
+    if let Some((_, info)) = &mut taken {
+        latch_overrun(posix_timers, info);
+    }
+    taken
+}
+
+/// A timer's signal was taken: its overruns so far become `si_overrun`
+/// (the high half of the first word, after the timer id) and what
+/// `timer_getoverrun` says, and counting starts again.
+fn latch_overrun(timers: &mut [PosixTimer], info: &mut SigInfo) {
+    if info.code != codes::SI_TIMER {
+        return;
+    }
+    let id = info.words[0] as u32;
+    if let Some(timer) = timers.iter_mut().find(|timer| timer.id == id) {
+        timer.overrun_last = core::mem::take(&mut timer.overrun);
+        info.words[0] = u64::from(id) | (u64::from(timer.overrun_last) << 32);
+    }
 }
 
 /// Deletes timer `id`.

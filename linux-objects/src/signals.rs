@@ -425,10 +425,13 @@ impl SignalState {
         self.take_from(tid, set & !UNBLOCKABLE)
     }
 
-    /// Takes thread `tid`'s next deliverable signal and decides what it does.
-    pub fn take(&mut self, tid: Tid) -> Option<Disposition> {
+    /// Takes thread `tid`'s next deliverable signal and decides what it
+    /// does. `taken` sees each signal taken on the way, the ignored ones
+    /// too (a timer's signal latches its overrun count even when ignored).
+    pub fn take(&mut self, tid: Tid, mut taken: impl FnMut(&mut SigInfo)) -> Option<Disposition> {
         loop {
-            let (signal, info) = self.take_from(tid, !self.blocked(tid))?;
+            let (signal, mut info) = self.take_from(tid, !self.blocked(tid))?;
+            taken(&mut info);
             let action = self.actions[signal as usize - 1];
             match action.handler {
                 SIG_IGN if signal != SIGKILL => continue,

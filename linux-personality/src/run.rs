@@ -208,7 +208,7 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
             let suspended = state.signals.take_suspended_mask(me.tid);
             let old_mask = suspended.unwrap_or(state.signals.blocked(me.tid));
             let alternate = state.signals.alternate_stack(me.tid);
-            let taken = state.signals.take(me.tid);
+            let taken = crate::posix_timers::take_signal(&mut state, me.tid);
             if let Some(previous) = suspended.filter(|_| !matches!(taken, Some(Disposition::Handle(..)))) {
                 state.signals.set_blocked(me.tid, previous);
             }

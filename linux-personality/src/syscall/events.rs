@@ -222,7 +222,7 @@ pub(super) fn read_signals(call: &Call<'_>, signals: &SignalFd, length: usize, n
         {
             let mut state = call.process.state();
             while records.len() < room * signalfd::RECORD_BYTES {
-                let Some((_, info)) = state.signals.take_waited(call.thread.tid, signals.mask()) else { break };
+                let Some((_, info)) = crate::posix_timers::take_waited_signal(&mut state, call.thread.tid, signals.mask()) else { break };
                 records.extend_from_slice(&signalfd::record(&info));
             }
         }

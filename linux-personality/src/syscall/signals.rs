@@ -108,7 +108,7 @@ pub fn rt_sigtimedwait(call: &mut Call<'_>) -> CallResult {
         None => None,
     };
     loop {
-        let taken = call.process.state().signals.take_waited(call.thread.tid, set);
+        let taken = crate::posix_timers::take_waited_signal(&mut call.process.state(), call.thread.tid, set);
         if let Some((signal, info)) = taken {
             if call.argument(1) != 0 {
                 call.write_out(call.argument(1), &info.encode())?;

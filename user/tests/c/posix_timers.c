@@ -69,6 +69,9 @@ int main(void) {
     CHECK("sigwaitinfo", sigwaitinfo(&set, &info));
     int overruns = timer_getoverrun(chosen);
     printf("overruns while blocked: %s\n", overruns >= 5 ? "5 or more" : "fewer than 5");
+    EXPECT("si_overrun is what timer_getoverrun says", info.si_overrun == overruns);
+    nanosleep(&pause_for, NULL);
+    EXPECT("the count stays latched until the next signal is taken", timer_getoverrun(chosen) == overruns);
     CHECK("settime off, old value", timer_settime(chosen, 0, &off, &old));
     EXPECT("the old interval was 5 ms", old.it_interval.tv_sec == 0 && old.it_interval.tv_nsec == 5000000);
 
