@@ -34,6 +34,14 @@ pub trait Blocking: 'static {
     /// Leaves `thread` its permit, waking it if it is parked.
     fn unpark(thread: &Self::Thread);
 
+    /// `unpark(thread)` then `park()`, as one step where the environment
+    /// can: the kernel switches straight to `thread` when it may run on
+    /// this CPU (the IPC fast path), skipping the scheduler's queue.
+    fn unpark_and_park(thread: &Self::Thread) {
+        Self::unpark(thread);
+        Self::park();
+    }
+
     /// Takes one of this layer's locks. By default spins on it, in FIFO
     /// order: right where a lock holder is never descheduled (the kernel
     /// keeps interrupts off while holding one) and under loom.

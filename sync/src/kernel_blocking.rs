@@ -27,4 +27,8 @@ impl Blocking for KernelBlocking {
     fn unpark(thread: &Self::Thread) {
         sched::unpark(thread);
     }
+
+    fn unpark_and_park(thread: &Self::Thread) {
+        sched::unpark_and_park(thread);
+    }
 }

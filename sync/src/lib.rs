@@ -10,6 +10,9 @@
 //!   the remove queue only once done, then wakes the next);
 //! - [`Channel`]: synchronous (rendezvous) IPC of 0 to 4096 bytes, FIFO
 //!   among senders and among receivers, copying the payload exactly once;
+//! - [`Endpoint`]: seL4-style IPC of any message type between threads'
+//!   [`Mailbox`]es — send, call and reply, receive — handing the CPU
+//!   straight to a waiting receiver (user-level IPC's fast path);
 //! - [`Completions`]: one-shot completion slots a requester waits on and
 //!   another thread or an interrupt handler fills (a disk's requests);
 //! - [`SleepLock`]: a lock whose holder may sleep (a file tree whose
@@ -54,6 +57,7 @@ mod channel;
 mod channel_state;
 mod completions;
 mod condvar;
+mod endpoint;
 mod generation;
 mod ipc_error;
 mod message_buffer;
@@ -78,6 +82,7 @@ pub use bounded_queue::BoundedQueue;
 pub use channel::Channel;
 pub use completions::{AllSlotsTaken, Completions, Ticket};
 pub use condvar::Condvar;
+pub use endpoint::{Endpoint, EndpointError, Mailbox, Meeting, ReplyTo, Received};
 pub use generation::{Generation, GenerationCache};
 pub use ipc_error::IpcError;
 #[cfg(target_os = "none")]

@@ -345,6 +345,43 @@ pub fn park() {
     }
 }
 
+/// [`unpark`]`(target)` then [`park`], as one step: when `target` was
+/// parked and its home is this CPU, the CPU switches straight to it,
+/// past the scheduler's queues (the IPC fast path: a caller handing its
+/// CPU to the server it wakes, a server handing it back with the answer;
+/// L4's direct process switch). Otherwise `target` is made ready as
+/// `unpark` does and the caller parks as `park` does. Threads queued
+/// before `target` wait one more turn; the next tick shares the CPU again.
+pub fn unpark_and_park(target: &Arc<Thread>) {
+    let me = current();
+    let _off = cpu::InterruptsOff::new();
+    let (index, this) = this_cpu();
+    let was_parked = target.permit.give_permit();
+    target.trace.record(TraceKind::GivenPermit, index, u8::from(was_parked));
+    if !was_parked {
+        drop(me);
+        return park();
+    }
+    let here = target.home_cpu() == index && target.allowed().allows(index) && !me.idle;
+    if !here {
+        make_ready(target.clone());
+        drop(me);
+        return park();
+    }
+    // `begin_park` false: a permit came meanwhile, so the caller runs on
+    // and `target` waits its turn.
+    if !me.permit.begin_park() {
+        me.trace.record(TraceKind::TookPermit, index, 1);
+        return make_ready(target.clone());
+    }
+    me.trace.record(TraceKind::Parked, index, 0);
+    charge_stint(this, &me, machine::timer::uptime_nanoseconds());
+    switch_to_thread(this, me, target.clone());
+    let me = current();
+    me.permit.finish_park();
+    me.trace.record(TraceKind::Unparked, percpu::current_index(), 0);
+}
+
 /// Gives `thread` a permit, waking it if it is parked.
 pub fn unpark(thread: &Arc<Thread>) {
     let was_parked = thread.permit.give_permit();
@@ -469,6 +506,12 @@ fn schedule(requeue: Requeue) {
         next.trace.record(TraceKind::KeptRunning, percpu::current_index(), 0);
         return;
     }
+    switch_to_thread(this, current, next);
+}
+
+/// Makes `next` this CPU's current thread and switches to it; returns when
+/// `current` runs again. Interrupts must be off, `current`'s stint charged.
+fn switch_to_thread(this: &CpuScheduler, current: Arc<Thread>, next: Arc<Thread>) {
     next.trace.record(TraceKind::Chosen, percpu::current_index(), 0);
     debug_assert!(!next.has_exited(), "CPU {}: chose {}#{}, which has exited", percpu::current_index(), next.name(), next.id());
     let next_context = next.context.clone();

@@ -11,10 +11,12 @@
 mod bounded_queue;
 mod channel;
 mod condvar;
+mod endpoint;
 
 pub use bounded_queue::{BoundedQueueSpec, QueueCompletion};
 pub use channel::{ChannelSpec, Delivery};
 pub use condvar::{CondvarSpec, WaitQueueSpec};
+pub use endpoint::{EndpointEvent, EndpointSpec};
 
 /// A thread's name in a spec.
 pub type ThreadNumber = usize;

@@ -13,6 +13,10 @@ mod refine_channel;
 #[cfg(not(loom))]
 mod refine_condvar;
 #[cfg(not(loom))]
+mod refine_endpoint;
+#[cfg(not(loom))]
+mod units_endpoint;
+#[cfg(not(loom))]
 mod serial;
 #[cfg(not(loom))]
 mod stepped;
@@ -37,6 +41,8 @@ mod loom_channel;
 mod loom_completions;
 #[cfg(loom)]
 mod loom_condvar;
+#[cfg(loom)]
+mod loom_endpoint;
 #[cfg(loom)]
 mod loom_sleep_lock;
 #[cfg(loom)]
