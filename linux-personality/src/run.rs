@@ -63,6 +63,8 @@ pub struct ThreadSelf {
     pub restart_block: Option<SleepRestart>,
     /// Its last descriptor look-ups.
     pub descriptors: core::cell::RefCell<crate::descriptor_cache::DescriptorCache>,
+    /// Its native IPC state (mailbox, the call it holds, IPC buffer).
+    pub ipc: kernel_objects::capabilities::IpcThread,
 }
 
 /// A sleep a signal interrupted with no handler to run: `restart_syscall`
@@ -76,7 +78,7 @@ pub struct SleepRestart {
 }
 
 fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64) {
-    let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None, descriptors: Default::default() };
+    let mut me = ThreadSelf { tid, clear_tid, robust_list: 0, interrupted_call: None, restart_block: None, descriptors: Default::default(), ipc: Default::default() };
     let kernel_thread = sched::current();
     let mut entry_cache = kernel_objects::capabilities::EntryCache::default();
     // Wait until the creator has recorded this thread.

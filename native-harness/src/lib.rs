@@ -17,7 +17,7 @@ use vmem::{Rights, PAGE_SIZE};
 
 use caps::{CapError, ObjectKind, Placement, Rights as CapRights, SpaceId};
 
-use kernel_objects::capabilities::{caps, handle_native_call, NativeProcess};
+use kernel_objects::capabilities::{caps, handle_native_call, IpcThread, NativeProcess};
 use linux_abi::Errno;
 
 /// Where the stubs are.
@@ -80,7 +80,7 @@ fn run_stub(process: &NativeProcess, rip: u64, set: impl FnOnce(&mut UserContext
         match run_user(&mut context) {
             UserExit::Syscall => {
                 paging::switch_to_kernel_tables();
-                if !handle_native_call(process, &mut context) {
+                if !handle_native_call(process, &mut IpcThread::default(), &mut context, &|| false) {
                     context.registers.rax = Errno::ENOSYS.to_return_value();
                 }
                 break StubEnd::Done(context.registers.rax);

@@ -31,6 +31,7 @@ static uint64_t now(void) {
 static char page[4096];
 
 #include "lmbench_like.h"
+#include "native_ipc.h"
 
 static void getpid_loop(long rounds) {
     for (long i = 0; i < rounds; i++)
@@ -269,6 +270,8 @@ static const struct benchmark benchmarks[] = {
     {"open_close", open_close, 5000, 0},
     {"mmap_file_fault", mmap_file_fault, 2048, 1},
     {"thread_create_join", thread_create_join, 500, 0},
+    /* native_ipc.h */
+    {"ipc_roundtrips", ipc_roundtrips, 2000, 1},
 };
 
 /* `timed NAME ROUNDS PROGRAM ARGS...`: runs the program ROUNDS times, one

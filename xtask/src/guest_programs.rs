@@ -18,7 +18,9 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
         return Ok(binary);
     }
     let status = Command::new("musl-gcc")
-        .args(["-static", "-O2", "-Wall", "-o"])
+        .args(["-static", "-O2", "-Wall", "-I"])
+        .arg(crate::workspace::root().join(SHARED_HEADERS))
+        .arg("-o")
         .arg(&binary)
         .arg(&source)
         .status()
@@ -29,17 +31,21 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
     Ok(binary)
 }
 
-/// Whether `binary` is newer than `source` and than every header beside
-/// it (a program's own headers live in its directory: `syscalls.c`
+/// Headers every guest program may include (`#include <lamina/native.h>`).
+const SHARED_HEADERS: &str = "user/include";
+
+/// Whether `binary` is newer than `source`, than every header beside
+/// it and than the shared ones (a program's own headers live in its directory: `syscalls.c`
 /// includes `lmbench_like.h`, and a change to that alone once left a
 /// stale benchmark binary in use).
 fn is_fresh(binary: &Path, source: &Path) -> bool {
     let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
     let Some(built) = modified(binary) else { return false };
-    let headers = source
-        .parent()
-        .and_then(|directory| std::fs::read_dir(directory).ok())
+    let shared = crate::workspace::root().join(SHARED_HEADERS).join("lamina");
+    let headers = [source.parent().map(Path::to_path_buf), Some(shared)]
         .into_iter()
+        .flatten()
+        .filter_map(|directory| std::fs::read_dir(directory).ok())
         .flatten()
         .filter_map(Result::ok)
         .map(|entry| entry.path())

@@ -3,7 +3,8 @@
 //! that ran the space, before the revoke that removed it can return; the
 //! frames of a memory object go back when its last capability goes; a
 //! file or pipe's open file description is released with its last
-//! descriptor.
+//! descriptor; an endpoint closes with its last capability (its waiting
+//! threads fail).
 //!
 //! Runs with no spinlock held (shootdowns wait for other CPUs). Must never
 //! free a memory object's frames before its mappings are gone: the
@@ -14,7 +15,7 @@ use caps::{LastReference, ObjectKind, Removed, SpaceId, UseSite};
 
 use machine::set_once::SetOnce;
 
-use super::{memory_objects, processes};
+use super::{endpoints, memory_objects, processes};
 use crate::address_spaces::carry_out;
 
 /// What releases a file or pipe's open file description: the personality
@@ -35,6 +36,12 @@ pub fn undo(removed: &Removed) {
             if let Some(release) = RELEASE_OPEN_FILE.get() {
                 release(removed.object.handle);
             }
+        }
+        return;
+    }
+    if removed.object.kind() == ObjectKind::Endpoint {
+        if removed.last_reference == LastReference::Yes {
+            endpoints::release(removed.object.handle);
         }
         return;
     }

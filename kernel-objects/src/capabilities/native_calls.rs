@@ -1,7 +1,10 @@
-//! Lamina's native system calls: capabilities from user space. Numbers
-//! `0x4c00..0x4c10` (`'L'` = 0x4c), far from Linux's (below 0x200) and from
-//! the x32 bit. Arguments in `rdi, rsi, rdx, r10, r8` as for Linux; the
-//! result in `rax`, `-errno` on failure. `docs/capabilities.md` is the
+//! Lamina's native system calls: capabilities and IPC from user space.
+//! Numbers `0x4c00..0x4c20` (`'L'` = 0x4c), far from Linux's (below 0x200)
+//! and from the x32 bit. Arguments in `rdi, rsi, rdx, r10, r8` as for
+//! Linux; the result in `rax`, `-errno` on failure. The IPC calls also
+//! take a message's four words in `rsi, rdx, r10, r8` and its `info` in
+//! `r9`, and give a received message back in the same registers (`info`
+//! in `rax`). `docs/capabilities.md` is the
 //! reference for each call and its errors.
 //!
 //! Every call takes a process's slot numbers, never kernel names: what a
@@ -14,6 +17,7 @@ use machine::user::UserContext;
 use vmem::{TlbFlush, PAGE_SIZE};
 
 use super::processes::NativeProcess;
+use super::endpoints::{self, Interrupted, IpcRegisters, IpcThread};
 use super::{caps, effects, memory_objects};
 use crate::address_spaces::{carry_out, KernelSpace};
 use crate::untyped_memory::SharedFrame;
@@ -41,8 +45,22 @@ pub mod numbers {
     pub const MAP: u64 = 0x4c08;
     /// `cap_unmap(slot) -> 0`
     pub const UNMAP: u64 = 0x4c09;
+    /// `endpoint_create(rights) -> slot`
+    pub const CREATE_ENDPOINT: u64 = 0x4c10;
+    /// `send(slot, words…, info) -> 0`
+    pub const SEND: u64 = 0x4c11;
+    /// `call(slot, words…, info) -> info` (the answer's words in the word registers)
+    pub const CALL: u64 = 0x4c12;
+    /// `recv(slot) -> info` (the message's words in the word registers)
+    pub const RECV: u64 = 0x4c13;
+    /// `reply(_, words…, info) -> 1 delivered, 0 the caller gave up`
+    pub const REPLY: u64 = 0x4c14;
+    /// `reply_recv(slot, words…, info) -> info`: reply, then receive
+    pub const REPLY_RECV: u64 = 0x4c15;
+    /// `ipc_buffer(address, length) -> 0`
+    pub const IPC_BUFFER: u64 = 0x4c16;
     /// The first number after the native range.
-    pub const END: u64 = 0x4c10;
+    pub const END: u64 = 0x4c20;
 }
 
 /// Bytes `cap_info` writes.
@@ -54,13 +72,49 @@ const ANY_SLOT: Placement = Placement::LowestFrom(0);
 
 /// Handles the system call `context` stopped at, if it is a native one:
 /// sets `rax` to the result and returns true. False: not a native call.
+/// `thread` is the calling thread's IPC state; `interrupted` says when a
+/// blocked IPC call must give up (`EINTR`).
 #[inline]
-pub fn handle_native_call(process: &NativeProcess, context: &mut UserContext) -> bool {
-    if !(numbers::CREATE_MEMORY..numbers::END).contains(&context.registers.rax) {
+pub fn handle_native_call(process: &NativeProcess, thread: &mut IpcThread, context: &mut UserContext, interrupted: Interrupted<'_>) -> bool {
+    let number = context.registers.rax;
+    if !(numbers::CREATE_MEMORY..numbers::END).contains(&number) {
         return false;
     }
-    handle_in_range(process, context);
+    if (numbers::SEND..=numbers::IPC_BUFFER).contains(&number) {
+        ipc_call(process, thread, context, interrupted);
+    } else {
+        handle_in_range(process, context);
+    }
     true
+}
+
+/// The IPC calls, which read and write the message registers.
+fn ipc_call(process: &NativeProcess, thread: &mut IpcThread, context: &mut UserContext, interrupted: Interrupted<'_>) {
+    let registers = &mut context.registers;
+    let slot = registers.rdi;
+    let message = IpcRegisters { words: [registers.rsi, registers.rdx, registers.r10, registers.r8], info: registers.r9 };
+    let result = match registers.rax {
+        numbers::SEND => endpoints::send(process, thread, slot, &message, interrupted).map(Some),
+        numbers::CALL => endpoints::call(process, thread, slot, &message, interrupted).map(Some),
+        numbers::RECV => endpoints::receive(process, thread, slot, None, interrupted).map(Some),
+        numbers::REPLY_RECV => endpoints::receive(process, thread, slot, Some(&message), interrupted).map(Some),
+        numbers::REPLY => endpoints::reply(process, thread, &message).map(|delivered| {
+            registers.rax = delivered;
+            None
+        }),
+        _ => endpoints::set_buffer(thread, registers.rdi, registers.rsi).map(|done| {
+            registers.rax = done;
+            None
+        }),
+    };
+    match result {
+        Ok(Some(received)) => {
+            [registers.rsi, registers.rdx, registers.r10, registers.r8] = received.words;
+            registers.rax = received.info;
+        }
+        Ok(None) => {}
+        Err(errno) => registers.rax = errno.to_return_value(),
+    }
 }
 
 fn handle_in_range(process: &NativeProcess, context: &mut UserContext) {
@@ -119,6 +173,7 @@ fn native_call(process: &NativeProcess, number: u64, arguments: [u64; 5]) -> Res
         }
         numbers::MAP => map(process, first, second, rights(third)?),
         numbers::UNMAP => unmap(process, first),
+        numbers::CREATE_ENDPOINT => endpoints::create(process, rights(first)?),
         _ => Err(Errno::ENOSYS),
     }
 }

@@ -101,10 +101,7 @@ impl Call<'_> {
     /// Whether a signal waits to be delivered or the process is ending
     /// (blocking calls end with EINTR).
     pub fn interrupted(&self) -> bool {
-        self.process.group_exit().is_some()
-            || self.process.must_leave_for_exec(self.thread.tid)
-            // The hint first: a sender raises it before it wakes a sleeper.
-            || (self.process.signals_maybe_pending() && self.process.state().signals.deliverable(self.thread.tid))
+        thread_interrupted(self.process, self.thread.tid)
     }
 
     /// This process's pid.
@@ -118,8 +115,8 @@ pub fn dispatch(process: &Arc<Process>, context: &mut UserContext, thread: &mut 
     let registers = &context.registers;
     let number = registers.rax;
     let arguments = [registers.rdi, registers.rsi, registers.rdx, registers.r10, registers.r8, registers.r9];
-    if kernel_objects::capabilities::handle_native_call(&process.native, context) {
-        return Flow::Continue;
+    if (kernel_objects::capabilities::numbers::CREATE_MEMORY..kernel_objects::capabilities::numbers::END).contains(&number) {
+        return native_call(process, context, thread);
     }
     let mut call = Call { process, context, arguments, thread };
     let result = handle(&mut call, number);
@@ -136,6 +133,25 @@ pub fn dispatch(process: &Arc<Process>, context: &mut UserContext, thread: &mut 
         }
     }
     Flow::Continue
+}
+
+/// A Lamina native call: blocking IPC gives up when a signal comes or the
+/// process ends, as Linux's blocking calls do.
+#[cold]
+fn native_call(process: &Arc<Process>, context: &mut UserContext, thread: &mut ThreadSelf) -> Flow {
+    let tid = thread.tid;
+    let interrupted = || thread_interrupted(process, tid);
+    kernel_objects::capabilities::handle_native_call(&process.native, &mut thread.ipc, context, &interrupted);
+    Flow::Continue
+}
+
+/// Whether thread `tid` has a signal waiting to be delivered or its
+/// process is ending (blocking calls end with EINTR).
+fn thread_interrupted(process: &Process, tid: Pid) -> bool {
+    process.group_exit().is_some()
+        || process.must_leave_for_exec(tid)
+        // The hint first: a sender raises it before it wakes a sleeper.
+        || (process.signals_maybe_pending() && process.state().signals.deliverable(tid))
 }
 
 fn value(value: u64) -> CallResult {

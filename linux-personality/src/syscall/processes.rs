@@ -5,7 +5,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use caps::{Placement, Rights, Slot};
+use caps::{ObjectKind, Placement, Rights, Slot};
 use machine::user::UserContext;
 
 use super::paths::{lookup_at, path_in, AT_FDCWD};
@@ -133,8 +133,11 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
     carry_out(flush);
     let native = NativeProcess::create_with(container, memory)?;
     let (parent_space, child_space) = (parent.native.space(), native.space());
+    // A child inherits its parent's descriptors, and its IPC endpoints,
+    // as copies the parent's revoke reaches.
+    let inherited = |kind| is_descriptor(kind) || kind == ObjectKind::Endpoint;
     let descriptors: Vec<Slot> = caps().with(|database| {
-        database.contents(parent_space).filter(|(_, capability)| is_descriptor(capability.object.kind())).map(|(slot, _)| slot).collect()
+        database.contents(parent_space).filter(|(_, capability)| inherited(capability.object.kind())).map(|(slot, _)| slot).collect()
     });
     for slot in descriptors {
         let _ = caps().with(|database| database.grant(parent_space, slot, child_space, Rights::ALL, Placement::At(slot)));

@@ -4,6 +4,9 @@
 //! (`user/tests/sh/*.sh`, run by BusyBox `sh`) runs in one boot
 //! of Lamina and one of Debian's Linux in the same QEMU configuration;
 //! each test passes when its output and exit status are the same on both.
+//! The tests of Lamina's native calls (`user/tests/native/*.c`, which
+//! Linux does not have) run in the same boots and pass when, on Lamina,
+//! they exit 0 and print no line starting with `FAIL`.
 
 use super::tally::{CheckResult, Tally};
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
@@ -37,7 +40,10 @@ pub fn run_user_tests(tally: &mut Tally) {
         }
     }
     let (lamina, linux) = (&outputs[0], &outputs[1]);
-    for (name, expected) in linux {
+    for (name, output) in lamina.iter().filter(|(name, _)| name.starts_with("native/")) {
+        tally.record(&format!("user: {name} (Lamina only)"), native_verdict(name, output));
+    }
+    for (name, expected) in linux.iter().filter(|(name, _)| !name.starts_with("native/")) {
         let result = compare(name, lamina.get(name), expected);
         tally.record(&format!("user: {name} (Lamina = Linux)"), result);
     }
@@ -66,6 +72,18 @@ pub(super) fn compare(name: &str, lamina: Option<&String>, linux: &str) -> Check
         .map(|(ours, theirs)| format!("  lamina: {ours}\n  linux:  {theirs}"))
         .collect();
     Err(format!("outputs differ ({} vs {} lines), first differences:\n{}", lamina.lines().count(), linux.lines().count(), difference.join("\n")))
+}
+
+/// A native test's verdict from its output on Lamina.
+pub(super) fn native_verdict(name: &str, output: &str) -> CheckResult {
+    let failed: Vec<&str> = output.lines().filter(|line| line.starts_with("FAIL")).collect();
+    if !failed.is_empty() {
+        return Err(format!("{name}: {}", failed.join("; ")));
+    }
+    if !output.lines().any(|line| line == "--- exit 0") {
+        return Err(format!("{name} did not exit 0:\n{output}"));
+    }
+    Ok(())
 }
 
 /// Splits the runner's output into `name -> lines` at `=== name` headers.
@@ -103,7 +121,8 @@ fn suite_request() -> Outcome<ExecRequest> {
     let root = crate::workspace::root();
     let mut files = Vec::new();
     let mut script = String::from("#!/bin/sh\n# Runs every test, each between markers the tier splits on.\ncd /tmp\n");
-    for (directory, extension) in [("user/tests/c", "c"), ("user/tests/sh", "sh")] {
+    // (directory, extension, the section names' prefix)
+    for (directory, extension, kind) in [("user/tests/c", "c", "c"), ("user/tests/native", "c", "native"), ("user/tests/sh", "sh", "sh")] {
         let mut names: Vec<String> = std::fs::read_dir(root.join(directory))
             .map_err(|error| Failure::failed(format!("listing {directory}: {error}")))?
             .filter_map(Result::ok)
@@ -114,13 +133,14 @@ fn suite_request() -> Outcome<ExecRequest> {
         for name in names {
             let stem = name.trim_end_matches(&format!(".{extension}")).to_string();
             let (host, guest, command) = if extension == "c" {
-                let binary = compile_c(&format!("{directory}/{name}"), &stem)?;
-                (binary, format!("/tests/bin/{stem}"), format!("/tests/bin/{stem}"))
+                let built = if kind == "c" { stem.clone() } else { format!("{kind}-{stem}") };
+                let binary = compile_c(&format!("{directory}/{name}"), &built)?;
+                (binary, format!("/tests/bin/{built}"), format!("/tests/bin/{built}"))
             } else {
                 (root.join(directory).join(&name), format!("/tests/sh/{name}"), format!("/bin/sh /tests/sh/{name}"))
             };
             files.push(FileCopy { host, guest: Some(guest) });
-            script.push_str(&format!("echo '=== {extension}/{stem}'\n{command} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
+            script.push_str(&format!("echo '=== {kind}/{stem}'\n{command} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
         }
     }
     for (name, binary) in crate::guest_programs::rust_tests()? {
@@ -159,5 +179,13 @@ mod tests {
         let found = sections(output);
         assert_eq!(found["c/files"], "one\n--- exit 0\n");
         assert!(found["sh/files"].contains("two\n") && found["sh/files"].contains("three\n"), "{:?}", found["sh/files"]);
+    }
+
+    #[test]
+    fn a_native_test_passes_only_on_exit_0_without_a_fail_line() {
+        assert!(native_verdict("native/ipc", "ok one\nok two\n--- exit 0\n").is_ok());
+        assert!(native_verdict("native/ipc", "ok one\nFAIL two\n--- exit 0\n").is_err());
+        assert!(native_verdict("native/ipc", "ok one\n--- exit 1\n").is_err());
+        assert!(native_verdict("native/ipc", "ok one\n").is_err(), "a test cut short passes nothing");
     }
 }
