@@ -127,10 +127,16 @@ pub fn release(handle: u64) {
 
 /// The endpoint in `slot` of `process`, checked to carry `needed`.
 fn endpoint(process: &NativeProcess, slot: u64, needed: Rights) -> Result<Arc<KernelEndpoint>, Errno> {
+    endpoint_with_rights(process, slot, needed).map(|(endpoint, _)| endpoint)
+}
+
+/// [`endpoint`], with all the rights its capability carries (one look-up).
+fn endpoint_with_rights(process: &NativeProcess, slot: u64, needed: Rights) -> Result<(Arc<KernelEndpoint>, Rights), Errno> {
     let slot = Slot::try_from(slot).map_err(|_| Errno::EBADF)?;
-    let handle = caps().with(|database| database.access(process.space(), slot, ObjectKind::Endpoint, needed).map(|capability| capability.object.handle));
-    let handle = handle.map_err(Errno::from)?;
-    ENDPOINTS.lock().get(&handle).cloned().ok_or(Errno::EPIPE)
+    let found = caps().with(|database| database.access(process.space(), slot, ObjectKind::Endpoint, needed).map(|capability| (capability.object.handle, capability.rights)));
+    let (handle, rights) = found.map_err(Errno::from)?;
+    let endpoint = ENDPOINTS.lock().get(&handle).cloned().ok_or(Errno::EPIPE)?;
+    Ok((endpoint, rights))
 }
 
 /// The registers and flags of an IPC native call.
@@ -230,10 +236,8 @@ pub(super) fn call(process: &NativeProcess, thread: &mut IpcThread, slot: u64, r
 /// The endpoint a send uses (write right), and whether it may carry a
 /// capability (grant right).
 fn sending_endpoint(process: &NativeProcess, slot: u64) -> Result<(Arc<KernelEndpoint>, bool), Errno> {
-    let endpoint = endpoint(process, slot, Rights::WRITE)?;
-    let slot = Slot::try_from(slot).map_err(|_| Errno::EBADF)?;
-    let may_grant = caps().with(|database| database.access(process.space(), slot, ObjectKind::Endpoint, Rights::GRANT).is_ok());
-    Ok((endpoint, may_grant))
+    let (endpoint, rights) = endpoint_with_rights(process, slot, Rights::WRITE)?;
+    Ok((endpoint, rights.contains(Rights::GRANT)))
 }
 
 /// `recv(slot)`, or with `answer` `reply_recv(slot, answer)`: answers the
