@@ -14,7 +14,7 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
     let directory = root.join("target").join("guest").join("bin");
     std::fs::create_dir_all(&directory).context(|| format!("creating {}", directory.display()))?;
     let binary = directory.join(name);
-    if is_fresh(&binary, &source) {
+    if is_fresh(&binary, &source, &root.join(SHARED_HEADERS).join("lamina")) {
         return Ok(binary);
     }
     let status = Command::new("musl-gcc")
@@ -35,14 +35,13 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
 const SHARED_HEADERS: &str = "user/include";
 
 /// Whether `binary` is newer than `source`, than every header beside
-/// it and than the shared ones (a program's own headers live in its directory: `syscalls.c`
+/// it and than those in `shared` (a program's own headers live in its directory: `syscalls.c`
 /// includes `lmbench_like.h`, and a change to that alone once left a
 /// stale benchmark binary in use).
-fn is_fresh(binary: &Path, source: &Path) -> bool {
+fn is_fresh(binary: &Path, source: &Path, shared: &Path) -> bool {
     let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
     let Some(built) = modified(binary) else { return false };
-    let shared = crate::workspace::root().join(SHARED_HEADERS).join("lamina");
-    let headers = [source.parent().map(Path::to_path_buf), Some(shared)]
+    let headers = [source.parent().map(Path::to_path_buf), Some(shared.to_path_buf())]
         .into_iter()
         .flatten()
         .filter_map(|directory| std::fs::read_dir(directory).ok())
@@ -97,12 +96,18 @@ mod tests {
             std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
             path
         };
+        let shared = directory.join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
         let source = write("program.c", at(0));
         write("part.h", at(10));
+        write("shared/common.h", at(5));
         let binary = write("program", at(20));
-        assert!(is_fresh(&binary, &source));
+        assert!(is_fresh(&binary, &source, &shared));
         write("part.h", at(30));
-        assert!(!is_fresh(&binary, &source));
+        assert!(!is_fresh(&binary, &source, &shared));
+        write("part.h", at(10));
+        write("shared/common.h", at(30));
+        assert!(!is_fresh(&binary, &source, &shared), "a newer shared header makes the binary stale");
         std::fs::remove_dir_all(&directory).unwrap();
     }
 }
