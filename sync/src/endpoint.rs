@@ -107,11 +107,16 @@ impl<M, B: Blocking> Mailbox<M, B> {
 
     /// Starts an operation: empties the mailbox and numbers the operation.
     fn begin(&self) -> u64 {
-        let (operation, old) = {
-            let mut inbox = B::lock(&self.inbox);
-            inbox.operation += 1;
-            (inbox.operation, core::mem::replace(&mut inbox.state, Delivery::Empty))
-        };
+        let mut inbox = B::lock(&self.inbox);
+        inbox.operation += 1;
+        let operation = inbox.operation;
+        // Empty is the rule (each operation takes what it was given): no
+        // move of a whole delivery then.
+        if matches!(inbox.state, Delivery::Empty) {
+            return operation;
+        }
+        let old = core::mem::replace(&mut inbox.state, Delivery::Empty);
+        drop(inbox);
         drop(old);
         operation
     }

@@ -20,13 +20,13 @@
 //! errno) and never hold a lock while blocking.
 
 use alloc::collections::BTreeMap;
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use caps::{ObjectKind, Placement, Rights, Slot, SpaceId};
+use caps::{CapError, ObjectKind, Placement, Rights, Slot, SpaceId};
 use spinlock::kernel::KernelTicketLock;
-use sync::{Endpoint, EndpointError, KernelBlocking, Mailbox, Meeting, ReplyTo};
+use sync::{Endpoint, EndpointError, GenerationCache, KernelBlocking, Mailbox, Meeting, ReplyTo};
 
 use super::processes::NativeProcess;
 use super::{caps, ENDPOINTS_LEVEL};
@@ -87,6 +87,20 @@ pub struct IpcThread {
     holding: Option<ReplyTo<UserMessage, KernelBlocking>>,
     /// The registered IPC buffer: address and length.
     buffer: (u64, usize),
+    /// The last endpoint capability used, by slot: kept while no
+    /// capability anywhere has been taken out of use since (as
+    /// `linux_objects`' descriptor cache keeps descriptors; its module
+    /// comment says why that is enough). A `Weak`, so a cached entry
+    /// never keeps a closed endpoint's memory.
+    last_used: GenerationCache<CachedEndpoint>,
+}
+
+/// What [`IpcThread::last_used`] keeps of a look-up.
+#[derive(Clone)]
+struct CachedEndpoint {
+    space: SpaceId,
+    endpoint: Weak<KernelEndpoint>,
+    rights: Rights,
 }
 
 impl IpcThread {
@@ -126,14 +140,44 @@ pub fn release(handle: u64) {
 }
 
 /// The endpoint in `slot` of `process`, checked to carry `needed`.
-fn endpoint(process: &NativeProcess, slot: u64, needed: Rights) -> Result<Arc<KernelEndpoint>, Errno> {
-    endpoint_with_rights(process, slot, needed).map(|(endpoint, _)| endpoint)
+fn endpoint(process: &NativeProcess, thread: &mut IpcThread, slot: u64, needed: Rights) -> Result<Arc<KernelEndpoint>, Errno> {
+    endpoint_with_rights(process, thread, slot, needed).map(|(endpoint, _)| endpoint)
 }
 
-/// [`endpoint`], with all the rights its capability carries (one look-up).
-fn endpoint_with_rights(process: &NativeProcess, slot: u64, needed: Rights) -> Result<(Arc<KernelEndpoint>, Rights), Errno> {
+/// [`endpoint`], with all the rights its capability carries: from the
+/// thread's cache while it is good, else one database look-up.
+fn endpoint_with_rights(process: &NativeProcess, thread: &mut IpcThread, slot: u64, needed: Rights) -> Result<(Arc<KernelEndpoint>, Rights), Errno> {
+    let space = process.space();
+    let mut fresh = None;
+    let kept = thread.last_used.with(
+        slot,
+        caps().withdrawals(),
+        || {
+            let (endpoint, rights) = look_up(space, slot)?;
+            let cached = CachedEndpoint { space, endpoint: Arc::downgrade(&endpoint), rights };
+            fresh = Some(endpoint);
+            Ok::<_, Errno>(cached)
+        },
+        |cached| if cached.space == space { cached.endpoint.upgrade().map(|endpoint| (endpoint, cached.rights)) } else { None },
+    )?;
+    let (endpoint, rights) = match (fresh, kept) {
+        (Some(endpoint), Some((_, rights))) => (endpoint, rights),
+        (_, Some(found)) => found,
+        // Another space's entry, or an endpoint already closed.
+        (_, None) => look_up(space, slot)?,
+    };
+    let missing = needed.missing_from(rights);
+    if missing != Rights::NONE {
+        return Err(Errno::from(CapError::MissingRights(missing)));
+    }
+    Ok((endpoint, rights))
+}
+
+/// The endpoint in `slot` of `space` and its capability's rights, from
+/// the capability database.
+fn look_up(space: SpaceId, slot: u64) -> Result<(Arc<KernelEndpoint>, Rights), Errno> {
     let slot = Slot::try_from(slot).map_err(|_| Errno::EBADF)?;
-    let found = caps().with(|database| database.access(process.space(), slot, ObjectKind::Endpoint, needed).map(|capability| (capability.object.handle, capability.rights)));
+    let found = caps().with(|database| database.access(space, slot, ObjectKind::Endpoint, Rights::NONE).map(|capability| (capability.object.handle, capability.rights)));
     let (handle, rights) = found.map_err(Errno::from)?;
     let endpoint = ENDPOINTS.lock().get(&handle).cloned().ok_or(Errno::EPIPE)?;
     Ok((endpoint, rights))
@@ -217,7 +261,7 @@ fn errno_of(error: EndpointError) -> Errno {
 
 /// `send(slot, words, info)`: waits until a receiver has the message.
 pub(super) fn send(process: &NativeProcess, thread: &mut IpcThread, slot: u64, registers: &IpcRegisters, interrupted: Interrupted<'_>) -> Result<IpcRegisters, Errno> {
-    let (endpoint, may_grant) = sending_endpoint(process, slot)?;
+    let (endpoint, may_grant) = sending_endpoint(process, thread, slot)?;
     let message = message_from(process, thread, registers, may_grant)?;
     let me = thread.mailbox(process);
     endpoint.send(&me, message, grant_on_meeting, interrupted).map_err(errno_of)?;
@@ -226,7 +270,7 @@ pub(super) fn send(process: &NativeProcess, thread: &mut IpcThread, slot: u64, r
 
 /// `call(slot, words, info)`: sends and waits for the answer.
 pub(super) fn call(process: &NativeProcess, thread: &mut IpcThread, slot: u64, registers: &IpcRegisters, interrupted: Interrupted<'_>) -> Result<IpcRegisters, Errno> {
-    let (endpoint, may_grant) = sending_endpoint(process, slot)?;
+    let (endpoint, may_grant) = sending_endpoint(process, thread, slot)?;
     let message = message_from(process, thread, registers, may_grant)?;
     let me = thread.mailbox(process);
     let answer = endpoint.call(&me, message, grant_on_meeting, interrupted).map_err(errno_of)?;
@@ -235,8 +279,8 @@ pub(super) fn call(process: &NativeProcess, thread: &mut IpcThread, slot: u64, r
 
 /// The endpoint a send uses (write right), and whether it may carry a
 /// capability (grant right).
-fn sending_endpoint(process: &NativeProcess, slot: u64) -> Result<(Arc<KernelEndpoint>, bool), Errno> {
-    let (endpoint, rights) = endpoint_with_rights(process, slot, Rights::WRITE)?;
+fn sending_endpoint(process: &NativeProcess, thread: &mut IpcThread, slot: u64) -> Result<(Arc<KernelEndpoint>, bool), Errno> {
+    let (endpoint, rights) = endpoint_with_rights(process, thread, slot, Rights::WRITE)?;
     Ok((endpoint, rights.contains(Rights::GRANT)))
 }
 
@@ -250,7 +294,7 @@ pub(super) fn receive(
     answer: Option<&IpcRegisters>,
     interrupted: Interrupted<'_>,
 ) -> Result<IpcRegisters, Errno> {
-    let endpoint = endpoint(process, slot, Rights::READ)?;
+    let endpoint = endpoint(process, thread, slot, Rights::READ)?;
     let answer = match answer {
         Some(registers) => {
             let message = answer_message(process, thread, registers)?;

@@ -105,9 +105,8 @@ pub fn current() -> Arc<ThreadContext> {
 /// switch and restored afterwards. Switching to the current context is a
 /// no-op.
 pub fn switch_to(next: Arc<ThreadContext>) {
-    let _off = cpu::InterruptsOff::new();
-    let current = percpu::current_context();
-    if Arc::ptr_eq(&current, &next) {
+    let off = cpu::InterruptsOff::new();
+    if percpu::is_current_context(&off, &next) {
         return;
     }
     // Claim `next`; if its old CPU is still leaving it, wait for that.
@@ -119,10 +118,10 @@ pub fn switch_to(next: Arc<ThreadContext>) {
         }
         cpu::relax();
     }
-    let save_into = current.saved_stack_pointer.get();
     let resume_from = next.saved_stack_pointer.get();
-    percpu::set_previous_context(current);
-    percpu::set_current_context(next);
+    let current = percpu::replace_current_context(&off, next);
+    let save_into = current.saved_stack_pointer.get();
+    percpu::set_previous_context(&off, current);
     // SAFETY: (1) `current` is this CPU's running context, so no other CPU
     // reads its saved stack pointer until `finish_switch` below (run by
     // whichever context resumes next here) clears its flag; (2) `next` was
@@ -130,13 +129,13 @@ pub fn switch_to(next: Arc<ThreadContext>) {
     // frame laid out by `switch` or by `ThreadContext::new`; (3) the Arcs
     // stored in per-CPU data keep both contexts (and their stacks) alive.
     unsafe { switch(save_into, resume_from) };
-    finish_switch();
+    finish_switch(&off);
 }
 
 /// Runs on the new stack right after every switch: releases the context
 /// this CPU just left.
-fn finish_switch() {
-    if let Some(previous) = percpu::take_previous_context() {
+fn finish_switch(off: &cpu::InterruptsOff) {
+    if let Some(previous) = percpu::take_previous_context(off) {
         // Release: publishes the saved stack pointer to the next claimer.
         previous.running.store(false, Ordering::Release);
     }
@@ -144,7 +143,10 @@ fn finish_switch() {
 
 /// First code of a new context: finish the switch, enable interrupts, run.
 extern "C" fn thread_entry(entry: usize, argument: usize) -> ! {
-    finish_switch();
+    // Interrupts are off (the switch that led here turned them off).
+    let off = cpu::InterruptsOff::new();
+    finish_switch(&off);
+    drop(off);
     cpu::enable_interrupts();
     // SAFETY: `entry` was stored by `ThreadContext::new` from a `fn(usize) -> !`.
     let entry: fn(usize) -> ! = unsafe { core::mem::transmute::<usize, fn(usize) -> !>(entry) };

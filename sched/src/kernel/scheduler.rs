@@ -376,8 +376,9 @@ pub fn unpark_and_park(target: &Arc<Thread>) {
     }
     me.trace.record(TraceKind::Parked, index, 0);
     charge_stint(this, &me, machine::timer::uptime_nanoseconds());
-    switch_to_thread(this, me, target.clone());
-    let me = current();
+    // `me` is kept across the switch (a parked thread does not exit), so
+    // no second look at this CPU's current thread after it.
+    switch_to_thread(this, me.clone(), target.clone());
     me.permit.finish_park();
     me.trace.record(TraceKind::Unparked, percpu::current_index(), 0);
 }
