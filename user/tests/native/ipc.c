@@ -140,6 +140,16 @@ int main(void) {
     message = (struct lamina_message){{0}, 0};
     check("a signal interrupts a waiting call with EINTR", lamina_ipc(LAMINA_CALL, second, &message) == -EINTR);
 
+    /* The kernel keeps each thread's last endpoint look-up: a slot used,
+     * emptied and filled again must name what it holds now. */
+    message = (struct lamina_message){{0}, 0};
+    int reused = lamina_ipc(LAMINA_RECV, send_only, &message) == -EACCES && lamina_drop(send_only) == 0;
+    check("a dropped slot, just used, is EBADF", reused && lamina_ipc(LAMINA_RECV, send_only, &message) == -EBADF);
+    int64_t refilled = lamina_create_endpoint(LAMINA_READ);
+    alarm(1);
+    check("a refilled slot uses its new capability's rights", refilled == send_only && lamina_ipc(LAMINA_RECV, refilled, &message) == -EINTR);
+    lamina_drop(refilled);
+
     /* Revoking the endpoint closes it under a waiting receiver. The
      * receiver must be waiting by then: a revoke that comes first finds
      * it not yet in `recv` (which then fails with EBADF), and the round
