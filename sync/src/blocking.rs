@@ -36,8 +36,11 @@ pub trait Blocking: 'static {
 
     /// `unpark(thread)` then `park()`, as one step where the environment
     /// can: the kernel switches straight to `thread` when it may run on
-    /// this CPU (the IPC fast path), skipping the scheduler's queue.
-    fn unpark_and_park(thread: &Self::Thread) {
+    /// this CPU (the IPC fast path), skipping the scheduler's queue. `me`
+    /// is the calling thread (what [`Self::current`] would give; passed,
+    /// so the fast path need not look it up).
+    fn unpark_and_park(thread: &Self::Thread, me: &Self::Thread) {
+        let _ = me;
         Self::unpark(thread);
         Self::park();
     }

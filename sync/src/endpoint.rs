@@ -180,7 +180,7 @@ impl<M, B: Blocking> Mailbox<M, B> {
                 return self.abandon(operation);
             }
             match hand_to.take() {
-                Some(thread) => B::unpark_and_park(thread),
+                Some(thread) => B::unpark_and_park(thread, &self.thread),
                 None => B::park(),
             }
         }

@@ -28,7 +28,7 @@ impl Blocking for KernelBlocking {
         sched::unpark(thread);
     }
 
-    fn unpark_and_park(thread: &Self::Thread) {
-        sched::unpark_and_park(thread);
+    fn unpark_and_park(thread: &Self::Thread, me: &Self::Thread) {
+        sched::unpark_and_park(thread, me);
     }
 }

@@ -136,8 +136,8 @@ pub fn dispatch(process: &Arc<Process>, context: &mut UserContext, thread: &mut 
 }
 
 /// A Lamina native call: blocking IPC gives up when a signal comes or the
-/// process ends, as Linux's blocking calls do.
-#[cold]
+/// process ends, as Linux's blocking calls do. (Not `#[cold]`: IPC is a
+/// hot path.)
 fn native_call(process: &Arc<Process>, context: &mut UserContext, thread: &mut ThreadSelf) -> Flow {
     let tid = thread.tid;
     let interrupted = || thread_interrupted(process, tid);

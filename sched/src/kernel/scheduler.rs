@@ -51,8 +51,8 @@ pub(super) struct CpuScheduler {
     pending_seen: AtomicUsize,
     /// Uptime (ns) of this CPU's last look for a thread to take.
     last_take_look: AtomicU64,
-    /// Uptime (ns) since which the current thread's running time is not
-    /// yet added to its `cpu_time`.
+    /// The time-stamp counter reading since which the current thread's
+    /// running time is not yet added to its `cpu_cycles`.
     stint_start: AtomicU64,
     /// When this CPU's one-shot timer fires next (only this CPU, with
     /// interrupts off, touches it).
@@ -108,13 +108,16 @@ pub fn init_cpu(stacks: &'static StackSource, root: ContainerId) {
     let idle = Arc::new(Thread::new("idle", context::current(), index, None, true, root));
     *this.idle_thread.lock() = Some(idle.clone());
     *this.current.lock() = Some(idle);
+    this.stint_start.store(cpu::read_timestamp_counter(), Ordering::Relaxed);
 }
 
-/// Adds `current`'s running time up to `now` to its CPU time (interrupts
-/// off: only this CPU touches its `stint_start`).
+/// Adds `current`'s running time up to the time-stamp counter reading
+/// `now` to its CPU time (interrupts off: only this CPU touches its
+/// `stint_start`). Kept in cycles: a switch charges without a conversion
+/// to nanoseconds (two divisions, ~30 instructions), done when read.
 fn charge_stint(this: &CpuScheduler, current: &Thread, now: u64) {
     let started = this.stint_start.swap(now, Ordering::Relaxed);
-    current.add_cpu_time(now.saturating_sub(started));
+    current.add_cpu_cycles(now.saturating_sub(started));
 }
 
 /// The CPU time (ns) of `me`, the calling thread, its running stint
@@ -123,8 +126,8 @@ pub fn own_cpu_time(me: &Thread) -> u64 {
     let _off = cpu::InterruptsOff::new();
     debug_assert!(Arc::ptr_eq(&context::current(), &me.context), "own_cpu_time of a thread that is not the caller");
     let (_, this) = this_cpu();
-    let running = machine::timer::uptime_nanoseconds().saturating_sub(this.stint_start.load(Ordering::Relaxed));
-    me.cpu_time() + running
+    let running = cpu::read_timestamp_counter().saturating_sub(this.stint_start.load(Ordering::Relaxed));
+    machine::timer::nanoseconds_of_cycles(me.cpu_cycles() + running)
 }
 
 /// `thread`'s CPU time (ns) now: what was charged to it, plus the stint
@@ -132,16 +135,16 @@ pub fn own_cpu_time(me: &Thread) -> u64 {
 /// ticks come late, as on an overloaded host).
 pub fn cpu_time_of(thread: &Arc<Thread>) -> u64 {
     loop {
-        let charged = thread.cpu_time();
-        let now = machine::timer::uptime_nanoseconds();
+        let charged = thread.cpu_cycles();
+        let now = cpu::read_timestamp_counter();
         let running = CPUS.iter().take(percpu::online_count()).find_map(|cpu| {
             let current = cpu.current.lock();
             current.as_ref().filter(|on_cpu| Arc::ptr_eq(on_cpu, thread)).map(|_| cpu.stint_start.load(Ordering::Relaxed))
         });
         // A charge in between moved time from the stint to `charged`:
         // read again rather than count it twice.
-        if thread.cpu_time() == charged {
-            return charged + running.map_or(0, |start| now.saturating_sub(start));
+        if thread.cpu_cycles() == charged {
+            return machine::timer::nanoseconds_of_cycles(charged + running.map_or(0, |start| now.saturating_sub(start)));
         }
     }
 }
@@ -352,8 +355,10 @@ pub fn park() {
 /// L4's direct process switch). Otherwise `target` is made ready as
 /// `unpark` does and the caller parks as `park` does. Threads queued
 /// before `target` wait one more turn; the next tick shares the CPU again.
-pub fn unpark_and_park(target: &Arc<Thread>) {
-    let me = current();
+/// `me` is the calling thread.
+pub fn unpark_and_park(target: &Arc<Thread>, me: &Arc<Thread>) {
+    debug_assert!(Arc::ptr_eq(me, &current()), "unpark_and_park names the calling thread as `me`");
+    let me = me.clone();
     let _off = cpu::InterruptsOff::new();
     let (index, this) = this_cpu();
     let was_parked = target.permit.give_permit();
@@ -375,7 +380,7 @@ pub fn unpark_and_park(target: &Arc<Thread>) {
         return make_ready(target.clone());
     }
     me.trace.record(TraceKind::Parked, index, 0);
-    charge_stint(this, &me, machine::timer::uptime_nanoseconds());
+    charge_stint(this, &me, cpu::read_timestamp_counter());
     // `me` is kept across the switch (a parked thread does not exit), so
     // no second look at this CPU's current thread after it.
     switch_to_thread(this, me.clone(), target.clone());
@@ -488,7 +493,7 @@ fn schedule(requeue: Requeue) {
         current.name(),
         current.id()
     );
-    charge_stint(this, &current, machine::timer::uptime_nanoseconds());
+    charge_stint(this, &current, cpu::read_timestamp_counter());
     if requeue == Requeue::Yes && !current.idle {
         make_ready(current.clone());
     }
@@ -588,7 +593,7 @@ fn timer_tick(frame: &mut machine::TrapFrame) {
         // A thread that keeps its CPU is charged each tick, so that others
         // read its CPU time at most a tick behind.
         if let Some(current) = this.current.lock().as_ref() {
-            charge_stint(this, current, now);
+            charge_stint(this, current, cpu::read_timestamp_counter());
         }
     }
     // Between ticks only a sleeper that just woke may take the CPU.

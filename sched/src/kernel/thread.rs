@@ -44,10 +44,10 @@ pub struct Thread {
     container: ContainerId,
     /// The last scheduling events (debug builds), for stall reports.
     pub(crate) trace: Trace,
-    /// Nanoseconds it has run on a CPU, up to its CPU's last switch or
-    /// timer tick.
-    cpu_time: AtomicU64,
-    /// The part of `cpu_time` it spent in user mode, in time-stamp cycles
+    /// Time-stamp counter cycles it has run on a CPU, up to its CPU's
+    /// last switch or timer tick.
+    cpu_cycles: AtomicU64,
+    /// The part of `cpu_cycles` it spent in user mode, in time-stamp cycles
     /// (the machine layer measures each stay with interrupts off, so a stay
     /// never spans a switch); the rest is its system time.
     user_cycles: AtomicU64,
@@ -81,7 +81,7 @@ impl Thread {
             idle,
             container,
             trace: Trace::new(),
-            cpu_time: AtomicU64::new(0),
+            cpu_cycles: AtomicU64::new(0),
             user_cycles: AtomicU64::new(0),
         }
     }
@@ -173,12 +173,17 @@ impl Thread {
     /// ([`crate::cpu_time_of`] adds the stint of a thread running now;
     /// [`crate::own_cpu_time`] is the caller's own).
     pub fn cpu_time(&self) -> u64 {
-        self.cpu_time.load(Ordering::Relaxed)
+        machine::timer::nanoseconds_of_cycles(self.cpu_cycles())
     }
 
-    pub(crate) fn add_cpu_time(&self, nanoseconds: u64) {
+    /// [`Self::cpu_time`] in time-stamp counter cycles, as charged.
+    pub(crate) fn cpu_cycles(&self) -> u64 {
+        self.cpu_cycles.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_cpu_cycles(&self, cycles: u64) {
         // Relaxed: a statistic, added only by the CPU running the thread.
-        self.cpu_time.fetch_add(nanoseconds, Ordering::Relaxed);
+        self.cpu_cycles.fetch_add(cycles, Ordering::Relaxed);
     }
 
     /// The part of its CPU time (ns) spent in user mode, up to its last
