@@ -108,6 +108,18 @@ impl CapDatabase {
         })
     }
 
+    /// The kind and kernel handle of the object the capability in `slot`
+    /// names: [`Self::capability`] without the rest of the record (a
+    /// `poll` of a thousand descriptors asks this a thousand times).
+    pub fn object_of(&self, space: SpaceId, slot: Slot) -> Result<(ObjectKind, u64), CapError> {
+        let node = self.node(self.occupied_slot(space, slot)?);
+        if let Mark::Doomed(_) = node.mark {
+            return Err(CapError::Revoked);
+        }
+        let record = self.objects.get(node.object.0).expect("nodes name live objects");
+        Ok((record.key.kind, record.handle))
+    }
+
     /// The capability in `slot`, checked to name a `kind` object and to
     /// carry `needed`: what every use of a capability goes through.
     pub fn access(

@@ -34,12 +34,20 @@ pub struct PollFd {
 impl UserValue for PollFd {
     const SIZE: usize = 8;
     fn decode(bytes: &[u8]) -> Result<Self, Errno> {
-        Ok(Self { fd: i32::decode(&bytes[..4])?, events: u16::from_le_bytes([bytes[4], bytes[5]]), revents: u16::from_le_bytes([bytes[6], bytes[7]]) })
+        // One bounds check, then fixed offsets (a `poll` decodes thousands).
+        let raw: &[u8; 8] = bytes.get(..8).and_then(|raw| raw.try_into().ok()).ok_or(Errno::EINVAL)?;
+        Ok(Self {
+            fd: i32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
+            events: u16::from_le_bytes([raw[4], raw[5]]),
+            revents: u16::from_le_bytes([raw[6], raw[7]]),
+        })
     }
     fn encode(&self, bytes: &mut [u8]) {
-        self.fd.encode(&mut bytes[..4]);
-        bytes[4..6].copy_from_slice(&self.events.to_le_bytes());
-        bytes[6..8].copy_from_slice(&self.revents.to_le_bytes());
+        let mut raw = [0u8; 8];
+        raw[..4].copy_from_slice(&self.fd.to_le_bytes());
+        raw[4..6].copy_from_slice(&self.events.to_le_bytes());
+        raw[6..].copy_from_slice(&self.revents.to_le_bytes());
+        bytes[..8].copy_from_slice(&raw);
     }
 }
 

@@ -313,9 +313,9 @@ pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Optio
         for fd in fds {
             let handle = Slot::try_from(fd)
                 .ok()
-                .and_then(|slot| database.capability(space, slot).ok())
-                .filter(|capability| is_descriptor(capability.object.kind()))
-                .map_or(NONE, |capability| capability.object.handle);
+                .and_then(|slot| database.object_of(space, slot).ok())
+                .filter(|&(kind, _)| is_descriptor(kind))
+                .map_or(NONE, |(_, handle)| handle);
             handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
             handles.push(handle);
         }

@@ -134,6 +134,12 @@ impl Registration {
         Self::in_sets(&[source])
     }
 
+    /// Registered nowhere: for a wait that never sleeps (a zero timeout;
+    /// Linux's `poll` skips its poll table then too).
+    pub fn none() -> Registration {
+        Self::in_sets(&[])
+    }
+
     fn in_sets(sources: &[Source]) -> Registration {
         let me = sched::current();
         let mut seen = [None; 2];

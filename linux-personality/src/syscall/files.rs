@@ -1111,6 +1111,15 @@ fn registration_for(files: &[Option<Arc<OpenFile>>]) -> crate::poll_wakeups::Reg
     Registration::in_own_sets(distinct_pipes(files).map(|pipe| pipe.clone() as Arc<dyn HasOwnPollers>), count)
 }
 
+/// [`registration_for`], unless `deadline` has passed already (a zero
+/// timeout): a wait that returns after its first check needs no wake-up.
+fn registration_unless_due(deadline: Option<u64>, files: &[Option<Arc<OpenFile>>]) -> crate::poll_wakeups::Registration {
+    if deadline.is_some_and(|deadline| machine::timer::uptime_nanoseconds() >= deadline) {
+        return crate::poll_wakeups::Registration::none();
+    }
+    registration_for(files)
+}
+
 /// The pipes `files` names, a run of descriptors naming one pipe (dup'ed
 /// ends) once; a pipe named again later comes again (and registers
 /// again, harmlessly).
@@ -1161,30 +1170,38 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
     bytes.try_reserve_exact(count as usize * PollFd::SIZE).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(count as usize * PollFd::SIZE, 0);
     call.read_in(address, &mut bytes)?;
+    // Decoded once (each check writes only `revents`).
+    let mut entries = Vec::new();
+    entries.try_reserve_exact(count as usize).map_err(|_| Errno::ENOMEM)?;
+    for raw in bytes.chunks(PollFd::SIZE) {
+        entries.push(PollFd::decode(raw)?);
+    }
     // A negative descriptor is ignored (u64::MAX names none).
-    let fds = |bytes: &[u8]| -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
-        look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| PollFd::decode(raw).map_or(u64::MAX, |entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX })))
-    };
-    let mut first = Some(fds(&bytes)?);
-    let registration = registration_for(first.as_deref().unwrap_or(&[]));
+    let mut descriptors = Vec::new();
+    descriptors.try_reserve_exact(entries.len()).map_err(|_| Errno::ENOMEM)?;
+    descriptors.extend(entries.iter().map(|entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX }));
+    let fds = || look_up_all(call, descriptors.iter().copied());
+    let mut first = Some(fds()?);
+    let registration = registration_unless_due(deadline, first.as_deref().unwrap_or(&[]));
     let ready = wait_ready_in(call, deadline, registration, || {
         let files = match first.take() {
             Some(files) => files,
-            None => fds(&bytes)?,
+            None => fds()?,
         };
         let mut ready = 0;
-        for (raw, file) in bytes.chunks_mut(PollFd::SIZE).zip(&files) {
-            let mut entry = PollFd::decode(raw)?;
+        for (entry, file) in entries.iter_mut().zip(&files) {
             let readiness = file.as_ref().map(|file| {
                 let (readable, writable, hung_up) = file.readiness(0);
                 Readiness { readable, writable, hung_up }
             });
             entry.revents = entry.revents_for(readiness);
-            entry.encode(raw);
             ready += usize::from(entry.revents != 0);
         }
         Ok(ready)
     })?;
+    for (raw, entry) in bytes.chunks_mut(PollFd::SIZE).zip(&entries) {
+        entry.encode(raw);
+    }
     call.write_out(address, &bytes)?;
     value(ready as u64)
 }
@@ -1238,7 +1255,7 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
     let mut results = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
     let wanted = |fd: u64| (sets[0][(fd / 64) as usize] | sets[1][(fd / 64) as usize]) & (1u64 << (fd % 64)) != 0;
     let mut first = Some(look_up_all(call, (0..count).filter(|&fd| wanted(fd)))?);
-    let registration = registration_for(first.as_deref().unwrap_or(&[]));
+    let registration = registration_unless_due(deadline, first.as_deref().unwrap_or(&[]));
     let ready = wait_ready_in(call, deadline, registration, || {
         let files = match first.take() {
             Some(files) => files,
