@@ -29,6 +29,17 @@ fn a_copy_never_has_more_rights_than_its_parent() {
 }
 
 #[test]
+fn object_of_names_what_capability_names() {
+    let mut world = World::new(2, 64);
+    let memory = world.memory(0, 4096, Rights::READ);
+    let (space, other) = (world.spaces[0], world.spaces[1]);
+    let full = world.database.capability(space, memory).unwrap();
+    assert_eq!(world.database.object_of(space, memory), Ok((full.object.kind(), full.object.handle)));
+    assert_eq!(world.database.object_of(other, memory), Err(CapError::EmptySlot));
+    assert_eq!(world.database.object_of(space, 63), Err(CapError::EmptySlot));
+}
+
+#[test]
 fn a_process_reaches_only_its_own_slots() {
     let mut world = World::new(2, 64);
     let memory = world.memory(0, 4096, Rights::ALL);
@@ -140,6 +151,7 @@ fn nothing_can_be_derived_from_a_capability_whose_revocation_is_under_way() {
         panic!("first revoke starts")
     };
     assert_eq!(world.database.capability(space, child), Err(CapError::Revoked), "a doomed copy works for nobody");
+    assert_eq!(world.database.object_of(space, child), Err(CapError::Revoked), "nor through the lean look-up");
     assert_eq!(world.database.delegate(space, child, 1, Rights::ALL, ANY), Err(CapError::Revoked));
     assert_eq!(world.database.derive(space, root, Rights::ALL, Narrowing::Whole, ANY), Err(CapError::InRevocation));
     assert!(world.database.capability(space, root).is_ok(), "the root itself still works");
