@@ -16,6 +16,33 @@
 
 use crate::failure::{Failure, Outcome};
 
+/// `N` distinct TCP ports on 127.0.0.1 free right now, chosen by the
+/// host's kernel (bind to port 0, all held until each is chosen): a check
+/// that forwarded fixed ports failed whenever another run on this machine
+/// held one (two `make test`s side by side). Another process may take one
+/// before QEMU binds it; the check then fails naming the port, as it did
+/// with fixed ones.
+pub fn free_tcp_ports<const N: usize>() -> Outcome<[u16; N]> {
+    let listeners = (0..N).map(|_| std::net::TcpListener::bind(("127.0.0.1", 0))).collect::<Result<Vec<_>, _>>();
+    let listeners = listeners.map_err(|error| Failure::failed(format!("finding a free TCP port on 127.0.0.1: {error}")))?;
+    ports_of(listeners.iter().map(std::net::TcpListener::local_addr))
+}
+
+/// [`free_tcp_ports`] for UDP.
+pub fn free_udp_ports<const N: usize>() -> Outcome<[u16; N]> {
+    let sockets = (0..N).map(|_| std::net::UdpSocket::bind(("127.0.0.1", 0))).collect::<Result<Vec<_>, _>>();
+    let sockets = sockets.map_err(|error| Failure::failed(format!("finding a free UDP port on 127.0.0.1: {error}")))?;
+    ports_of(sockets.iter().map(std::net::UdpSocket::local_addr))
+}
+
+fn ports_of<const N: usize>(addresses: impl Iterator<Item = std::io::Result<std::net::SocketAddr>>) -> Outcome<[u16; N]> {
+    let mut ports = [0; N];
+    for (port, address) in ports.iter_mut().zip(addresses) {
+        *port = address.map_err(|error| Failure::failed(error.to_string()))?.port();
+    }
+    Ok(ports)
+}
+
 /// A host TCP port on 127.0.0.1 forwarded to a guest port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortForward {
@@ -79,5 +106,9 @@ mod tests {
         assert!(datagrams[1].starts_with("dgram,") && datagrams[1].matches("host=127.0.0.1").count() == 2);
         assert_eq!(parse_port_forward("8080").unwrap(), PortForward { host: 8080, guest: 8080 });
         assert!(parse_port_forward("0:80").is_err() && parse_port_forward("x:80").is_err());
+        let [first, second] = free_tcp_ports::<2>().unwrap();
+        let [datagrams] = free_udp_ports::<1>().unwrap();
+        assert!(first != 0 && second != 0 && datagrams != 0 && first != second, "distinct ports the host's kernel chose");
+        assert!(std::net::TcpListener::bind(("127.0.0.1", first)).is_ok(), "a port given back is free again");
     }
 }

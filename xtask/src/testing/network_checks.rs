@@ -26,16 +26,17 @@ const ECHO_BYTES: usize = 2 << 20;
 const GUEST_PORT: u16 = 7777;
 
 pub fn run_network_checks(tally: &mut Tally) {
-    for (kernel, host_port) in [(GuestKernel::Lamina, 17_901), (GuestKernel::Linux, 17_902)] {
-        let outcome = echo_through_forwarded_port(kernel, host_port);
+    use crate::network::free_tcp_ports;
+    for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
+        let outcome = free_tcp_ports().and_then(|[host_port]| echo_through_forwarded_port(kernel, host_port));
         tally.record(&format!("network: {} MiB echoed by a guest TCP server through a forwarded port ({kernel:?})", ECHO_BYTES >> 20), outcome.map_err(|failure| failure.to_string()));
     }
-    for (kernel, host_port) in [(GuestKernel::Lamina, 17_903), (GuestKernel::Linux, 17_904)] {
-        let outcome = redis_round_trip(kernel, host_port);
+    for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
+        let outcome = free_tcp_ports().and_then(|[host_port]| redis_round_trip(kernel, host_port));
         tally.record(&format!("network: the host's redis-cli talks to redis-server in the guest ({kernel:?})"), outcome.map_err(|failure| failure.to_string()));
     }
-    for (kernel, host_ports) in [(GuestKernel::Lamina, (17_905, 17_906)), (GuestKernel::Linux, (17_907, 17_908))] {
-        let outcome = nginx_serves_the_host(kernel, host_ports);
+    for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
+        let outcome = free_tcp_ports().and_then(|[http, control]| nginx_serves_the_host(kernel, (http, control)));
         tally.record(&format!("network: NGINX in the guest serves a 256 KiB file to the host ({kernel:?})"), outcome.map_err(|failure| failure.to_string()));
     }
 }
