@@ -124,8 +124,12 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         None
     };
     let address = if fixed { hint } else { place_mapping(call, length)? };
-    let first_rights = if file.is_some() { Rights::READ_WRITE } else { final_rights };
     let shared = flags & MAP_SHARED != 0;
+    // A readable private file mapping is made with its own rights (the
+    // shared file pages go in as they are; no protect pass over every
+    // page after). Otherwise the bytes may be copied in, so writable first.
+    let private_readable = file.is_some() && !shared && final_rights.read();
+    let first_rights = if file.is_some() && !private_readable { Rights::READ_WRITE } else { final_rights };
     let shared_anonymous = file.is_none() && shared;
     let made = call.process.native.with_memory(|memory| -> Result<Option<vmem::TlbFlush>, VmError> {
         let flush = if flags & MAP_FIXED != 0 { Some(memory.unmap(address, length)?) } else { None };
@@ -152,24 +156,34 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
         crate::file_mappings::write_back(inode)?;
         let stat = fs::with(|tree| tree.stat(inode))?;
         let available = stat.size.saturating_sub(offset).min(length);
-        if !map_cached_file_pages(call, inode, &stat, offset, available, address)? {
+        let protect = |rights| -> Result<(), Errno> {
+            let protected = call.process.native.with_memory(|memory| memory.protect(address, length, rights))?;
+            carry_out(protected.map_err(Errno::from)?);
+            Ok(())
+        };
+        let mut rights_now = first_rights;
+        if !map_cached_file_pages(call, inode, &stat, offset, available, address, first_rights)? {
+            // Copied in: the pages must take the bytes first.
+            if rights_now != Rights::READ_WRITE {
+                protect(Rights::READ_WRITE)?;
+                rights_now = Rights::READ_WRITE;
+            }
             read_file_into(inode, offset, available, |at, bytes| call.write_out(address + at, bytes))?;
         }
-        if final_rights != Rights::READ_WRITE {
-            let protected = call.process.native.with_memory(|memory| memory.protect(address, length, final_rights))?;
-            carry_out(protected.map_err(Errno::from)?);
+        if rights_now != final_rights {
+            protect(final_rights)?;
         }
     }
     value(address)
 }
 
 /// A private mapping of `available` bytes of file `inode` from `offset`
-/// at `address`, from pages shared by every process mapping the same part
+/// at `address`, with `rights`, from pages shared by every process mapping the same part
 /// of the same file as it is now (`exec_cache`; a write copies the page).
 /// Ok(false) when they cannot be had (too big, no memory, or the file is
 /// mapped shared: its bytes may change without its times): the caller
 /// copies the bytes instead.
-fn map_cached_file_pages(call: &Call<'_>, inode: vfs::InodeId, stat: &vfs::Stat, offset: u64, available: u64, address: u64) -> Result<bool, Errno> {
+fn map_cached_file_pages(call: &Call<'_>, inode: vfs::InodeId, stat: &vfs::Stat, offset: u64, available: u64, address: u64, rights: Rights) -> Result<bool, Errno> {
     if available == 0 || crate::file_mappings::is_mapped(inode) {
         return Ok(false);
     }
@@ -178,7 +192,7 @@ fn map_cached_file_pages(call: &Call<'_>, inode: vfs::InodeId, stat: &vfs::Stat,
     let fill = |handle| read_file_into(inode, offset, available, |at, bytes| memory_objects::write(handle, at, bytes));
     let Some(handle) = crate::exec_cache::segment(FileKey::of(inode, stat), shape, pages, fill) else { return Ok(false) };
     let mut rollback = None;
-    let mapped = call.process.native.with_memory(|memory| memory_objects::map_private_into_space(memory, address, handle, Rights::READ_WRITE, &mut rollback))?;
+    let mapped = call.process.native.with_memory(|memory| memory_objects::map_private_into_space(memory, address, handle, rights, &mut rollback))?;
     if let Some(flush) = rollback {
         carry_out(flush);
     }
