@@ -60,7 +60,9 @@ commands:
   profile [MACHINE] [--file ...] -- PROGRAM [ARGS...]
                            run a program on Lamina as exec does, counting the
                            instructions each kernel function executes (a TCG
-                           plugin, xtask/tools/tbprof.c); prints the top 40
+                           plugin, xtask/tools/tbprof.c); prints the top 40;
+                           an argument {LOW,HIGH} runs it with each count there
+                           and prints the difference per extra round
   boottime [--runs N] [--smp N]
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,

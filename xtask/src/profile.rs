@@ -6,15 +6,16 @@
 //!
 //! Counts are exact instructions, not time: the hot paths the benchmarks
 //! compare under `-icount` show here by name. A run includes boot and the
-//! program's start; profile a loop long enough to dominate, or run twice
-//! with different counts and compare.
+//! program's start; a program argument `{LOW,HIGH}` runs the program twice,
+//! with each count in that place, and reports the difference per extra
+//! round, which leaves the loop alone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::arguments::Arguments;
-use crate::exec::{parse_exec_arguments, run_program, GuestKernel, Input, Output};
+use crate::exec::{parse_exec_arguments, run_program, ExecRequest, GuestKernel, Input, Output};
 use crate::failure::{Context, Failure, Outcome};
 
 /// Lines of the report.
@@ -23,25 +24,60 @@ const SHOWN: usize = 40;
 const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
 
 pub fn profile_command(mut arguments: Arguments) -> Outcome {
-    let request = parse_exec_arguments(&mut arguments)?;
+    let mut request = parse_exec_arguments(&mut arguments)?;
     if request.kernel != GuestKernel::Lamina {
         return Err(Failure::usage("profile runs Lamina only (its symbols name the functions)"));
     }
+    let rounds = rounds_argument(&request.program_arguments)?;
     crate::dependencies::ensure_dependencies()?;
     let plugin = build_plugin()?;
     let counts = crate::workspace::target_directory().join("tools/tbprof.txt");
-    let _ = std::fs::remove_file(&counts);
     let mut qemu_arguments = std::env::var("LAMINA_QEMU_ARGS").unwrap_or_default();
     qemu_arguments.push_str(&format!(" -plugin {},out={}", plugin.display(), counts.display()));
     std::env::set_var("LAMINA_QEMU_ARGS", qemu_arguments.trim());
-    let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, None)?;
-    print!("{}", String::from_utf8_lossy(&run.output));
-    // The plugin writes every half second: take its last word.
-    std::thread::sleep(std::time::Duration::from_millis(700));
-    let blocks = std::fs::read_to_string(&counts).context(|| format!("the plugin wrote no {}", counts.display()))?;
+    let run = |request: &ExecRequest| -> Outcome<String> {
+        let _ = std::fs::remove_file(&counts);
+        let run = run_program(request, Input::Pipe(Vec::new()), Output::Capture, None)?;
+        print!("{}", String::from_utf8_lossy(&run.output));
+        // The plugin writes every half second: take its last word.
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        std::fs::read_to_string(&counts).context(|| format!("the plugin wrote no {}", counts.display()))
+    };
     let image = crate::workspace::target_directory().join("x86_64-unknown-none/release/lamina");
-    print!("{}", report(&blocks, &kernel_functions(&image)?));
+    let Some(Rounds { index, low, high }) = rounds else {
+        let blocks = run(&request)?;
+        print!("{}", report(&blocks, &kernel_functions(&image)?));
+        return Ok(());
+    };
+    request.program_arguments[index] = low.to_string();
+    let fewer = run(&request)?;
+    request.program_arguments[index] = high.to_string();
+    let more = run(&request)?;
+    print!("{}", per_round_report(&fewer, &more, high - low, &kernel_functions(&image)?));
     Ok(())
+}
+
+/// A program argument `{LOW,HIGH}`: the program runs once with each count
+/// there, and the report is the difference per extra round (boot, start-up
+/// and set-up cancel out).
+#[derive(Debug, PartialEq, Eq)]
+struct Rounds {
+    index: usize,
+    low: u64,
+    high: u64,
+}
+
+fn rounds_argument(arguments: &[String]) -> Outcome<Option<Rounds>> {
+    let mut found = None;
+    for (index, argument) in arguments.iter().enumerate() {
+        let Some(inside) = argument.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')) else { continue };
+        let counts = inside.split_once(',').and_then(|(low, high)| Some((low.trim().parse::<u64>().ok()?, high.trim().parse::<u64>().ok()?)));
+        match counts {
+            Some((low, high)) if low < high && found.is_none() => found = Some(Rounds { index, low, high }),
+            _ => return Err(Failure::usage(format!("`{argument}`: one `{{LOW,HIGH}}` argument, LOW < HIGH, gives the round counts to compare"))),
+        }
+    }
+    Ok(found)
 }
 
 /// Builds the plugin when its source is newer than the library.
@@ -74,8 +110,15 @@ fn kernel_functions(image: &Path) -> Outcome<Vec<(u64, u64, String)>> {
     Ok(functions)
 }
 
-/// Instructions by kernel function, the user-space total and the whole.
-fn report(blocks: &str, functions: &[(u64, u64, String)]) -> String {
+/// One run's instructions: by kernel function, in user space, and at
+/// kernel addresses no symbol covers.
+struct Tally<'a> {
+    by_function: BTreeMap<&'a str, u64>,
+    user: u64,
+    unknown: u64,
+}
+
+fn tally<'a>(blocks: &str, functions: &'a [(u64, u64, String)]) -> Tally<'a> {
     let (mut by_function, mut user, mut unknown) = (BTreeMap::<&str, u64>::new(), 0u64, 0u64);
     for line in blocks.lines() {
         let mut fields = line.split_whitespace();
@@ -90,6 +133,39 @@ fn report(blocks: &str, functions: &[(u64, u64, String)]) -> String {
             _ => unknown += instructions,
         }
     }
+    Tally { by_function, user, unknown }
+}
+
+/// Instructions per extra round: `more`'s run minus `fewer`'s, divided by
+/// the `extra` rounds it made, by kernel function (those that moved by at
+/// least one instruction per round), beside the user-space and kernel totals.
+fn per_round_report(fewer: &str, more: &str, extra: u64, functions: &[(u64, u64, String)]) -> String {
+    let (fewer, more) = (tally(fewer, functions), tally(more, functions));
+    let per_round = |high: u64, low: u64| (high as f64 - low as f64) / extra as f64;
+    let kernel = |tally: &Tally| tally.by_function.values().sum::<u64>() + tally.unknown;
+    let mut ranked: Vec<(&str, f64)> = more
+        .by_function
+        .iter()
+        .map(|(name, count)| (*name, per_round(*count, fewer.by_function.get(name).copied().unwrap_or(0))))
+        .chain(fewer.by_function.iter().filter(|(name, _)| !more.by_function.contains_key(*name)).map(|(name, count)| (*name, per_round(0, *count))))
+        .filter(|(_, each)| each.abs() >= 1.0)
+        .collect();
+    ranked.sort_by(|one, other| other.1.total_cmp(&one.1));
+    let (kernel_each, user_each) = (per_round(kernel(&more), kernel(&fewer)), per_round(more.user, fewer.user));
+    let mut text = format!("instructions per round ({extra} rounds apart): {:.1} in all, {kernel_each:.1} in the kernel, {user_each:.1} in user space\n", kernel_each + user_each);
+    for (name, each) in ranked.into_iter().take(SHOWN) {
+        text.push_str(&format!("{each:>10.1}  {name}\n"));
+    }
+    let unknown = per_round(more.unknown, fewer.unknown);
+    if unknown.abs() >= 1.0 {
+        text.push_str(&format!("{unknown:>10.1}  (no symbol)\n"));
+    }
+    text
+}
+
+/// Instructions by kernel function, the user-space total and the whole.
+fn report(blocks: &str, functions: &[(u64, u64, String)]) -> String {
+    let Tally { by_function, user, unknown } = tally(blocks, functions);
     let kernel: u64 = by_function.values().sum::<u64>() + unknown;
     let mut ranked: Vec<(&str, u64)> = by_function.into_iter().collect();
     ranked.sort_by(|one, other| other.1.cmp(&one.1));
@@ -118,5 +194,26 @@ mod tests {
         assert!(lines[1].ends_with(" b") && lines[1].trim_start().starts_with("100"), "{text}");
         assert!(lines[2].ends_with(" a") && lines[2].trim_start().starts_with("50"), "{text}");
         assert!(lines[3].contains("(no symbol)"));
+    }
+
+    #[test]
+    fn a_per_round_report_keeps_only_what_grows_with_the_rounds() {
+        let functions = vec![(0xffff_ffff_8000_0000, 0xffff_ffff_8000_0100, "boot".to_string()), (0xffff_ffff_8000_0100, 0xffff_ffff_8000_0200, "hot".to_string())];
+        let fewer = "ffffffff80000010 5000 1\nffffffff80000150 1000 10\n400000 300 3\n";
+        let more = "ffffffff80000010 5000 1\nffffffff80000150 6000 60\n400000 800 8\n";
+        let text = per_round_report(fewer, more, 50, &functions);
+        assert!(text.starts_with("instructions per round (50 rounds apart): 110.0 in all, 100.0 in the kernel, 10.0 in user space"), "{text}");
+        assert!(text.lines().nth(1).is_some_and(|line| line.trim() == "100.0  hot"), "{text}");
+        assert!(!text.contains("boot"), "what does not grow is left out: {text}");
+    }
+
+    #[test]
+    fn the_rounds_argument_is_one_pair_low_then_high() {
+        let arguments = |list: &[&str]| list.iter().map(|text| text.to_string()).collect::<Vec<_>>();
+        assert_eq!(rounds_argument(&arguments(&["getpid", "{100,600}"])).unwrap(), Some(Rounds { index: 1, low: 100, high: 600 }));
+        assert_eq!(rounds_argument(&arguments(&["getpid", "600"])).unwrap(), None);
+        for bad in [&["{600,100}"][..], &["{1,x}"], &["{1,2}", "{3,4}"], &["{}"]] {
+            assert!(rounds_argument(&arguments(bad)).is_err(), "{bad:?}");
+        }
     }
 }
