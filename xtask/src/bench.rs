@@ -2,7 +2,7 @@
 //! and merges the records into `target/bench/results.json`.
 //!
 //! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `multikernel`, `syscalls`,
-//! `apps`, `fs`, `net`. Each issue that adds benchmarks adds its group to [`GROUPS`].
+//! `apps`, `fs`, `net`, `scaling`. Each issue that adds benchmarks adds its group to [`GROUPS`].
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::bench_results::{save_records, BenchmarkRecord};
@@ -62,6 +62,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "net",
         run: crate::net_bench::run_net_group,
+    },
+    Group {
+        name: "scaling",
+        run: crate::linux_bench::run_scaling_group,
     },
 ];
 
@@ -190,7 +194,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "syscalls", "apps", "fs", "net"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "syscalls", "apps", "fs", "net", "scaling"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

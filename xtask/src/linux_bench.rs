@@ -42,6 +42,66 @@ pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
     measure("syscalls", &|kernel, machine| request(kernel, machine))
 }
 
+/// CPU counts the `scaling` group boots with.
+const SCALING_CPUS: [u32; 4] = [1, 2, 4, 8];
+/// How long each operation runs in the `scaling` program (ms).
+const SCALING_MILLISECONDS: &str = "1000";
+
+/// The `scaling` group: `user/bench/scaling.c` (one pinned worker per CPU
+/// repeating page faults, mmap/munmap, open/close, pipe round trips and
+/// futex wakes) on 1, 2, 4 and 8 CPUs, wall time under MTTCG, as operations
+/// per second; a record per operation and CPU count (`scale_pipe_4cpu`).
+/// These machines have 2 host cores: past 2 CPUs the vCPUs share them, so
+/// a flat line there is the host's, and the ratio to Linux is what compares.
+/// One boot per kernel and count (no spread: read the ratios, not the digits).
+pub fn run_scaling_group() -> Outcome<Vec<BenchmarkRecord>> {
+    let program = compile_c("user/bench/scaling.c", "bench-scaling")?;
+    let mut records = Vec::new();
+    for cpus in SCALING_CPUS {
+        let mut per_kernel: Vec<Figures> = Vec::new();
+        for kernel in KERNELS {
+            eprintln!("xtask: scaling: {kernel:?}, {cpus} CPU(s)");
+            per_kernel.push(figures(&ExecRequest {
+                machine: MachineOptions::with(cpus, 1024),
+                kernel,
+                files: Vec::new(),
+                program: program.clone(),
+                program_arguments: vec![SCALING_MILLISECONDS.to_string()],
+                disk: None,
+                mount_disk: false,
+                disk_log: None,
+                network: None,
+            })?);
+        }
+        records.extend(scaling_records(&per_kernel, cpus));
+    }
+    Ok(records)
+}
+
+/// One record per operation of a `scaling` run on `cpus` CPUs; `per_kernel`
+/// in [`KERNELS`] order.
+fn scaling_records(per_kernel: &[Figures], cpus: u32) -> Vec<BenchmarkRecord> {
+    let Some(first) = per_kernel.first() else { return Vec::new() };
+    first
+        .keys()
+        .map(|name| {
+            let value = |index: usize| per_kernel.get(index).and_then(|figures| figures.get(name)).copied();
+            BenchmarkRecord {
+                group: "scaling".to_string(),
+                name: format!("{name}_{cpus}cpu"),
+                unit: "ops/s".to_string(),
+                lamina: value(0),
+                linux: value(1),
+                linux_no_mitigations: value(2),
+                cpu_count: cpus,
+                accelerator: "tcg".to_string(),
+                runs: 1,
+                spread: 0.0,
+            }
+        })
+        .collect()
+}
+
 /// The `apps` group: `user/bench/apps.sh` (shell loop, tar + gzip of a
 /// 16 MiB tree, sha256 of 64 MiB, a fan-out of processes over the CPUs),
 /// timed per workload by the `syscalls` program's `timed` mode.
@@ -200,4 +260,21 @@ pub fn chart(records: &[BenchmarkRecord]) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_records_are_named_by_cpu_count_and_keep_each_kernel_apart() {
+        let figures = |value: f64| Figures::from([("scale_pipe".to_string(), value), ("scale_futex_wake".to_string(), value * 2.0)]);
+        let records = scaling_records(&[figures(100.0), figures(300.0), figures(400.0)], 4);
+        let pipe = records.iter().find(|record| record.name == "scale_pipe_4cpu").expect("a pipe record");
+        assert_eq!((pipe.lamina, pipe.linux, pipe.linux_no_mitigations), (Some(100.0), Some(300.0), Some(400.0)));
+        assert_eq!((pipe.unit.as_str(), pipe.cpu_count, pipe.group.as_str()), ("ops/s", 4, "scaling"));
+        assert_eq!(ratio(pipe), Some(0.25), "throughput: Lamina over Linux without mitigations");
+        assert_eq!(records.len(), 2);
+        assert!(scaling_records(&[], 1).is_empty());
+    }
 }
