@@ -102,4 +102,5 @@ pub use mcs::{Arrival, CpuSlot, McsLock};
 pub use order::ThreadLevels;
 pub use order::{HeldLevels, Level, LevelSet, Untracked};
 pub use raw::RawLock;
+pub use sync::spin_hint;
 pub use ticket::{Ticket, TicketLock};

@@ -19,9 +19,10 @@ macro_rules! loom_const_fn {
     };
 }
 
-/// Called once per turn of a spin loop.
+/// Called once per turn of a spin loop (also by the layers above: the
+/// sync layer's sleep lock spins a little before it sleeps).
 #[inline(always)]
-pub(crate) fn spin_hint() {
+pub fn spin_hint() {
     // On x86 `pause`: frees the sibling hyperthread and avoids the
     // memory-order flush when the awaited store arrives.
     #[cfg(not(loom))]
