@@ -208,6 +208,12 @@ impl<W> FutexQueue<W> {
         self.waiters.len() != before
     }
 
+    /// How many threads wait, on any word (the kernel publishes it beside
+    /// the table's lock, so a wake that finds none skips the lock).
+    pub fn queued(&self) -> usize {
+        self.waiters.len()
+    }
+
     /// Whether the waiter `is_me` picks still waits (on any word: a requeue
     /// may have moved it).
     pub fn is_waiting(&self, is_me: impl Fn(&W) -> bool) -> bool {

@@ -4,8 +4,16 @@
 //! interleaving ends with the waiter awake (loom reports a thread parked
 //! forever as a deadlock); the model of the opposite order finds the lost
 //! wake-up, which shows the check has teeth.
+//!
+//! The wake fast path: the kernel publishes how many threads are queued
+//! (`futexes::QUEUED`, stored under the table's lock after every change)
+//! and a wake that reads 0 returns without the lock. Its models: the waiter
+//! publishes its join and fences before it reads the word; the waker fences
+//! between its change of the word and its read of the count (a Dekker
+//! pair: one of the two reads sees the other's write). Without the waker's
+//! fence the model finds the waiter asleep with nobody to wake it.
 
-use loom::sync::atomic::{AtomicU32, Ordering};
+use loom::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread::{self, Thread};
 
@@ -133,4 +141,64 @@ fn joining_before_reading_leaves_no_sleeper_behind() {
 #[should_panic(expected = "a waiter sleeps with no wake to come")]
 fn reading_the_word_before_joining_loses_a_wake() {
     check_no_sleeper_left(false);
+}
+
+/// The fast path's state: the table, its published count, the word.
+struct Published {
+    word: AtomicU32,
+    queue: Mutex<FutexQueue<Thread>>,
+    queued: AtomicUsize,
+}
+
+/// The kernel's `futexes::wait` decision over the published count: joins,
+/// publishes, fences, then reads the word (plain memory: Relaxed here).
+fn decides_to_sleep_published(shared: &Published) -> bool {
+    {
+        let mut queue = shared.queue.lock().unwrap();
+        queue.join(WORD, MATCH_ANY, thread::current()).unwrap();
+        shared.queued.store(queue.queued(), Ordering::SeqCst);
+    }
+    fence(Ordering::SeqCst);
+    let sleeps = shared.word.load(Ordering::Relaxed) == 0;
+    if !sleeps {
+        let mut queue = shared.queue.lock().unwrap();
+        queue.leave(is_me);
+        shared.queued.store(queue.queued(), Ordering::SeqCst);
+    }
+    sleeps
+}
+
+/// A waker that changed the word (a plain user store: Relaxed) and then
+/// reads the published count, with or without the fence between.
+fn check_fast_wake(waker_fences: bool) {
+    loom::model(move || {
+        let state = Arc::new(Published { word: AtomicU32::new(0), queue: Mutex::new(FutexQueue::new()), queued: AtomicUsize::new(0) });
+        let waiter = {
+            let state = state.clone();
+            thread::spawn(move || decides_to_sleep_published(&state))
+        };
+        state.word.store(1, Ordering::Relaxed);
+        if waker_fences {
+            fence(Ordering::SeqCst);
+        }
+        if state.queued.load(Ordering::Relaxed) != 0 {
+            let mut queue = state.queue.lock().unwrap();
+            let _woken = queue.wake(WORD, 1, MATCH_ANY).unwrap();
+            state.queued.store(queue.queued(), Ordering::SeqCst);
+        }
+        let sleeps = waiter.join().unwrap();
+        let still_queued = state.queue.lock().unwrap().waiting_on(WORD) > 0;
+        assert!(!(sleeps && still_queued), "a waiter sleeps with no wake to come");
+    });
+}
+
+#[test]
+fn a_wake_that_skips_the_lock_on_a_zero_count_loses_no_waiter() {
+    check_fast_wake(true);
+}
+
+#[test]
+#[should_panic(expected = "a waiter sleeps with no wake to come")]
+fn without_the_wakers_fence_the_count_can_miss_a_waiter() {
+    check_fast_wake(false);
 }

@@ -11,6 +11,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{fence, AtomicUsize, Ordering};
 
 use linux_abi::futex::{owner_died, FutexKey, FutexQueue, MATCH_ANY, OWNER_DIED, ROBUST_LIST_LIMIT, TID_MASK, WAITERS};
 use linux_abi::Errno;
@@ -22,6 +23,24 @@ use crate::process::{Pid, Process};
 
 /// Every thread waiting in `futex`.
 static WAITING: KernelTicketLock<FutexQueue<Arc<sched::Thread>>> = KernelTicketLock::new(Level::new(5), FutexQueue::new());
+
+/// How many threads `WAITING` holds, stored under its lock after every
+/// change: a wake that reads 0 returns without taking the lock (most wakes
+/// find nobody, and every CPU taking one global lock stalled them all when
+/// the host ran fewer cores than vCPUs). Safe by a Dekker pair, loom model
+/// `linux-abi/src/futex_loom.rs`: a waiter publishes its join and fences
+/// before it reads the word; a waker fences between its change of the word
+/// (made before the call) and its read of this count.
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `change` on the table under its lock and publishes its size.
+fn with_table<R>(change: impl FnOnce(&mut FutexQueue<Arc<sched::Thread>>) -> R) -> R {
+    let mut table = WAITING.lock();
+    let result = change(&mut table);
+    // SeqCst: one side of the Dekker pair (see `QUEUED`).
+    QUEUED.store(table.queued(), Ordering::SeqCst);
+    result
+}
 
 /// The key of the word at `address` of `process`: shared memory is named by
 /// its place in that memory unless the caller says the word is private.
@@ -63,21 +82,23 @@ pub fn wait(
     // Join before reading the word: a waker that changes it afterwards
     // finds this thread queued; one that changed it before is seen in the
     // value. No wake-up is lost in between (the loom model in linux-abi).
-    WAITING.lock().join(key, bitset, me.clone())?;
+    with_table(|table| table.join(key, bitset, me.clone()))?;
+    // The join is published before the word is read (see `QUEUED`).
+    fence(Ordering::SeqCst);
     let is_me = |thread: &Arc<sched::Thread>| Arc::ptr_eq(thread, &me);
     match still_expected() {
         Ok(true) => {}
         Ok(false) => {
-            WAITING.lock().leave(is_me);
+            with_table(|table| table.leave(is_me));
             return Err(Errno::EAGAIN);
         }
         Err(errno) => {
-            WAITING.lock().leave(is_me);
+            with_table(|table| table.leave(is_me));
             return Err(errno);
         }
     }
     let woken = crate::clock::sleep_until(limit, || !WAITING.lock().is_waiting(is_me) || interrupted());
-    let was_waiting = WAITING.lock().leave(is_me);
+    let was_waiting = with_table(|table| table.leave(is_me));
     Ok(match woken {
         _ if !was_waiting => WaitEnd::Woken,
         sched::Woken::Deadline => WaitEnd::TimedOut,
@@ -88,14 +109,23 @@ pub fn wait(
 /// Wakes up to `limit` waiters on `key` whose bitset meets `bitset`; how
 /// many woke.
 pub fn wake(key: FutexKey, limit: usize, bitset: u32) -> Result<usize, Errno> {
-    let woken = WAITING.lock().wake(key, limit, bitset)?;
+    if bitset == 0 {
+        return Err(Errno::EINVAL);
+    }
+    // The caller changed the word before it called; the fence orders that
+    // store before this read (see `QUEUED`).
+    fence(Ordering::SeqCst);
+    if QUEUED.load(Ordering::SeqCst) == 0 {
+        return Ok(0);
+    }
+    let woken = with_table(|table| table.wake(key, limit, bitset))?;
     Ok(unpark_all(woken))
 }
 
 /// Wakes up to `wake_limit` waiters on `from` and moves up to `move_limit`
 /// of the others to `to`; how many were woken or moved (as Linux counts).
 pub fn requeue(from: FutexKey, to: FutexKey, wake_limit: usize, move_limit: usize) -> usize {
-    let (woken, moved) = WAITING.lock().requeue(from, to, wake_limit, move_limit);
+    let (woken, moved) = with_table(|table| table.requeue(from, to, wake_limit, move_limit));
     unpark_all(woken) + moved
 }
 
