@@ -244,7 +244,11 @@ fn revoke_shape(count: u32, chain: bool) -> Outcome {
 fn build_and_revoke(first: caps::SpaceId, second: caps::SpaceId, count: u32, chain: bool) -> Outcome {
     let built = build_delegation_shape(first, second, count, chain);
     let shape = if chain { "chain" } else { "tree" };
-    let root = built.map_err(|error| format!("building a {shape} of {count}: {error:?}"))?;
+    let root = built.map_err(|error| {
+        // Out of heap with memory free means fragmentation: say how much.
+        let ((free, total), largest) = (machine::heap::usage(), machine::heap::largest_free_block());
+        format!("building a {shape} of {count}: {error:?} (heap: {free} of {total} bytes free, largest block {largest})")
+    })?;
     let work_before = caps().with(|database| database.work());
     let report = caps().revoke(first, root, RevokeScope::Descendants, undo).map_err(|error| format!("revoking the {shape}'s root: {error:?}"))?;
     let work = caps().with(|database| database.work()) - work_before;

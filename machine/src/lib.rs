@@ -18,6 +18,7 @@ pub mod acpi;
 pub mod bootinfo;
 pub mod bytes;
 pub mod frame_states;
+pub mod heap_caches;
 pub mod loaded_roots;
 pub mod symbols;
 pub mod user_half;

@@ -17,11 +17,20 @@
 //! of the kernel's time). Quick-list blocks are not merged; when the main
 //! list cannot serve a request they all go back to it (merging) and the
 //! request is tried again.
+//!
+//! In front of the quick lists, each CPU keeps a few blocks per class of
+//! its own ([`crate::heap_caches`], which says how a request the list
+//! cannot serve first empties every CPU's cache). Cached blocks count as
+//! free in [`usage`].
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::null_mut;
 
+use core::marker::PhantomData;
+
 use super::irq_lock::IrqLock;
+use super::percpu::MAX_CPUS;
+use crate::heap_caches::{BlockList, ClassCache, CpuCaches, CpuSlot, DrainGate, Exclusive};
 
 const BLOCK_ALIGN: usize = 16;
 
@@ -61,6 +70,34 @@ pub struct KernelHeap {
 #[global_allocator]
 static HEAP: KernelHeap = KernelHeap { list: IrqLock::new(FreeList { head: 0, free_bytes: 0, total_bytes: 0, quick: [0; CLASSES.len()] }) };
 
+/// Each CPU's cache of free blocks, indexed by CPU.
+static CPU_SLOTS: [CpuSlot<IrqLock<ClassCache<{ CLASSES.len() }>>>; MAX_CPUS] = [const { CpuSlot::new(IrqLock::new(ClassCache::new())) }; MAX_CPUS];
+
+/// Raised while a request the list could not serve empties the caches.
+static DRAIN_GATE: DrainGate = DrainGate::new();
+
+impl<T> Exclusive<T> for IrqLock<T> {
+    fn with<R>(&self, work: impl FnOnce(&mut T) -> R) -> R {
+        work(&mut self.lock())
+    }
+}
+
+impl BlockList for FreeList {
+    fn take_class(&mut self, class: usize) -> Option<usize> {
+        FreeList::take_class(self, class)
+    }
+
+    unsafe fn give_class(&mut self, address: usize, class: usize) {
+        // SAFETY: the caller's promise is this one's.
+        unsafe { FreeList::give_class(self, address, class) }
+    }
+}
+
+/// The CPUs' caches in front of the heap's list.
+fn cpu_caches() -> CpuCaches<'static, { CLASSES.len() }, IrqLock<ClassCache<{ CLASSES.len() }>>, IrqLock<FreeList>, FreeList> {
+    CpuCaches { slots: &CPU_SLOTS, list: &HEAP.list, gate: &DRAIN_GATE, sizes: &CLASSES, _list: PhantomData }
+}
+
 /// Hands `[start, start + length)` (mapped, writable, unused) to the heap.
 ///
 /// # Safety
@@ -75,10 +112,28 @@ pub unsafe fn add_region(start: usize, length: usize) {
     unsafe { list.insert(start_aligned, length) };
 }
 
-/// (free bytes, total bytes) of the heap.
+/// (free bytes, total bytes) of the heap; blocks in CPUs' caches count
+/// as free.
 pub fn usage() -> (usize, usize) {
+    let cached = cpu_caches().cached_bytes();
     let list = HEAP.list.lock();
-    (list.free_bytes, list.total_bytes)
+    (list.free_bytes + cached, list.total_bytes)
+}
+
+/// The largest block on the main list after merging the quick lists and
+/// every CPU's cache into it: the biggest request the heap can serve now
+/// (for reports after an allocation failed; walks the whole list).
+pub fn largest_free_block() -> usize {
+    cpu_caches().drain_then(|list| {
+        list.drain_quick_lists();
+        let (mut largest, mut current) = (0, list.head);
+        while current != 0 {
+            let block = read_block(current);
+            largest = largest.max(block.size);
+            current = block.next;
+        }
+        largest
+    })
 }
 
 fn read_block(address: usize) -> FreeBlock {
@@ -236,21 +291,25 @@ fn block_size(layout: Layout) -> usize {
 // such a block, to the list its layout maps to.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match self.list.lock().allocate(layout) {
-            Some(address) => address as *mut u8,
-            None => null_mut(),
-        }
+        let from_list = |list: &mut FreeList| list.allocate(layout);
+        let found = match class_for(layout) {
+            // The CPU may change under us (preemption): the cache is behind
+            // a lock, so another CPU's is only slower, never wrong.
+            Some(class) => cpu_caches().allocate_class(super::percpu::current_index(), class, from_list),
+            None => cpu_caches().allocate_uncached(from_list),
+        };
+        found.map_or(null_mut(), |address| address as *mut u8)
     }
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        let mut list = self.list.lock();
+        let address = pointer as usize;
         match class_for(layout) {
             // SAFETY: the caller returns a block this allocator handed out
-            // with the same layout — for this class, of the class's size.
-            Some(class) => unsafe { list.give_class(pointer as usize, class) },
+            // with the same layout: for this class, of the class's size.
+            Some(class) => unsafe { cpu_caches().free_class(super::percpu::current_index(), class, address) },
             // SAFETY: the caller returns a block this allocator handed out
             // with the same layout, so it is heap memory no longer in use.
-            None => unsafe { list.insert(pointer as usize, block_size(layout)) },
+            None => unsafe { self.list.lock().insert(address, block_size(layout)) },
         }
     }
 }
