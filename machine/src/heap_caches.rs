@@ -177,12 +177,14 @@ where
     /// A block of `class` for CPU `cpu`: from its cache, refilled from the
     /// list when empty; else from the list (`slow` serves the list), after
     /// emptying every cache into it if the list cannot serve at first.
+    #[inline]
     pub fn allocate_class(&self, cpu: usize, class: usize, slow: impl Fn(&mut L) -> Option<usize>) -> Option<usize> {
         self.take(cpu, class).or_else(|| self.allocate_uncached(slow))
     }
 
     /// A block `slow` takes from the list, after emptying every cache into
     /// it if the list cannot serve at first.
+    #[inline(never)]
     pub fn allocate_uncached(&self, slow: impl Fn(&mut L) -> Option<usize>) -> Option<usize> {
         self.list.with(&slow).or_else(|| self.drain_then(slow))
     }
@@ -194,21 +196,37 @@ where
     /// # Safety
     /// `address` must be a block of `class` that the heap handed out for
     /// that class, no longer in use.
+    #[inline]
     pub unsafe fn free_class(&self, cpu: usize, class: usize, address: usize) {
         let slot = &self.slots[cpu];
         slot.cache.with(|cache| {
-            if self.gate.is_up() {
-                // SAFETY: the caller's promise; the block goes to no cache.
-                self.list.with(|list| unsafe { list.give_class(address, class) });
+            if cache.counts[class] == CACHE_BLOCKS || self.gate.is_up() {
+                // SAFETY: the caller's promise.
+                unsafe { self.free_class_slowly(slot, cache, class, address) };
                 return;
-            }
-            if cache.counts[class] == CACHE_BLOCKS {
-                let moved = self.list.with(|list| cache.spill(class, CACHE_BLOCKS / 2, list));
-                slot.remove_bytes(moved * self.sizes[class]);
             }
             cache.push(class, address);
             slot.add_bytes(self.sizes[class]);
         });
+    }
+
+    /// [`Self::free_class`] with `slot`'s cache (held) full or a drain
+    /// under way: to the list while a drain is, else into the cache after
+    /// half of the class went back.
+    ///
+    /// # Safety
+    /// As for [`Self::free_class`].
+    #[inline(never)]
+    unsafe fn free_class_slowly(&self, slot: &CpuSlot<C>, cache: &mut ClassCache<CLASSES>, class: usize, address: usize) {
+        if self.gate.is_up() {
+            // SAFETY: the caller's promise; the block goes to no cache.
+            self.list.with(|list| unsafe { list.give_class(address, class) });
+            return;
+        }
+        let moved = self.list.with(|list| cache.spill(class, CACHE_BLOCKS / 2, list));
+        slot.remove_bytes(moved * self.sizes[class]);
+        cache.push(class, address);
+        slot.add_bytes(self.sizes[class]);
     }
 
     /// Bytes held in every CPU's cache (free memory the list does not count).
@@ -218,28 +236,36 @@ where
 
     /// A block of `class` from CPU `cpu`'s cache, refilling an empty class
     /// with half a cache's worth unless a drain is under way.
+    #[inline]
     fn take(&self, cpu: usize, class: usize) -> Option<usize> {
         let slot = &self.slots[cpu];
         slot.cache.with(|cache| {
             if cache.counts[class] == 0 {
-                if self.gate.is_up() {
-                    return None;
-                }
-                let added = self.list.with(|list| {
-                    let mut added = 0;
-                    while cache.counts[class] < CACHE_BLOCKS / 2 {
-                        let Some(address) = list.take_class(class) else { break };
-                        cache.push(class, address);
-                        added += 1;
-                    }
-                    added
-                });
-                slot.add_bytes(added * self.sizes[class]);
+                self.refill(slot, cache, class);
             }
             let address = cache.pop(class)?;
             slot.remove_bytes(self.sizes[class]);
             Some(address)
         })
+    }
+
+    /// Fills an empty class of `slot`'s cache (held) with half a cache's
+    /// worth from the list, unless a drain is under way.
+    #[inline(never)]
+    fn refill(&self, slot: &CpuSlot<C>, cache: &mut ClassCache<CLASSES>, class: usize) {
+        if self.gate.is_up() {
+            return;
+        }
+        let added = self.list.with(|list| {
+            let mut added = 0;
+            while cache.counts[class] < CACHE_BLOCKS / 2 {
+                let Some(address) = list.take_class(class) else { break };
+                cache.push(class, address);
+                added += 1;
+            }
+            added
+        });
+        slot.add_bytes(added * self.sizes[class]);
     }
 
     /// Raises the gate, empties every cache into the list, runs `attempt`

@@ -77,6 +77,7 @@ static CPU_SLOTS: [CpuSlot<IrqLock<ClassCache<{ CLASSES.len() }>>>; MAX_CPUS] = 
 static DRAIN_GATE: DrainGate = DrainGate::new();
 
 impl<T> Exclusive<T> for IrqLock<T> {
+    #[inline]
     fn with<R>(&self, work: impl FnOnce(&mut T) -> R) -> R {
         work(&mut self.lock())
     }
