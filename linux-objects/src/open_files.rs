@@ -297,6 +297,9 @@ pub fn file(space: SpaceId, fd: u64) -> Result<Arc<OpenFile>, Errno> {
     get(capability.object.handle).ok_or(Errno::EBADF)
 }
 
+/// Handles [`files`] keeps on the stack.
+const HANDLES_ON_STACK: usize = 32;
+
 /// The descriptions behind descriptors `fds` of `space`, in order (`None`:
 /// no descriptor there), as [`file()`] gives each. `poll` and `select` use
 /// this for every descriptor they watch. It takes the capability
@@ -307,8 +310,13 @@ pub fn file(space: SpaceId, fd: u64) -> Result<Arc<OpenFile>, Errno> {
 /// cache: about 260 instructions per descriptor.
 pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
     const NONE: u64 = u64::MAX;
-    let mut handles: Vec<u64> = Vec::new();
-    handles.try_reserve(fds.size_hint().0).map_err(|_| Errno::ENOMEM)?;
+    // The handles, found under the database's lock and then looked up in
+    // the table under its own: on the stack for a few (a `poll` of ten
+    // made five heap vectors per call), on the heap past that.
+    let mut on_stack = [NONE; HANDLES_ON_STACK];
+    let mut on_heap: Vec<u64> = Vec::new();
+    let mut count = 0;
+    let wanted = fds.size_hint().0;
     caps().with(|database| {
         for fd in fds {
             let handle = Slot::try_from(fd)
@@ -316,15 +324,25 @@ pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Optio
                 .and_then(|slot| database.object_of(space, slot).ok())
                 .filter(|&(kind, _)| is_descriptor(kind))
                 .map_or(NONE, |(_, handle)| handle);
-            handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            handles.push(handle);
+            if count < HANDLES_ON_STACK {
+                on_stack[count] = handle;
+            } else {
+                if on_heap.is_empty() {
+                    on_heap.try_reserve(wanted.max(2 * HANDLES_ON_STACK)).map_err(|_| Errno::ENOMEM)?;
+                    on_heap.extend_from_slice(&on_stack);
+                }
+                on_heap.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+                on_heap.push(handle);
+            }
+            count += 1;
         }
         Ok::<(), Errno>(())
     })?;
+    let handles = if count <= HANDLES_ON_STACK { &on_stack[..count] } else { &on_heap[..] };
     let mut files = Vec::new();
     files.try_reserve_exact(handles.len()).map_err(|_| Errno::ENOMEM)?;
     let table = TABLE.lock();
-    for handle in handles {
+    for &handle in handles {
         files.push((handle != NONE).then(|| file_in(&table, handle)).flatten());
     }
     Ok(files)

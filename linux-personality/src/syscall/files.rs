@@ -1160,49 +1160,55 @@ fn wait_ready_in(call: &Call<'_>, deadline: Option<u64>, mut registration: crate
     }
 }
 
+/// `pollfd` entries a `poll` keeps on the kernel stack; more go to the heap.
+const POLL_ENTRIES_ON_STACK: usize = 32;
+
 fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>) -> CallResult {
     use linux_abi::poll::{PollFd, Readiness};
     use linux_abi::UserValue;
     if count > 4096 {
         return Err(Errno::EINVAL);
     }
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(count as usize * PollFd::SIZE).map_err(|_| Errno::ENOMEM)?;
-    bytes.resize(count as usize * PollFd::SIZE, 0);
-    call.read_in(address, &mut bytes)?;
-    // Decoded once (each check writes only `revents`).
-    let mut entries = Vec::new();
-    entries.try_reserve_exact(count as usize).map_err(|_| Errno::ENOMEM)?;
-    for raw in bytes.chunks(PollFd::SIZE) {
-        entries.push(PollFd::decode(raw)?);
+    let length = count as usize * PollFd::SIZE;
+    // The caller's entries as they are in its memory: each check decodes
+    // them (a few instructions each) and writes only their `revents`.
+    let mut on_stack = [0u8; POLL_ENTRIES_ON_STACK * PollFd::SIZE];
+    let mut on_heap = Vec::new();
+    let bytes: &mut [u8] = if length <= on_stack.len() {
+        &mut on_stack[..length]
+    } else {
+        on_heap.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
+        on_heap.resize(length, 0);
+        &mut on_heap
+    };
+    call.read_in(address, bytes)?;
+    if let Some(bad) = bytes.chunks(PollFd::SIZE).map(PollFd::decode).find_map(Result::err) {
+        return Err(bad);
     }
+    let decoded = |raw: &[u8]| PollFd::decode(raw).expect("checked above");
     // A negative descriptor is ignored (u64::MAX names none).
-    let mut descriptors = Vec::new();
-    descriptors.try_reserve_exact(entries.len()).map_err(|_| Errno::ENOMEM)?;
-    descriptors.extend(entries.iter().map(|entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX }));
-    let fds = || look_up_all(call, descriptors.iter().copied());
-    let mut first = Some(fds()?);
+    let descriptor_of = |entry: PollFd| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX };
+    let mut first = Some(look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| descriptor_of(decoded(raw))))?);
     let registration = registration_unless_due(deadline, first.as_deref().unwrap_or(&[]));
     let ready = wait_ready_in(call, deadline, registration, || {
         let files = match first.take() {
             Some(files) => files,
-            None => fds()?,
+            None => look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| descriptor_of(decoded(raw))))?,
         };
         let mut ready = 0;
-        for (entry, file) in entries.iter_mut().zip(&files) {
+        for (raw, file) in bytes.chunks_mut(PollFd::SIZE).zip(&files) {
+            let mut entry = decoded(raw);
             let readiness = file.as_ref().map(|file| {
                 let (readable, writable, hung_up) = file.readiness(0);
                 Readiness { readable, writable, hung_up }
             });
             entry.revents = entry.revents_for(readiness);
             ready += usize::from(entry.revents != 0);
+            entry.encode(raw);
         }
         Ok(ready)
     })?;
-    for (raw, entry) in bytes.chunks_mut(PollFd::SIZE).zip(&entries) {
-        entry.encode(raw);
-    }
-    call.write_out(address, &bytes)?;
+    call.write_out(address, bytes)?;
     value(ready as u64)
 }
 
