@@ -290,12 +290,18 @@ where
     }
 }
 
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::Mutex;
+/// The list and lock the tests and the loom model plug in (std's mutex
+/// or loom's).
+#[cfg(test)]
+mod fakes {
+    use super::{BlockList, Exclusive};
 
-    struct Locked<T>(Mutex<T>);
+    #[cfg(loom)]
+    pub use loom::sync::Mutex;
+    #[cfg(not(loom))]
+    pub use std::sync::Mutex;
+
+    pub struct Locked<T>(pub Mutex<T>);
 
     impl<T> Exclusive<T> for Locked<T> {
         fn with<R>(&self, work: impl FnOnce(&mut T) -> R) -> R {
@@ -304,8 +310,7 @@ mod tests {
     }
 
     /// One class of 16-byte blocks, by address.
-    #[derive(Default)]
-    struct Blocks(Vec<usize>);
+    pub struct Blocks(pub Vec<usize>);
 
     impl BlockList for Blocks {
         fn take_class(&mut self, _class: usize) -> Option<usize> {
@@ -318,7 +323,13 @@ mod tests {
         }
     }
 
-    const SIZES: [usize; 1] = [16];
+    pub const SIZES: [usize; 1] = [16];
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use super::fakes::{Blocks, Locked, Mutex, SIZES};
 
     fn with_caches(cpus: usize, blocks: usize, test: impl FnOnce(&CpuCaches<'_, 1, Locked<ClassCache<1>>, Locked<Blocks>, Blocks>)) {
         let slots: Vec<_> = (0..cpus).map(|_| CpuSlot::new(Locked(Mutex::new(ClassCache::new())))).collect();
@@ -383,30 +394,8 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use loom::sync::{Arc, Mutex};
-
-    struct Locked<T>(Mutex<T>);
-
-    impl<T> Exclusive<T> for Locked<T> {
-        fn with<R>(&self, work: impl FnOnce(&mut T) -> R) -> R {
-            work(&mut self.0.lock().unwrap())
-        }
-    }
-
-    struct Blocks(Vec<usize>);
-
-    impl BlockList for Blocks {
-        fn take_class(&mut self, _class: usize) -> Option<usize> {
-            self.0.pop()
-        }
-
-        unsafe fn give_class(&mut self, address: usize, _class: usize) {
-            assert!(!self.0.contains(&address), "block {address} freed twice");
-            self.0.push(address);
-        }
-    }
-
-    const SIZES: [usize; 1] = [16];
+    use super::fakes::{Blocks, Locked, Mutex, SIZES};
+    use loom::sync::Arc;
 
     struct Heap {
         slots: [CpuSlot<Locked<ClassCache<1>>>; 2],
