@@ -33,6 +33,25 @@ pub struct Capability {
     pub use_site: Option<UseSite>,
 }
 
+/// One space's slots, looked up in it once ([`CapDatabase::objects_in`]).
+pub struct SpaceObjects<'a> {
+    database: &'a CapDatabase,
+    space: &'a Space,
+}
+
+impl SpaceObjects<'_> {
+    /// The kind and kernel handle of the object the capability in `slot`
+    /// names ([`CapDatabase::object_of`]).
+    pub fn object_of(&self, slot: Slot) -> Result<(ObjectKind, u64), CapError> {
+        let node = self.database.node(self.space.get(slot).ok_or(CapError::EmptySlot)?);
+        if let Mark::Doomed(_) = node.mark {
+            return Err(CapError::Revoked);
+        }
+        let record = self.database.objects.get(node.object.0).expect("nodes name live objects");
+        Ok((record.key.kind, record.handle))
+    }
+}
+
 /// The capability database.
 pub struct CapDatabase {
     group: u16,
@@ -112,12 +131,14 @@ impl CapDatabase {
     /// names: [`Self::capability`] without the rest of the record (a
     /// `poll` of a thousand descriptors asks this a thousand times).
     pub fn object_of(&self, space: SpaceId, slot: Slot) -> Result<(ObjectKind, u64), CapError> {
-        let node = self.node(self.occupied_slot(space, slot)?);
-        if let Mark::Doomed(_) = node.mark {
-            return Err(CapError::Revoked);
-        }
-        let record = self.objects.get(node.object.0).expect("nodes name live objects");
-        Ok((record.key.kind, record.handle))
+        self.objects_in(space)?.object_of(slot)
+    }
+
+    /// [`Self::object_of`] for many slots of one space: the space is found
+    /// once (a `poll` asks for every descriptor it watches).
+    pub fn objects_in(&self, space: SpaceId) -> Result<SpaceObjects<'_>, CapError> {
+        let record = self.spaces.get(space.0).ok_or(CapError::NoSuchSpace)?;
+        Ok(SpaceObjects { database: self, space: record })
     }
 
     /// The capability in `slot`, checked to name a `kind` object and to

@@ -50,7 +50,7 @@ mod loom_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use database::{CapDatabase, Capability};
+pub use database::{CapDatabase, Capability, SpaceObjects};
 pub use error::CapError;
 pub use exchange::{DelegateOffer, Narrowing};
 pub use ids::{CapId, ObjectId, Placement, RevokeId, RevokeScope, Slot, SpaceId};

@@ -318,10 +318,12 @@ pub fn files(space: SpaceId, fds: impl Iterator<Item = u64>) -> Result<Vec<Optio
     let mut count = 0;
     let wanted = fds.size_hint().0;
     caps().with(|database| {
+        let objects = database.objects_in(space).ok();
         for fd in fds {
             let handle = Slot::try_from(fd)
                 .ok()
-                .and_then(|slot| database.object_of(space, slot).ok())
+                .zip(objects.as_ref())
+                .and_then(|(slot, objects)| objects.object_of(slot).ok())
                 .filter(|&(kind, _)| is_descriptor(kind))
                 .map_or(NONE, |(_, handle)| handle);
             if count < HANDLES_ON_STACK {

@@ -40,6 +40,19 @@ fn object_of_names_what_capability_names() {
 }
 
 #[test]
+fn objects_in_a_space_agree_with_object_of_slot_by_slot() {
+    let mut world = World::new(2, 64);
+    let first = world.memory(0, 4096, Rights::READ);
+    let space = world.spaces[0];
+    let second = world.database.create_object(space, ObjectKind::Memory, 0x2000, 8192, Rights::ALL, Placement::LowestFrom(1)).unwrap();
+    let objects = world.database.objects_in(space).unwrap();
+    for slot in [first, second, 63, 64, u32::MAX] {
+        assert_eq!(objects.object_of(slot), world.database.object_of(space, slot), "slot {slot}");
+    }
+    assert_eq!(objects.object_of(second), Ok((ObjectKind::Memory, 0x2000)));
+}
+
+#[test]
 fn a_process_reaches_only_its_own_slots() {
     let mut world = World::new(2, 64);
     let memory = world.memory(0, 4096, Rights::ALL);
