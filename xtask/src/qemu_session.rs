@@ -119,6 +119,23 @@ impl QemuSession {
         }
     }
 
+    /// [`Self::wait_for_text`] until `until` at the latest: `Ok(false)` if
+    /// the text has not appeared by then.
+    pub fn wait_for_text_until(&mut self, text: &str, count: usize, until: Instant) -> Result<bool, WaitFailure> {
+        loop {
+            if self.log().matches(text).count() >= count {
+                return Ok(true);
+            }
+            if let Some(code) = self.finished_code() {
+                return Err(WaitFailure::Exited(code));
+            }
+            if Instant::now() >= until {
+                return Ok(false);
+            }
+            self.receive_until_deadline()?;
+        }
+    }
+
     /// Waits for QEMU to exit by itself; returns its exit code.
     pub fn wait_for_exit(&mut self) -> Result<Option<i32>, WaitFailure> {
         loop {

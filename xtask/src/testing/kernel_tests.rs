@@ -16,7 +16,7 @@ use crate::qemu_session::QemuSession;
 use crate::serial_protocol::ktest_counts;
 use crate::workspace;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// CPU counts the tests run with.
 pub const CPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
@@ -139,14 +139,38 @@ fn run_test_image(image: &Path, cpu_count: u32, plan: &KernelTestPlan) -> CheckR
 /// In a stress run, says on stderr as each round starts (a run of
 /// hundreds of rounds takes a while); returns once the last round began
 /// or QEMU ended.
+/// A round that runs longer than [`QUIET_ROUND`] is reported as still
+/// running, with the test line printed last, every [`QUIET_ROUND`] after
+/// (on an overcommitted host a round can take minutes and still pass).
 fn show_rounds(session: &mut QemuSession, cpu_count: u32, rounds: u32) {
+    if rounds == 1 {
+        return;
+    }
     for round in 1..=rounds {
-        if rounds == 1 || session.wait_for_text(&format!("ktest: round {round} of"), 1).is_err() {
-            return;
+        let text = format!("ktest: round {round} of");
+        loop {
+            match session.wait_for_text_until(&text, 1, Instant::now() + QUIET_ROUND) {
+                Ok(true) => break,
+                Ok(false) => {
+                    let seconds = session.started().elapsed().as_secs();
+                    let log = session.log();
+                    let last = last_test_line(&log).unwrap_or("(no test line yet)");
+                    eprintln!("xtask: ktest smp={cpu_count}: at {seconds} s round {} still runs; last: {last}", round - 1);
+                }
+                Err(_) => return,
+            }
         }
         let seconds = session.started().elapsed().as_secs();
         eprintln!("xtask: ktest smp={cpu_count}: round {round} of {rounds} started at {seconds} s");
     }
+}
+
+/// How long a stress round runs before it is reported as still running.
+const QUIET_ROUND: Duration = Duration::from_secs(60);
+
+/// The last line of `log` that reports a test or a round.
+fn last_test_line(log: &str) -> Option<&str> {
+    log.lines().rev().map(str::trim_end).find(|line| line.starts_with("ktest: "))
 }
 
 /// The log from the start of its last round on (all of it for one round).
@@ -192,7 +216,14 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_report_shows_only_the_last_round() {
+    fn the_last_test_line_is_the_latest_ktest_line() {
+        let log = "ktest: round 2 of 9\nktest: sync::a ... ok (3 ms)\r\nsome other output\n";
+        assert_eq!(last_test_line(log), Some("ktest: sync::a ... ok (3 ms)"));
+        assert_eq!(last_test_line("boot text only\n"), None);
+    }
+
+    #[test]
+        fn a_failure_report_shows_only_the_last_round() {
         let log = "ktest: round 1 of 3\nktest: a ... ok\nktest: round 2 of 3\nktest: a ... FAILED: x\n";
         assert_eq!(last_round(log), "ktest: round 2 of 3\nktest: a ... FAILED: x\n");
         assert_eq!(last_round("ktest: a ... ok\n"), "ktest: a ... ok\n");
