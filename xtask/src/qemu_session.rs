@@ -108,15 +108,9 @@ impl QemuSession {
 
     /// Waits until `text` has appeared `count` times in the output.
     pub fn wait_for_text(&mut self, text: &str, count: usize) -> Result<(), WaitFailure> {
-        loop {
-            if self.log().matches(text).count() >= count {
-                return Ok(());
-            }
-            if let Some(code) = self.finished_code() {
-                return Err(WaitFailure::Exited(code));
-            }
-            self.receive_until_deadline()?;
-        }
+        // The session's own time limit ends the wait first.
+        let never = self.started + self.time_limit + Duration::from_secs(1);
+        self.wait_for_text_until(text, count, never).map(|_| ())
     }
 
     /// [`Self::wait_for_text`] until `until` at the latest: `Ok(false)` if
