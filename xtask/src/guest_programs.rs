@@ -17,17 +17,26 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
     if is_fresh(&binary, &source, &root.join(SHARED_HEADERS).join("lamina")) {
         return Ok(binary);
     }
+    // Built under a name of its own and renamed into place: two threads
+    // building one program at once (the page-cache check boots Lamina and
+    // Linux side by side) once let one copy the other's half-written,
+    // not yet executable output into its guest ("Permission denied").
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = directory.join(format!(".{name}.{}.{build}.partial", std::process::id()));
     let status = Command::new("musl-gcc")
         .args(["-static", "-O2", "-Wall", "-I"])
         .arg(crate::workspace::root().join(SHARED_HEADERS))
         .arg("-o")
-        .arg(&binary)
+        .arg(&partial)
         .arg(&source)
         .status()
         .context(|| "running musl-gcc (package musl-tools)".to_string())?;
     if !status.success() {
+        let _ = std::fs::remove_file(&partial);
         return Err(Failure::failed(format!("musl-gcc failed on {}", source.display())));
     }
+    std::fs::rename(&partial, &binary).context(|| format!("renaming {} to {}", partial.display(), binary.display()))?;
     Ok(binary)
 }
 
