@@ -1163,6 +1163,20 @@ fn wait_ready_in(call: &Call<'_>, deadline: Option<u64>, mut registration: crate
 /// `pollfd` entries a `poll` keeps on the kernel stack; more go to the heap.
 const POLL_ENTRIES_ON_STACK: usize = 32;
 
+/// The entry in `raw`, one whole `pollfd` (a buffer of whole entries cut
+/// by `chunks(PollFd::SIZE)` gives nothing shorter, so decoding cannot fail).
+fn decoded_poll_entry(raw: &[u8]) -> linux_abi::poll::PollFd {
+    use linux_abi::UserValue;
+    linux_abi::poll::PollFd::decode(raw).expect("a whole pollfd")
+}
+
+/// The descriptors `pollfd` entries `bytes` name; a negative one is
+/// ignored (u64::MAX names none).
+fn poll_descriptors(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    use linux_abi::UserValue;
+    bytes.chunks(linux_abi::poll::PollFd::SIZE).map(decoded_poll_entry).map(|entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX })
+}
+
 fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>) -> CallResult {
     use linux_abi::poll::{PollFd, Readiness};
     use linux_abi::UserValue;
@@ -1182,22 +1196,16 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
         &mut on_heap
     };
     call.read_in(address, bytes)?;
-    if let Some(bad) = bytes.chunks(PollFd::SIZE).map(PollFd::decode).find_map(Result::err) {
-        return Err(bad);
-    }
-    let decoded = |raw: &[u8]| PollFd::decode(raw).expect("checked above");
-    // A negative descriptor is ignored (u64::MAX names none).
-    let descriptor_of = |entry: PollFd| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX };
-    let mut first = Some(look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| descriptor_of(decoded(raw))))?);
+    let mut first = Some(look_up_all(call, poll_descriptors(bytes))?);
     let registration = registration_unless_due(deadline, first.as_deref().unwrap_or(&[]));
     let ready = wait_ready_in(call, deadline, registration, || {
         let files = match first.take() {
             Some(files) => files,
-            None => look_up_all(call, bytes.chunks(PollFd::SIZE).map(|raw| descriptor_of(decoded(raw))))?,
+            None => look_up_all(call, poll_descriptors(bytes))?,
         };
         let mut ready = 0;
         for (raw, file) in bytes.chunks_mut(PollFd::SIZE).zip(&files) {
-            let mut entry = decoded(raw);
+            let mut entry = decoded_poll_entry(raw);
             let readiness = file.as_ref().map(|file| {
                 let (readable, writable, hung_up) = file.readiness(0);
                 Readiness { readable, writable, hung_up }
