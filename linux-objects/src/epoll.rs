@@ -58,9 +58,25 @@ struct Entry {
     activity_seen: u64,
 }
 
+/// One entry as a wait looks at it: where it was, its file, and what the
+/// file has of what the entry wants.
+struct Look {
+    index: usize,
+    fd: u32,
+    wanted: u32,
+    happened: u32,
+    /// The file's activity count, for an edge-triggered entry.
+    activity: u64,
+    file: Arc<OpenFile>,
+}
+
 /// One epoll instance.
 pub struct EpollSet {
     entries: KernelTicketLock<Vec<Entry>>,
+    /// The last wait's list of looks, emptied, kept for its room: a wait
+    /// then allocates nothing (two heap round trips were a tenth of a
+    /// 10-entry wait).
+    spare: KernelTicketLock<Vec<Look>>,
 }
 
 /// `epoll_ctl`'s operations.
@@ -73,7 +89,7 @@ pub enum Control {
 
 impl EpollSet {
     pub fn new() -> Self {
-        Self { entries: KernelTicketLock::new(LIST_LEVEL, Vec::new()) }
+        Self { entries: KernelTicketLock::new(LIST_LEVEL, Vec::new()), spare: KernelTicketLock::new(LIST_LEVEL, Vec::new()) }
     }
 
     /// Adds, changes or removes the entry of descriptor `fd` (open on
@@ -116,35 +132,44 @@ impl EpollSet {
         }
     }
 
-    /// Up to `limit` ready entries as (events, datum), disabling the
-    /// one-shot ones that report when `consume` (`epoll_wait`; a poll of
-    /// the instance itself only looks). `depth` counts epoll instances
-    /// watched through others (past one level, a nested instance counts as
-    /// not ready, so a loop of instances ends).
-    pub fn ready(&self, limit: usize, depth: u32, consume: bool) -> Result<Vec<(u32, u64)>, Errno> {
-        // Each entry is carried with its place in the list, so that the
-        // second pass finds it in one step when the list has not changed
-        // (a search per entry made 1,000 ready entries cost 2.7 M
-        // instructions per `epoll_wait`).
-        let watched: Vec<(usize, u32, Arc<OpenFile>, u32)> = {
+    /// Reports up to `limit` ready entries to `report` as (events, datum),
+    /// disabling the one-shot ones that report when `consume`
+    /// (`epoll_wait`; a poll of the instance itself only looks); returns
+    /// how many it reported. `depth` counts epoll instances watched
+    /// through others (past one level, a nested instance counts as not
+    /// ready, so a loop of instances ends).
+    pub fn ready(&self, limit: usize, depth: u32, consume: bool, mut report: impl FnMut(u32, u64)) -> Result<usize, Errno> {
+        // One list of looks, filled under the list lock, completed with
+        // each file's readiness outside it, applied under it again. Each
+        // look carries its entry's place, so that the last pass finds it
+        // in one step when the list has not changed (a search per entry
+        // made 1,000 ready entries cost 2.7 M instructions per wait).
+        let mut looks = core::mem::take(&mut *self.spare.lock());
+        let mut looks: Vec<Look> = {
             let mut entries = self.entries.lock();
-            entries.retain(|entry| entry.file.strong_count() > 0);
-            let mut watched = Vec::new();
-            watched.try_reserve(entries.len()).map_err(|_| Errno::ENOMEM)?;
-            for (index, entry) in entries.iter().enumerate().filter(|(_, entry)| !entry.disabled) {
-                if let Some(file) = entry.file.upgrade() {
-                    watched.push((index, entry.fd, file, entry.events));
+            looks.try_reserve_exact(entries.len()).map_err(|_| Errno::ENOMEM)?;
+            let mut gone = false;
+            for (index, entry) in entries.iter().enumerate() {
+                if entry.disabled {
+                    gone |= entry.file.strong_count() == 0;
+                    continue;
+                }
+                match entry.file.upgrade() {
+                    Some(file) => looks.push(Look { index, fd: entry.fd, wanted: entry.events, happened: 0, activity: 0, file }),
+                    None => gone = true,
                 }
             }
-            watched
+            // Entries whose description closed go; the looks' places
+            // after them are then found by search (rare: once per close).
+            if gone {
+                entries.retain(|entry| entry.file.strong_count() > 0);
+            }
+            looks
         };
-        // Readiness is asked without the list lock: it takes the files' own.
-        // Room for every entry at once: growing by one per ready entry
-        // reallocated the list again and again (~25 % of a 10-entry wait).
-        let mut reported: Vec<(usize, u32, Arc<OpenFile>, u32, u64)> = Vec::new();
-        reported.try_reserve_exact(watched.len()).map_err(|_| Errno::ENOMEM)?;
-        for (index, fd, file, wanted) in watched {
-            let (readable, writable, hung_up) = file.readiness(depth + 1);
+        // Readiness is asked without the list lock: some files' locks
+        // (a terminal's, a nested instance's list) come before it.
+        for look in &mut looks {
+            let (readable, writable, hung_up) = look.file.readiness(depth + 1);
             let mut happened = 0;
             if readable {
                 happened |= EPOLLIN | EPOLLRDNORM;
@@ -155,31 +180,31 @@ impl EpollSet {
             if hung_up {
                 happened |= EPOLLHUP | EPOLLRDHUP;
             }
-            let happened = happened & wanted;
-            let edge = wanted & EPOLLET != 0;
-            // An edge-triggered entry that is not ready is kept too: what it
-            // no longer has must be forgotten (below).
-            if happened == 0 && !edge {
-                continue;
+            look.happened = happened & look.wanted;
+            // An edge-triggered entry that is not ready is looked at too:
+            // what it no longer has must be forgotten (below).
+            if look.wanted & EPOLLET != 0 {
+                look.activity = look.file.activity();
             }
-            let activity = if edge { file.activity() } else { 0 };
-            reported.push((index, fd, file, happened, activity));
         }
+        let mut reported = 0;
         let mut entries = self.entries.lock();
-        let mut out = Vec::new();
-        out.try_reserve(reported.len()).map_err(|_| Errno::ENOMEM)?;
-        for (index, fd, file, happened, activity) in &reported {
-            let (fd, happened, activity) = (*fd, *happened, *activity);
-            let same = |entry: &Entry| entry.fd == fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(file));
-            // The list may have changed meanwhile: report what is still there.
-            let place = if entries.get(*index).is_some_and(same) { Some(*index) } else { entries.iter().position(same) };
-            let Some(entry) = place.map(|place| &mut entries[place]) else { continue };
-            if entry.disabled || out.len() >= limit {
+        for look in &looks {
+            let edge = look.wanted & EPOLLET != 0;
+            if (look.happened == 0 && !edge) || reported >= limit {
                 continue;
             }
+            let same = |entry: &Entry| entry.fd == look.fd && core::ptr::eq(entry.file.as_ptr(), Arc::as_ptr(&look.file));
+            // The list may have changed meanwhile: report what is still there.
+            let place = if entries.get(look.index).is_some_and(same) { Some(look.index) } else { entries.iter().position(same) };
+            let Some(entry) = place.map(|place| &mut entries[place]) else { continue };
+            if entry.disabled {
+                continue;
+            }
+            let happened = look.happened;
             if entry.events & EPOLLET != 0 {
                 let new_bits = happened & !entry.reported;
-                let moved = activity != entry.activity_seen && happened != 0;
+                let moved = look.activity != entry.activity_seen && happened != 0;
                 if consume {
                     // Bits no longer ready may be reported again when they return.
                     entry.reported &= happened;
@@ -189,7 +214,7 @@ impl EpollSet {
                 }
                 if consume {
                     entry.reported |= happened;
-                    entry.activity_seen = activity;
+                    entry.activity_seen = look.activity;
                 }
             }
             if happened == 0 {
@@ -198,19 +223,26 @@ impl EpollSet {
             if consume && entry.events & EPOLLONESHOT != 0 {
                 entry.disabled = true;
             }
-            out.push((happened, entry.data));
+            report(happened, entry.data);
+            reported += 1;
         }
         // The descriptions let go only after the list lock: the last
         // reference's drop may take other locks.
         drop(entries);
-        drop(reported);
-        Ok(out)
+        looks.clear();
+        *self.spare.lock() = looks;
+        Ok(reported)
+    }
+
+    /// Entries on the list (some may have closed).
+    pub fn entry_count(&self) -> usize {
+        self.entries.lock().len()
     }
 
     /// Whether any entry is ready (this instance watched by another, or
     /// polled).
     pub fn any_ready(&self, depth: u32) -> bool {
-        depth < 2 && self.ready(usize::MAX, depth, false).is_ok_and(|ready| !ready.is_empty())
+        depth < 2 && self.ready(1, depth, false, |_, _| ()).is_ok_and(|reported| reported > 0)
     }
 }
 

@@ -25,6 +25,8 @@ const EFD_CLOEXEC: u64 = 0o2000000;
 const EPOLL_CLOEXEC: u64 = 0o2000000;
 /// `struct epoll_event` is packed on x86-64: events (4), data (8).
 const EPOLL_EVENT_BYTES: usize = 12;
+/// Events an `epoll_wait` gathers on the kernel stack; more go to the heap.
+const EVENTS_ON_STACK: usize = 32;
 /// The most events one `epoll_wait` returns (Linux's `EP_MAX_EVENTS`).
 const MAX_EVENTS: i32 = (i32::MAX as usize / EPOLL_EVENT_BYTES) as i32;
 
@@ -104,7 +106,7 @@ pub fn epoll_wait(call: &mut Call<'_>) -> CallResult {
     if most <= 0 || most > MAX_EVENTS {
         return Err(Errno::EINVAL);
     }
-    let deadline = (timeout >= 0).then(|| machine::timer::uptime_nanoseconds().saturating_add(timeout as u64 * 1_000_000));
+    let deadline = (timeout >= 0).then(|| super::files::deadline_after(timeout as u64 * 1_000_000));
     wait_for_events(call, epoll_fd, address, most as usize, deadline)
 }
 
@@ -121,21 +123,33 @@ pub fn epoll_pwait2(call: &mut Call<'_>) -> CallResult {
 fn wait_for_events(call: &Call<'_>, epoll_fd: u64, address: u64, most: usize, deadline: Option<u64>) -> CallResult {
     let instance = descriptor(call, epoll_fd)?;
     let Backing::Epoll(set) = &instance.backing else { return Err(Errno::EINVAL) };
-    let mut found = alloc::vec::Vec::new();
-    wait_ready(call, deadline, true, || {
-        found = set.ready(most, 0, true)?;
-        Ok(found.len())
+    // The events as the caller's memory has them, on the kernel stack when
+    // few may come.
+    let mut on_stack = [0u8; EVENTS_ON_STACK * EPOLL_EVENT_BYTES];
+    let mut on_heap = alloc::vec::Vec::new();
+    let bytes: &mut [u8] = if most <= EVENTS_ON_STACK {
+        &mut on_stack[..most * EPOLL_EVENT_BYTES]
+    } else {
+        // Room for every entry, not for `most`, which may be huge (at
+        // least the stack's worth: entries may come while it waits).
+        let room = most.min(set.entry_count().max(EVENTS_ON_STACK)) * EPOLL_EVENT_BYTES;
+        on_heap.try_reserve_exact(room).map_err(|_| Errno::ENOMEM)?;
+        on_heap.resize(room, 0);
+        &mut on_heap
+    };
+    let capacity = bytes.len() / EPOLL_EVENT_BYTES;
+    let found = wait_ready(call, deadline, true, || {
+        let mut at = 0;
+        set.ready(capacity, 0, true, |events, data| {
+            bytes[at..at + 4].copy_from_slice(&events.to_le_bytes());
+            bytes[at + 4..at + EPOLL_EVENT_BYTES].copy_from_slice(&data.to_le_bytes());
+            at += EPOLL_EVENT_BYTES;
+        })
     })
     // An epoll wait is never restarted after a handler (Linux: EINTR).
     .map_err(|errno| if errno == linux_abi::restart::ERESTARTNOHAND { Errno::EINTR } else { errno })?;
-    let mut bytes = alloc::vec::Vec::new();
-    bytes.try_reserve_exact(found.len() * EPOLL_EVENT_BYTES).map_err(|_| Errno::ENOMEM)?;
-    for (events, data) in &found {
-        bytes.extend_from_slice(&events.to_le_bytes());
-        bytes.extend_from_slice(&data.to_le_bytes());
-    }
-    call.write_out(address, &bytes)?;
-    value(found.len() as u64)
+    call.write_out(address, &bytes[..found * EPOLL_EVENT_BYTES])?;
+    value(found as u64)
 }
 
 /// `timerfd_create(clock, flags)`: CLOCK_REALTIME, CLOCK_MONOTONIC,

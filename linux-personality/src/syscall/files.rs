@@ -1084,7 +1084,10 @@ fn watches_network(files: &[Option<Arc<OpenFile>>]) -> bool {
 /// (nanoseconds of uptime; `None`: forever) or a signal comes. `network`:
 /// whether what `check` looks at may change with the network.
 pub(super) fn wait_ready(call: &Call<'_>, deadline: Option<u64>, network: bool, check: impl FnMut() -> Result<usize, Errno>) -> Result<usize, Errno> {
-    let registration = if network {
+    // A zero timeout returns after its first check: no wake-up to ask for.
+    let registration = if deadline.is_some_and(is_due) {
+        crate::poll_wakeups::Registration::none()
+    } else if network {
         crate::poll_wakeups::Registration::new()
     } else {
         crate::poll_wakeups::Registration::only(crate::poll_wakeups::Source::Local)
@@ -1114,7 +1117,7 @@ fn registration_for(files: &[Option<Arc<OpenFile>>]) -> crate::poll_wakeups::Reg
 /// [`registration_for`], unless `deadline` has passed already (a zero
 /// timeout): a wait that returns after its first check needs no wake-up.
 fn registration_unless_due(deadline: Option<u64>, files: &[Option<Arc<OpenFile>>]) -> crate::poll_wakeups::Registration {
-    if deadline.is_some_and(|deadline| machine::timer::uptime_nanoseconds() >= deadline) {
+    if deadline.is_some_and(is_due) {
         return crate::poll_wakeups::Registration::none();
     }
     registration_for(files)
@@ -1145,9 +1148,12 @@ fn wait_ready_in(call: &Call<'_>, deadline: Option<u64>, mut registration: crate
     loop {
         registration.renew();
         let ready = check()?;
-        let now = machine::timer::uptime_nanoseconds();
-        if ready > 0 || deadline.is_some_and(|deadline| now >= deadline) {
+        if ready > 0 {
             return Ok(ready);
+        }
+        let now = machine::timer::uptime_nanoseconds();
+        if deadline.is_some_and(|deadline| now >= deadline) {
+            return Ok(0);
         }
         if call.interrupted() {
             // Without a time limit the call runs again when no handler
@@ -1222,7 +1228,7 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
 
 pub fn poll(call: &mut Call<'_>) -> CallResult {
     let timeout = call.argument(2) as i32;
-    let deadline = (timeout >= 0).then(|| machine::timer::uptime_nanoseconds() + timeout as u64 * 1_000_000);
+    let deadline = (timeout >= 0).then(|| deadline_after(timeout as u64 * 1_000_000));
     poll_entries(call, call.argument(0), call.argument(1), deadline)
 }
 
@@ -1235,7 +1241,24 @@ pub fn ppoll(call: &mut Call<'_>) -> CallResult {
 /// for NULL: no timeout).
 pub(super) fn timespec_deadline(call: &Call<'_>, index: usize) -> Result<Option<u64>, Errno> {
     let Some(timeout) = UserPtr::<linux_abi::Timespec>::argument(call, index) else { return Ok(None) };
-    Ok(Some(machine::timer::uptime_nanoseconds().saturating_add(timeout.read(call)?.as_nanoseconds())))
+    Ok(Some(deadline_after(timeout.read(call)?.as_nanoseconds())))
+}
+
+/// A deadline that is already due: a zero timeout's, known without a
+/// clock read (uptime is never below it).
+const DUE_AT_ONCE: u64 = 0;
+
+/// The deadline `nanoseconds` from now (a zero timeout: [`DUE_AT_ONCE`]).
+pub(super) fn deadline_after(nanoseconds: u64) -> u64 {
+    if nanoseconds == 0 {
+        return DUE_AT_ONCE;
+    }
+    machine::timer::uptime_nanoseconds().saturating_add(nanoseconds)
+}
+
+/// Whether `deadline` has passed.
+fn is_due(deadline: u64) -> bool {
+    deadline == DUE_AT_ONCE || machine::timer::uptime_nanoseconds() >= deadline
 }
 
 /// `select` takes a `timeval`; `pselect6` a `timespec` (and a mask).
@@ -1255,7 +1278,7 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
         timespec_deadline(call, 4)?
     } else {
         let timeout = UserPtr::<linux_abi::Timeval>::argument(call, 4).map(|timeout| timeout.read(call)).transpose()?;
-        timeout.map(|timeout| machine::timer::uptime_nanoseconds().saturating_add(timeout.as_nanoseconds()))
+        timeout.map(|timeout| deadline_after(timeout.as_nanoseconds()))
     };
     let words = count.div_ceil(64) as usize;
     let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
