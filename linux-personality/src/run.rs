@@ -103,6 +103,8 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         // The stay in user mode is its user time; the rest is system time.
         kernel_thread.add_user_cycles(context.take_user_cycles());
         match exit {
+            // Native IPC's fast path first, past the dispatch (seL4's).
+            UserExit::Syscall if try_fast_ipc(&process, &mut context, &mut me) => {}
             UserExit::Syscall => match syscall::dispatch(&process, &mut context, &mut me) {
                 Flow::Continue => {}
                 Flow::ExitThread(status) => return leave(&process, &me, status),
@@ -154,6 +156,19 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
         }
         crate::cpu_itimers::check(&process);
     }
+}
+
+/// Runs a native `call` or `reply_recv` by the IPC fast path if it can
+/// (`kernel_objects::capabilities::try_fast_ipc`); false otherwise.
+#[inline(always)]
+fn try_fast_ipc(process: &Process, context: &mut UserContext, me: &mut ThreadSelf) -> bool {
+    use kernel_objects::capabilities::numbers;
+    if !matches!(context.registers.rax, numbers::CALL | numbers::REPLY_RECV) {
+        return false;
+    }
+    let tid = me.tid;
+    let interrupted = || syscall::thread_interrupted(process, tid);
+    kernel_objects::capabilities::try_fast_ipc(&process.native, &mut me.ipc, context, &interrupted)
 }
 
 /// Delivers deliverable signals: runs a handler (builds its frame) or

@@ -106,6 +106,7 @@ impl<M, B: Blocking> Mailbox<M, B> {
     }
 
     /// Starts an operation: empties the mailbox and numbers the operation.
+    #[inline(always)]
     fn begin(&self) -> u64 {
         let mut inbox = B::lock(&self.inbox);
         inbox.operation += 1;
@@ -123,6 +124,7 @@ impl<M, B: Blocking> Mailbox<M, B> {
 
     /// Puts `delivery` in the mailbox if it still serves `operation` and
     /// holds nothing; gives it back otherwise. Does not wake the owner.
+    #[inline(always)]
     fn put(&self, operation: u64, delivery: Delivery<M, B>) -> Result<(), Delivery<M, B>> {
         let mut inbox = B::lock(&self.inbox);
         if inbox.operation != operation || !matches!(inbox.state, Delivery::Empty) {
@@ -133,6 +135,7 @@ impl<M, B: Blocking> Mailbox<M, B> {
     }
 
     /// Takes what the mailbox holds for `operation` if it is not empty.
+    #[inline(always)]
     fn take(&self, operation: u64) -> Option<Delivery<M, B>> {
         let mut inbox = B::lock(&self.inbox);
         if inbox.operation != operation || matches!(inbox.state, Delivery::Empty) {
@@ -159,6 +162,7 @@ impl<M, B: Blocking> Mailbox<M, B> {
     /// to `hand_to`, if any. With `interrupted` true, `give_up` decides:
     /// true ends the operation, and the wait with `None` unless a delivery
     /// slipped in just before.
+    #[inline(always)]
     fn wait(
         &self,
         operation: u64,
@@ -167,11 +171,13 @@ impl<M, B: Blocking> Mailbox<M, B> {
         mut give_up: impl FnMut() -> bool,
     ) -> Option<Delivery<M, B>> {
         loop {
-            if let Some(delivery) = self.take(operation) {
-                if let Some(thread) = hand_to {
-                    B::unpark(thread);
+            // Before a hand-over, no look (one lock round trip less): a
+            // delivery that came already left its wake-up's permit, so
+            // the park returns at once and the next look finds it.
+            if hand_to.is_none() {
+                if let Some(delivery) = self.take(operation) {
+                    return Some(delivery);
                 }
-                return Some(delivery);
             }
             if interrupted() && give_up() {
                 if let Some(thread) = hand_to {
@@ -196,6 +202,7 @@ pub struct ReplyTo<M, B: Blocking> {
 impl<M, B: Blocking> ReplyTo<M, B> {
     /// Puts `message` in the caller's mailbox, if the caller still waits
     /// for it; returns the thread to wake (not woken yet).
+    #[inline(always)]
     fn answer(mut self, message: M) -> Option<B::Thread> {
         let (caller, operation) = self.caller.take()?;
         let put = caller.put(operation, Delivery::Reply(message));
@@ -290,6 +297,7 @@ impl<M, B: Blocking> Endpoint<M, B> {
     }
 
     /// Sends `message` and waits for the receiver's answer.
+    #[inline(always)]
     pub fn call(
         &self,
         me: &Arc<Mailbox<M, B>>,
@@ -321,6 +329,7 @@ impl<M, B: Blocking> Endpoint<M, B> {
     /// Receives the next message, first answering `answer`'s call (if
     /// any) with its message. The answer is given even if the receive then
     /// fails.
+    #[inline(always)]
     pub fn recv(
         &self,
         me: &Arc<Mailbox<M, B>>,
@@ -365,6 +374,7 @@ impl<M, B: Blocking> Endpoint<M, B> {
 
     /// A receiver takes a queued sender's message: moves what it carries,
     /// tells a plain sender it is done, keeps a caller's way back.
+    #[inline(always)]
     fn take_queued(sender: QueuedSend<M, B>, owner: u64, on_match: impl FnOnce(&mut M, Meeting)) -> Received<M, B> {
         let QueuedSend { mut message, from, operation, call } = sender;
         on_match(&mut message, Meeting { sender: from.owner, receiver: owner });
@@ -378,6 +388,7 @@ impl<M, B: Blocking> Endpoint<M, B> {
     }
 
     /// Hands `message` to the oldest waiting receiver, or queues it.
+    #[inline(always)]
     fn hand_over(
         &self,
         me: &Arc<Mailbox<M, B>>,

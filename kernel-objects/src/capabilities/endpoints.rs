@@ -19,6 +19,7 @@
 //! Must never trust an argument (a bad slot, right, length or buffer is an
 //! errno) and never hold a lock while blocking.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
@@ -67,9 +68,17 @@ enum Transfer {
     Failed,
 }
 
-/// One message between user threads.
+/// One message between user threads: kept small, since the IPC path
+/// moves it several times (a register-only message is 40 bytes and
+/// allocates nothing).
 pub struct UserMessage {
     words: [u64; 4],
+    /// Bytes and a capability, for a message that carries either.
+    extra: Option<Box<Extra>>,
+}
+
+/// What a message carries besides its registers.
+struct Extra {
     bytes: Vec<u8>,
     capability: Transfer,
 }
@@ -140,12 +149,14 @@ pub fn release(handle: u64) {
 }
 
 /// The endpoint in `slot` of `process`, checked to carry `needed`.
+#[inline(always)]
 fn endpoint(process: &NativeProcess, thread: &mut IpcThread, slot: u64, needed: Rights) -> Result<Arc<KernelEndpoint>, Errno> {
     endpoint_with_rights(process, thread, slot, needed).map(|(endpoint, _)| endpoint)
 }
 
 /// [`endpoint`], with all the rights its capability carries: from the
 /// thread's cache while it is good, else one database look-up.
+#[inline(always)]
 fn endpoint_with_rights(process: &NativeProcess, thread: &mut IpcThread, slot: u64, needed: Rights) -> Result<(Arc<KernelEndpoint>, Rights), Errno> {
     let space = process.space();
     let mut fresh = None;
@@ -196,17 +207,12 @@ pub struct IpcRegisters {
 pub type Interrupted<'a> = &'a dyn Fn() -> bool;
 
 /// Builds the message `registers` describe from `process`'s IPC buffer.
+#[inline(always)]
 fn message_from(process: &NativeProcess, thread: &IpcThread, registers: &IpcRegisters, may_grant: bool) -> Result<UserMessage, Errno> {
     let length = (registers.info & info::LENGTH_MASK) as usize;
     let (address, limit) = thread.buffer;
     if length > limit || length > MAX_BYTES {
         return Err(Errno::EINVAL);
-    }
-    let mut bytes = Vec::new();
-    if length > 0 {
-        bytes.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
-        bytes.resize(length, 0);
-        process.user_memory().read(address, &mut bytes)?;
     }
     let capability = if registers.info & info::CAPABILITY != 0 {
         if !may_grant {
@@ -216,34 +222,47 @@ fn message_from(process: &NativeProcess, thread: &IpcThread, registers: &IpcRegi
     } else {
         Transfer::None
     };
-    Ok(UserMessage { words: registers.words, bytes, capability })
+    if length == 0 && capability == Transfer::None {
+        return Ok(UserMessage { words: registers.words, extra: None });
+    }
+    let mut bytes = Vec::new();
+    if length > 0 {
+        bytes.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
+        bytes.resize(length, 0);
+        process.user_memory().read(address, &mut bytes)?;
+    }
+    // A small block: the system call's reservation covers it.
+    Ok(UserMessage { words: registers.words, extra: Some(Box::new(Extra { bytes, capability })) })
 }
 
 /// Where the sender and receiver meet: grants the message's capability
 /// from the sender's space to the receiver's.
 fn grant_on_meeting(message: &mut UserMessage, meeting: Meeting) {
-    let Transfer::From(slot) = message.capability else { return };
+    let Some(extra) = message.extra.as_deref_mut() else { return };
+    let Transfer::From(slot) = extra.capability else { return };
     let (from, to) = (SpaceId::from_bits(meeting.sender), SpaceId::from_bits(meeting.receiver));
     let granted = caps().with(|database| database.grant(from, slot, to, Rights::ALL, Placement::LowestFrom(0)));
-    message.capability = granted.map_or(Transfer::Failed, Transfer::Granted);
+    extra.capability = granted.map_or(Transfer::Failed, Transfer::Granted);
 }
 
 /// Hands `message` to the receiving thread: bytes into its IPC buffer,
 /// registers and flags back.
+#[inline(always)]
 fn deliver(process: &NativeProcess, thread: &IpcThread, message: UserMessage, call: bool) -> Result<IpcRegisters, Errno> {
+    let mut flags = if call { info::CALL } else { 0 };
+    let Some(extra) = message.extra else {
+        return Ok(IpcRegisters { words: message.words, info: flags });
+    };
     let (address, limit) = thread.buffer;
-    let copied = message.bytes.len().min(limit);
+    let copied = extra.bytes.len().min(limit);
     if copied > 0 {
-        process.user_memory().write(address, &message.bytes[..copied])?;
+        process.user_memory().write(address, &extra.bytes[..copied])?;
     }
-    let mut flags = copied as u64;
-    if copied < message.bytes.len() {
+    flags |= copied as u64;
+    if copied < extra.bytes.len() {
         flags |= info::TRUNCATED;
     }
-    if call {
-        flags |= info::CALL;
-    }
-    match message.capability {
+    match extra.capability {
         Transfer::Granted(slot) => flags |= info::CAPABILITY | (u64::from(slot) << info::SLOT_SHIFT),
         Transfer::Failed | Transfer::From(_) => flags |= info::CAPABILITY_FAILED,
         Transfer::None => {}
@@ -269,6 +288,7 @@ pub(super) fn send(process: &NativeProcess, thread: &mut IpcThread, slot: u64, r
 }
 
 /// `call(slot, words, info)`: sends and waits for the answer.
+#[inline(always)]
 pub(super) fn call(process: &NativeProcess, thread: &mut IpcThread, slot: u64, registers: &IpcRegisters, interrupted: Interrupted<'_>) -> Result<IpcRegisters, Errno> {
     let (endpoint, may_grant) = sending_endpoint(process, thread, slot)?;
     let message = message_from(process, thread, registers, may_grant)?;
@@ -279,6 +299,7 @@ pub(super) fn call(process: &NativeProcess, thread: &mut IpcThread, slot: u64, r
 
 /// The endpoint a send uses (write right), and whether it may carry a
 /// capability (grant right).
+#[inline(always)]
 fn sending_endpoint(process: &NativeProcess, thread: &mut IpcThread, slot: u64) -> Result<(Arc<KernelEndpoint>, bool), Errno> {
     let (endpoint, rights) = endpoint_with_rights(process, thread, slot, Rights::WRITE)?;
     Ok((endpoint, rights.contains(Rights::GRANT)))
@@ -287,6 +308,7 @@ fn sending_endpoint(process: &NativeProcess, thread: &mut IpcThread, slot: u64) 
 /// `recv(slot)`, or with `answer` `reply_recv(slot, answer)`: answers the
 /// held call (a plain `recv` lets it go unanswered), then waits for a
 /// message.
+#[inline(always)]
 pub(super) fn receive(
     process: &NativeProcess,
     thread: &mut IpcThread,
@@ -321,6 +343,7 @@ pub(super) fn reply(process: &NativeProcess, thread: &mut IpcThread, registers: 
 }
 
 /// An answer's message: words and bytes (answers carry no capability).
+#[inline(always)]
 fn answer_message(process: &NativeProcess, thread: &IpcThread, registers: &IpcRegisters) -> Result<UserMessage, Errno> {
     if thread.holding.is_none() {
         return Err(Errno::EINVAL);
@@ -329,6 +352,45 @@ fn answer_message(process: &NativeProcess, thread: &IpcThread, registers: &IpcRe
         return Err(Errno::EINVAL);
     }
     message_from(process, thread, registers, false)
+}
+
+/// The fast path of `call` and `reply_recv` (seL4's): a message of its
+/// four registers alone (`info` 0: no bytes, no capability), sent on an
+/// endpoint this thread used last, by a thread that has its mailbox. It
+/// runs from the run loop, past the system-call dispatch, and is the
+/// general path's logic without its generality: the same checks, errors
+/// and endpoint operations (`sync`'s `call`, `recv`), so both give the
+/// same result. `None`: not of that shape; the general path runs it.
+#[inline(always)]
+pub fn fast_path(process: &NativeProcess, thread: &mut IpcThread, registers: &IpcRegisters, slot: u64, call: bool, interrupted: Interrupted<'_>) -> Option<Result<IpcRegisters, Errno>> {
+    if registers.info != 0 || thread.mailbox.is_none() {
+        return None;
+    }
+    let needed = if call { Rights::WRITE } else { Rights::READ };
+    let endpoint = match endpoint(process, thread, slot, needed) {
+        Ok(endpoint) => endpoint,
+        Err(errno) => return Some(Err(errno)),
+    };
+    let me = thread.mailbox.as_ref()?;
+    let message = UserMessage { words: registers.words, extra: None };
+    if call {
+        return Some(match endpoint.call(me, message, grant_on_meeting, interrupted) {
+            Ok(UserMessage { words, extra: None }) => Ok(IpcRegisters { words, info: 0 }),
+            Ok(answer) => deliver(process, thread, answer, false),
+            Err(error) => Err(errno_of(error)),
+        });
+    }
+    let Some(holding) = thread.holding.take() else { return Some(Err(Errno::EINVAL)) };
+    let received = match endpoint.recv(me, Some((holding, message)), grant_on_meeting, interrupted) {
+        Ok(received) => received,
+        Err(error) => return Some(Err(errno_of(error))),
+    };
+    let call = received.reply.is_some();
+    thread.holding = received.reply;
+    Some(match received.message {
+        UserMessage { words, extra: None } => Ok(IpcRegisters { words, info: if call { info::CALL } else { 0 } }),
+        message => deliver(process, thread, message, call),
+    })
 }
 
 /// `ipc_buffer(address, length)`: where this thread's message bytes come

@@ -26,7 +26,7 @@ use sync::KernelBlocking;
 pub use effects::{on_last_file_reference, undo};
 pub use memory_objects::count as memory_object_count;
 pub use endpoints::IpcThread;
-pub use native_calls::{handle_native_call, numbers};
+pub use native_calls::{handle_native_call, numbers, try_fast_ipc};
 pub use native_calls::INFO_BYTES;
 pub use processes::{EntryCache, NativeProcess, SELF_SLOT};
 pub use user_memory::UserMemory;

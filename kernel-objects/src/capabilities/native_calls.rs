@@ -88,6 +88,32 @@ pub fn handle_native_call(process: &NativeProcess, thread: &mut IpcThread, conte
     true
 }
 
+/// The IPC fast path ([`endpoints::fast_path`]), for the run loop to try
+/// before its dispatch: true when it ran the call (`rax` and the message
+/// registers set), false when the general path must.
+#[inline(always)]
+pub fn try_fast_ipc(process: &NativeProcess, thread: &mut IpcThread, context: &mut UserContext, interrupted: Interrupted<'_>) -> bool {
+    let registers = &mut context.registers;
+    let call = match registers.rax {
+        numbers::CALL => true,
+        numbers::REPLY_RECV => false,
+        _ => return false,
+    };
+    let message = IpcRegisters { words: [registers.rsi, registers.rdx, registers.r10, registers.r8], info: registers.r9 };
+    match endpoints::fast_path(process, thread, &message, registers.rdi, call, interrupted) {
+        None => false,
+        Some(Ok(received)) => {
+            [registers.rsi, registers.rdx, registers.r10, registers.r8] = received.words;
+            registers.rax = received.info;
+            true
+        }
+        Some(Err(errno)) => {
+            registers.rax = errno.to_return_value();
+            true
+        }
+    }
+}
+
 /// The IPC calls, which read and write the message registers.
 fn ipc_call(process: &NativeProcess, thread: &mut IpcThread, context: &mut UserContext, interrupted: Interrupted<'_>) {
     let registers = &mut context.registers;

@@ -147,7 +147,7 @@ fn native_call(process: &Arc<Process>, context: &mut UserContext, thread: &mut T
 
 /// Whether thread `tid` has a signal waiting to be delivered or its
 /// process is ending (blocking calls end with EINTR).
-fn thread_interrupted(process: &Process, tid: Pid) -> bool {
+pub(crate) fn thread_interrupted(process: &Process, tid: Pid) -> bool {
     process.group_exit().is_some()
         || process.must_leave_for_exec(tid)
         // The hint first: a sender raises it before it wakes a sleeper.

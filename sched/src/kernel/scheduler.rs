@@ -358,19 +358,16 @@ pub fn park() {
 /// `me` is the calling thread.
 pub fn unpark_and_park(target: &Arc<Thread>, me: &Arc<Thread>) {
     debug_assert!(Arc::ptr_eq(me, &current()), "unpark_and_park names the calling thread as `me`");
-    let me = me.clone();
     let _off = cpu::InterruptsOff::new();
     let (index, this) = this_cpu();
     let was_parked = target.permit.give_permit();
     target.trace.record(TraceKind::GivenPermit, index, u8::from(was_parked));
     if !was_parked {
-        drop(me);
         return park();
     }
     let here = target.home_cpu() == index && target.allowed().allows(index) && !me.idle;
     if !here {
         make_ready(target.clone());
-        drop(me);
         return park();
     }
     // `begin_park` false: a permit came meanwhile, so the caller runs on
@@ -381,9 +378,10 @@ pub fn unpark_and_park(target: &Arc<Thread>, me: &Arc<Thread>) {
     }
     me.trace.record(TraceKind::Parked, index, 0);
     charge_stint(this, &me, cpu::read_timestamp_counter());
-    // `me` is kept across the switch (a parked thread does not exit), so
-    // no second look at this CPU's current thread after it.
-    switch_to_thread(this, me.clone(), target.clone());
+    // The caller's `me` keeps this thread across the switch (a parked
+    // thread does not exit), so the CPU's own reference to it goes now,
+    // and no second look at this CPU's current thread after it.
+    switch_to_thread(this, None, target.clone());
     me.permit.finish_park();
     me.trace.record(TraceKind::Unparked, percpu::current_index(), 0);
 }
@@ -512,17 +510,20 @@ fn schedule(requeue: Requeue) {
         next.trace.record(TraceKind::KeptRunning, percpu::current_index(), 0);
         return;
     }
-    switch_to_thread(this, current, next);
+    switch_to_thread(this, Some(current), next);
 }
 
 /// Makes `next` this CPU's current thread and switches to it; returns when
-/// `current` runs again. Interrupts must be off, `current`'s stint charged.
-fn switch_to_thread(this: &CpuScheduler, current: Arc<Thread>, next: Arc<Thread>) {
+/// the current thread runs again. Interrupts must be off, the current
+/// thread's stint charged. `current`: the caller's reference to it, if it
+/// holds one (let go before the switch, as the CPU's own).
+fn switch_to_thread(this: &CpuScheduler, current: Option<Arc<Thread>>, next: Arc<Thread>) {
     next.trace.record(TraceKind::Chosen, percpu::current_index(), 0);
     debug_assert!(!next.has_exited(), "CPU {}: chose {}#{}, which has exited", percpu::current_index(), next.name(), next.id());
     let next_context = next.context.clone();
-    *this.current.lock() = Some(next);
+    let previous = this.current.lock().replace(next);
     this.switches.fetch_add(1, Ordering::Relaxed);
+    drop(previous);
     drop(current);
     context::switch_to(next_context);
     debug_check_current();
