@@ -13,6 +13,8 @@ pub const POLLIN: u16 = 0x1;
 pub const POLLOUT: u16 = 0x4;
 /// `POLLHUP`: reported whether asked for or not.
 pub const POLLHUP: u16 = 0x10;
+/// An error is pending (always reported).
+pub const POLLERR: u16 = 0x8;
 /// `POLLNVAL`: the descriptor is not open.
 pub const POLLNVAL: u16 = 0x20;
 /// `POLLRDNORM`.
@@ -60,6 +62,9 @@ pub struct Readiness {
     pub writable: bool,
     /// The other end is gone.
     pub hung_up: bool,
+    /// An error is pending (a pipe's write end with no reader left):
+    /// `POLLERR`, always reported; `select` counts it readable and writable.
+    pub error: bool,
 }
 
 impl PollFd {
@@ -80,6 +85,9 @@ impl PollFd {
         if readiness.hung_up {
             bits |= POLLHUP;
         }
+        if readiness.error {
+            bits |= POLLERR;
+        }
         bits
     }
 }
@@ -98,14 +106,17 @@ mod tests {
     }
 
     #[test]
-    fn only_what_was_asked_for_is_reported_but_hangup_and_nval_always() {
+    fn only_what_was_asked_for_is_reported_but_hangup_error_and_nval_always() {
         let reader = PollFd { fd: 0, events: POLLIN, revents: 0 };
-        let both = Readiness { readable: true, writable: true, hung_up: false };
+        let both = Readiness { readable: true, writable: true, ..Readiness::default() };
         assert_eq!(reader.revents_for(Some(both)), POLLIN);
         assert_eq!(reader.revents_for(Some(Readiness { hung_up: true, ..Readiness::default() })), POLLHUP);
         assert_eq!(reader.revents_for(None), POLLNVAL);
         assert_eq!(PollFd { fd: -1, ..reader }.revents_for(None), 0, "negative descriptors are skipped");
         let writer = PollFd { fd: 1, events: POLLOUT | POLLWRNORM, revents: 0 };
         assert_eq!(writer.revents_for(Some(both)), POLLOUT | POLLWRNORM);
+        let broken = Readiness { writable: true, error: true, ..Readiness::default() };
+        assert_eq!(writer.revents_for(Some(broken)), POLLOUT | POLLWRNORM | POLLERR);
+        assert_eq!(reader.revents_for(Some(broken)), POLLERR, "an error is reported unasked");
     }
 }

@@ -169,16 +169,19 @@ impl EpollSet {
         // Readiness is asked without the list lock: some files' locks
         // (a terminal's, a nested instance's list) come before it.
         for look in &mut looks {
-            let (readable, writable, hung_up) = look.file.readiness(depth + 1);
+            let readiness = look.file.readiness(depth + 1);
             let mut happened = 0;
-            if readable {
+            if readiness.readable {
                 happened |= EPOLLIN | EPOLLRDNORM;
             }
-            if writable {
+            if readiness.writable {
                 happened |= EPOLLOUT | EPOLLWRNORM;
             }
-            if hung_up {
+            if readiness.hung_up {
                 happened |= EPOLLHUP | EPOLLRDHUP;
+            }
+            if readiness.error {
+                happened |= EPOLLERR;
             }
             look.happened = happened & look.wanted;
             // An edge-triggered entry that is not ready is looked at too:

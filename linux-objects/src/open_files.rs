@@ -13,6 +13,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use caps::{ObjectKind, Placement, Rights, Slot, SpaceId};
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
+use linux_abi::poll::Readiness;
 use vfs::InodeId;
 
 use super::fs;
@@ -125,15 +126,20 @@ impl OpenFile {
         self.status.store(kept | (status & flags::SETTABLE), Ordering::Relaxed);
     }
 
-    /// Whether a read would not wait, a write would not wait, and the
-    /// other side has hung up (`poll`, `select`, `epoll`). `depth`: how
-    /// many epoll instances were looked through to get here.
-    pub fn readiness(&self, depth: u32) -> (bool, bool, bool) {
-        match &self.backing {
+    /// Whether a read would not wait, a write would not wait, the other
+    /// side has hung up, and an error is pending (`poll`, `select`,
+    /// `epoll`). `depth`: how many epoll instances were looked through to
+    /// get here.
+    pub fn readiness(&self, depth: u32) -> Readiness {
+        let (readable, writable, hung_up) = match &self.backing {
             Backing::Device(Device::Console, _) => (crate::tty::readable(), true, false),
             Backing::PipeReader(pipe) => (pipe.readiness().0, false, pipe.writers_gone()),
-            // With no reader left a write does not wait (it is EPIPE).
-            Backing::PipeWriter(pipe) => (false, pipe.readiness().1, false),
+            // With no reader left a write does not wait (it is EPIPE), and
+            // the end reports an error, as Linux's.
+            Backing::PipeWriter(pipe) => {
+                let (writable, readers_gone) = pipe.write_readiness();
+                return Readiness { writable, error: readers_gone, ..Readiness::default() };
+            }
             Backing::MessageQueue(queue) => {
                 let (readable, writable) = queue.readiness();
                 (readable, writable, false)
@@ -149,7 +155,8 @@ impl OpenFile {
             Backing::Timer(timer) => (timer.readable(), false, false),
             Backing::Signals(signals) => (signals.readable(), false, false),
             Backing::Inode(_) | Backing::Device(..) => (true, true, false),
-        }
+        };
+        Readiness { readable, writable, hung_up, error: false }
     }
 
     /// A count that moves with everything that arrives or leaves (bytes

@@ -391,7 +391,13 @@ impl Pipe {
         self.state.lock().readers == 0
     }
 
-    /// Whether a read would not wait, and whether a write would not.
+    /// Whether a write would not wait, and whether every reading end has
+    /// closed (one look under the lock).
+    pub fn write_readiness(&self) -> (bool, bool) {
+        let state = self.state.lock();
+        (state.bytes.len() < state.capacity || state.readers == 0, state.readers == 0)
+    }
+
     /// Bytes ever written in plus bytes ever read out: moves with every
     /// arrival and every departure (edge-triggered epoll reports each).
     pub fn activity(&self) -> u64 {
@@ -399,6 +405,7 @@ impl Pipe {
         state.written.wrapping_add(state.taken)
     }
 
+    /// Whether a read would not wait, and whether a write would not.
     pub fn readiness(&self) -> (bool, bool) {
         let state = self.state.lock();
         let has_data = if state.packets { !state.records.is_empty() } else { !state.bytes.is_empty() };

@@ -1058,19 +1058,15 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
 /// as closed, as on Linux. Before, the network question and the first
 /// check looked each descriptor up separately: two look-ups per
 /// descriptor per call.
-/// A few descriptors go through the thread's descriptor cache, where a
-/// hit takes no lock; more go to `open_files::files`, which takes each
-/// lock once for all of them.
-fn look_up_all(call: &Call<'_>, fds: impl Iterator<Item = u64>) -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
-    if fds.size_hint().1.is_some_and(|most| most <= linux_objects::descriptor_cache::ENTRIES) {
-        let mut files = Vec::new();
-        for fd in fds {
-            files.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            files.push(descriptor(call, fd).ok());
-        }
-        return Ok(files);
+/// They go through the thread's descriptor cache, whose batch table
+/// answers without a lock while no capability anywhere was withdrawn;
+/// otherwise `open_files::files` takes each lock once for all of them.
+fn look_up_all(call: &Call<'_>, fds: impl Iterator<Item = u64> + Clone) -> Result<Vec<Option<Arc<OpenFile>>>, Errno> {
+    let space = call.process.native.space();
+    match call.thread.descriptors.try_borrow_mut() {
+        Ok(mut cache) => cache.files(space, fds),
+        Err(_) => open_files::files(space, fds),
     }
-    open_files::files(call.process.native.space(), fds)
 }
 
 /// Whether any of `files` may report the network's changes (an Internet
@@ -1178,13 +1174,13 @@ fn decoded_poll_entry(raw: &[u8]) -> linux_abi::poll::PollFd {
 
 /// The descriptors `pollfd` entries `bytes` name; a negative one is
 /// ignored (u64::MAX names none).
-fn poll_descriptors(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+fn poll_descriptors(bytes: &[u8]) -> impl Iterator<Item = u64> + Clone + '_ {
     use linux_abi::UserValue;
     bytes.chunks(linux_abi::poll::PollFd::SIZE).map(decoded_poll_entry).map(|entry| if entry.fd >= 0 { entry.fd as u64 } else { u64::MAX })
 }
 
 fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>) -> CallResult {
-    use linux_abi::poll::{PollFd, Readiness};
+    use linux_abi::poll::PollFd;
     use linux_abi::UserValue;
     if count > 4096 {
         return Err(Errno::EINVAL);
@@ -1212,11 +1208,7 @@ fn poll_entries(call: &Call<'_>, address: u64, count: u64, deadline: Option<u64>
         let mut ready = 0;
         for (raw, file) in bytes.chunks_mut(PollFd::SIZE).zip(&files) {
             let mut entry = decoded_poll_entry(raw);
-            let readiness = file.as_ref().map(|file| {
-                let (readable, writable, hung_up) = file.readiness(0);
-                Readiness { readable, writable, hung_up }
-            });
-            entry.revents = entry.revents_for(readiness);
+            entry.revents = entry.revents_for(file.as_ref().map(|file| file.readiness(0)));
             ready += usize::from(entry.revents != 0);
             entry.encode(raw);
         }
@@ -1310,7 +1302,10 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
                 continue;
             }
             // `files` holds one per wanted descriptor, in this order.
-            let (readable, writable, _) = files.next().and_then(Option::as_ref).ok_or(Errno::EBADF)?.readiness(0);
+            let readiness = files.next().and_then(Option::as_ref).ok_or(Errno::EBADF)?.readiness(0);
+            // A pending error counts as both, as Linux's `POLLIN_SET` and
+            // `POLLOUT_SET` hold `POLLERR`.
+            let (readable, writable) = (readiness.readable || readiness.error, readiness.writable || readiness.error);
             for (kind, is_ready) in [(0, readable), (1, writable)] {
                 if wanted[kind] && is_ready {
                     results[kind][word] |= bit;
