@@ -73,8 +73,10 @@ impl DescriptorCache {
             self.batch.clear();
             self.batch_space = Some(space);
         }
+        // Room for the most there can be (a `select` filters its range).
+        let most = fds.size_hint().1.unwrap_or(0).min(BATCH_LIMIT);
         let mut files = Vec::new();
-        files.try_reserve_exact(fds.size_hint().0).map_err(|_| Errno::ENOMEM)?;
+        files.try_reserve_exact(most).map_err(|_| Errno::ENOMEM)?;
         let mut all_kept = true;
         for fd in fds.clone() {
             let kept = self.batch.get(fd as usize).filter(|entry| entry.generation == now).and_then(|entry| entry.file.upgrade());

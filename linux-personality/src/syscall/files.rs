@@ -1260,6 +1260,9 @@ pub enum SelectCall {
     Pselect6,
 }
 
+/// Words of a `select` set: 1,024 descriptors (`FD_SETSIZE`).
+const SELECT_WORDS: usize = 1024 / 64;
+
 pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
     let pselect = which == SelectCall::Pselect6;
     let count = call.argument(0);
@@ -1272,16 +1275,21 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
         let timeout = UserPtr::<linux_abi::Timeval>::argument(call, 4).map(|timeout| timeout.read(call)).transpose()?;
         timeout.map(|timeout| deadline_after(timeout.as_nanoseconds()))
     };
+    // The three sets, each read in one copy, live on the kernel stack
+    // (1,024 descriptors at most: 128 bytes a set).
     let words = count.div_ceil(64) as usize;
-    let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
-    for (set, address) in sets.iter_mut().zip([call.argument(1), call.argument(2), call.argument(3)]) {
+    let addresses = [call.argument(1), call.argument(2), call.argument(3)];
+    let mut sets = [[0u64; SELECT_WORDS]; 3];
+    for (set, &address) in sets.iter_mut().zip(&addresses) {
         if address != 0 {
-            for (index, word) in set.iter_mut().enumerate() {
-                *word = call.word_in(address + index as u64 * 8)?;
+            let mut bytes = [0u8; SELECT_WORDS * 8];
+            call.read_in(address, &mut bytes[..words * 8])?;
+            for (word, chunk) in set.iter_mut().zip(bytes[..words * 8].chunks_exact(8)) {
+                *word = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
             }
         }
     }
-    let mut results = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+    let mut results = [[0u64; SELECT_WORDS]; 3];
     let wanted = |fd: u64| (sets[0][(fd / 64) as usize] | sets[1][(fd / 64) as usize]) & (1u64 << (fd % 64)) != 0;
     let mut first = Some(look_up_all(call, (0..count).filter(|&fd| wanted(fd)))?);
     let registration = registration_unless_due(deadline, first.as_deref().unwrap_or(&[]));
@@ -1315,10 +1323,13 @@ pub fn select(call: &mut Call<'_>, which: SelectCall) -> CallResult {
         }
         Ok(ready)
     })?;
-    for (set, address) in results.iter().zip([call.argument(1), call.argument(2), call.argument(3)]) {
+    for (set, &address) in results.iter().zip(&addresses) {
         if address != 0 {
-            let bytes: Vec<u8> = set.iter().flat_map(|word| word.to_le_bytes()).collect();
-            call.write_out(address, &bytes)?;
+            let mut bytes = [0u8; SELECT_WORDS * 8];
+            for (chunk, word) in bytes.chunks_exact_mut(8).zip(&set[..words]) {
+                chunk.copy_from_slice(&word.to_le_bytes());
+            }
+            call.write_out(address, &bytes[..words * 8])?;
         }
     }
     value(ready as u64)
