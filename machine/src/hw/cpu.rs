@@ -142,6 +142,7 @@ pub(crate) fn enable_supervisor_protections() -> (bool, bool) {
         cr4 |= CR4_SMAP;
     }
     write_cr4(cr4);
+    super::user_copy::note_smap(smap);
     (smep, smap)
 }
 

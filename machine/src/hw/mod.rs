@@ -28,3 +28,4 @@ pub mod tlb;
 pub mod trap;
 pub mod trap_entry;
 pub mod user;
+pub(crate) mod user_copy;

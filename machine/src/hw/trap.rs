@@ -113,6 +113,8 @@ pub(crate) extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
         2 if cpu_snapshot::is_requested() => cpu_snapshot::answer(frame),
         VECTOR_STOP => stop::stopped_by_other_cpu(),
         VECTOR_SPURIOUS => {}
+        // A user copy's page fault: the copy fails, the kernel goes on.
+        14 if super::user_copy::recover(frame) => {}
         0..EXCEPTION_COUNT => fatal_exception(frame),
         _ => dispatch_interrupt(vector, frame),
     }
