@@ -92,6 +92,11 @@ impl SpaceMemory {
         self.0.read_user_direct(address, buffer)
     }
 
+    /// The root of the tables (0 before one is installed).
+    pub(crate) fn root(&self) -> u64 {
+        self.0.root()
+    }
+
     /// Atomically updates the aligned user `u32` at `address`.
     pub(crate) fn update_user_u32(&self, address: u64, change: impl FnMut(u32) -> Option<u32>) -> Option<u32> {
         self.0.update_user_u32(address, change)

@@ -209,6 +209,37 @@ impl Pipe {
         self.receive(buffer, limit, nonblocking, interrupted, true).map(|received| received.count)
     }
 
+    /// As [`read`](Self::read), then `deliver(bytes)` with no lock held
+    /// (the copy to the reader's memory). When `deliver` fails (EFAULT),
+    /// the bytes go back to the front of a stream pipe, as Linux leaves
+    /// them when its copy fails — unless another read took bytes since, or
+    /// the pipe carries records (then they are gone, and the error says so).
+    pub fn read_and_deliver(&self, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool, deliver: impl FnOnce(&[u8]) -> Result<(), Errno>) -> Result<usize, Errno> {
+        let mut buffer = Vec::new();
+        let received = self.receive(&mut buffer, limit, nonblocking, interrupted, true)?;
+        if let Err(errno) = deliver(&buffer) {
+            self.give_back(&buffer, received.taken_to);
+            return Err(errno);
+        }
+        Ok(received.count)
+    }
+
+    /// Puts `bytes`, which the read that brought the taken count to
+    /// `taken_to` took, back in front, if no read came since.
+    fn give_back(&self, bytes: &[u8], taken_to: u64) {
+        let mut state = self.state.lock();
+        if bytes.is_empty() || state.packets || !state.records.is_empty() || state.taken != taken_to || state.bytes.try_reserve(bytes.len()).is_err() {
+            return;
+        }
+        for &byte in bytes.iter().rev() {
+            state.bytes.push_front(byte);
+        }
+        state.taken -= bytes.len() as u64;
+        drop(state);
+        self.changed.broadcast();
+        self.tell_pollers();
+    }
+
     /// As [`read`](Self::read), leaving the bytes in the pipe (`MSG_PEEK`).
     pub fn peek(&self, buffer: &mut Vec<u8>, limit: usize, nonblocking: bool, interrupted: &dyn Fn() -> bool) -> Result<usize, Errno> {
         self.receive(buffer, limit, nonblocking, interrupted, false).map(|received| received.count)
@@ -245,11 +276,13 @@ impl Pipe {
                         attached = record.attached.peeked();
                     }
                 }
+                let mut taken_to = state.taken;
                 if take {
                     // A packet's unread rest goes with it.
                     let drained = if state.packets { available } else { count };
                     state.bytes.drain(..drained);
                     state.taken += drained as u64;
+                    taken_to = state.taken;
                     let (taken, packets) = (state.taken, state.packets);
                     if let Some(record) = state.records.front_mut() {
                         if packets || record.start < taken {
@@ -263,10 +296,10 @@ impl Pipe {
                     self.changed.broadcast();
                     self.tell_pollers();
                 }
-                return Ok(Received { count, length: whole, attached });
+                return Ok(Received { count, length: whole, attached, taken_to });
             }
             if state.writers == 0 || (limit == 0 && !state.packets) {
-                return Ok(Received { count: 0, length: 0, attached: Attached::default() });
+                return Ok(Received { count: 0, length: 0, attached: Attached::default(), taken_to: state.taken });
             }
             if nonblocking {
                 return Err(Errno::EAGAIN);
@@ -423,6 +456,8 @@ pub struct Received {
     /// What came with them: descriptors (`SCM_RIGHTS`; only when taken),
     /// credentials, the sender's name.
     pub attached: Attached,
+    /// The pipe's count of bytes ever taken, after this read.
+    pub taken_to: u64,
 }
 
 /// What a read may take now from a pipe with bytes or records waiting:

@@ -9,6 +9,7 @@
 //! switches every CPU that ran it to the kernel tables first).
 
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
 use alloc::vec::Vec;
 
 use caps::{ObjectKind, Placement, Rights, Slot, SpaceId};
@@ -37,6 +38,11 @@ pub struct NativeProcess {
     /// taken, so that an [`EntryCache`] made before knows it is stale
     /// (`sync::Generation`: the protocol and its loom model).
     memory_generation: sync::Generation,
+    /// The root of `memory`'s tables (0 once destroyed), for user copies
+    /// through this CPU's translation without the lock
+    /// (`machine::frame_access::read_user_on_root`, which checks that CR3
+    /// holds it). Relaxed: a stale value only sends a copy to the walk.
+    root: AtomicU64,
 }
 
 /// What a thread remembers of its last entry to user mode: on the same
@@ -76,7 +82,8 @@ impl NativeProcess {
                 return Err(Errno::from(error));
             }
         };
-        let process = Arc::new(Self { space, container, memory: KernelTicketLock::new(ADDRESS_SPACE_LEVEL, Some(memory)), memory_generation: sync::Generation::new() });
+        let root = AtomicU64::new(memory.memory().root());
+        let process = Arc::new(Self { space, container, memory: KernelTicketLock::new(ADDRESS_SPACE_LEVEL, Some(memory)), memory_generation: sync::Generation::new(), root });
         let mut registry = REGISTRY.lock();
         if registry.try_reserve(1).is_err() {
             drop(registry);
@@ -139,6 +146,11 @@ impl NativeProcess {
         cache.0.with(cpu, &self.memory_generation, || self.prepare_to_enter(), |tables| crate::address_spaces::run_user_in(&off, tables, context, unless))
     }
 
+    /// The root of the process's page tables (0 once destroyed).
+    pub(crate) fn root(&self) -> u64 {
+        self.root.load(Ordering::Relaxed)
+    }
+
     /// The process's memory, for copies in and out (see [`super::UserMemory`]).
     pub fn user_memory(&self) -> super::UserMemory<'_> {
         super::UserMemory::of(self)
@@ -148,6 +160,7 @@ impl NativeProcess {
     /// returns the old one, for the caller to destroy once no CPU runs it.
     pub fn replace_memory(&self, memory: KernelSpace) -> Option<KernelSpace> {
         let mut held = self.memory.lock();
+        self.root.store(memory.memory().root(), Ordering::Relaxed);
         let old = held.replace(memory);
         self.memory_generation.advance();
         old
@@ -172,6 +185,7 @@ impl NativeProcess {
         }
         let memory = {
             let mut held = self.memory.lock();
+            self.root.store(0, Ordering::Relaxed);
             let taken = held.take();
             self.memory_generation.advance();
             taken

@@ -431,6 +431,35 @@ impl RootToken {
     }
 }
 
+/// Copies `buffer.len()` bytes from user memory at `address` through this
+/// CPU's own translation, if CR3 holds `root` (a user space's root); takes
+/// no lock. `false`: another root is loaded, or the copy faulted — then the
+/// caller walks the space's tables under its lock. Why no lock is needed:
+/// interrupts are off for the copy, so no switch loads another root and a
+/// TLB shootdown of that space (which reaches this CPU, as it runs the
+/// space) waits for the copy; the space frees no frame an unmap or a copy
+/// let go before its shootdowns are done (`docs/memory.md`); a translation
+/// the copy uses is one a user access at that moment could use.
+pub fn read_user_on_root(root: u64, address: u64, buffer: &mut [u8]) -> bool {
+    let _off = super::cpu::InterruptsOff::new();
+    is_loaded_here(root) && super::user_copy::read(address, buffer)
+}
+
+/// [`read_user_on_root`]'s writing side: a page not mapped writable faults
+/// and is never written (CR0.WP); bytes before a fault may have been
+/// written (the caller's walk then writes them all).
+pub fn write_user_on_root(root: u64, address: u64, bytes: &[u8]) -> bool {
+    let _off = super::cpu::InterruptsOff::new();
+    is_loaded_here(root) && super::user_copy::write(address, bytes)
+}
+
+/// Whether this CPU's CR3 holds `root` (call with interrupts off: nothing
+/// loads another before the caller is done).
+fn is_loaded_here(root: u64) -> bool {
+    const ROOT_BITS: u64 = 0x000f_ffff_ffff_f000;
+    root != 0 && super::cpu::read_cr3() & ROOT_BITS == root
+}
+
 /// Records that this CPU loads `root` (interrupts off), then checks that
 /// `token` still names a live root: `false` (and the record restored) if
 /// not. SeqCst on both sides: a root being given back either is seen Dying
@@ -664,8 +693,7 @@ impl SpaceTables {
     /// would first resolve): then walk with [`Self::read_user`]. The
     /// caller holds the space's lock, so nothing is unmapped meanwhile.
     pub fn read_user_direct(&self, address: u64, buffer: &mut [u8]) -> bool {
-        let _off = super::cpu::InterruptsOff::new();
-        self.is_loaded_here() && super::user_copy::read(address, buffer)
+        read_user_on_root(self.root.get(), address, buffer)
     }
 
     /// [`Self::read_user_direct`]'s writing side: a page not mapped
@@ -673,16 +701,7 @@ impl SpaceTables {
     /// walks with [`Self::write_user`]; bytes before the fault may have
     /// been written.
     pub fn write_user_direct(&self, address: u64, bytes: &[u8]) -> bool {
-        let _off = super::cpu::InterruptsOff::new();
-        self.is_loaded_here() && super::user_copy::write(address, bytes)
-    }
-
-    /// Whether this CPU's CR3 holds this space's root (interrupts off:
-    /// nothing loads another before the copy is done).
-    fn is_loaded_here(&self) -> bool {
-        const ROOT_BITS: u64 = 0x000f_ffff_ffff_f000;
-        let root = self.root.get();
-        root != 0 && super::cpu::read_cr3() & ROOT_BITS == root
+        write_user_on_root(self.root.get(), address, bytes)
     }
 
     /// Copies `bytes` to user memory at `address` (inside one page);

@@ -4,7 +4,8 @@
  * touched yet (demand-zero) or shares copy-on-write with a child works as
  * the program's own access would — a write through a system call into a
  * page shared after fork changes the writer's copy only; a read-only or
- * inaccessible page is never written.
+ * inaccessible page is never written; a pipe's bytes stay in it when
+ * the copy to a bad buffer fails.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,12 @@ int main(void) {
     CHECK("stat from a bad path pointer", syscall(SYS_stat, (const char *)16, &info));
     CHECK("stat into a kernel address", syscall(SYS_stat, "/", (void *)0xffff800000001000ul));
     CHECK("read into NULL", through_file("abcd", NULL));
+    /* A pipe's bytes stay in it when the copy out fails. */
+    CHECK("write to a pipe", write(ends[1], "kept", 4));
+    CHECK("read a pipe into NULL", read(ends[0], NULL, 4));
+    char kept[5] = {0};
+    CHECK("read the pipe again", read(ends[0], kept, 4));
+    printf("it read: %s\n", kept);
 
     char *fresh = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK("read into untouched memory", through_file("fresh", fresh + page - 2));
