@@ -13,7 +13,19 @@ use crate::pollers::{PollerGate, PollerSet};
 
 #[test]
 fn a_change_after_the_check_wakes_the_poller() {
-    loom::model(|| {
+    change_after_check(Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// A pipe publishes its readiness with a Release store and a poll reads it
+/// with an Acquire load, no lock (`linux_objects::pipes::Pipe::publish`):
+/// the gate's fences are what order them against the poller's count.
+#[test]
+fn a_change_published_with_release_wakes_the_poller() {
+    change_after_check(Ordering::Release, Ordering::Acquire);
+}
+
+fn change_after_check(publish: Ordering, look: Ordering) {
+    loom::model(move || {
         let set = Arc::new(Mutex::new(PollerSet::<Thread>::new()));
         let gate = Arc::new(PollerGate::new());
         let ready = Arc::new(AtomicBool::new(false));
@@ -24,7 +36,7 @@ fn a_change_after_the_check_wakes_the_poller() {
                 gate.enter();
                 let mut seen = set.lock().unwrap().register(me.clone());
                 loop {
-                    if ready.load(Ordering::SeqCst) {
+                    if ready.load(look) {
                         break;
                     }
                     while !set.lock().unwrap().moved_since(seen) {
@@ -36,7 +48,7 @@ fn a_change_after_the_check_wakes_the_poller() {
                 gate.leave();
             })
         };
-        ready.store(true, Ordering::SeqCst);
+        ready.store(true, publish);
         if gate.anyone() {
             let woken = set.lock().unwrap().changed();
             for thread in woken {

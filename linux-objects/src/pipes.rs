@@ -17,7 +17,7 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::descriptor_passing::InFlight;
 use crate::named_sockets::SocketName;
@@ -107,6 +107,37 @@ pub struct Pipe {
     wants_credentials: AtomicBool,
     /// Who polls this pipe alone (`poll_wakeups::OwnPollers`).
     pollers: crate::poll_wakeups::OwnPollers,
+    /// What `poll` asks, published under the lock at every change, before
+    /// the wake-ups that follow it ([`Pipe::publish`]): the `READY_*` bits
+    /// and the activity count. A poll reads them with no lock (a pipe's
+    /// lock per descriptor was a third of a `poll`'s cost per descriptor).
+    ready: AtomicU32,
+    activity: AtomicU64,
+}
+
+/// Bits of [`Pipe::ready`].
+const READY_READ: u32 = 1;
+const READY_WRITE: u32 = 2;
+const READERS_GONE: u32 = 4;
+const WRITERS_GONE: u32 = 8;
+
+/// The `READY_*` bits of `state`.
+fn ready_bits(state: &PipeState) -> u32 {
+    let has_data = if state.packets { !state.records.is_empty() } else { !state.bytes.is_empty() };
+    let mut bits = 0;
+    if has_data || state.writers == 0 {
+        bits |= READY_READ;
+    }
+    if state.bytes.len() < state.capacity || state.readers == 0 {
+        bits |= READY_WRITE;
+    }
+    if state.readers == 0 {
+        bits |= READERS_GONE;
+    }
+    if state.writers == 0 {
+        bits |= WRITERS_GONE;
+    }
+    bits
 }
 
 impl crate::poll_wakeups::HasOwnPollers for Pipe {
@@ -119,6 +150,14 @@ impl Pipe {
     /// Something a poller may wait for changed: wake this pipe's own
     /// pollers and the local set's (epoll instances and polls of mixed
     /// kinds wait there).
+    /// Publishes what `poll` asks of `state` (call under the lock, after a
+    /// change and before its wake-ups; Release pairs with the readers'
+    /// Acquire).
+    fn publish(&self, state: &PipeState) {
+        self.ready.store(ready_bits(state), Ordering::Release);
+        self.activity.store(state.written.wrapping_add(state.taken), Ordering::Release);
+    }
+
     fn tell_pollers(&self) {
         self.pollers.changed();
         crate::poll_wakeups::changed();
@@ -146,7 +185,15 @@ impl Pipe {
             writers: ends,
             opened: (u64::from(ends), u64::from(ends)),
         };
-        Self { state: KernelTicketLock::new(PIPE_LEVEL, state), changed: Condvar::new(), wants_credentials: AtomicBool::new(false), pollers: crate::poll_wakeups::OwnPollers::new() }
+        let ready = AtomicU32::new(ready_bits(&state));
+        Self {
+            state: KernelTicketLock::new(PIPE_LEVEL, state),
+            changed: Condvar::new(),
+            wants_credentials: AtomicBool::new(false),
+            pollers: crate::poll_wakeups::OwnPollers::new(),
+            ready,
+            activity: AtomicU64::new(0),
+        }
     }
 
     /// A named pipe's (FIFO's) pipe, no end open yet.
@@ -173,6 +220,7 @@ impl Pipe {
         let peers_opened = |state: &PipeState| if reading { state.opened.1 } else { state.opened.0 };
         let peers = |state: &PipeState| if reading { state.writers } else { state.readers };
         let seen = peers_opened(&state);
+        self.publish(&state);
         drop(state);
         self.changed.broadcast();
         self.tell_pollers();
@@ -183,6 +231,7 @@ impl Pipe {
         while peers(&state) == 0 && peers_opened(&state) == seen {
             if interrupted() {
                 if reading { state.readers -= 1 } else { state.writers -= 1 }
+                self.publish(&state);
                 return Err(linux_abi::restart::ERESTARTSYS);
             }
             state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
@@ -198,6 +247,7 @@ impl Pipe {
         } else {
             state.writers = state.writers.saturating_sub(1);
         }
+        self.publish(&state);
         drop(state);
         self.changed.broadcast();
         self.tell_pollers();
@@ -235,6 +285,7 @@ impl Pipe {
             state.bytes.push_front(byte);
         }
         state.taken -= bytes.len() as u64;
+        self.publish(&state);
         drop(state);
         self.changed.broadcast();
         self.tell_pollers();
@@ -292,6 +343,7 @@ impl Pipe {
                             state.records.pop_front();
                         }
                     }
+                    self.publish(&state);
                     drop(state);
                     self.changed.broadcast();
                     self.tell_pollers();
@@ -347,6 +399,7 @@ impl Pipe {
         state.written += data.len() as u64;
         let end = state.written;
         state.records.push_back(Record { start, end, attached: core::mem::take(attached) });
+        self.publish(&state);
         drop(state);
         self.changed.broadcast();
         self.tell_pollers();
@@ -378,9 +431,10 @@ impl Pipe {
                 state.bytes.extend(&data[written..written + count]);
                 state.written += count as u64;
                 written += count;
+                self.publish(&state);
                 drop(state);
                 self.changed.broadcast();
-        self.tell_pollers();
+                self.tell_pollers();
                 state = self.state.lock();
                 continue;
             }
@@ -408,6 +462,7 @@ impl Pipe {
             return Err(Errno::EBUSY);
         }
         state.capacity = bytes;
+        self.publish(&state);
         drop(state);
         self.changed.broadcast();
         self.tell_pollers();
@@ -416,33 +471,31 @@ impl Pipe {
 
     /// Whether every writing end has closed.
     pub fn writers_gone(&self) -> bool {
-        self.state.lock().writers == 0
+        self.ready.load(Ordering::Acquire) & WRITERS_GONE != 0
     }
 
     /// Whether every reading end has closed.
     pub fn readers_gone(&self) -> bool {
-        self.state.lock().readers == 0
+        self.ready.load(Ordering::Acquire) & READERS_GONE != 0
     }
 
     /// Whether a write would not wait, and whether every reading end has
     /// closed (one look under the lock).
     pub fn write_readiness(&self) -> (bool, bool) {
-        let state = self.state.lock();
-        (state.bytes.len() < state.capacity || state.readers == 0, state.readers == 0)
+        let bits = self.ready.load(Ordering::Acquire);
+        (bits & READY_WRITE != 0, bits & READERS_GONE != 0)
     }
 
     /// Bytes ever written in plus bytes ever read out: moves with every
     /// arrival and every departure (edge-triggered epoll reports each).
     pub fn activity(&self) -> u64 {
-        let state = self.state.lock();
-        state.written.wrapping_add(state.taken)
+        self.activity.load(Ordering::Acquire)
     }
 
     /// Whether a read would not wait, and whether a write would not.
     pub fn readiness(&self) -> (bool, bool) {
-        let state = self.state.lock();
-        let has_data = if state.packets { !state.records.is_empty() } else { !state.bytes.is_empty() };
-        (has_data || state.writers == 0, state.bytes.len() < state.capacity || state.readers == 0)
+        let bits = self.ready.load(Ordering::Acquire);
+        (bits & READY_READ != 0, bits & READY_WRITE != 0)
     }
 }
 
