@@ -19,7 +19,6 @@
 //! Must never trust an argument (a bad slot, right, length or buffer is an
 //! errno) and never hold a lock while blocking.
 
-use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
@@ -68,17 +67,10 @@ enum Transfer {
     Failed,
 }
 
-/// One message between user threads: kept small, since the IPC path
-/// moves it several times (a register-only message is 40 bytes and
-/// allocates nothing).
+/// One message between user threads (a register-only one allocates
+/// nothing: its byte vector is empty).
 pub struct UserMessage {
     words: [u64; 4],
-    /// Bytes and a capability, for a message that carries either.
-    extra: Option<Box<Extra>>,
-}
-
-/// What a message carries besides its registers.
-struct Extra {
     bytes: Vec<u8>,
     capability: Transfer,
 }
@@ -222,27 +214,22 @@ fn message_from(process: &NativeProcess, thread: &IpcThread, registers: &IpcRegi
     } else {
         Transfer::None
     };
-    if length == 0 && capability == Transfer::None {
-        return Ok(UserMessage { words: registers.words, extra: None });
-    }
     let mut bytes = Vec::new();
     if length > 0 {
         bytes.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
         bytes.resize(length, 0);
         process.user_memory().read(address, &mut bytes)?;
     }
-    // A small block: the system call's reservation covers it.
-    Ok(UserMessage { words: registers.words, extra: Some(Box::new(Extra { bytes, capability })) })
+    Ok(UserMessage { words: registers.words, bytes, capability })
 }
 
 /// Where the sender and receiver meet: grants the message's capability
 /// from the sender's space to the receiver's.
 fn grant_on_meeting(message: &mut UserMessage, meeting: Meeting) {
-    let Some(extra) = message.extra.as_deref_mut() else { return };
-    let Transfer::From(slot) = extra.capability else { return };
+    let Transfer::From(slot) = message.capability else { return };
     let (from, to) = (SpaceId::from_bits(meeting.sender), SpaceId::from_bits(meeting.receiver));
     let granted = caps().with(|database| database.grant(from, slot, to, Rights::ALL, Placement::LowestFrom(0)));
-    extra.capability = granted.map_or(Transfer::Failed, Transfer::Granted);
+    message.capability = granted.map_or(Transfer::Failed, Transfer::Granted);
 }
 
 /// Hands `message` to the receiving thread: bytes into its IPC buffer,
@@ -250,19 +237,16 @@ fn grant_on_meeting(message: &mut UserMessage, meeting: Meeting) {
 #[inline(always)]
 fn deliver(process: &NativeProcess, thread: &IpcThread, message: UserMessage, call: bool) -> Result<IpcRegisters, Errno> {
     let mut flags = if call { info::CALL } else { 0 };
-    let Some(extra) = message.extra else {
-        return Ok(IpcRegisters { words: message.words, info: flags });
-    };
     let (address, limit) = thread.buffer;
-    let copied = extra.bytes.len().min(limit);
+    let copied = message.bytes.len().min(limit);
     if copied > 0 {
-        process.user_memory().write(address, &extra.bytes[..copied])?;
+        process.user_memory().write(address, &message.bytes[..copied])?;
     }
     flags |= copied as u64;
-    if copied < extra.bytes.len() {
+    if copied < message.bytes.len() {
         flags |= info::TRUNCATED;
     }
-    match extra.capability {
+    match message.capability {
         Transfer::Granted(slot) => flags |= info::CAPABILITY | (u64::from(slot) << info::SLOT_SHIFT),
         Transfer::Failed | Transfer::From(_) => flags |= info::CAPABILITY_FAILED,
         Transfer::None => {}
@@ -372,10 +356,9 @@ pub fn fast_path(process: &NativeProcess, thread: &mut IpcThread, registers: &Ip
         Err(errno) => return Some(Err(errno)),
     };
     let me = thread.mailbox.as_ref()?;
-    let message = UserMessage { words: registers.words, extra: None };
+    let message = UserMessage { words: registers.words, bytes: Vec::new(), capability: Transfer::None };
     if call {
         return Some(match endpoint.call(me, message, grant_on_meeting, interrupted) {
-            Ok(UserMessage { words, extra: None }) => Ok(IpcRegisters { words, info: 0 }),
             Ok(answer) => deliver(process, thread, answer, false),
             Err(error) => Err(errno_of(error)),
         });
@@ -387,10 +370,7 @@ pub fn fast_path(process: &NativeProcess, thread: &mut IpcThread, registers: &Ip
     };
     let call = received.reply.is_some();
     thread.holding = received.reply;
-    Some(match received.message {
-        UserMessage { words, extra: None } => Ok(IpcRegisters { words, info: if call { info::CALL } else { 0 } }),
-        message => deliver(process, thread, message, call),
-    })
+    Some(deliver(process, thread, received.message, call))
 }
 
 /// `ipc_buffer(address, length)`: where this thread's message bytes come
