@@ -213,6 +213,10 @@ pub fn read(call: &mut Call<'_>) -> CallResult {
         let count = pipe.read_and_deliver(length.min(CHUNK), nonblocking, &|| call.interrupted(), |bytes| call.write_out(address, bytes))?;
         return value(count as u64);
     }
+    if let (Backing::Socket(_), true) = (&file.backing, file.readable()) {
+        let count = super::sockets::read_to(call, &file, call.argument(1), call.argument(2) as usize)?;
+        return value(count as u64);
+    }
     let data = read_from(call, &file, call.argument(2) as usize, None)?;
     call.write_out(call.argument(1), &data)?;
     value(data.len() as u64)

@@ -250,6 +250,18 @@ pub(super) fn read(call: &Call<'_>, file: &OpenFile, length: usize) -> Result<Ve
     receive(call, file, length, 0).map(|(data, _)| data)
 }
 
+/// `read(2)` on a Unix socket, its bytes copied straight to `address`: when
+/// that copy fails (EFAULT) they go back to the socket, as a pipe's do
+/// (`Pipe::read_and_deliver`), instead of being lost.
+pub(super) fn read_to(call: &Call<'_>, file: &OpenFile, address: u64, length: usize) -> Result<usize, Errno> {
+    let socket = socket_of(file)?;
+    let patience = Patience::of(file.status() & flags::O_NONBLOCK != 0, socket.receive_timeout.get());
+    let interrupted = || call.interrupted();
+    let incoming = socket.reading_pipe()?;
+    let length = length.min(CHUNK);
+    with_patience(patience, &interrupted, |nonblocking| incoming.read_and_deliver(length, nonblocking, &interrupted, |bytes| call.write_out(address, bytes)))
+}
+
 /// Receives up to `length` bytes from socket `file`, with what came with
 /// them, within `O_NONBLOCK`, `MSG_DONTWAIT` and `SO_RCVTIMEO`.
 fn receive(call: &Call<'_>, file: &OpenFile, length: usize, message_flags: u64) -> Result<(Vec<u8>, Received), Errno> {

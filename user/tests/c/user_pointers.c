@@ -4,8 +4,8 @@
  * touched yet (demand-zero) or shares copy-on-write with a child works as
  * the program's own access would — a write through a system call into a
  * page shared after fork changes the writer's copy only; a read-only or
- * inaccessible page is never written; a pipe's bytes stay in it when
- * the copy to a bad buffer fails.
+ * inaccessible page is never written; a pipe's or a Unix stream
+ * socket's bytes stay in it when the copy to a bad buffer fails.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -57,6 +58,14 @@ int main(void) {
     char kept[5] = {0};
     CHECK("read the pipe again", read(ends[0], kept, 4));
     printf("it read: %s\n", kept);
+    /* And a Unix stream socket's. */
+    int pair[2];
+    CHECK("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, pair));
+    CHECK("write to a socket", write(pair[0], "sock", 4));
+    CHECK("read a socket into NULL", read(pair[1], NULL, 4));
+    char kept_too[5] = {0};
+    CHECK("read the socket again", recv(pair[1], kept_too, 4, MSG_DONTWAIT));
+    printf("it read: %s\n", kept_too);
 
     char *fresh = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK("read into untouched memory", through_file("fresh", fresh + page - 2));
