@@ -80,18 +80,6 @@ impl SpaceMemory {
         self.0.read_user(address, buffer)
     }
 
-    /// Copies `bytes` to user memory at `address` through this CPU's own
-    /// translation, when it runs on this space; false: walk instead.
-    pub(crate) fn write_user_direct(&self, address: u64, bytes: &[u8]) -> bool {
-        self.0.write_user_direct(address, bytes)
-    }
-
-    /// Copies user memory at `address` into `buffer` through this CPU's
-    /// own translation, when it runs on this space; false: walk instead.
-    pub(crate) fn read_user_direct(&self, address: u64, buffer: &mut [u8]) -> bool {
-        self.0.read_user_direct(address, buffer)
-    }
-
     /// The root of the tables (0 before one is installed).
     pub(crate) fn root(&self) -> u64 {
         self.0.root()

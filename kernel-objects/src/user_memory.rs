@@ -1,11 +1,10 @@
-//! Copying between the kernel and a process's memory. A copy for the
-//! space this CPU runs on goes through the CPU's own translation first
-//! (`SpaceTables::read_user_direct`: a fault there is recovered, not
-//! fatal); otherwise, or when that faults, every user address is checked
-//! against the process's own page tables (and its user half): a bad
-//! pointer is EFAULT, never a kernel fault. Pages the program could
-//! touch (demand-zero, copy-on-write) are resolved first, as its own
-//! access would resolve them.
+//! Copying between the kernel and a process's memory by the walk: every
+//! user address is checked against the process's own page tables (and
+//! its user half): a bad pointer is EFAULT, never a kernel fault. (A copy
+//! for the space this CPU runs on tries the CPU's own translation first,
+//! with no lock: `capabilities::UserMemory`; this walk is its fallback.)
+//! Pages the program could touch (demand-zero, copy-on-write) are
+//! resolved first, as its own access would resolve them.
 //!
 //! Must never write through a translation without write rights, nor read
 //! one without read rights.
@@ -109,20 +108,13 @@ fn for_each_page(
     Ok(())
 }
 
-/// Copies `bytes` to `address`: through the CPU's translation when this
-/// CPU runs on the space (no walk), else, or when that faults, by the walk.
+/// Copies `bytes` to `address`.
 pub fn write_user(memory: &mut KernelSpace, address: u64, bytes: &[u8], flush: &mut PendingFlush) -> Result<(), Errno> {
-    if memory.memory().write_user_direct(address, bytes) {
-        return Ok(());
-    }
     for_each_page(memory, address, bytes.len(), Access::Write, flush, |space, at, range| space.write_user(at, &bytes[range]))
 }
 
 /// Copies `buffer.len()` bytes from `address`.
 pub fn read_user(memory: &mut KernelSpace, address: u64, buffer: &mut [u8], flush: &mut PendingFlush) -> Result<(), Errno> {
-    if memory.memory().read_user_direct(address, buffer) {
-        return Ok(());
-    }
     for_each_page(memory, address, buffer.len(), Access::Read, flush, |space, at, range| space.read_user(at, &mut buffer[range]))
 }
 

@@ -340,37 +340,16 @@ fn answer_message(process: &NativeProcess, thread: &IpcThread, registers: &IpcRe
 
 /// The fast path of `call` and `reply_recv` (seL4's): a message of its
 /// four registers alone (`info` 0: no bytes, no capability), sent on an
-/// endpoint this thread used last, by a thread that has its mailbox. It
-/// runs from the run loop, past the system-call dispatch, and is the
-/// general path's logic without its generality: the same checks, errors
-/// and endpoint operations (`sync`'s `call`, `recv`), so both give the
-/// same result. `None`: not of that shape; the general path runs it.
+/// endpoint, by a thread that has its mailbox. It runs from the run
+/// loop, past the system-call dispatch, through the general path's own
+/// `call` and `receive` (inlined), so both give the same result. `None`:
+/// not of that shape; the general path runs it.
 #[inline(always)]
 pub fn fast_path(process: &NativeProcess, thread: &mut IpcThread, registers: &IpcRegisters, slot: u64, call: bool, interrupted: Interrupted<'_>) -> Option<Result<IpcRegisters, Errno>> {
     if registers.info != 0 || thread.mailbox.is_none() {
         return None;
     }
-    let needed = if call { Rights::WRITE } else { Rights::READ };
-    let endpoint = match endpoint(process, thread, slot, needed) {
-        Ok(endpoint) => endpoint,
-        Err(errno) => return Some(Err(errno)),
-    };
-    let me = thread.mailbox.as_ref()?;
-    let message = UserMessage { words: registers.words, bytes: Vec::new(), capability: Transfer::None };
-    if call {
-        return Some(match endpoint.call(me, message, grant_on_meeting, interrupted) {
-            Ok(answer) => deliver(process, thread, answer, false),
-            Err(error) => Err(errno_of(error)),
-        });
-    }
-    let Some(holding) = thread.holding.take() else { return Some(Err(Errno::EINVAL)) };
-    let received = match endpoint.recv(me, Some((holding, message)), grant_on_meeting, interrupted) {
-        Ok(received) => received,
-        Err(error) => return Some(Err(errno_of(error))),
-    };
-    let call = received.reply.is_some();
-    thread.holding = received.reply;
-    Some(deliver(process, thread, received.message, call))
+    Some(if call { self::call(process, thread, slot, registers, interrupted) } else { receive(process, thread, slot, Some(registers), interrupted) })
 }
 
 /// `ipc_buffer(address, length)`: where this thread's message bytes come

@@ -686,24 +686,6 @@ impl SpaceTables {
         self.user_frame(address, false).is_some_and(|frame| read_bytes(frame, offset, buffer))
     }
 
-    /// Copies `buffer.len()` bytes from user memory at `address` with the
-    /// CPU's own translation (`user_copy`), when this CPU runs on this
-    /// space's root: one `rep movs`, no walk. `false` when it does not, or
-    /// the copy faulted (a page absent, or one the program's own access
-    /// would first resolve): then walk with [`Self::read_user`]. The
-    /// caller holds the space's lock, so nothing is unmapped meanwhile.
-    pub fn read_user_direct(&self, address: u64, buffer: &mut [u8]) -> bool {
-        read_user_on_root(self.root.get(), address, buffer)
-    }
-
-    /// [`Self::read_user_direct`]'s writing side: a page not mapped
-    /// writable faults and is never written (CR0.WP), and the caller
-    /// walks with [`Self::write_user`]; bytes before the fault may have
-    /// been written.
-    pub fn write_user_direct(&self, address: u64, bytes: &[u8]) -> bool {
-        write_user_on_root(self.root.get(), address, bytes)
-    }
-
     /// Copies `bytes` to user memory at `address` (inside one page);
     /// `false` when the page is not mapped writable.
     pub fn write_user(&self, address: u64, bytes: &[u8]) -> bool {

@@ -6,10 +6,10 @@
 //! what a program's own access would (demand-zero, copy-on-write) or
 //! answers EFAULT.
 //!
-//! Used only by [`super::frame_access::SpaceTables`], under the space's
-//! lock, with interrupts off and the space's root loaded on this CPU (so
-//! nothing is unmapped or freed meanwhile, and the translation is the
-//! space's). May not be used for anything but the user half: a range
+//! Used only by `frame_access::{read,write}_user_on_root`, with interrupts
+//! off and the space's root loaded on this CPU (a shootdown waits for the
+//! copy, so no frame it reaches is freed meanwhile, and the translation is
+//! the space's). May not be used for anything but the user half: a range
 //! that leaves it is refused before any access.
 
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -66,7 +66,7 @@ fn in_user_half(address: u64, length: usize) -> bool {
 }
 
 /// Copies `buffer.len()` bytes from user `address` with the CPU's
-/// translation. The caller (`SpaceTables`) guarantees the conditions of
+/// translation. The caller (`read_user_on_root`) guarantees the conditions of
 /// the module comment. False: outside the user half, or a fault.
 pub(crate) fn read(address: u64, buffer: &mut [u8]) -> bool {
     if !in_user_half(address, buffer.len()) {
