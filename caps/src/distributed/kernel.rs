@@ -52,6 +52,9 @@ enum Waiter {
 struct Revocation {
     outstanding: u32,
     waiters: Vec<Waiter>,
+    /// The capabilities it marked, removed when it finishes (so finishing
+    /// costs what was marked, not every capability of the kernel).
+    marked: Vec<u32>,
 }
 
 /// An exchange waiting for another kernel.
@@ -353,6 +356,12 @@ impl Kernel {
             .collect()
     }
 
+    /// How many capabilities this kernel holds, in any state (cheap: for
+    /// a simulator's cost accounting).
+    pub fn capability_count(&self) -> usize {
+        self.caps.len()
+    }
+
     /// Revocations and exchanges still open here.
     pub fn open_operations(&self) -> usize {
         self.revocations.len() + self.exchanges.len()
@@ -414,10 +423,12 @@ impl Kernel {
             CapState::Live => {}
         }
         let mut outstanding = 0;
+        let mut marked = Vec::new();
         let mut stack = vec![index];
         while let Some(at) = stack.pop() {
             let Some(cap) = self.caps.get_mut(&at) else { continue };
             cap.state = CapState::Marked { root: index };
+            marked.push(at);
             let children = cap.children.clone();
             for child in children {
                 if child.kernel != self.id {
@@ -445,7 +456,7 @@ impl Kernel {
                 self.answer(early);
             }
         }
-        self.revocations.insert(index, Revocation { outstanding, waiters });
+        self.revocations.insert(index, Revocation { outstanding, waiters, marked });
         if outstanding == 0 {
             self.finish(index);
         }
@@ -465,7 +476,9 @@ impl Kernel {
     fn finish(&mut self, root: u32) {
         let Some(revocation) = self.revocations.remove(&root) else { return };
         let parent = self.caps.get(&root).and_then(|cap| cap.parent);
-        self.caps.retain(|_, cap| cap.state != CapState::Marked { root });
+        for index in &revocation.marked {
+            self.caps.remove(index);
+        }
         let root_key = self.key(root);
         match parent {
             Some(parent) if parent.kernel == self.id => self.unlink(parent, root_key),
