@@ -40,6 +40,7 @@ pub mod scheduling;
 pub mod sigevent;
 pub mod signal_frame;
 pub mod signalfd;
+pub mod syscall_trace;
 pub mod sysv_ipc;
 pub mod timerfd;
 pub mod vdso;

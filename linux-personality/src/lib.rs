@@ -28,7 +28,7 @@ mod syscall;
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
     block_files, clock, cpu_itimers, descriptor_cache, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
-    process, procfs, random, record_locks, signal_fds, signal_sending, signals, sysv_ipc, timer_fds, tty, unix_sockets, uts_names, vdso,
+    process, procfs, random, record_locks, signal_fds, signal_sending, signals, syscall_trace, sysv_ipc, timer_fds, tty, unix_sockets, uts_names, vdso,
 };
 
 use alloc::vec::Vec;
@@ -55,6 +55,7 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     }
     let quiet = facts.command_line.split_whitespace().any(|word| word == "quiet");
     kernel_log::set_quiet(quiet);
+    start_tracing(&facts.command_line);
     match fs::init(Some(initramfs)) {
         Ok(entries) if !quiet => machine::println!("lamina: initramfs: {entries} entries"),
         Ok(_) => {}
@@ -85,6 +86,15 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     // This thread has nothing more to do; process 1's exit powers off.
     loop {
         sched::sleep_until(u64::MAX, || false);
+    }
+}
+
+/// The system-call tracer, if the command line asks for it.
+fn start_tracing(command_line: &str) {
+    if let syscall_trace::TraceRequest::On(kib) = syscall_trace::requested(command_line) {
+        if let Err(error) = syscall_trace::start(kib) {
+            machine::println!("lamina: warning: no system-call trace ({error:?})");
+        }
     }
 }
 
@@ -165,6 +175,7 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
 pub fn init_exited(status: u32) -> ! {
     let code = linux_abi::WaitStatus::decode(status).map_or(status, linux_abi::WaitStatus::shell_code);
     machine::println!("lamina: process 1 exited with status {code}; powering off");
+    syscall_trace::report();
     crate::fs::quiesce_all();
     machine::stop::power_off()
 }

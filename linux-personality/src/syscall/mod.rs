@@ -30,6 +30,7 @@ mod events;
 mod sockets;
 mod sysv;
 mod timers;
+mod tracing;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -110,8 +111,17 @@ impl Call<'_> {
     }
 }
 
-/// Handles the system call `context` stopped at.
+/// Handles the system call `context` stopped at (recorded when the
+/// system-call tracer is on: one predictable branch when it is off).
 pub fn dispatch(process: &Arc<Process>, context: &mut UserContext, thread: &mut ThreadSelf) -> Flow {
+    if crate::syscall_trace::enabled() {
+        return tracing::traced(process, context, thread, dispatch_call);
+    }
+    dispatch_call(process, context, thread)
+}
+
+/// [`dispatch`] without the tracer.
+fn dispatch_call(process: &Arc<Process>, context: &mut UserContext, thread: &mut ThreadSelf) -> Flow {
     let registers = &context.registers;
     let number = registers.rax;
     let arguments = [registers.rdi, registers.rsi, registers.rdx, registers.r10, registers.r8, registers.r9];
