@@ -480,8 +480,13 @@ impl Kernel {
             self.caps.remove(index);
         }
         let root_key = self.key(root);
+        // A revoke request from the parent's kernel means the parent is
+        // marked there and goes when that revocation ends: no `Unlink`
+        // (it would double the messages a tree's root must take).
+        let parent_marked = |parent: CapKey| revocation.waiters.iter().any(|waiter| matches!(waiter, Waiter::Remote { kernel, .. } if *kernel == parent.kernel));
         match parent {
             Some(parent) if parent.kernel == self.id => self.unlink(parent, root_key),
+            Some(parent) if parent_marked(parent) => {}
             Some(parent) => self.send(parent.kernel, Message::Unlink { parent, child: root_key }),
             None => {}
         }
