@@ -100,6 +100,18 @@ impl CostModel {
         Self::from_values(&values)
     }
 
+    /// The `key value` lines of `text` whose key starts with `prefix`
+    /// (measurements kept beside the model, for cross-checks).
+    pub fn records(text: &str, prefix: &str) -> BTreeMap<String, u64> {
+        text.lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let key = words.next().filter(|key| key.starts_with(prefix))?;
+                Some((key.to_string(), words.next()?.parse().ok()?))
+            })
+            .collect()
+    }
+
     /// The committed model (`scale-sim/costs.txt`).
     pub fn committed() -> Result<Self, String> {
         Self::parse(include_str!("../costs.txt"))

@@ -5,6 +5,7 @@
 //! Must check every run (`World::finish`) and say so when a run fails,
 //! never report a number from a run that did not pass.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use caps::distributed::{CapKey, Outcome, ProcessId};
@@ -19,6 +20,22 @@ use crate::world::{Call, KernelWait, World};
 pub struct Setup {
     pub costs: CostModel,
     pub wait: KernelWait,
+    /// Lamina's own measurements to compare with (`multikernel_*` lines of
+    /// the cost file, from the same benchmark run).
+    pub measured: BTreeMap<String, u64>,
+}
+
+impl Setup {
+    /// The committed cost model, kernels parking as on Lamina today.
+    pub fn committed() -> Result<Self, String> {
+        let text = include_str!("../costs.txt");
+        Ok(Self { costs: CostModel::parse(text)?, wait: KernelWait::Park, measured: CostModel::records(text, "multikernel_") })
+    }
+
+    /// `costs`, kernels parking, nothing measured to compare with.
+    pub fn with_costs(costs: CostModel) -> Self {
+        Self { costs, wait: KernelWait::Park, measured: BTreeMap::new() }
+    }
 }
 
 /// Runs `call` for `caller` to its answer; the key it made, if any.

@@ -103,7 +103,11 @@ impl World {
             if let Some(next) = self.fabric.take(from, kernel) {
                 self.queue.schedule(self.now, Event::KernelMessage { kernel, from, message: next });
             }
-            let cost = wake + message_cost(&self.costs, &message);
+            let mut cost = wake + message_cost(&self.costs, &message);
+            if matches!(message, Message::RevokeReply { .. }) && !self.kernels[kernel].state.finishes_with_reply(&message) {
+                // Not the last reply: a count goes down, nothing is removed.
+                cost = cost - self.costs.handle_revoke_reply + self.costs.handle_unlink;
+            }
             self.kernel_run(kernel, cost, Pe::Driver, |state| {
                 state.receive(KernelId(from as u8), message);
                 Started::Nothing

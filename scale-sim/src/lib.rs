@@ -27,6 +27,7 @@ mod costs;
 mod events;
 pub mod experiments;
 mod fabric;
+pub mod figures;
 mod kernel_pe;
 mod layout;
 pub mod plot;

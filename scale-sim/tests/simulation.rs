@@ -72,7 +72,7 @@ fn the_same_input_gives_the_same_run() {
 fn a_local_chain_revoke_costs_what_the_model_says() {
     // Uniform costs of 10: the call's receipt, wake-up and handling (3),
     // one more per capability beyond the first, and the answer's send.
-    let setup = Setup { costs: CostModel::uniform(10), wait: KernelWait::Park };
+    let setup = Setup::with_costs(CostModel::uniform(10));
     for length in [0, 1, 10, 100] {
         assert_eq!(revoke_chain(&setup, length, 1), Ok(10 * (3 + length as u64 + 1)), "chain of {length}");
     }
@@ -80,7 +80,7 @@ fn a_local_chain_revoke_costs_what_the_model_says() {
 
 #[test]
 fn spanning_revokes_pay_for_messages_and_trees_spread_their_work() {
-    let setup = Setup { costs: CostModel::committed().unwrap(), wait: KernelWait::Park };
+    let setup = Setup::committed().unwrap();
     let local = revoke_chain(&setup, 20, 1).unwrap();
     let spanning = revoke_chain(&setup, 20, 2).unwrap();
     assert!(spanning > local, "a chain crossing kernels 20 times pays 20 round trips: {spanning} vs {local}");
@@ -121,7 +121,7 @@ fn processes_that_die_mid_exchange_leave_a_consistent_tree() {
 
 #[test]
 fn parallel_efficiency_falls_when_applications_share_one_kernel() {
-    let setup = Setup { costs: CostModel::committed().unwrap(), wait: KernelWait::Park };
+    let setup = Setup::committed().unwrap();
     let steps = workload();
     let shared = efficiency(&setup, &steps, 1, 1, 32).unwrap();
     let spread = efficiency(&setup, &steps, 8, 8, 32).unwrap();
