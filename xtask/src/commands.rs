@@ -39,7 +39,7 @@ commands:
                            checked (recovery, e2fsck, what was fsynced), and the
                            flush-dropping mutations it must catch
   iso                      build target/lamina.iso (GRUB, BIOS and UEFI)
-  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk|--raw-disk IMAGE] [--net] [--port HOST:GUEST]... -- PROGRAM [ARGS...]
+  exec [MACHINE] [--linux] [--file HOST[:GUEST]]... [--disk|--raw-disk IMAGE] [--net] [--port HOST:GUEST]... [--trace FILE] -- PROGRAM [ARGS...]
                            run one static Linux program as the guest's first
                            user process (Debian's Linux with --linux), copying
                            PROGRAM and each --file (a file, or a directory
@@ -56,7 +56,11 @@ commands:
                            network card on QEMU's restricted user network (the
                            guest reaches nothing outside; 10.0.2.15 by DHCP);
                            --port forwards 127.0.0.1:HOST on the host to the
-                           guest's TCP port GUEST (implies --net)
+                           guest's TCP port GUEST (implies --net). --trace
+                           records every system call of the program and its
+                           children into FILE, one line each with entry and
+                           exit in guest instructions (implies --icount; Lamina
+                           only; docs/tracing.md)
   profile [MACHINE] [--file ...] -- PROGRAM [ARGS...]
                            run a program on Lamina as exec does, counting the
                            instructions each kernel function executes (a TCG
@@ -71,6 +75,9 @@ commands:
   apps                     build the real programs (lua, sqlite3, make, tar, redis-server
                            with redis-cli and redis-benchmark) statically from Debian's
                            sources into target/apps/; make run puts them in /usr/local/bin
+  traces [APP...]          record the system-call traces of the SemperOS application
+                           set (tar, untar, find, sqlite, ...) on Lamina into
+                           scale-sim/traces/APP.trace, inputs made by the recipe
   crates                   check the crate graph keeps the layer order; write docs/crates.md
   help                     this text
 
@@ -99,6 +106,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "profile" => crate::profile::profile_command(arguments),
         "crates" => crates_command(),
         "apps" => crate::apps::apps_command(),
+        "traces" => crate::traces::traces_command(arguments),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())

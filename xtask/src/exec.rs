@@ -5,7 +5,8 @@
 //! terminal's input through, prints the program's output (nothing of the
 //! boot) and exits with the program's exit status. The guest marks the
 //! program's start and end on the console with `lamina-exec: start` and
-//! `lamina-exec: exit N`.
+//! `lamina-exec: exit N`. With `--trace FILE` Lamina records the program's
+//! system calls and prints them as it powers off (`syscall_traces.rs`).
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::dependencies::ensure_dependencies;
@@ -64,7 +65,7 @@ pub struct ExecRequest {
 
 /// `cargo xtask exec ...`.
 pub fn exec_command(mut arguments: Arguments) -> Outcome {
-    let request = parse_exec_arguments(&mut arguments)?;
+    let (request, trace) = parse_exec_command_line(&mut arguments)?;
     check_host_files_exist(&request)?;
     ensure_dependencies()?;
     let input = if std::io::stdin().is_terminal() {
@@ -80,7 +81,10 @@ pub fn exec_command(mut arguments: Arguments) -> Outcome {
         }
         Input::Pipe(bytes)
     };
-    let status = run_program(&request, input, Output::Stream, None)?;
+    let status = match &trace {
+        None => run_program(&request, input, Output::Stream, None)?,
+        Some(file) => crate::syscall_traces::trace_program(&request, input, Output::Stream, file)?.0,
+    };
     std::process::exit(status.exit_code);
 }
 
@@ -155,6 +159,37 @@ pub struct WatchedRun {
 /// stops the guest or the guest dies (suites resume after the test that
 /// was running).
 pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, watch: Watch) -> Outcome<WatchedRun> {
+    run_guest(request, input, output, watch, Tracing::Off).map(|(run, _)| run)
+}
+
+/// Whether the guest kernel records the program's system calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracing {
+    Off,
+    /// Lamina booted with `trace`: its `lamina-trace:` lines are kept.
+    On,
+}
+
+/// [`run_program`] on Lamina with the system-call tracer on (icount, so
+/// that its clock counts instructions): the run, and the tracer's console
+/// lines without their `lamina-trace: ` prefix.
+pub fn run_program_traced(request: &ExecRequest, input: Input, output: Output, time_limit: Option<Duration>) -> Outcome<(ProgramRun, Vec<String>)> {
+    if request.kernel != GuestKernel::Lamina {
+        return Err(Failure::usage("--trace needs Lamina (not --linux): the tracer is Lamina's"));
+    }
+    let mut request = request.clone();
+    request.machine.counting = crate::machine_options::InstructionCounting::On;
+    request.machine.validate()?;
+    let (run, lines) = run_guest(&request, input, output, Watch { time_limit, silence_limit: None }, Tracing::On)?;
+    match run.end {
+        GuestEnd::Exited(exit_code) => Ok((ProgramRun { output: run.output, errors: run.errors, exit_code }, lines)),
+        GuestEnd::Stopped(why) => Err(Failure::failed(format!("{why}; it printed:\n{}", String::from_utf8_lossy(&run.output)))),
+    }
+}
+
+/// Boots the guest as [`run_program_watched`] says, with the tracer when
+/// `tracing` says so; the run and the tracer's lines.
+fn run_guest(request: &ExecRequest, input: Input, output: Output, watch: Watch, tracing: Tracing) -> Outcome<(WatchedRun, Vec<String>)> {
     // Runs may overlap (a suite runs both kernels at once): each its own files.
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let run = format!("{}-{}", std::process::id(), RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
@@ -220,7 +255,11 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         GuestKernel::LinuxWithoutMitigations => (crate::linux_kernel::vmlinux()?, "console=ttyS0 quiet mitigations=off"),
     };
     let medium_initramfs = initramfs.clone();
-    let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line: command_line.to_string() };
+    let command_line = match tracing {
+        Tracing::Off => command_line.to_string(),
+        Tracing::On => format!("{command_line} trace"),
+    };
+    let medium = BootMedium::KernelWithInitramfs { kernel, initramfs, command_line };
     let mut command = qemu_command(&request.machine, &medium, Console::Piped);
     match (&disk, &request.disk_log) {
         (Some(image), Some(log)) => command.args(crate::disk_image::logged_qemu_arguments(image, log)),
@@ -254,6 +293,11 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
     // A QEMU plugin (`cargo xtask profile`) writes its counts when QEMU
     // ends by itself: a kill would lose them.
     let plugged = std::env::var("LAMINA_QEMU_ARGS").is_ok_and(|arguments| arguments.contains("-plugin"));
+    // The tracer reports as the guest powers off, after the program's end.
+    let trace_lines = match tracing {
+        Tracing::On if follower.finished() => crate::syscall_traces::collect_lines(&receiver),
+        _ => Vec::new(),
+    };
     if (disk.is_some() || plugged) && follower.finished() {
         // The program is done, but the guest still unmounts and syncs the
         // disk: let it power off by itself before QEMU is stopped.
@@ -273,11 +317,11 @@ pub fn run_program_watched(request: &ExecRequest, input: Input, output: Output, 
         (None, None) => GuestEnd::Stopped("the guest stopped without reporting the program's exit status".to_string()),
         (Some(why), None) => GuestEnd::Stopped(why),
     };
-    Ok(WatchedRun { output: followed.output, errors: followed.errors, end })
+    Ok((WatchedRun { output: followed.output, errors: followed.errors, end }, trace_lines))
 }
 
 /// Longest a guest may take from the program's end to its power-off.
-const SHUTDOWN_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const SHUTDOWN_LIMIT: Duration = Duration::from_secs(60);
 
 /// Waits until the console closes (QEMU ended) or [`SHUTDOWN_LIMIT`]
 /// passed; what the guest prints meanwhile is not the program's.
@@ -318,10 +362,20 @@ fn watch_console(lines: &std::sync::mpsc::Receiver<Vec<u8>>, follower: &mut Cons
     Ok(None)
 }
 
-/// Reads `[flags] -- PROGRAM [ARGS...]`.
+/// Reads `[flags] -- PROGRAM [ARGS...]` (without `--trace`).
 pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
+    match parse_exec_command_line(arguments)? {
+        (request, None) => Ok(request),
+        (_, Some(_)) => Err(Failure::usage("only `cargo xtask exec` takes --trace")),
+    }
+}
+
+/// Reads `[flags] -- PROGRAM [ARGS...]`: the request, and the file
+/// `--trace FILE` names (which implies `--icount` and refuses `--linux`).
+pub fn parse_exec_command_line(arguments: &mut Arguments) -> Outcome<(ExecRequest, Option<PathBuf>)> {
     let (mut machine, mut kernel, mut files, mut disk, mut mount_disk) =
         (MachineOptions::default(), GuestKernel::Lamina, Vec::new(), None, false);
+    let mut trace = None;
     let mut network: Option<Vec<crate::network::PortForward>> = None;
     loop {
         match arguments.next_argument()? {
@@ -331,6 +385,7 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
             Some(Argument::Flag(flag)) if flag == "--file" => {
                 files.push(parse_file_copy(&arguments.value(&flag)?)?)
             }
+            Some(Argument::Flag(flag)) if flag == "--trace" => trace = Some(PathBuf::from(arguments.value(&flag)?)),
             Some(Argument::Flag(flag)) if flag == "--net" => {
                 network.get_or_insert_with(Vec::new);
             }
@@ -355,12 +410,18 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
             }
         }
     }
+    if trace.is_some() {
+        if kernel != GuestKernel::Lamina {
+            return Err(Failure::usage("--trace needs Lamina (not --linux): the tracer is Lamina's"));
+        }
+        machine.counting = crate::machine_options::InstructionCounting::On;
+    }
     machine.validate()?;
     let mut rest = arguments.rest().into_iter();
     let program = rest
         .next()
         .ok_or_else(|| Failure::usage("no PROGRAM after `--`"))?;
-    Ok(ExecRequest {
+    let request = ExecRequest {
         machine,
         kernel,
         files,
@@ -370,7 +431,8 @@ pub fn parse_exec_arguments(arguments: &mut Arguments) -> Outcome<ExecRequest> {
         mount_disk,
         disk_log: None,
         network: network.map(crate::network::GuestNetwork::User),
-    })
+    };
+    Ok((request, trace))
 }
 
 /// `HOST` or `HOST:GUEST`, GUEST absolute.
@@ -520,6 +582,18 @@ mod tests {
                 "{list:?} was accepted"
             );
         }
+    }
+
+    #[test]
+    fn trace_implies_icount_and_needs_lamina() {
+        let line = |list: &[&str]| parse_exec_command_line(&mut Arguments::new(list.iter().map(|text| text.to_string())));
+        let (request, trace) = line(&["--trace", "out.trace", "--", "/bin/true"]).unwrap();
+        assert_eq!((request.machine.counting, trace), (InstructionCounting::On, Some(PathBuf::from("out.trace"))));
+        assert_eq!(line(&["--", "/bin/true"]).unwrap().1, None);
+        for bad in [&["--trace", "t", "--linux", "--", "/bin/true"][..], &["--trace", "t", "--accel", "kvm", "--", "/bin/true"], &["--trace"]] {
+            assert!(matches!(line(bad), Err(Failure::Usage(_))), "{bad:?} was accepted");
+        }
+        assert!(matches!(parse(&["--trace", "t", "--", "/bin/true"]), Err(Failure::Usage(_))));
     }
 
     #[test]

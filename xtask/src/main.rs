@@ -40,7 +40,9 @@ mod serial_protocol;
 mod shared_libraries;
 mod statistics;
 mod symbol_table;
+mod syscall_traces;
 mod testing;
+mod traces;
 mod workspace;
 
 fn main() {
