@@ -431,6 +431,13 @@ impl Kernel {
             CapState::Granted => return self.answer(waiter),
             CapState::Live => {}
         }
+        if let Some(leaf) = self.caps.get(&index).filter(|cap| cap.children.is_empty()) {
+            // Nothing below it: gone at once, with no revocation to record.
+            let parent = leaf.parent;
+            self.caps.remove(&index);
+            self.leave_parent(index, parent, core::slice::from_ref(&waiter));
+            return self.answer(waiter);
+        }
         let mut outstanding = 0;
         let mut marked = Vec::new();
         let mut stack = vec![index];
@@ -438,7 +445,8 @@ impl Kernel {
             let Some(cap) = self.caps.get_mut(&at) else { continue };
             cap.state = CapState::Marked { root: index };
             marked.push(at);
-            let children = cap.children.clone();
+            // A marked capability's children are never looked at again.
+            let children = core::mem::take(&mut cap.children);
             for child in children {
                 if child.kernel != self.id {
                     outstanding += if self.flaws.count_twice { 2 } else { 1 };
@@ -488,19 +496,24 @@ impl Kernel {
         for index in &revocation.marked {
             self.caps.remove(index);
         }
-        let root_key = self.key(root);
-        // A revoke request from the parent's kernel means the parent is
-        // marked there and goes when that revocation ends: no `Unlink`
-        // (it would double the messages a tree's root must take).
-        let parent_marked = |parent: CapKey| revocation.waiters.iter().any(|waiter| matches!(waiter, Waiter::Remote { kernel, .. } if *kernel == parent.kernel));
-        match parent {
-            Some(parent) if parent.kernel == self.id => self.unlink(parent, root_key),
-            Some(parent) if parent_marked(parent) => {}
-            Some(parent) => self.send(parent.kernel, Message::Unlink { parent, child: root_key }),
-            None => {}
-        }
+        self.leave_parent(root, parent, &revocation.waiters);
         for waiter in revocation.waiters {
             self.answer(waiter);
+        }
+    }
+
+    /// Revoked capability `index` leaves its parent's children. A revoke
+    /// request from the parent's kernel among `waiters` means the parent is
+    /// marked there and goes when that revocation ends: no `Unlink` (it
+    /// would double the messages a tree's root must take).
+    fn leave_parent(&mut self, index: u32, parent: Option<CapKey>, waiters: &[Waiter]) {
+        let key = self.key(index);
+        let parent_marked = |parent: CapKey| waiters.iter().any(|waiter| matches!(waiter, Waiter::Remote { kernel, .. } if *kernel == parent.kernel));
+        match parent {
+            Some(parent) if parent.kernel == self.id => self.unlink(parent, key),
+            Some(parent) if parent_marked(parent) => {}
+            Some(parent) => self.send(parent.kernel, Message::Unlink { parent, child: key }),
+            None => {}
         }
     }
 
