@@ -7,6 +7,7 @@
 extern crate alloc;
 
 mod cap_paths;
+mod cost_paths;
 mod frame_paths;
 mod map_paths;
 mod multikernel_paths;

@@ -6,8 +6,6 @@
 //! time of the virtual machine. xtask decides which mode it boots and names
 //! the unit accordingly.
 
-use alloc::vec::Vec;
-
 use machine::timer;
 
 /// How the benchmark image was booted (from `kbench=` on the command line).
@@ -33,10 +31,10 @@ pub fn now() -> u64 {
     timer::uptime_nanoseconds()
 }
 
-/// Prints one record for xtask.
-pub fn report(group: &str, name: &str, unit: &str, samples: &mut Vec<f64>) {
+/// Prints one record for xtask; its median (`None` without samples).
+pub fn report(group: &str, name: &str, unit: &str, samples: &mut [f64]) -> Option<f64> {
     samples.sort_by(f64::total_cmp);
-    let Some(median) = samples.get(samples.len() / 2).copied() else { return };
+    let median = samples.get(samples.len() / 2).copied()?;
     let low = samples[0];
     let high = samples[samples.len() - 1];
     let spread = if median > 0.0 { (high - low) / median } else { 0.0 };
@@ -44,4 +42,5 @@ pub fn report(group: &str, name: &str, unit: &str, samples: &mut Vec<f64>) {
         "kbench: {{\"group\": \"{group}\", \"name\": \"{name}\", \"unit\": \"{unit}\", \"value\": {median:.2}, \"runs\": {}, \"spread\": {spread:.4}}}",
         samples.len()
     );
+    Some(median)
 }

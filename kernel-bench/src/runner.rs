@@ -5,10 +5,11 @@ use machine::stop::{self, ExitCode};
 use super::records::ClockMode;
 use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
 
-use super::{cap_paths, frame_paths, ipc_round_trip, map_paths, lock_efficiency, multikernel_paths, sched_paths, server_client};
+use super::{cap_paths, cost_paths, frame_paths, ipc_round_trip, map_paths, lock_efficiency, multikernel_paths, sched_paths, server_client};
 
 /// Runs the benchmarks `kbench=` names (`icount`, the default; `wall`;
-/// `serverclient`; `multikernel`, under icount too) and powers off.
+/// `serverclient`; `multikernel` and `costs`, under icount too) and powers
+/// off.
 pub fn run_all(command_line: &str) -> ! {
     let requested = command_line.split_whitespace().find_map(|word| word.strip_prefix("kbench="));
     let mode = match requested {
@@ -23,6 +24,7 @@ pub fn run_all(command_line: &str) -> ! {
         // The big-kernel-lock build exists for that comparison only.
         _ if BIG_KERNEL_LOCK_BUILD => {}
         Some("multikernel") => multikernel_paths::protocol_paths(mode),
+        Some("costs") => cost_paths::cost_model(mode),
         Some("wall") => {
             sched_paths::cross_cpu_wakeup(mode);
             lock_efficiency::efficiency();

@@ -1,7 +1,7 @@
 /*
  * The `syscalls` benchmark group, run the same on Lamina and on Linux:
- * `syscalls NAME [ROUNDS]` times ROUNDS operations of one kind and prints
- * `bench NAME <nanoseconds per operation>`. Under `-icount shift=0` the
+ * `syscalls NAME[,NAME...] [ROUNDS]` (or `all`) times ROUNDS operations of
+ * each kind named and prints `bench NAME <nanoseconds per operation>`. Under `-icount shift=0` the
  * guest's clock counts instructions, so the figure is guest instructions
  * per operation; under plain TCG it is wall time.
  */
@@ -189,6 +189,27 @@ static void file_cycle(long rounds) {
     }
 }
 
+/* A 4 KiB file on /tmp (tmpfs: always cached), written once. */
+static int tmpfs_file(void) {
+    int fd = open("/tmp/bench-4k", O_CREAT | O_RDWR | O_TRUNC, 0644);
+    pwrite(fd, page, sizeof page, 0);
+    return fd;
+}
+
+static void read_tmpfs(long rounds) {
+    int fd = tmpfs_file();
+    for (long i = 0; i < rounds; i++)
+        pread(fd, page, sizeof page, 0);
+    close(fd);
+}
+
+static void write_tmpfs(long rounds) {
+    int fd = tmpfs_file();
+    for (long i = 0; i < rounds; i++)
+        pwrite(fd, page, sizeof page, 0);
+    close(fd);
+}
+
 static void stat_hot(long rounds) {
     struct stat status;
     for (long i = 0; i < rounds; i++)
@@ -257,6 +278,8 @@ static const struct benchmark benchmarks[] = {
     {"cow_fault", cow_fault, 2000, 1},
     {"mmap_munmap_1m", mmap_munmap, 2000, 0},
     {"file_create_write_close_unlink_4k", file_cycle, 2000, 0},
+    {"read_tmpfs_4k", read_tmpfs, 5000, 0},
+    {"write_tmpfs_4k", write_tmpfs, 5000, 0},
     {"stat_hot", stat_hot, 5000, 0},
     {"getdents_1000", getdents_1000, 20, 1},
     {"fork_64m", fork_64m, 5, 1},
@@ -298,6 +321,17 @@ static int timed(int argc, char **argv) {
     return 0;
 }
 
+/* Whether `list` (`all`, or names separated by commas) names `name`. */
+static int selected(const char *list, const char *name) {
+    if (strcmp(list, "all") == 0)
+        return 1;
+    size_t length = strlen(name);
+    for (const char *at = list; at; at = strchr(at, ',') ? strchr(at, ',') + 1 : NULL)
+        if (strncmp(at, name, length) == 0 && (at[length] == ',' || at[length] == 0))
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "nothing") == 0)
         return 0;
@@ -305,7 +339,7 @@ int main(int argc, char **argv) {
         return timed(argc, argv);
     for (size_t i = 0; i < sizeof benchmarks / sizeof benchmarks[0]; i++) {
         const struct benchmark *benchmark = &benchmarks[i];
-        if (strcmp(argv[1], benchmark->name) != 0 && strcmp(argv[1], "all") != 0)
+        if (!selected(argv[1], benchmark->name))
             continue;
         long rounds = argc > 2 ? atol(argv[2]) : benchmark->rounds;
         if (benchmark->self_timed) {

@@ -1,8 +1,8 @@
 //! `cargo xtask bench [--groups a,b]`: runs benchmark groups, prints a table
 //! and merges the records into `target/bench/results.json`.
 //!
-//! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `multikernel`, `syscalls`,
-//! `apps`, `fs`, `net`, `scaling`. Each issue that adds benchmarks adds its group to [`GROUPS`].
+//! Known groups: `boot`, `locks`, `ipc`, `sched`, `mem`, `caps`, `multikernel`, `costs`,
+//! `syscalls`, `apps`, `fs`, `net`, `scaling`. Each issue that adds benchmarks adds its group to [`GROUPS`].
 
 use crate::arguments::{unexpected, Argument, Arguments};
 use crate::bench_results::{save_records, BenchmarkRecord};
@@ -46,6 +46,10 @@ const GROUPS: &[Group] = &[
     Group {
         name: "multikernel",
         run: run_multikernel_group,
+    },
+    Group {
+        name: "costs",
+        run: crate::cost_model::run_costs_group,
     },
     Group {
         name: "syscalls",
@@ -194,7 +198,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "syscalls", "apps", "fs", "net", "scaling"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "costs", "syscalls", "apps", "fs", "net", "scaling"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

@@ -55,8 +55,9 @@ struct KernelBenchRun {
 /// The boots, in order: the fine-grained image under icount (instruction
 /// counts) and under multi-threaded TCG on 8 vCPUs (wake-up latency, lock
 /// efficiency), then mC2's server/client benchmark on the fine-grained and
-/// the big-kernel-lock image, on as many vCPUs as the host has cores.
-const RUNS: [KernelBenchRun; 5] = [
+/// the big-kernel-lock image, on as many vCPUs as the host has cores; the
+/// multikernel and cost-model boots have their own groups.
+const RUNS: [KernelBenchRun; 6] = [
     KernelBenchRun {
         image: ImageKind::Bench,
         counting: InstructionCounting::On,
@@ -89,6 +90,15 @@ const RUNS: [KernelBenchRun; 5] = [
         accelerator: "tcg-icount",
         only_group: Some("multikernel"),
     },
+    // The scale simulator's cost model: 2 vCPUs for its cross-CPU wake-up.
+    KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::On,
+        cpus: Cpus::Exactly(2),
+        mode: "costs",
+        accelerator: "tcg-icount",
+        only_group: Some("costs"),
+    },
     KernelBenchRun {
         image: ImageKind::BenchBigLock,
         counting: InstructionCounting::Off,
@@ -100,7 +110,7 @@ const RUNS: [KernelBenchRun; 5] = [
 ];
 
 /// Groups measured only by boots of their own (no records in the others).
-const DEDICATED_GROUPS: [&str; 1] = ["multikernel"];
+const DEDICATED_GROUPS: [&str; 2] = ["multikernel", "costs"];
 
 /// Records of `group` from the kbench boots.
 pub fn run_kernel_group(group: &str) -> Outcome<Vec<BenchmarkRecord>> {

@@ -15,6 +15,7 @@ use crate::guest_programs::compile_c;
 use crate::machine_options::{InstructionCounting, MachineOptions};
 use crate::statistics::summarize;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 const KERNELS: [GuestKernel; 3] = [GuestKernel::Lamina, GuestKernel::Linux, GuestKernel::LinuxWithoutMitigations];
@@ -23,23 +24,43 @@ const WALL_RUNS: usize = 3;
 const TIME_LIMIT: Duration = Duration::from_secs(900);
 
 /// One program's figures: name -> value, per kernel.
-type Figures = BTreeMap<String, f64>;
+pub type Figures = BTreeMap<String, f64>;
 
 /// The `syscalls` group.
 pub fn run_syscalls_group() -> Outcome<Vec<BenchmarkRecord>> {
     let program = compile_c("user/bench/syscalls.c", "bench-syscalls")?;
-    let request = |kernel, machine| ExecRequest {
+    measure("syscalls", &|kernel, machine| syscalls_request(&program, "all", kernel, machine))
+}
+
+/// `user/bench/syscalls.c` (built at `program`) as `/bench/syscalls`,
+/// running the records `names` lists (`all`, or names joined by commas).
+pub fn syscalls_request(program: &Path, names: &str, kernel: GuestKernel, machine: MachineOptions) -> ExecRequest {
+    ExecRequest {
         machine,
         kernel,
-        files: vec![FileCopy { host: program.clone(), guest: Some("/bench/syscalls".to_string()) }],
-        program: program.clone(),
-        program_arguments: vec!["all".to_string()],
+        files: vec![FileCopy { host: program.to_path_buf(), guest: Some("/bench/syscalls".to_string()) }],
+        program: program.to_path_buf(),
+        program_arguments: vec![names.to_string()],
         disk: None,
         mount_disk: false,
         disk_log: None,
         network: None,
-    };
-    measure("syscalls", &|kernel, machine| request(kernel, machine))
+    }
+}
+
+/// Lamina's figures of the `syscalls` records `names` lists, in guest
+/// instructions per operation (one CPU under icount, as [`measure`]).
+pub fn lamina_instruction_counts(names: &str) -> Outcome<Figures> {
+    let program = compile_c("user/bench/syscalls.c", "bench-syscalls")?;
+    figures(&syscalls_request(&program, names, GuestKernel::Lamina, counted_machine()))
+}
+
+/// The machine of the instruction counts: one CPU (see the module comment).
+fn counted_machine() -> MachineOptions {
+    // 1 GiB: Lamina's tmpfs keeps file data on the kernel heap (1/16 of memory).
+    let mut counted = MachineOptions::with(1, 1024);
+    counted.counting = InstructionCounting::On;
+    counted
 }
 
 /// CPU counts the `scaling` group boots with.
@@ -153,9 +174,7 @@ pub fn measure(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> Exe
 
 /// [`measure`], choosing whether instructions are counted.
 pub fn measure_as(group: &str, request: &dyn Fn(GuestKernel, MachineOptions) -> ExecRequest, counting: Counting) -> Outcome<Vec<BenchmarkRecord>> {
-    // 1 GiB: Lamina's tmpfs keeps file data on the kernel heap (1/16 of memory).
-    let mut counted = MachineOptions::with(1, 1024);
-    counted.counting = InstructionCounting::On;
+    let counted = counted_machine();
     let wall = MachineOptions::with(2, 1024);
     let mut records = Vec::new();
     let mut instructions: Vec<Figures> = Vec::new();

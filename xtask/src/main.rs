@@ -10,6 +10,7 @@ mod bench;
 mod bench_results;
 mod boottime;
 mod commands;
+mod cost_model;
 mod crate_graph;
 mod dependencies;
 mod disk_image;

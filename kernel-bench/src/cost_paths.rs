@@ -1,0 +1,503 @@
+//! `costs/*`: the in-kernel part of the scale simulator's cost model
+//! (`scale-sim`, issue 21), in guest instructions under `-icount shift=0`,
+//! in a boot of its own (`kbench=costs`, 2 vCPUs). xtask writes these
+//! records, with the Linux-personality ones of `user/bench/syscalls.c`,
+//! to `scale-sim/costs.txt`.
+//!
+//! - `call_*` / `handle_*`: one step of one `caps::distributed::Kernel`
+//!   built by hand on this CPU, with no channels: a system call
+//!   (`obtain`, `delegate`, `revoke`) or the handler of one message
+//!   (`receive`), with taking (and dropping) the outbox and completions it
+//!   leaves. Each kernel also holds [`BACKGROUND`] capabilities of a
+//!   bystander, so that its maps are not empty. Setting a step up is not
+//!   measured; a step that does not leave what it should fails the record.
+//! - `revoke_per_local_cap` / `revoke_per_remote_child`: slopes, per
+//!   sample: (a revoke of a chain of [`CHAIN`] local copies / of a
+//!   capability with [`REMOTE_CHILDREN`] children on other kernels, less
+//!   the median leaf revoke) over the capabilities added.
+//! - `message_send` / `message_receive`: `wire::encode` and a push into a
+//!   channel's `WordRing`; a pop and `wire::decode`.
+//! - `notify`: from `sched::unpark` of a kernel thread parked on the
+//!   other, idle CPU until it runs, every CPU's instructions. The waker
+//!   parks right after the unpark (QEMU runs the vCPUs in turn, so a
+//!   spinning waker would hold up the other one): its going idle counts.
+//!
+//! Every figure is less the clock's own cost (two reads back to back).
+//! Must never share a `Kernel` between CPUs or time a step's set-up.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::hint::black_box;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use caps::distributed::wire::{decode, encode, WORDS};
+use caps::distributed::{CapKey, Kernel, KernelId, Message, OpId, Outcome, ProcessId, SLOTS};
+use sched::{ParkState, Pinning};
+use sync::WordRing;
+
+use super::records::{now, report, ClockMode};
+
+const GROUP: &str = "costs";
+const SAMPLES: usize = 21;
+/// Capabilities of a bystander in every kernel built here.
+const BACKGROUND: u32 = 100;
+/// Capabilities in the chain of `revoke_per_local_cap`.
+const CHAIN: u32 = 1000;
+/// Children of the capability of `revoke_per_remote_child`, spread over
+/// [`REMOTE_KERNELS`] other kernels.
+const REMOTE_CHILDREN: u32 = 96;
+const REMOTE_KERNELS: u32 = 3;
+/// How long `notify` lets both CPUs go idle before a round (ns of uptime).
+const SETTLE: u64 = 200_000;
+
+const HERE: KernelId = KernelId(0);
+const THERE: KernelId = KernelId(1);
+/// The caller of the system calls on `HERE`.
+const OWNER: ProcessId = ProcessId { kernel: HERE, number: 0 };
+/// Another process on `HERE`.
+const NEIGHBOUR: ProcessId = ProcessId { kernel: HERE, number: 1 };
+/// A process on `THERE`.
+const RECEIVER: ProcessId = ProcessId { kernel: THERE, number: 0 };
+/// A capability on `HERE` that `THERE`'s copies name as their parent.
+const HOME_PARENT: CapKey = CapKey { kernel: HERE, index: 0 };
+/// The message `message_send` and `message_receive` carry.
+const SAMPLE_MESSAGE: Message = Message::ObtainRequest { op: OpId(7), parent: HOME_PARENT, child: CapKey { kernel: THERE, index: 42 } };
+
+type Ring = WordRing<WORDS, SLOTS>;
+
+/// Every `costs/*` record (see the module comment).
+pub fn cost_model(mode: ClockMode) {
+    let clock = Clock::calibrate(mode);
+    call_obtain_local(&clock);
+    call_obtain_remote(&clock);
+    call_delegate_local(&clock);
+    call_delegate_remote(&clock);
+    if let Some(leaf) = call_revoke_leaf(&clock) {
+        revoke_per_local_cap(&clock, leaf);
+        revoke_per_remote_child(&clock, leaf);
+    }
+    handle_obtain_request(&clock);
+    handle_obtain_reply(&clock);
+    handle_delegate_request(&clock);
+    handle_delegate_reply(&clock);
+    handle_delegate_ack(&clock);
+    handle_revoke_request(&clock);
+    handle_revoke_reply(&clock);
+    handle_unlink(&clock);
+    message_send(&clock);
+    message_receive(&clock);
+    notify(&clock);
+}
+
+/// The benchmark clock, less its own cost.
+struct Clock {
+    unit: &'static str,
+    overhead: u64,
+}
+
+impl Clock {
+    fn calibrate(mode: ClockMode) -> Self {
+        let mut reads: Vec<u64> = (0..SAMPLES)
+            .map(|_| {
+                let start = now();
+                now() - start
+            })
+            .collect();
+        reads.sort_unstable();
+        Self { unit: mode.unit(), overhead: reads[SAMPLES / 2] }
+    }
+
+    /// The time from `start` (a [`now`]) until now.
+    fn since(&self, start: u64) -> f64 {
+        (now() - start).saturating_sub(self.overhead) as f64
+    }
+
+    /// What `step` returns, and its time.
+    fn time<T>(&self, step: impl FnOnce() -> T) -> (T, f64) {
+        let start = now();
+        let result = step();
+        (result, self.since(start))
+    }
+}
+
+/// How a step's system call ended, as far as the checks need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// No completion (waits for another kernel, or a handler of no call).
+    NotYet,
+    /// Done with a new capability.
+    WithCap,
+    /// Done (a revoke).
+    Done,
+    Refused,
+}
+
+/// What a step left for its kernel thread: messages and a completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Left {
+    messages: usize,
+    ended: Ended,
+}
+
+const fn left(messages: usize, ended: Ended) -> Left {
+    Left { messages, ended }
+}
+
+/// Takes (and drops) what the last step left, as a kernel thread does.
+fn take_left(kernel: &mut Kernel) -> Left {
+    let messages = kernel.take_outbox().len();
+    let ended = match kernel.take_completions().first().map(|completion| completion.outcome) {
+        None => Ended::NotYet,
+        Some(Outcome::Done(Some(_))) => Ended::WithCap,
+        Some(Outcome::Done(None)) => Ended::Done,
+        Some(Outcome::Refused | Outcome::Aborted) => Ended::Refused,
+    };
+    left(messages, ended)
+}
+
+/// `step`'s time, if it left `expected`.
+fn checked(clock: &Clock, expected: Left, step: impl FnOnce() -> Left) -> Option<f64> {
+    let (found, spent) = clock.time(step);
+    (found == expected).then_some(spent)
+}
+
+/// [`SAMPLES`] samples reported as `costs/<name>`; their median, or
+/// `None` (said on the console) when a sample failed.
+fn measure(clock: &Clock, name: &str, mut sample: impl FnMut() -> Option<f64>) -> Option<f64> {
+    let samples: Option<Vec<f64>> = (0..SAMPLES).map(|_| sample()).collect();
+    let Some(mut samples) = samples else {
+        machine::println!("kbench: costs: {name}: a step did not do what it should");
+        return None;
+    };
+    report(GROUP, name, clock.unit, &mut samples)
+}
+
+/// Kernel `id` with [`BACKGROUND`] capabilities of a bystander.
+fn populated(id: KernelId) -> Kernel {
+    let mut kernel = Kernel::new(id);
+    let bystander = ProcessId { kernel: id, number: 9 };
+    for _ in 0..BACKGROUND {
+        kernel.create(bystander);
+    }
+    kernel
+}
+
+fn remote_key(kernel: KernelId, index: u32) -> CapKey {
+    CapKey { kernel, index }
+}
+
+/// Enters `child` (on another kernel) under `parent`, as an obtain from
+/// there does.
+fn link_remote_child(kernel: &mut Kernel, parent: CapKey, child: CapKey) {
+    kernel.receive(child.kernel, Message::ObtainRequest { op: OpId(0), parent, child });
+    kernel.take_outbox();
+}
+
+fn call_obtain_local(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let root = kernel.create(OWNER)?;
+    measure(clock, "call_obtain_local", || {
+        checked(clock, left(0, Ended::WithCap), || {
+            kernel.obtain(NEIGHBOUR, root);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn call_obtain_remote(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let mut fresh = 0..;
+    measure(clock, "call_obtain_remote", || {
+        let parent = remote_key(THERE, fresh.next()?);
+        checked(clock, left(1, Ended::NotYet), || {
+            kernel.obtain(OWNER, parent);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn call_delegate_local(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let root = kernel.create(OWNER)?;
+    measure(clock, "call_delegate_local", || {
+        checked(clock, left(0, Ended::WithCap), || {
+            kernel.delegate(OWNER, root, NEIGHBOUR);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn call_delegate_remote(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let root = kernel.create(OWNER)?;
+    measure(clock, "call_delegate_remote", || {
+        checked(clock, left(1, Ended::NotYet), || {
+            kernel.delegate(OWNER, root, RECEIVER);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+/// A revoke of a capability without parent or children; the median.
+fn call_revoke_leaf(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    measure(clock, "call_revoke_leaf", || {
+        let root = kernel.create(OWNER)?;
+        revoke_time(clock, &mut kernel, root, left(0, Ended::Done))
+    })
+}
+
+fn revoke_time(clock: &Clock, kernel: &mut Kernel, cap: CapKey, expected: Left) -> Option<f64> {
+    checked(clock, expected, || {
+        kernel.revoke(OWNER, cap);
+        take_left(kernel)
+    })
+}
+
+/// A chain of `length` capabilities on `HERE`, each obtained from the
+/// last, alternately by `NEIGHBOUR` and `OWNER`; its root (`OWNER`'s).
+fn local_chain(kernel: &mut Kernel, length: u32) -> Option<CapKey> {
+    let root = kernel.create(OWNER)?;
+    let mut last = root;
+    for link in 1..length {
+        let holder = if link % 2 == 1 { NEIGHBOUR } else { OWNER };
+        kernel.obtain(holder, last);
+        last = match kernel.take_completions().first()?.outcome {
+            Outcome::Done(Some(copy)) => copy,
+            _ => return None,
+        };
+    }
+    Some(root)
+}
+
+fn revoke_per_local_cap(clock: &Clock, leaf: f64) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    measure(clock, "revoke_per_local_cap", || {
+        let root = local_chain(&mut kernel, CHAIN)?;
+        let spent = revoke_time(clock, &mut kernel, root, left(0, Ended::Done))?;
+        Some((spent - leaf) / f64::from(CHAIN - 1))
+    })
+}
+
+fn revoke_per_remote_child(clock: &Clock, leaf: f64) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let mut fresh = 0..;
+    measure(clock, "revoke_per_remote_child", || {
+        let root = kernel.create(OWNER)?;
+        for child in 0..REMOTE_CHILDREN {
+            let there = KernelId(1 + (child % REMOTE_KERNELS) as u8);
+            link_remote_child(&mut kernel, root, remote_key(there, fresh.next()?));
+        }
+        let spent = revoke_time(clock, &mut kernel, root, left(REMOTE_CHILDREN as usize, Ended::NotYet))?;
+        answer_revocation(&mut kernel, root)?;
+        Some((spent - leaf) / f64::from(REMOTE_CHILDREN))
+    })
+}
+
+/// Every remote child's reply to the revocation of `root` (not measured).
+fn answer_revocation(kernel: &mut Kernel, root: CapKey) -> Option<()> {
+    for child in 0..REMOTE_CHILDREN {
+        kernel.receive(KernelId(1 + (child % REMOTE_KERNELS) as u8), Message::RevokeReply { root });
+    }
+    (take_left(kernel) == left(0, Ended::Done)).then_some(())
+}
+
+fn handle_obtain_request(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let parent = kernel.create(OWNER)?;
+    let mut fresh = 0..;
+    measure(clock, "handle_obtain_request", || {
+        let index = fresh.next()?;
+        let request = Message::ObtainRequest { op: OpId(index), parent, child: remote_key(THERE, index) };
+        checked(clock, left(1, Ended::NotYet), || {
+            kernel.receive(THERE, request);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn handle_obtain_reply(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let parent = remote_key(THERE, 0);
+    measure(clock, "handle_obtain_reply", || {
+        let op = kernel.obtain(OWNER, parent);
+        let Message::ObtainRequest { child, .. } = kernel.take_outbox().first()?.message else { return None };
+        let reply = Message::ObtainReply { op, parent, child, granted: true };
+        checked(clock, left(0, Ended::WithCap), || {
+            kernel.receive(THERE, reply);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn delegate_request(op: u32) -> Message {
+    Message::DelegateRequest { op: OpId(op), parent: HOME_PARENT, to: RECEIVER }
+}
+
+fn handle_delegate_request(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(THERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_delegate_request", || {
+        let request = delegate_request(fresh.next()?);
+        checked(clock, left(1, Ended::NotYet), || {
+            kernel.receive(HERE, request);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn handle_delegate_reply(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let parent = kernel.create(OWNER)?;
+    let mut fresh = 0..;
+    measure(clock, "handle_delegate_reply", || {
+        let op = kernel.delegate(OWNER, parent, RECEIVER);
+        kernel.take_outbox();
+        let reply = Message::DelegateReply { op, parent, child: Some(remote_key(THERE, fresh.next()?)) };
+        checked(clock, left(1, Ended::WithCap), || {
+            kernel.receive(THERE, reply);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+/// A copy `THERE` made for a delegation from `HOME_PARENT`, not usable
+/// until acknowledged.
+fn granted_copy(kernel: &mut Kernel, op: u32) -> Option<CapKey> {
+    kernel.receive(HERE, delegate_request(op));
+    match kernel.take_outbox().first()?.message {
+        Message::DelegateReply { child, .. } => child,
+        _ => None,
+    }
+}
+
+fn acknowledgement(child: CapKey) -> Message {
+    Message::DelegateAck { parent: HOME_PARENT, child, commit: true }
+}
+
+fn handle_delegate_ack(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(THERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_delegate_ack", || {
+        let child = granted_copy(&mut kernel, fresh.next()?)?;
+        checked(clock, left(0, Ended::NotYet), || {
+            kernel.receive(HERE, acknowledgement(child));
+            take_left(&mut kernel)
+        })
+    })
+}
+
+/// A leaf delegated from `HOME_PARENT`, revoked at the request of its
+/// parent's kernel: marked, removed, the reply queued (no `Unlink`: the
+/// parent is being revoked there).
+fn handle_revoke_request(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(THERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_revoke_request", || {
+        let cap = granted_copy(&mut kernel, fresh.next()?)?;
+        kernel.receive(HERE, acknowledgement(cap));
+        let request = Message::RevokeRequest { cap, reply_to: HOME_PARENT };
+        checked(clock, left(1, Ended::NotYet), || {
+            kernel.receive(HERE, request);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+/// The one reply a revoke of a capability with one remote child waits
+/// for: the revocation finishes and the call completes.
+fn handle_revoke_reply(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_revoke_reply", || {
+        let root = kernel.create(OWNER)?;
+        link_remote_child(&mut kernel, root, remote_key(THERE, fresh.next()?));
+        kernel.revoke(OWNER, root);
+        (take_left(&mut kernel) == left(1, Ended::NotYet)).then_some(())?;
+        checked(clock, left(0, Ended::Done), || {
+            kernel.receive(THERE, Message::RevokeReply { root });
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn handle_unlink(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_unlink", || {
+        let parent = kernel.create(OWNER)?;
+        let child = remote_key(THERE, fresh.next()?);
+        link_remote_child(&mut kernel, parent, child);
+        checked(clock, left(0, Ended::NotYet), || {
+            kernel.receive(THERE, Message::Unlink { parent, child });
+            take_left(&mut kernel)
+        })
+    })
+}
+
+fn message_send(clock: &Clock) -> Option<f64> {
+    let ring = Ring::new();
+    measure(clock, "message_send", || {
+        let (sent, spent) = clock.time(|| ring.try_send(&encode(black_box(&SAMPLE_MESSAGE))).is_ok());
+        ring.try_receive()?;
+        sent.then_some(spent)
+    })
+}
+
+fn message_receive(clock: &Clock) -> Option<f64> {
+    let ring = Ring::new();
+    measure(clock, "message_receive", || {
+        ring.try_send(&encode(&SAMPLE_MESSAGE)).ok()?;
+        let (message, spent) = clock.time(|| black_box(ring.try_receive().map(|words| decode(&words))));
+        (message? == Ok(SAMPLE_MESSAGE)).then_some(spent)
+    })
+}
+
+/// `notify` (see the module comment): a kernel thread on the next CPU
+/// parks, takes the time when it runs again and wakes this thread.
+fn notify(clock: &Clock) -> Option<f64> {
+    let cpus = machine::percpu::online_count();
+    if cpus < 2 {
+        machine::println!("kbench: costs: notify needs 2 CPUs, this boot has {cpus}");
+        return None;
+    }
+    let woke_at = Arc::new(AtomicU64::new(0));
+    let (woke, waker) = (woke_at.clone(), sched::current());
+    let other = (machine::percpu::current_index() + 1) % cpus;
+    let wakee = sched::spawn_on(other, Pinning::Pinned, "notified", move || {
+        for _ in 0..SAMPLES {
+            sched::park();
+            woke.store(now(), Ordering::Release);
+            sched::unpark(&waker);
+        }
+    })
+    .ok()?;
+    measure(clock, "notify", || notify_once(clock, &wakee, &woke_at))
+}
+
+/// One round of [`notify`]; `None` if the wakee never parked.
+fn notify_once(clock: &Clock, wakee: &Arc<sched::Thread>, woke_at: &AtomicU64) -> Option<f64> {
+    settle(wakee)?;
+    woke_at.store(0, Ordering::Release);
+    let start = now();
+    sched::unpark(wakee);
+    // A permit left over from the settling sleep ends a park early: park
+    // until the wakee's time is there.
+    while woke_at.load(Ordering::Acquire) == 0 {
+        sched::park();
+    }
+    let spent = woke_at.load(Ordering::Acquire).saturating_sub(start + clock.overhead);
+    Some(spent as f64)
+}
+
+/// Sleeps until `wakee` is parked and its CPU has had time to halt (this
+/// CPU asleep meanwhile, so that QEMU runs the other vCPU).
+fn settle(wakee: &sched::Thread) -> Option<()> {
+    for _ in 0..10 {
+        sched::sleep_until(now() + SETTLE, || false);
+        if wakee.park_state() == ParkState::Parked {
+            return Some(());
+        }
+    }
+    None
+}
