@@ -78,6 +78,10 @@ commands:
   traces [APP...]          record the system-call traces of the SemperOS application
                            set (tar, untar, find, sqlite, ...) on Lamina into
                            scale-sim/traces/APP.trace, inputs made by the recipe
+  simulate [--figure NAME[,NAME...]|all]
+                           the multikernel at up to 640 PEs, simulated with the caps
+                           protocol's own code and the cost model measured on Lamina:
+                           rewrites docs/scale.md's tables and docs/scale/*.svg
   crates                   check the crate graph keeps the layer order; write docs/crates.md
   help                     this text
 
@@ -106,6 +110,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "profile" => crate::profile::profile_command(arguments),
         "crates" => crates_command(),
         "apps" => crate::apps::apps_command(),
+        "simulate" => crate::simulate::simulate_command(arguments),
         "traces" => crate::traces::traces_command(arguments),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

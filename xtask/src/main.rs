@@ -39,6 +39,7 @@ mod qemu_session;
 mod run;
 mod serial_protocol;
 mod shared_libraries;
+mod simulate;
 mod statistics;
 mod symbol_table;
 mod syscall_traces;

@@ -76,6 +76,10 @@ fn main() {
         }
     };
     let names: Vec<&str> = if chosen == "all" { NAMES.to_vec() } else { chosen.split(',').collect() };
+    if let Some(unknown) = names.iter().find(|name| !NAMES.contains(name)) {
+        eprintln!("simulate: no figure `{unknown}`; figures: {}", NAMES.join(", "));
+        std::process::exit(2);
+    }
     if let Err(error) = run(&names) {
         eprintln!("simulate: {error}");
         std::process::exit(1);
