@@ -83,7 +83,7 @@ pub fn exec_command(mut arguments: Arguments) -> Outcome {
     };
     let status = match &trace {
         None => run_program(&request, input, Output::Stream, None)?,
-        Some(file) => crate::syscall_traces::trace_program(&request, input, Output::Stream, file)?.0,
+        Some(file) => crate::syscall_traces::trace_program(&request, input, Output::Stream, crate::syscall_traces::Scope::Everything, file)?.0,
     };
     std::process::exit(status.exit_code);
 }

@@ -11,7 +11,14 @@
 //! - `find`: BusyBox find walks a tree of 80 entries for a name it lacks;
 //! - `sqlite`: the SQLite 3.40 shell (`cargo xtask apps`' static build)
 //!   makes a table in a file database in `/tmp`, inserts 8 rows and
-//!   selects them.
+//!   selects them;
+//! - `postmark`: PostMark 1.53 (Debian's, built statically by the `apps`
+//!   recipe) makes a pool of 20 files of 512 B to 4 KiB in `/tmp`, runs 40
+//!   transactions on them (reads, appends, creations, deletions) and
+//!   deletes the rest;
+//! - `nginx`: NGINX 1.22 (the `apps` recipe's static build), one process,
+//!   serves 20 requests that BusyBox wget makes inside the guest to
+//!   127.0.0.1; the trace keeps the server's calls only.
 //!
 //! Must not change files outside `target/traces/` and `scale-sim/traces/`.
 
@@ -22,6 +29,7 @@ use crate::arguments::{unexpected, Argument, Arguments};
 use crate::exec::{ExecRequest, FileCopy, GuestKernel, Input, Output};
 use crate::failure::{Context, Failure, Outcome};
 use crate::machine_options::MachineOptions;
+use crate::syscall_traces::Scope;
 
 /// The BusyBox every guest has under `/bin` (copied from the host's).
 const BUSYBOX: &str = "/bin/busybox";
@@ -35,6 +43,8 @@ struct Application {
     name: &'static str,
     /// Makes its inputs under the directory given; the program run.
     prepare: fn(&Path) -> Outcome<Run>,
+    /// Which of the run's processes the trace keeps.
+    scope: Scope,
 }
 
 /// What a traced application runs.
@@ -43,13 +53,19 @@ struct Run {
     arguments: Vec<String>,
     /// A host directory copied to [`GUEST_INPUTS`], if any.
     inputs: Option<PathBuf>,
+    /// The program's standard input.
+    input: Vec<u8>,
+    /// More files for the guest.
+    extra: Vec<FileCopy>,
 }
 
 const APPLICATIONS: &[Application] = &[
-    Application { name: "tar", prepare: prepare_tar },
-    Application { name: "untar", prepare: prepare_untar },
-    Application { name: "find", prepare: prepare_find },
-    Application { name: "sqlite", prepare: prepare_sqlite },
+    Application { name: "tar", prepare: prepare_tar, scope: Scope::Everything },
+    Application { name: "untar", prepare: prepare_untar, scope: Scope::Everything },
+    Application { name: "find", prepare: prepare_find, scope: Scope::Everything },
+    Application { name: "sqlite", prepare: prepare_sqlite, scope: Scope::Everything },
+    Application { name: "postmark", prepare: prepare_postmark, scope: Scope::Everything },
+    Application { name: "nginx", prepare: prepare_nginx, scope: Scope::ProcessesOf("nginx") },
 ];
 
 /// `cargo xtask traces [APP...]` (all of them by default).
@@ -85,7 +101,8 @@ fn record(application: &Application, destination: &Path) -> Outcome {
     let work = crate::workspace::root().join("target/traces").join(application.name);
     fresh_directory(&work)?;
     let run = (application.prepare)(&work)?;
-    let files = run.inputs.iter().map(|inputs| FileCopy { host: inputs.clone(), guest: Some(GUEST_INPUTS.to_string()) }).collect();
+    let mut files: Vec<FileCopy> = run.inputs.iter().map(|inputs| FileCopy { host: inputs.clone(), guest: Some(GUEST_INPUTS.to_string()) }).collect();
+    files.extend(run.extra);
     let request = ExecRequest {
         machine: MachineOptions::default(),
         kernel: GuestKernel::Lamina,
@@ -99,7 +116,7 @@ fn record(application: &Application, destination: &Path) -> Outcome {
     };
     let file = destination.join(format!("{}.trace", application.name));
     eprintln!("xtask: tracing {}", application.name);
-    let (ran, _) = crate::syscall_traces::trace_program(&request, Input::Pipe(Vec::new()), Output::Capture, &file)?;
+    let (ran, _) = crate::syscall_traces::trace_program(&request, Input::Pipe(run.input), Output::Capture, application.scope, &file)?;
     if ran.exit_code != 0 {
         return Err(Failure::failed(format!("{} exited with {}: {}", application.name, ran.exit_code, String::from_utf8_lossy(&ran.errors))));
     }
@@ -128,7 +145,7 @@ fn write_tar_files(work: &Path) -> Outcome<PathBuf> {
 fn prepare_tar(work: &Path) -> Outcome<Run> {
     let inputs = write_tar_files(work)?;
     let arguments = ["tar", "cf", "/tmp/archive.tar", "-C", GUEST_INPUTS, "files"].map(String::from).to_vec();
-    Ok(Run { program: BUSYBOX.into(), arguments, inputs: Some(inputs) })
+    Ok(Run { program: BUSYBOX.into(), arguments, inputs: Some(inputs), input: Vec::new(), extra: Vec::new() })
 }
 
 fn prepare_untar(work: &Path) -> Outcome<Run> {
@@ -149,7 +166,7 @@ fn prepare_untar(work: &Path) -> Outcome<Run> {
         return Err(Failure::failed(format!("busybox tar could not make {}", archive.display())));
     }
     let arguments = ["tar", "xf", "/data/archive.tar", "-C", "/tmp"].map(String::from).to_vec();
-    Ok(Run { program: BUSYBOX.into(), arguments, inputs: Some(inputs) })
+    Ok(Run { program: BUSYBOX.into(), arguments, inputs: Some(inputs), input: Vec::new(), extra: Vec::new() })
 }
 
 /// Directories and files per directory of the `find` tree: 8 + 8 × 9 = 80 entries.
@@ -167,7 +184,7 @@ fn prepare_find(work: &Path) -> Outcome<Run> {
         }
     }
     let arguments = ["find", "/data/tree", "-name", "no-such-name"].map(String::from).to_vec();
-    Ok(Run { program: BUSYBOX.into(), arguments, inputs: Some(inputs) })
+    Ok(Run { program: BUSYBOX.into(), arguments, inputs: Some(inputs), input: Vec::new(), extra: Vec::new() })
 }
 
 /// Rows the `sqlite` trace inserts.
@@ -178,7 +195,71 @@ fn prepare_sqlite(_work: &Path) -> Outcome<Run> {
     let binary = crate::outside::programs::built(program)?;
     let rows: Vec<String> = (0..SQLITE_ROWS).map(|row| format!("INSERT INTO entries VALUES({row}, 'value {row}');")).collect();
     let script = format!("CREATE TABLE entries(key INTEGER PRIMARY KEY, value TEXT); {} SELECT * FROM entries;", rows.join(" "));
-    Ok(Run { program: binary, arguments: vec!["/tmp/entries.db".to_string(), script], inputs: None })
+    Ok(Run { program: binary, arguments: vec!["/tmp/entries.db".to_string(), script], inputs: None, input: Vec::new(), extra: Vec::new() })
+}
+
+/// PostMark's commands (read from standard input): a small pool of files
+/// in `/tmp`, a fixed seed.
+const POSTMARK_COMMANDS: &str = "set location /tmp\nset number 20\nset transactions 40\nset size 512 4096\nset seed 42\nrun\nquit\n";
+
+fn prepare_postmark(_work: &Path) -> Outcome<Run> {
+    let program = crate::outside::programs::PROGRAMS.iter().find(|program| program.name == "postmark").ok_or_else(|| Failure::failed("no postmark recipe"))?;
+    let binary = crate::outside::programs::built(program)?;
+    Ok(Run { program: binary, arguments: Vec::new(), inputs: None, input: POSTMARK_COMMANDS.as_bytes().to_vec(), extra: Vec::new() })
+}
+
+/// Requests the `nginx` trace's client makes.
+const NGINX_REQUESTS: usize = 20;
+
+/// One NGINX process (no master, no daemon) serving `/data/www` on
+/// 127.0.0.1:8080.
+const NGINX_CONF: &str = "user root root;
+daemon off;
+master_process off;
+worker_processes 1;
+error_log stderr warn;
+pid /tmp/nginx/nginx.pid;
+events { worker_connections 64; }
+http { access_log off; server { listen 127.0.0.1:8080; root /data/www; location / { } } }
+";
+
+/// Starts NGINX, waits until it answers, makes the rest of the requests
+/// with BusyBox wget (one connection each) and stops it.
+fn nginx_script() -> String {
+    format!(
+        "#!/bin/sh
+mkdir -p /tmp/nginx
+/usr/local/bin/nginx -p /tmp/nginx -c /data/nginx.conf &
+server=$!
+tries=0
+until wget -q -O /dev/null http://127.0.0.1:8080/index.html; do
+    tries=$((tries + 1)); [ $tries -lt 100 ] || exit 1; sleep 0.1
+done
+for request in $(seq 2 {NGINX_REQUESTS}); do
+    wget -q -O /dev/null http://127.0.0.1:8080/index.html || exit 1
+done
+kill $server
+wait $server
+exit 0
+"
+    )
+}
+
+fn prepare_nginx(work: &Path) -> Outcome<Run> {
+    let program = crate::outside::programs::PROGRAMS.iter().find(|program| program.name == "nginx").ok_or_else(|| Failure::failed("no nginx recipe"))?;
+    let binary = crate::outside::programs::built(program)?;
+    let inputs = work.join("inputs");
+    std::fs::create_dir_all(inputs.join("www")).context(|| format!("creating {}", inputs.display()))?;
+    let page: String = (0..32).map(|line| format!("<p>line {line} of the page NGINX serves</p>\n")).collect();
+    let write = |path: PathBuf, text: &str| std::fs::write(&path, text).context(|| format!("writing {}", path.display()));
+    write(inputs.join("www/index.html"), &page)?;
+    write(inputs.join("nginx.conf"), NGINX_CONF)?;
+    let script = work.join("run.sh");
+    write(script.clone(), &nginx_script())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).context(|| format!("making {} executable", script.display()))?;
+    let extra = vec![FileCopy { host: binary, guest: Some("/usr/local/bin/nginx".to_string()) }];
+    Ok(Run { program: script, arguments: Vec::new(), inputs: Some(inputs), input: Vec::new(), extra })
 }
 
 /// `length` bytes from a fixed generator (xorshift64) seeded with `seed`:

@@ -1,7 +1,7 @@
 //! Real programs from Debian's sources, built statically with musl so that
 //! the same binary runs on Lamina and on Linux: Lua 5.4, the SQLite 3.40
 //! shell, GNU make 4.3, GNU tar 1.34, Redis 7.0 (server, cli and
-//! benchmark) and NGINX 1.22, each pinned to a Debian 12
+//! benchmark), NGINX 1.22 and PostMark 1.53, each pinned to a Debian 12
 //! version, fetched with `apt-get source` (`debian_sources.rs`) and built
 //! under `target/outside/` by the recipe below (a shell script run in the
 //! unpacked tree, its log kept beside it). Never committed; built once.
@@ -104,6 +104,15 @@ pub const PROGRAMS: &[Program] = &[
                  --http-uwsgi-temp-path=/tmp/nginx/uwsgi --http-scgi-temp-path=/tmp/nginx/scgi\n\
                  make -j2",
         binary: "objs/nginx",
+        companions: &[],
+    },
+    Program {
+        name: "postmark",
+        source: SourcePackage { name: "postmark", version: "1.53-2" },
+        // One file; musl has no getwd (gone from POSIX 2008): getcwd.
+        recipe: "sed -i 's/#define GETWD(x) getwd(x)/#define GETWD(x) getcwd(x,MAX_LINE)/' postmark-1.53.c\n\
+                 musl-gcc -O2 -static -o postmark postmark-1.53.c",
+        binary: "postmark",
         companions: &[],
     },
 ];
