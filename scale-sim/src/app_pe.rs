@@ -1,5 +1,7 @@
 //! An application PE: replays its workload's steps — computing for a
-//! while, or asking its file service and waiting for the answer.
+//! while, or asking its file service and waiting for the answer; for an
+//! open or the next range of a file, then obtaining the capability the
+//! service names through its own kernel.
 //!
 //! Must not have more than one request outstanding (a blocking call, as
 //! in SemperOS's traces).
@@ -10,7 +12,7 @@ use caps::distributed::ProcessId;
 
 use crate::service_pe::Request;
 use crate::workload::Step;
-use crate::world::{Event, Wake, World};
+use crate::world::{Call, Event, Pe, Wake, World};
 
 pub(crate) struct AppPe {
     pub process: ProcessId,
@@ -32,7 +34,18 @@ impl World {
         let mut at = self.now;
         match wake {
             Wake::Start => self.apps[app].started = self.now,
-            Wake::Reply => at += self.costs.message_receive,
+            Wake::Served(Some(copy)) => {
+                // The exchange itself: the application obtains the range's
+                // capability through its own kernel (SemperOS's session
+                // exchange; across kernels when the service is elsewhere).
+                let pe = &self.apps[app];
+                let (kernel, caller) = (usize::from(pe.process.kernel.0), pe.process);
+                self.calls_issued += 1;
+                let at = at + self.costs.message_receive + self.costs.message_send;
+                self.queue.schedule(at, Event::KernelCall { kernel, caller, pe: Pe::App(app), call: Call::Obtain { parent: copy } });
+                return;
+            }
+            Wake::Served(None) | Wake::Answered => at += self.costs.message_receive,
             Wake::Computed => {}
         }
         let pe = &mut self.apps[app];

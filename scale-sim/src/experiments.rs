@@ -64,6 +64,21 @@ fn timed_revoke(mut world: World, owner: ProcessId, root: CapKey) -> Result<u64,
     Ok(done - start)
 }
 
+/// The time of one delegation of a fresh capability from a process of
+/// kernel 0 to a process of the same kernel or (`spanning`) of kernel 1,
+/// from the call to its answer (Lamina's `multikernel` exchange benchmark).
+pub fn exchange(setup: &Setup, spanning: bool) -> Result<u64, String> {
+    let mut world = World::new(Layout::new(2, 0, 0)?, setup.costs.clone(), setup.wait);
+    let owner = World::driver_process(0, 0);
+    let root = call_and_wait(&mut world, owner, Call::Create)?.ok_or("no root")?;
+    let to = World::driver_process(usize::from(spanning), 1);
+    let start = world.now();
+    call_and_wait(&mut world, owner, Call::Delegate { cap: root, to })?;
+    let (done, _) = world.answers().last().copied().ok_or("no answer")?;
+    world.finish()?;
+    Ok(done - start)
+}
+
 /// The time to revoke a chain of `length` copies (each obtained from the
 /// last by a process of the next kernel, round robin over `kernels`),
 /// SemperOS's Figure 4 (`kernels` 1: group-local; 2: group-spanning).

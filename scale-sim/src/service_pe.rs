@@ -1,11 +1,12 @@
 //! A file-service PE (SemperOS's m3fs): it answers its applications'
 //! requests one at a time and hands out memory capabilities for file
-//! ranges — a copy of its file system's memory obtained on its own kernel
-//! and delegated to the application (across kernels when the application
-//! is in another group) — and revokes them when the file is closed.
+//! ranges — for each, a copy of its file system's memory derived on its
+//! own kernel, which the application then obtains through its kernel
+//! (across kernels when it is in another group) — and revokes them when
+//! the file is closed, the applications' copies with them.
 //!
-//! Must not answer an open before the application's capability exists,
-//! or a close before its capabilities are revoked everywhere.
+//! Must not name a capability before it exists, or answer a close before
+//! the file's capabilities are revoked everywhere.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -28,8 +29,7 @@ pub enum Request {
 
 /// The request in progress, waiting for its kernel.
 enum Job {
-    Obtaining { app: usize, handle: u32 },
-    Delegating { app: usize, handle: u32, copy: CapKey },
+    Deriving { app: usize, handle: u32 },
     Revoking { app: usize, rest: Vec<CapKey> },
 }
 
@@ -77,13 +77,13 @@ impl World {
             };
         let at = self.now + work;
         match request {
-            Request::Meta => self.service_reply(service, app, at),
+            Request::Meta => self.service_reply(service, app, None, at),
             Request::Open { handle } | Request::Extend { handle } => match self.services[service].root {
                 Some(root) => {
-                    self.services[service].job = Some(Job::Obtaining { app, handle });
+                    self.services[service].job = Some(Job::Deriving { app, handle });
                     self.service_call(service, Call::Obtain { parent: root }, at);
                 }
-                None => self.service_reply(service, app, at),
+                None => self.service_reply(service, app, None, at),
             },
             Request::Close { handle } => {
                 let rest = self.services[service].copies.remove(&(app, handle)).unwrap_or_default();
@@ -95,19 +95,13 @@ impl World {
     pub(crate) fn service_answer(&mut self, service: usize, outcome: Outcome) {
         let at = self.now + self.costs.message_receive;
         match self.services[service].job.take() {
-            Some(Job::Obtaining { app, handle }) => match outcome {
+            Some(Job::Deriving { app, handle }) => match outcome {
                 Outcome::Done(Some(copy)) => {
-                    let to = self.apps[app].process;
-                    self.services[service].job = Some(Job::Delegating { app, handle, copy });
-                    self.service_call(service, Call::Delegate { cap: copy, to }, at);
+                    self.services[service].copies.entry((app, handle)).or_default().push(copy);
+                    self.service_reply(service, app, Some(copy), at);
                 }
-                _ => self.service_reply(service, app, at),
+                _ => self.service_reply(service, app, None, at),
             },
-            Some(Job::Delegating { app, handle, copy }) => {
-                // Refused or not, the copy is the service's to revoke at close.
-                self.services[service].copies.entry((app, handle)).or_default().push(copy);
-                self.service_reply(service, app, at);
-            }
             Some(Job::Revoking { app, rest }) => self.service_revoke_next(service, app, rest, at),
             None => {}
         }
@@ -119,7 +113,7 @@ impl World {
                 self.services[service].job = Some(Job::Revoking { app, rest });
                 self.service_call(service, Call::Revoke { cap }, at);
             }
-            None => self.service_reply(service, app, at),
+            None => self.service_reply(service, app, None, at),
         }
     }
 
@@ -130,9 +124,9 @@ impl World {
         self.queue.schedule(at + self.costs.message_send, Event::KernelCall { kernel, caller, pe: Pe::Service(service), call });
     }
 
-    fn service_reply(&mut self, service: usize, app: usize, at: u64) {
+    fn service_reply(&mut self, service: usize, app: usize, copy: Option<CapKey>, at: u64) {
         let at = at + self.costs.message_send;
-        self.queue.schedule(at, Event::AppWake { app, wake: Wake::Reply });
+        self.queue.schedule(at, Event::AppWake { app, wake: Wake::Served(copy) });
         self.queue.schedule(at, Event::ServiceFree { service });
     }
 }

@@ -53,7 +53,10 @@ const META: &[&str] = &[
     "ftruncate", "fsync", "fdatasync", "utimensat", "chmod", "fchmod", "fchmodat", "chown", "fchown", "fchownat", "lchown",
 ];
 const OPEN: &[&str] = &["open", "openat", "creat"];
-const TRANSFER: &[&str] = &["read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", "sendfile"];
+const TRANSFER: &[&str] = &["read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev"];
+/// Calls that move bytes between two descriptors: the argument positions
+/// of both (sendfile(out, in, …), copy_file_range(in, off, out, …)).
+const BETWEEN: &[(&str, usize, usize)] = &[("sendfile", 0, 1), ("copy_file_range", 0, 2)];
 const DUP: &[&str] = &["dup", "dup2", "dup3"];
 
 /// An open file as the mapping follows it.
@@ -113,6 +116,11 @@ impl Converter {
         } else if TRANSFER.contains(&name) && record.ret > 0 && self.descriptors.contains_key(&descriptor) {
             self.compute(duration);
             self.transfer(descriptor, record.ret as u64);
+        } else if let Some((_, first, second)) = BETWEEN.iter().find(|(between, _, _)| *between == name).filter(|_| record.ret > 0) {
+            self.compute(duration);
+            for position in [*first, *second] {
+                self.transfer(Self::key(record, record.args[position]), record.ret as u64);
+            }
         } else if name == "close" && self.descriptors.contains_key(&descriptor) {
             self.close(descriptor);
         } else if DUP.contains(&name) && record.ret >= 0 && self.descriptors.contains_key(&descriptor) {
@@ -225,6 +233,9 @@ mod tests {
 480 500 1 1 openat -2 0xffffffffffffff9c 0x1000 0x0 /data/none
 500 520 1 1 openat 5 0xffffffffffffff9c 0x1000 0x0 /dev/null
 600 610 1 1 close 0 0x4 0x0 0x0
+700 800 1 1 openat 6 0xffffff9c 0x1000 0x0 /data/out
+800 900 1 1 openat 7 0xffffff9c 0x1000 0x0 /data/in2
+900 1000 1 1 sendfile 70000 0x6 0x7 0x0
 ";
 
     #[test]
@@ -245,6 +256,16 @@ mod tests {
                 Step::Meta,
                 Step::Compute(20 + 80),
                 Step::Close(0),
+                Step::Compute(90),
+                Step::Open(1),
+                Step::Open(2),
+                // 70,000 bytes out of one and into the other: a range more for each.
+                Step::Compute(100),
+                Step::Extend(1),
+                Step::Extend(2),
+                // Left open at the end: closed by the exit.
+                Step::Close(1),
+                Step::Close(2),
             ]
             .into_iter()
             .fold(Vec::new(), |mut merged: Vec<Step>, step| {
@@ -256,6 +277,6 @@ mod tests {
             })
         );
         let summary = summary(&steps);
-        assert_eq!((summary.opens, summary.extends, summary.closes, summary.metas), (1, 1, 1, 2));
+        assert_eq!((summary.opens, summary.extends, summary.closes, summary.metas), (3, 3, 3, 2));
     }
 }

@@ -20,6 +20,7 @@ use crate::workload::Step;
 /// Who a kernel answers: the PE that made the call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pe {
+    App(usize),
     Service(usize),
     /// An experiment's own caller (not a PE of the machine).
     Driver,
@@ -45,7 +46,11 @@ pub enum Call {
 pub(crate) enum Wake {
     Start,
     Computed,
-    Reply,
+    /// The service answered; for an open or the next range, with the
+    /// capability to obtain.
+    Served(Option<CapKey>),
+    /// The application's own kernel answered its call.
+    Answered,
 }
 
 pub(crate) enum Event {
@@ -209,6 +214,7 @@ impl World {
             self.refused += 1;
         }
         let event = match pe {
+            Pe::App(app) => Event::AppWake { app, wake: Wake::Answered },
             Pe::Service(service) => Event::ServiceAnswer { service, outcome },
             Pe::Driver => Event::DriverAnswer { outcome },
         };
