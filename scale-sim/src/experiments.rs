@@ -32,6 +32,14 @@ impl Setup {
         Ok(Self { costs: CostModel::parse(text)?, wait: KernelWait::Park, measured: CostModel::records(text, "multikernel_") })
     }
 
+    /// The same, with the file service's own work free: what the
+    /// capability protocol and the kernels alone cost the applications.
+    pub fn without_file_work(&self) -> Self {
+        let mut costs = self.costs.clone();
+        (costs.file_open_close, costs.file_stat, costs.file_read_4k, costs.file_write_4k) = (0, 0, 0, 0);
+        Self { costs, ..self.clone() }
+    }
+
     /// `costs`, kernels parking, nothing measured to compare with.
     pub fn with_costs(costs: CostModel) -> Self {
         Self { costs, wait: KernelWait::Park, measured: BTreeMap::new() }
@@ -121,6 +129,10 @@ pub struct Efficiency {
     pub system: f64,
     /// Capability operations per instance (system calls to kernels).
     pub calls: u64,
+    /// The busiest kernel's and the busiest service's share of the run
+    /// of all instances together.
+    pub busiest_kernel: f64,
+    pub busiest_service: f64,
 }
 
 /// Runs `steps` once alone and `instances` times at once on `kernels`
@@ -136,7 +148,10 @@ pub fn efficiency(setup: &Setup, steps: &Arc<[Step]>, kernels: usize, services: 
     let alone_time = alone.app_times[0];
     let mean = together.app_times.iter().sum::<u64>() / instances as u64;
     let parallel = alone_time as f64 / mean.max(1) as f64;
+    let share = |busy: &[u64]| busy.iter().max().copied().unwrap_or(0) as f64 / together.end.max(1) as f64;
     Ok(Efficiency {
+        busiest_kernel: share(&together.kernel_busy),
+        busiest_service: share(&together.service_busy),
         alone: alone_time,
         mean,
         parallel,

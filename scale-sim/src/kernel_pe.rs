@@ -36,11 +36,13 @@ pub(crate) struct KernelPe {
     open: BTreeMap<OpId, Pe>,
     /// The most system calls open at once.
     pub most_open: usize,
+    /// Instructions spent on items.
+    pub busy_time: u64,
 }
 
 impl KernelPe {
     pub fn new(state: Kernel) -> Self {
-        Self { state, messages: VecDeque::new(), calls: VecDeque::new(), busy: false, parked: true, open: BTreeMap::new(), most_open: 0 }
+        Self { state, messages: VecDeque::new(), calls: VecDeque::new(), busy: false, parked: true, open: BTreeMap::new(), most_open: 0, busy_time: 0 }
     }
 }
 
@@ -164,6 +166,7 @@ impl World {
         cost += costs.message_send * answers.len() as u64;
         pe.busy = true;
         pe.parked = false;
+        pe.busy_time += cost;
         let end = self.now + cost;
         for envelope in outbox {
             let to = usize::from(envelope.to.0);

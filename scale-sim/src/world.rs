@@ -21,7 +21,8 @@ use crate::workload::Step;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pe {
     App(usize),
-    Service(usize),
+    /// A service's call, with the tag it was sent under.
+    Service { service: usize, tag: u64 },
     /// An experiment's own caller (not a PE of the machine).
     Driver,
 }
@@ -58,7 +59,7 @@ pub(crate) enum Event {
     KernelCall { kernel: usize, caller: ProcessId, pe: Pe, call: Call },
     KernelFree { kernel: usize },
     ServiceRequest { service: usize, app: usize, request: Request },
-    ServiceAnswer { service: usize, outcome: Outcome },
+    ServiceAnswer { service: usize, tag: u64, outcome: Outcome },
     ServiceFree { service: usize },
     AppWake { app: usize, wake: Wake },
     DriverAnswer { outcome: Outcome },
@@ -114,6 +115,10 @@ pub struct Report {
     pub refused: u64,
     /// Each application's run time, start to end.
     pub app_times: Vec<u64>,
+    /// Each kernel's and each service's busy time (a service is busy from
+    /// taking a request to answering it).
+    pub kernel_busy: Vec<u64>,
+    pub service_busy: Vec<u64>,
 }
 
 impl World {
@@ -200,7 +205,7 @@ impl World {
             Event::KernelCall { kernel, caller, pe, call } => self.kernel_call_arrived(kernel, caller, pe, call),
             Event::KernelFree { kernel } => self.kernel_free(kernel),
             Event::ServiceRequest { service, app, request } => self.service_request_arrived(service, app, request),
-            Event::ServiceAnswer { service, outcome } => self.service_answer(service, outcome),
+            Event::ServiceAnswer { service, tag, outcome } => self.service_answer(service, tag, outcome),
             Event::ServiceFree { service } => self.service_free(service),
             Event::AppWake { app, wake } => self.app_wake(app, wake),
             Event::DriverAnswer { outcome } => self.driver_answers.push((self.now, outcome)),
@@ -215,7 +220,7 @@ impl World {
         }
         let event = match pe {
             Pe::App(app) => Event::AppWake { app, wake: Wake::Answered },
-            Pe::Service(service) => Event::ServiceAnswer { service, outcome },
+            Pe::Service { service, tag } => Event::ServiceAnswer { service, tag, outcome },
             Pe::Driver => Event::DriverAnswer { outcome },
         };
         self.queue.schedule(time, event);
@@ -258,6 +263,8 @@ impl World {
             calls: self.calls_issued,
             refused: self.refused,
             app_times: self.apps.iter().map(|app| app.finished.unwrap_or(0) - app.started).collect(),
+            kernel_busy: self.kernels.iter().map(|kernel| kernel.busy_time).collect(),
+            service_busy: self.services.iter().map(|service| service.busy_time).collect(),
         })
     }
 }

@@ -33,7 +33,7 @@ fn workload() -> Arc<[Step]> {
     for file in 0..3 {
         call("close", 0, 3 + file, "");
     }
-    from_trace(&parse(&text).expect("well formed"), Mapping::default()).into()
+    from_trace(&parse(&text).expect("well formed"), Mapping { range_bytes: 64 * 1024 }).into()
 }
 
 #[test]
