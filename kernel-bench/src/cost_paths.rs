@@ -21,6 +21,12 @@
 //!   other, idle CPU until it runs, every CPU's instructions. The waker
 //!   parks right after the unpark (QEMU runs the vCPUs in turn, so a
 //!   spinning waker would hold up the other one): its going idle counts.
+//! - `kernel_turn`: one turn of a multikernel kernel thread's loop that
+//!   finds nothing to do (`multikernel_paths::turn`, the code `kernel_loop`
+//!   runs), for a kernel with one peer: its requests lock taken and the
+//!   queue empty, `Node::collect`, `receive` from the peer's empty ring,
+//!   `send` of nothing, no completions, and the check that sends it to
+//!   park (not the park), on this CPU with no other thread.
 //!
 //! Every figure is less the clock's own cost (two reads back to back).
 //! Must never share a `Kernel` between CPUs or time a step's set-up.
@@ -31,10 +37,11 @@ use core::hint::black_box;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use caps::distributed::wire::{decode, encode, WORDS};
-use caps::distributed::{CapKey, Kernel, KernelId, Message, OpId, Outcome, ProcessId, SLOTS};
+use caps::distributed::{CapKey, Kernel, KernelId, Message, Node, OpId, Outcome, ProcessId, SLOTS};
 use sched::{ParkState, Pinning};
 use sync::WordRing;
 
+use super::multikernel_paths::{turn, Shared};
 use super::records::{now, report, ClockMode};
 
 const GROUP: &str = "costs";
@@ -86,6 +93,7 @@ pub fn cost_model(mode: ClockMode) {
     handle_unlink(&clock);
     message_send(&clock);
     message_receive(&clock);
+    kernel_turn(&clock);
     notify(&clock);
 }
 
@@ -450,6 +458,20 @@ fn message_receive(clock: &Clock) -> Option<f64> {
         ring.try_send(&encode(&SAMPLE_MESSAGE)).ok()?;
         let (message, spent) = clock.time(|| black_box(ring.try_receive().map(|words| decode(&words))));
         (message? == Ok(SAMPLE_MESSAGE)).then_some(spent)
+    })
+}
+
+/// `kernel_turn` (see the module comment): kernel 0 of 2, as the
+/// multikernel benchmark's `kernel_loop` sets it up; a turn that did
+/// something, or would not park, fails the record.
+fn kernel_turn(clock: &Clock) -> Option<f64> {
+    const KERNELS: usize = 2;
+    let shared = Shared::new(KERNELS);
+    let mut node = Node::new(Kernel::new(HERE), KERNELS);
+    let links = shared.links(HERE.0 as usize);
+    measure(clock, "kernel_turn", || {
+        let (more, spent) = clock.time(|| turn(HERE.0 as usize, &mut node, &links, &shared));
+        (!more).then_some(spent)
     })
 }
 

@@ -19,7 +19,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use caps::distributed::{CapKey, Channels, Completion, Kernel, KernelId, Node, Outcome, ProcessId};
+use caps::distributed::{CapKey, ChannelLinks, Channels, Completion, Kernel, KernelId, Node, Outcome, ProcessId};
 use sched::Pinning;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
@@ -39,7 +39,7 @@ enum Request {
 }
 
 /// What the kernels and the benchmark thread share.
-struct Shared {
+pub(crate) struct Shared {
     kernels: usize,
     channels: Channels,
     requests: Vec<KernelTicketLock<VecDeque<Request>>>,
@@ -52,6 +52,25 @@ struct Shared {
 }
 
 impl Shared {
+    /// For `kernels` kernels, with no requests, threads or answers yet;
+    /// answers wake the current thread.
+    pub(crate) fn new(kernels: usize) -> Self {
+        Self {
+            kernels,
+            channels: Channels::new(kernels),
+            requests: (0..kernels).map(|_| KernelTicketLock::new(LEVEL, VecDeque::new())).collect(),
+            answers: KernelTicketLock::new(LEVEL, VecDeque::new()),
+            waiter: KernelTicketLock::new(LEVEL, Some(sched::current())),
+            threads: KernelTicketLock::new(LEVEL, Vec::new()),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// Kernel `me`'s ends of the channels.
+    pub(crate) fn links(&self, me: usize) -> ChannelLinks<'_> {
+        self.channels.links(me)
+    }
+
     fn answer(&self, outcome: Outcome) {
         self.answers.lock().push_back(outcome);
         if let Some(waiter) = self.waiter.lock().as_ref() {
@@ -60,38 +79,48 @@ impl Shared {
     }
 }
 
-/// One kernel's loop: its requests, one message per peer, what fits sent;
-/// it parks when a turn did nothing.
+/// One kernel's loop: [`turn`] until stopped; it parks when a turn did
+/// nothing and nothing waits to be sent.
 fn kernel_loop(me: usize, shared: &Shared) {
     while shared.threads.lock().len() < shared.kernels {
         sched::yield_now();
     }
     let mut node = Node::new(Kernel::new(KernelId(me as u8)), shared.kernels);
-    let links = shared.channels.links(me);
+    let links = shared.links(me);
     while !shared.stop.load(Ordering::Acquire) {
-        let mut busy = false;
-        while let Some(request) = shared.requests[me].lock().pop_front() {
-            busy = true;
-            let kernel = node.kernel_mut();
-            match request {
-                Request::Create(owner) => shared.answer(kernel.create(owner).map_or(Outcome::Refused, |key| Outcome::Done(Some(key)))),
-                Request::Delegate { caller, cap, to } => drop(kernel.delegate(caller, cap, to)),
-                Request::Obtain { caller, parent } => drop(kernel.obtain(caller, parent)),
-                Request::Revoke { caller, cap } => drop(kernel.revoke(caller, cap)),
-            }
-        }
-        node.collect();
-        busy |= node.receive(&links).handled > 0;
-        if node.send(&links) > 0 {
-            shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me).for_each(|(_, thread)| sched::unpark(thread));
-        }
-        for Completion { outcome, .. } in node.kernel_mut().take_completions() {
-            shared.answer(outcome);
-        }
-        if !busy && node.idle() {
+        if !turn(me, &mut node, &links, shared) {
             sched::park();
         }
     }
+}
+
+/// One turn of kernel `me`'s loop: its requests, one message per peer,
+/// what fits sent (its peers woken if anything was), completions
+/// answered; whether it did anything or has messages waiting (when not,
+/// the loop parks). Not inlined, so that `costs/kernel_turn`
+/// (`cost_paths.rs`) times the very code the kernels run.
+#[inline(never)]
+pub(crate) fn turn(me: usize, node: &mut Node, links: &ChannelLinks<'_>, shared: &Shared) -> bool {
+    let mut busy = false;
+    while let Some(request) = shared.requests[me].lock().pop_front() {
+        busy = true;
+        let kernel = node.kernel_mut();
+        match request {
+            Request::Create(owner) => shared.answer(kernel.create(owner).map_or(Outcome::Refused, |key| Outcome::Done(Some(key)))),
+            Request::Delegate { caller, cap, to } => drop(kernel.delegate(caller, cap, to)),
+            Request::Obtain { caller, parent } => drop(kernel.obtain(caller, parent)),
+            Request::Revoke { caller, cap } => drop(kernel.revoke(caller, cap)),
+        }
+    }
+    node.collect();
+    busy |= node.receive(links).handled > 0;
+    if node.send(links) > 0 {
+        shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me).for_each(|(_, thread)| sched::unpark(thread));
+    }
+    for Completion { outcome, .. } in node.kernel_mut().take_completions() {
+        shared.answer(outcome);
+    }
+    busy || !node.idle()
 }
 
 /// `kernels` kernels on CPUs 0.. (round robin), running until dropped.
@@ -101,15 +130,7 @@ struct Cluster {
 
 impl Cluster {
     fn start(kernels: usize) -> Option<Self> {
-        let shared = Arc::new(Shared {
-            kernels,
-            channels: Channels::new(kernels),
-            requests: (0..kernels).map(|_| KernelTicketLock::new(LEVEL, VecDeque::new())).collect(),
-            answers: KernelTicketLock::new(LEVEL, VecDeque::new()),
-            waiter: KernelTicketLock::new(LEVEL, Some(sched::current())),
-            threads: KernelTicketLock::new(LEVEL, Vec::new()),
-            stop: AtomicBool::new(false),
-        });
+        let shared = Arc::new(Shared::new(kernels));
         let cpus = machine::percpu::online_count();
         for me in 0..kernels {
             let mine = shared.clone();

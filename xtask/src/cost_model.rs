@@ -45,7 +45,7 @@ const fn program(name: &'static str, record: &'static str, per: f64, about: &'st
 }
 
 /// Every key, in the file's order.
-const KEYS: [Key; 24] = [
+const KEYS: [Key; 25] = [
     kernel("call_obtain_local", "Kernel::obtain of a local parent: the copy made at once."),
     kernel("call_obtain_remote", "Kernel::obtain of a parent on another kernel: recorded, one request queued."),
     kernel("call_delegate_local", "Kernel::delegate to a process of the same kernel: the copy made at once."),
@@ -64,6 +64,7 @@ const KEYS: [Key; 24] = [
     kernel("message_send", "wire::encode and a push into a channel's WordRing slot (an ObtainRequest)."),
     kernel("message_receive", "A pop from a channel's WordRing and wire::decode."),
     kernel("notify", "sched::unpark of a kernel thread parked on another, idle CPU until it runs (both CPUs; the waker parks)."),
+    kernel("kernel_turn", "One turn of a multikernel kernel thread's loop (1 peer) that finds nothing to do: requests, collect, receive, send, completions, idle check; not the park."),
     program("syscall", "getpid", 1.0, "A trivial system call from ring 3 (getpid, entry and exit): syscalls.c `getpid`."),
     program("context_switch", "sched_yield_2threads", 2.0, "One switch between two threads of a process on one CPU, with its sched_yield: half of syscalls.c `sched_yield_2threads`."),
     program("file_open_close", "open_close", 1.0, "open and close of a file in the initramfs tree (tmpfs): syscalls.c `open_close`."),
@@ -82,9 +83,12 @@ pub fn run_costs_group() -> Outcome<Vec<BenchmarkRecord>> {
     let figures = lamina_instruction_counts(&program_records().join(","))?;
     records.extend(program_keys(&figures));
     let values = key_values(&records)?;
+    eprintln!("xtask: costs: Lamina's multikernel benchmark, for the simulator's cross-check");
+    let checks = run_kernel_group("multikernel")?;
     let header = Header { date, commit, samples };
     let path = crate::workspace::root().join(COSTS_FILE);
-    std::fs::write(&path, render(&header, &values)).context(|| format!("writing {}", path.display()))?;
+    let text = render(&header, &values) + &render_checks(&checks);
+    std::fs::write(&path, text).context(|| format!("writing {}", path.display()))?;
     println!("cost model written to {}", path.display());
     Ok(records)
 }
@@ -152,6 +156,19 @@ fn render(header: &Header, values: &[(&Key, u64)]) -> String {
     );
     for (key, value) in values {
         text.push_str(&format!("# {}\n{} {value}\n", key.about, key.name));
+    }
+    text
+}
+
+/// Lamina's `multikernel` records as `multikernel_<name> value` lines,
+/// below the model: not part of it, but what the simulator's prediction
+/// is checked against (`cargo xtask simulate --figure crosscheck`).
+fn render_checks(records: &[BenchmarkRecord]) -> String {
+    let mut text = String::from("# Not part of the model: Lamina's `multikernel` benchmark (make bench BENCH=multikernel) in the same run,\n# what the simulator's cross-check compares its predictions with (docs/scale.md).\n");
+    for record in records {
+        if let Some(value) = record.lamina {
+            text.push_str(&format!("multikernel_{} {}\n", record.name, value.max(0.0).round() as u64));
+        }
     }
     text
 }
