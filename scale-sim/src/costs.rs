@@ -40,6 +40,9 @@ cost_model! {
     message_receive,
     /// Waking a parked kernel thread on another, idle CPU until it runs.
     notify,
+    /// One pass of a kernel's loop around its work (its queues, every
+    /// peer's channel, the decision to park), whatever it finds.
+    kernel_turn,
     /// `obtain` of a capability on the caller's kernel.
     call_obtain_local,
     /// `obtain` of a capability on another kernel (the caller's part).

@@ -237,7 +237,9 @@ fn kernels(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
 }
 
 const SYSTEM_PES: [usize; 5] = [64, 128, 256, 384, 576];
-const SYSTEM_CONFIGS: [(usize, usize); 5] = [(4, 4), (8, 8), (16, 16), (32, 16), (32, 32)];
+/// Kernels and services: SemperOS's shapes, and ones with more services
+/// than kernels (the services are what the applications wait for).
+const SYSTEM_CONFIGS: [(usize, usize); 8] = [(4, 4), (8, 8), (16, 16), (32, 16), (32, 32), (8, 24), (16, 48), (32, 64)];
 
 /// SemperOS's Figure 9: system efficiency (the OS's PEs count as zero).
 fn system(setup: &Setup, apps: &Apps) -> Result<Figure, String> {

@@ -97,10 +97,13 @@ impl World {
         if pe.busy {
             return;
         }
-        let wake = match (pe.parked, self.wait) {
-            (true, KernelWait::Park) => self.costs.notify,
-            _ => 0,
-        };
+        // Every item costs a turn of the loop; waking from a park, the
+        // wake-up and the empty turn that decided to park.
+        let wake = self.costs.kernel_turn
+            + match (pe.parked, self.wait) {
+                (true, KernelWait::Park) => self.costs.notify + self.costs.kernel_turn,
+                _ => 0,
+            };
         if let Some((from, message)) = pe.messages.pop_front() {
             if let Some(next) = self.fabric.take(from, kernel) {
                 self.queue.schedule(self.now, Event::KernelMessage { kernel, from, message: next });

@@ -70,11 +70,12 @@ fn the_same_input_gives_the_same_run() {
 
 #[test]
 fn a_local_chain_revoke_costs_what_the_model_says() {
-    // Uniform costs of 10: the call's receipt, wake-up and handling (3),
-    // one more per capability beyond the first, and the answer's send.
+    // Uniform costs of 10: the parked kernel's empty turn, its wake-up and
+    // the turn of the call (3), the call's receipt and handling (2), one
+    // more per capability beyond the first, and the answer's send.
     let setup = Setup::with_costs(CostModel::uniform(10));
     for length in [0, 1, 10, 100] {
-        assert_eq!(revoke_chain(&setup, length, 1), Ok(10 * (3 + length as u64 + 1)), "chain of {length}");
+        assert_eq!(revoke_chain(&setup, length, 1), Ok(10 * (5 + length as u64 + 1)), "chain of {length}");
     }
 }
 
