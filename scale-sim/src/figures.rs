@@ -22,11 +22,19 @@ pub struct Figure {
     pub table: String,
 }
 
-/// The applications' workloads, by name.
-pub type Apps = Vec<(String, Arc<[Step]>)>;
+/// An application's workload.
+pub struct App {
+    pub name: String,
+    pub steps: Arc<[Step]>,
+    /// Requests it serves (a server's accepted connections).
+    pub requests: usize,
+}
+
+/// The applications, by name.
+pub type Apps = Vec<App>;
 
 /// Every figure's name, in the order of `docs/scale.md`.
-pub const NAMES: [&str; 7] = ["crosscheck", "chain", "tree", "apps", "services", "kernels", "system"];
+pub const NAMES: [&str; 8] = ["crosscheck", "chain", "tree", "apps", "services", "kernels", "system", "nginx"];
 
 /// Makes figure `name`.
 pub fn figure(name: &str, setup: &Setup, apps: &Apps) -> Result<Figure, String> {
@@ -38,6 +46,7 @@ pub fn figure(name: &str, setup: &Setup, apps: &Apps) -> Result<Figure, String> 
         "services" => services(setup, apps),
         "kernels" => kernels(setup, apps),
         "system" => system(setup, apps),
+        "nginx" => nginx(setup, apps),
         other => Err(format!("no figure `{other}`; figures: {}", NAMES.join(", "))),
     }
 }
@@ -168,7 +177,7 @@ fn app_efficiency(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
     table.push('\n');
     let free = setup.without_file_work();
     let mut series = Vec::new();
-    for (name, steps) in apps {
+    for App { name, steps, .. } in apps {
         let runs = INSTANCES.iter().map(|&instances| efficiency(setup, steps, 32, 32, instances)).collect::<Result<Vec<_>, String>>()?;
         let _ = write!(table, "| {name} | {} | {} |", runs[0].calls, thousands(runs[0].alone));
         for run in &runs {
@@ -202,7 +211,7 @@ fn sweep(setup: &Setup, apps: &Apps, name: &'static str, varied: &str, values: &
     table.push_str(&"---|".repeat(values.len()));
     table.push('\n');
     let mut series = Vec::new();
-    for (app, steps) in apps {
+    for App { name: app, steps, .. } in apps {
         let _ = write!(table, "| {app} |");
         let mut points = Vec::new();
         for &value in values {
@@ -252,7 +261,7 @@ fn system(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
     table.push_str("\n|---|");
     table.push_str(&"---|".repeat(SYSTEM_PES.len()));
     table.push('\n');
-    for (app, steps) in apps {
+    for App { name: app, steps, .. } in apps {
         let mut series: Vec<Series> = SYSTEM_CONFIGS.iter().map(|(k, s)| Series { name: format!("{k} kernels + {s} services"), points: Vec::new() }).collect();
         let _ = write!(table, "| {app} |");
         for pes in SYSTEM_PES {
@@ -319,4 +328,51 @@ fn crosscheck(setup: &Setup) -> Result<Figure, String> {
         None => table.push_str("\nNo measurement to compare with: `make bench BENCH=costs` records them.\n"),
     }
     Ok(Figure { name: "crosscheck", plots: Vec::new(), table })
+}
+
+/// Instructions per second of the simulated PEs: SemperOS's 2 GHz cores,
+/// one instruction per cycle.
+const CLOCK: f64 = 2e9;
+const NGINX_INSTANCES: [usize; 6] = [16, 32, 64, 128, 256, 512];
+const NGINX_OS: [usize; 4] = [4, 8, 16, 32];
+
+/// SemperOS's Figure 10: NGINX requests per second against the number of
+/// server PEs, for several numbers of kernels (as many services).
+fn nginx(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
+    let Some(server) = apps.iter().find(|app| app.name == "nginx") else {
+        return Err("no nginx trace in scale-sim/traces: run `cargo xtask traces nginx`".into());
+    };
+    if server.requests == 0 {
+        return Err("the nginx trace accepts no connection".into());
+    }
+    let mut table = format!("Requests per second at {} GHz, one instruction per cycle; each server replays its trace of {} requests.\n\n| kernels = services |", CLOCK / 1e9, server.requests);
+    for instances in NGINX_INSTANCES {
+        let _ = write!(table, " {instances} servers |");
+    }
+    table.push_str("\n|---|");
+    table.push_str(&"---|".repeat(NGINX_INSTANCES.len()));
+    table.push('\n');
+    let mut series = Vec::new();
+    for os in NGINX_OS {
+        let _ = write!(table, "| {os} |");
+        let mut points = Vec::new();
+        for instances in NGINX_INSTANCES {
+            let run = efficiency(setup, &server.steps, os, os, instances)?;
+            let rate = (instances * server.requests) as f64 / (run.mean as f64 / CLOCK);
+            let _ = write!(table, " {} |", thousands(rate.round() as u64));
+            points.push((instances as f64, rate));
+        }
+        table.push('\n');
+        series.push(Series { name: format!("{os} kernels + {os} services"), points });
+    }
+    table.push_str("\nSemperOS (its Figure 10): almost linear growth with 32 kernels and 32 services; fewer OS PEs flatten the curve.\n");
+    let plot = Plot {
+        title: "NGINX: requests per second".into(),
+        x_label: "server PEs".into(),
+        y_label: "requests per second".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Log,
+        series,
+    };
+    Ok(Figure { name: "nginx", plots: vec![("nginx.svg".into(), plot.svg())], table })
 }

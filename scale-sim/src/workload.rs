@@ -62,6 +62,14 @@ const TRANSFER: &[&str] = &["read", "write", "pread64", "pwrite64", "readv", "wr
 /// of both (sendfile(out, in, …), copy_file_range(in, off, out, …)).
 const BETWEEN: &[(&str, usize, usize)] = &[("sendfile", 0, 1), ("copy_file_range", 0, 2)];
 const DUP: &[&str] = &["dup", "dup2", "dup3"];
+/// Calls that wait for the world outside (a client, a child, a timer):
+/// their time is not the application's work, and a server under
+/// SemperOS's constant load would not wait. Their own kernel work is
+/// dropped with the wait.
+const WAIT: &[&str] = &[
+    "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6", "nanosleep", "clock_nanosleep", "wait4", "waitid",
+    "pause", "rt_sigsuspend",
+];
 
 /// An open file as the mapping follows it.
 struct OpenFile {
@@ -115,6 +123,7 @@ impl Converter {
             } else {
                 self.compute(duration);
             }
+        } else if WAIT.contains(&name) {
         } else if META.contains(&name) {
             self.steps.push(Step::Meta);
         } else if TRANSFER.contains(&name) && record.ret > 0 && self.descriptors.contains_key(&descriptor) {

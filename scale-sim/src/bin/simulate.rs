@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use scale_sim::experiments::Setup;
-use scale_sim::figures::{figure, Apps, NAMES};
+use scale_sim::figures::{figure, App, Apps, NAMES};
 use scale_sim::trace::parse;
 use scale_sim::workload::{from_trace, Mapping};
 
@@ -30,7 +30,8 @@ fn apps() -> Result<Apps, String> {
             let text = std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
             let trace = parse(&text).map_err(|error| format!("{}: {error}", path.display()))?;
             let name = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
-            Ok((name, Arc::from(from_trace(&trace, Mapping::default()))))
+            let requests = trace.records.iter().filter(|record| record.name.starts_with("accept") && record.ret >= 0).count();
+            Ok(App { name, steps: Arc::from(from_trace(&trace, Mapping::default())), requests })
         })
         .collect()
 }
