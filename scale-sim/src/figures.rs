@@ -59,12 +59,26 @@ fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::new();
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);
     }
     out
+}
+
+/// A markdown table's header: `first`, then a column per label.
+fn header(first: &str, labels: impl IntoIterator<Item = String>) -> String {
+    let mut text = format!("| {first} |");
+    let mut count = 0;
+    for label in labels {
+        let _ = write!(text, " {label} |");
+        count += 1;
+    }
+    text.push_str("\n|---|");
+    text.push_str(&"---|".repeat(count));
+    text.push('\n');
+    text
 }
 
 const CHAIN_LENGTHS: [usize; 6] = [1, 10, 50, 100, 500, 1000];
@@ -124,13 +138,7 @@ fn tree(setup: &Setup) -> Result<Figure, String> {
         let points = TREE_CHILDREN.iter().map(|&children| Ok((children as f64, revoke_tree(setup, children, spread)? as f64))).collect::<Result<_, String>>()?;
         series.push(Series { name: format!("1 + {spread} kernels"), points });
     }
-    let mut table = String::from("| children |");
-    for spread in TREE_SPREADS {
-        let _ = write!(table, " 1 + {spread} |");
-    }
-    table.push_str("\n|---|");
-    table.push_str(&"---|".repeat(TREE_SPREADS.len()));
-    table.push('\n');
+    let mut table = header("children", TREE_SPREADS.iter().map(|spread| format!("1 + {spread}")));
     for (row, children) in TREE_CHILDREN.iter().enumerate() {
         let _ = write!(table, "| {children} |");
         for line in &series {
@@ -168,13 +176,11 @@ fn missing(apps: &Apps) -> Result<(), String> {
 /// kernels and 32 services.
 fn app_efficiency(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
     missing(apps)?;
-    let mut table = String::from("| application | capability calls per instance | alone (instructions) |");
-    for instances in INSTANCES {
-        let _ = write!(table, " {instances} |");
-    }
-    table.push_str(" busiest service, kernel at 512 | 512, service work free |\n|---|---|---|");
-    table.push_str(&"---|".repeat(INSTANCES.len() + 2));
-    table.push('\n');
+    let columns = ["capability calls per instance".to_string(), "alone (instructions)".to_string()]
+        .into_iter()
+        .chain(INSTANCES.iter().map(|instances| instances.to_string()))
+        .chain(["busiest service, kernel at 512".to_string(), "512, service work free".to_string()]);
+    let mut table = header("application", columns);
     let free = setup.without_file_work();
     let mut series = Vec::new();
     for App { name, steps, .. } in apps {
@@ -203,13 +209,7 @@ fn app_efficiency(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
 /// A grid of efficiency at 512 instances over one varied count.
 fn sweep(setup: &Setup, apps: &Apps, name: &'static str, varied: &str, values: &[usize], layout: impl Fn(usize) -> (usize, usize), note: &str) -> Result<Figure, String> {
     missing(apps)?;
-    let mut table = format!("| application |");
-    for value in values {
-        let _ = write!(table, " {value} {varied} |");
-    }
-    table.push_str("\n|---|");
-    table.push_str(&"---|".repeat(values.len()));
-    table.push('\n');
+    let mut table = header("application", values.iter().map(|value| format!("{value} {varied}")));
     let mut series = Vec::new();
     for App { name: app, steps, .. } in apps {
         let _ = write!(table, "| {app} |");
@@ -254,13 +254,8 @@ const SYSTEM_CONFIGS: [(usize, usize); 8] = [(4, 4), (8, 8), (16, 16), (32, 16),
 fn system(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
     missing(apps)?;
     let mut plots = Vec::new();
-    let mut table = String::from("Best configuration (kernels + services) and its system efficiency, per machine size:\n\n| application |");
-    for pes in SYSTEM_PES {
-        let _ = write!(table, " {pes} PEs |");
-    }
-    table.push_str("\n|---|");
-    table.push_str(&"---|".repeat(SYSTEM_PES.len()));
-    table.push('\n');
+    let mut table = String::from("Best configuration (kernels + services) and its system efficiency, per machine size:\n\n");
+    table.push_str(&header("application", SYSTEM_PES.iter().map(|pes| format!("{pes} PEs"))));
     for App { name: app, steps, .. } in apps {
         let mut series: Vec<Series> = SYSTEM_CONFIGS.iter().map(|(k, s)| Series { name: format!("{k} kernels + {s} services"), points: Vec::new() }).collect();
         let _ = write!(table, "| {app} |");
@@ -270,7 +265,7 @@ fn system(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
                 let Some(instances) = pes.checked_sub(kernels + services).filter(|instances| *instances > 0) else { continue };
                 let run = efficiency(setup, steps, kernels, services, instances)?;
                 series[config].points.push((pes as f64, run.system * 100.0));
-                if best.map_or(true, |(value, _, _)| run.system > value) {
+                if best.is_none_or(|(value, _, _)| run.system > value) {
                     best = Some((run.system, kernels, services));
                 }
             }
@@ -345,13 +340,8 @@ fn nginx(setup: &Setup, apps: &Apps) -> Result<Figure, String> {
     if server.requests == 0 {
         return Err("the nginx trace accepts no connection".into());
     }
-    let mut table = format!("Requests per second at {} GHz, one instruction per cycle; each server replays its trace of {} requests.\n\n| kernels = services |", CLOCK / 1e9, server.requests);
-    for instances in NGINX_INSTANCES {
-        let _ = write!(table, " {instances} servers |");
-    }
-    table.push_str("\n|---|");
-    table.push_str(&"---|".repeat(NGINX_INSTANCES.len()));
-    table.push('\n');
+    let mut table = format!("Requests per second at {} GHz, one instruction per cycle; each server replays its trace of {} requests.\n\n", CLOCK / 1e9, server.requests);
+    table.push_str(&header("kernels = services", NGINX_INSTANCES.iter().map(|instances| format!("{instances} servers"))));
     let mut series = Vec::new();
     for os in NGINX_OS {
         let _ = write!(table, "| {os} |");
