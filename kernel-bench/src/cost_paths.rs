@@ -27,6 +27,27 @@
 //!   queue empty, `Node::collect`, `receive` from the peer's empty ring,
 //!   `send` of nothing, no completions, and the check that sends it to
 //!   park (not the park), on this CPU with no other thread.
+//! - `handle_revoke_request_inner` / `handle_revoke_reply_inner`: the
+//!   middle of a chain across kernels, a copy delegated from another
+//!   kernel with one child back there: its `RevokeRequest` (marked, the
+//!   revocation recorded, one request queued onward, no reply yet), and
+//!   the one `RevokeReply` that finishes that revocation (removed, no
+//!   `Unlink`, the reply queued back).
+//! - `kernel_hop`: one inter-kernel message with everything around it,
+//!   every CPU's instructions: two kernel threads running the
+//!   `multikernel` benchmark's real loop (`multikernel_paths::Cluster`:
+//!   `turn`, and the park when a turn finds nothing) on CPUs 0 and 1. Per
+//!   sample: [`ROUND_TRIPS`] obtains, one after another through
+//!   `Cluster::call` (handed to kernel 0 by the benchmark thread and
+//!   waited for), of a parent on kernel 1 (ObtainRequest, ObtainReply:
+//!   kernel 1 answers, kernel 0 completes), less as many obtains of a
+//!   parent on kernel 0 (the benchmark thread's hand-over, the call and
+//!   its completion, with no message), less `ROUND_TRIPS` times
+//!   (`call_obtain_remote` - `call_obtain_local`), over 2 x `ROUND_TRIPS`
+//!   messages. It includes the handlers: `kernel_hop_handlers` is
+//!   (`handle_obtain_request` + `handle_obtain_reply`) / 2 (the medians;
+//!   one value, not sampled), what a simulator subtracts to charge a
+//!   message besides its own handler.
 //!
 //! Every figure is less the clock's own cost (two reads back to back).
 //! Must never share a `Kernel` between CPUs or time a step's set-up.
@@ -41,7 +62,7 @@ use caps::distributed::{CapKey, Kernel, KernelId, Message, Node, OpId, Outcome, 
 use sched::{ParkState, Pinning};
 use sync::WordRing;
 
-use super::multikernel_paths::{turn, Shared};
+use super::multikernel_paths::{process, turn, Cluster, Request, Shared};
 use super::records::{now, report, ClockMode};
 
 const GROUP: &str = "costs";
@@ -56,6 +77,8 @@ const REMOTE_CHILDREN: u32 = 96;
 const REMOTE_KERNELS: u32 = 3;
 /// How long `notify` lets both CPUs go idle before a round (ns of uptime).
 const SETTLE: u64 = 200_000;
+/// Obtains one after another in each of `kernel_hop`'s timings.
+const ROUND_TRIPS: u32 = 100;
 
 const HERE: KernelId = KernelId(0);
 const THERE: KernelId = KernelId(1);
@@ -75,26 +98,32 @@ type Ring = WordRing<WORDS, SLOTS>;
 /// Every `costs/*` record (see the module comment).
 pub fn cost_model(mode: ClockMode) {
     let clock = Clock::calibrate(mode);
-    call_obtain_local(&clock);
-    call_obtain_remote(&clock);
+    let obtain_local = call_obtain_local(&clock);
+    let obtain_remote = call_obtain_remote(&clock);
     call_delegate_local(&clock);
     call_delegate_remote(&clock);
     if let Some(leaf) = call_revoke_leaf(&clock) {
         revoke_per_local_cap(&clock, leaf);
         revoke_per_remote_child(&clock, leaf);
     }
-    handle_obtain_request(&clock);
-    handle_obtain_reply(&clock);
+    let obtain_request = handle_obtain_request(&clock);
+    let obtain_reply = handle_obtain_reply(&clock);
     handle_delegate_request(&clock);
     handle_delegate_reply(&clock);
     handle_delegate_ack(&clock);
     handle_revoke_request(&clock);
     handle_revoke_reply(&clock);
+    handle_revoke_request_inner(&clock);
+    handle_revoke_reply_inner(&clock);
     handle_unlink(&clock);
     message_send(&clock);
     message_receive(&clock);
     kernel_turn(&clock);
     notify(&clock);
+    kernel_hop(&clock, obtain_local.zip(obtain_remote));
+    if let Some((request, reply)) = obtain_request.zip(obtain_reply) {
+        report(GROUP, "kernel_hop_handlers", clock.unit, &mut [(request + reply) / 2.0]);
+    }
 }
 
 /// The benchmark clock, less its own cost.
@@ -429,6 +458,54 @@ fn handle_revoke_reply(clock: &Clock) -> Option<f64> {
     })
 }
 
+/// A copy on `THERE` delegated from `HOME_PARENT` (acknowledged), with
+/// one child obtained from it on `HERE`: the middle of a chain that
+/// alternates between two kernels.
+fn middle_of_chain(kernel: &mut Kernel, op: u32) -> Option<CapKey> {
+    let cap = granted_copy(kernel, op)?;
+    kernel.receive(HERE, acknowledgement(cap));
+    link_remote_child(kernel, cap, remote_key(HERE, op));
+    Some(cap)
+}
+
+/// The revoke request from the parent's kernel for [`middle_of_chain`]:
+/// marked, its revocation recorded, one `RevokeRequest` queued to its
+/// child's kernel (no reply yet).
+fn handle_revoke_request_inner(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(THERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_revoke_request_inner", || {
+        let cap = middle_of_chain(&mut kernel, fresh.next()?)?;
+        let request = Message::RevokeRequest { cap, reply_to: HOME_PARENT };
+        checked(clock, left(1, Ended::NotYet), || {
+            kernel.receive(HERE, request);
+            take_left(&mut kernel)
+        })
+    })
+}
+
+/// The child's reply that finishes the revocation of
+/// [`middle_of_chain`] asked for by the parent's kernel: the capability
+/// removed (no `Unlink`), the `RevokeReply` queued back.
+fn handle_revoke_reply_inner(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(THERE);
+    let mut fresh = 0..;
+    measure(clock, "handle_revoke_reply_inner", || {
+        let cap = middle_of_chain(&mut kernel, fresh.next()?)?;
+        kernel.receive(HERE, Message::RevokeRequest { cap, reply_to: HOME_PARENT });
+        match kernel.take_outbox().as_slice() {
+            [onward] if matches!(onward.message, Message::RevokeRequest { .. }) => {}
+            _ => return None,
+        }
+        let count = kernel.capability_count();
+        let spent = checked(clock, left(1, Ended::NotYet), || {
+            kernel.receive(HERE, Message::RevokeReply { root: cap });
+            take_left(&mut kernel)
+        })?;
+        (kernel.capability_count() + 1 == count).then_some(spent)
+    })
+}
+
 fn handle_unlink(clock: &Clock) -> Option<f64> {
     let mut kernel = populated(HERE);
     let mut fresh = 0..;
@@ -522,4 +599,44 @@ fn settle(wakee: &sched::Thread) -> Option<()> {
         }
     }
     None
+}
+
+/// `kernel_hop` (see the module comment), from the medians of
+/// `call_obtain_local` and `call_obtain_remote`: kernels 0 and 1 of a
+/// [`Cluster`] on CPUs 0 and 1.
+fn kernel_hop(clock: &Clock, calls: Option<(f64, f64)>) -> Option<f64> {
+    let Some((local_call, remote_call)) = calls else {
+        machine::println!("kbench: costs: kernel_hop needs call_obtain_local and call_obtain_remote");
+        return None;
+    };
+    let cpus = machine::percpu::online_count();
+    if cpus < 2 {
+        machine::println!("kbench: costs: kernel_hop needs 2 CPUs, this boot has {cpus}");
+        return None;
+    }
+    let cluster = Cluster::start(2)?;
+    let round_trips = f64::from(ROUND_TRIPS);
+    measure(clock, "kernel_hop", || {
+        let local = obtains(clock, &cluster, 0)?;
+        let remote = obtains(clock, &cluster, 1)?;
+        Some((remote - local - round_trips * (remote_call - local_call)) / (2.0 * round_trips))
+    })
+}
+
+/// The time of [`ROUND_TRIPS`] obtains, one after another through
+/// `cluster` (each handed to kernel 0 and waited for), by a process of
+/// kernel 0 from a fresh root on kernel `home`; the root is revoked after
+/// (not timed).
+fn obtains(clock: &Clock, cluster: &Cluster, home: usize) -> Option<f64> {
+    let owner = process(home, 0);
+    let Outcome::Done(Some(root)) = cluster.call(home, Request::Create(owner)) else { return None };
+    let caller = process(0, 1);
+    let start = now();
+    for _ in 0..ROUND_TRIPS {
+        if !matches!(cluster.call(0, Request::Obtain { caller, parent: root }), Outcome::Done(Some(_))) {
+            return None;
+        }
+    }
+    let spent = clock.since(start);
+    (cluster.call(home, Request::Revoke { caller: owner, cap: root }) == Outcome::Done(None)).then_some(spent)
 }

@@ -31,7 +31,7 @@ const SAMPLES: usize = 20;
 const CHAIN_LENGTHS: [usize; 4] = [1, 10, 100, 1000];
 
 #[derive(Clone, Copy)]
-enum Request {
+pub(crate) enum Request {
     Create(ProcessId),
     Delegate { caller: ProcessId, cap: CapKey, to: ProcessId },
     Obtain { caller: ProcessId, parent: CapKey },
@@ -123,13 +123,14 @@ pub(crate) fn turn(me: usize, node: &mut Node, links: &ChannelLinks<'_>, shared:
     busy || !node.idle()
 }
 
-/// `kernels` kernels on CPUs 0.. (round robin), running until dropped.
-struct Cluster {
+/// `kernels` kernels on CPUs 0.. (round robin), running until dropped
+/// (also `costs/kernel_hop`'s, `cost_paths.rs`).
+pub(crate) struct Cluster {
     shared: Arc<Shared>,
 }
 
 impl Cluster {
-    fn start(kernels: usize) -> Option<Self> {
+    pub(crate) fn start(kernels: usize) -> Option<Self> {
         let shared = Arc::new(Shared::new(kernels));
         let cpus = machine::percpu::online_count();
         for me in 0..kernels {
@@ -141,7 +142,7 @@ impl Cluster {
     }
 
     /// Hands `request` to `kernel` and waits for the answer.
-    fn call(&self, kernel: usize, request: Request) -> Outcome {
+    pub(crate) fn call(&self, kernel: usize, request: Request) -> Outcome {
         self.shared.requests[kernel].lock().push_back(request);
         if let Some(thread) = self.shared.threads.lock().get(kernel) {
             sched::unpark(thread);
@@ -178,7 +179,7 @@ impl Drop for Cluster {
     }
 }
 
-fn process(kernel: usize, number: u32) -> ProcessId {
+pub(crate) fn process(kernel: usize, number: u32) -> ProcessId {
     ProcessId { kernel: KernelId(kernel as u8), number }
 }
 

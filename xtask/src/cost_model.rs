@@ -45,7 +45,7 @@ const fn program(name: &'static str, record: &'static str, per: f64, about: &'st
 }
 
 /// Every key, in the file's order.
-const KEYS: [Key; 25] = [
+const KEYS: [Key; 29] = [
     kernel("call_obtain_local", "Kernel::obtain of a local parent: the copy made at once."),
     kernel("call_obtain_remote", "Kernel::obtain of a parent on another kernel: recorded, one request queued."),
     kernel("call_delegate_local", "Kernel::delegate to a process of the same kernel: the copy made at once."),
@@ -60,11 +60,15 @@ const KEYS: [Key; 25] = [
     kernel("handle_delegate_ack", "Kernel::receive(DelegateAck, commit): the copy made usable."),
     kernel("handle_revoke_request", "Kernel::receive(RevokeRequest) from the parent's kernel for a leaf: mark, remove, reply."),
     kernel("handle_revoke_reply", "Kernel::receive(RevokeReply), the last of one remote child: finish, complete the call."),
+    kernel("handle_revoke_request_inner", "Kernel::receive(RevokeRequest) from the parent's kernel for a capability with one remote child (the middle of a chain across kernels): mark, record the revocation, queue one RevokeRequest onward; no reply yet."),
+    kernel("handle_revoke_reply_inner", "Kernel::receive(RevokeReply), the one that finishes such a revocation asked for by another kernel: remove the capability (no Unlink), queue the RevokeReply back."),
     kernel("handle_unlink", "Kernel::receive(Unlink): the child dropped from its parent's children."),
     kernel("message_send", "wire::encode and a push into a channel's WordRing slot (an ObtainRequest)."),
     kernel("message_receive", "A pop from a channel's WordRing and wire::decode."),
     kernel("notify", "sched::unpark of a kernel thread parked on another, idle CPU until it runs (both CPUs; the waker parks)."),
     kernel("kernel_turn", "One turn of a multikernel kernel thread's loop (1 peer) that finds nothing to do: requests, collect, receive, send, completions, idle check; not the park."),
+    kernel("kernel_hop", "Per message of an obtain across two kernels (ObtainRequest, ObtainReply) between two kernel threads running the multikernel loop on CPUs 0 and 1, whole loop, all CPUs: send, wake-up (unpark, IPI, wake from hlt), turns, channel, handler, park. (100 obtains by kernel 0 of a parent on kernel 1 - 100 local obtains, each handed over by the benchmark thread and waited for, - 100 x (call_obtain_remote - call_obtain_local)) / 200; includes (handle_obtain_request + handle_obtain_reply) / 2 = kernel_hop_handlers."),
+    kernel("kernel_hop_handlers", "The handler part of kernel_hop: (handle_obtain_request + handle_obtain_reply) / 2 (the medians above); kernel_hop - kernel_hop_handlers is a message's cost besides its handler."),
     program("syscall", "getpid", 1.0, "A trivial system call from ring 3 (getpid, entry and exit): syscalls.c `getpid`."),
     program("context_switch", "sched_yield_2threads", 2.0, "One switch between two threads of a process on one CPU, with its sched_yield: half of syscalls.c `sched_yield_2threads`."),
     program("file_open_close", "open_close", 1.0, "open and close of a file in the initramfs tree (tmpfs): syscalls.c `open_close`."),
