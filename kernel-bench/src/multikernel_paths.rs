@@ -19,7 +19,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use caps::distributed::{CapKey, ChannelLinks, Channels, Completion, Kernel, KernelId, Node, Outcome, ProcessId};
+use caps::distributed::{peer_bit, CapKey, ChannelLinks, Channels, Completion, Kernel, KernelId, Node, Outcome, ProcessId};
 use sched::Pinning;
 use spinlock::kernel::KernelTicketLock;
 use spinlock::Level;
@@ -115,7 +115,10 @@ pub(crate) fn turn(me: usize, node: &mut Node, links: &ChannelLinks<'_>, shared:
     node.collect();
     busy |= node.receive(links).handled > 0;
     if node.send(links) > 0 {
-        shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me).for_each(|(_, thread)| sched::unpark(thread));
+        // Only the kernels that were sent something: waking the others
+        // costs them a turn and a park for nothing.
+        let sent_to = node.sent_to();
+        shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me && sent_to & peer_bit(*peer) != 0).for_each(|(_, thread)| sched::unpark(thread));
     }
     for Completion { outcome, .. } in node.kernel_mut().take_completions() {
         shared.answer(outcome);

@@ -43,6 +43,11 @@ cost_model! {
     /// One pass of a kernel's loop around its work (its queues, every
     /// peer's channel, the decision to park), whatever it finds.
     kernel_turn,
+    /// One message between two kernels' loops on their own CPUs, the
+    /// receiver parked: everything, its handler included.
+    kernel_hop,
+    /// The handler part of `kernel_hop`.
+    kernel_hop_handlers,
     /// `obtain` of a capability on the caller's kernel.
     call_obtain_local,
     /// `obtain` of a capability on another kernel (the caller's part).
@@ -69,8 +74,14 @@ cost_model! {
     handle_delegate_ack,
     /// Handling `RevokeRequest` for a leaf.
     handle_revoke_request,
-    /// Handling the last `RevokeReply` of a revocation.
+    /// Handling `RevokeRequest` for a capability with a remote child: mark
+    /// it and ask on.
+    handle_revoke_request_inner,
+    /// Handling the last `RevokeReply` of a revocation, answering a call.
     handle_revoke_reply,
+    /// Handling the last `RevokeReply` of a revocation another kernel
+    /// asked for: remove, reply on.
+    handle_revoke_reply_inner,
     /// Handling `Unlink` (and the abandoned-exchange messages).
     handle_unlink,
     /// A file service's open (with its close).

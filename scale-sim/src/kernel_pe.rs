@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use caps::distributed::{Kernel, KernelId, Message, OpId, Outcome, ProcessId};
+use caps::distributed::{Envelope, Kernel, KernelId, Message, OpId, Outcome, ProcessId};
 
 use crate::costs::CostModel;
 use crate::world::{Call, Event, KernelWait, Pe, World};
@@ -46,19 +46,25 @@ impl KernelPe {
     }
 }
 
-/// What handling one message costs before its per-capability work.
-fn message_cost(costs: &CostModel, message: &Message) -> u64 {
-    costs.message_receive
-        + match message {
-            Message::ObtainRequest { .. } => costs.handle_obtain_request,
-            Message::ObtainReply { .. } => costs.handle_obtain_reply,
-            Message::DelegateRequest { .. } => costs.handle_delegate_request,
-            Message::DelegateReply { .. } => costs.handle_delegate_reply,
-            Message::DelegateAck { .. } => costs.handle_delegate_ack,
-            Message::RevokeRequest { .. } => costs.handle_revoke_request,
-            Message::RevokeReply { .. } => costs.handle_revoke_reply,
-            Message::ObtainAbandoned { .. } | Message::DelegateAbandoned { .. } | Message::Unlink { .. } => costs.handle_unlink,
-        }
+/// What handling `message` cost, given what it left: the messages it
+/// queued and how many capabilities it removed (a revoke request for a
+/// capability with children on other kernels only marks and asks on; a
+/// revoke reply that is not the last only counts down).
+fn message_cost(costs: &CostModel, message: &Message, outbox: &[Envelope], removed: u64) -> u64 {
+    let replies = outbox.iter().any(|envelope| matches!(envelope.message, Message::RevokeReply { .. }));
+    match message {
+        Message::ObtainRequest { .. } => costs.handle_obtain_request,
+        Message::ObtainReply { .. } => costs.handle_obtain_reply,
+        Message::DelegateRequest { .. } => costs.handle_delegate_request,
+        Message::DelegateReply { .. } => costs.handle_delegate_reply,
+        Message::DelegateAck { .. } => costs.handle_delegate_ack,
+        Message::RevokeRequest { .. } if replies => costs.handle_revoke_request,
+        Message::RevokeRequest { .. } => costs.handle_revoke_request_inner,
+        Message::RevokeReply { .. } if removed == 0 => costs.handle_unlink,
+        Message::RevokeReply { .. } if replies => costs.handle_revoke_reply_inner,
+        Message::RevokeReply { .. } => costs.handle_revoke_reply,
+        Message::ObtainAbandoned { .. } | Message::DelegateAbandoned { .. } | Message::Unlink { .. } => costs.handle_unlink,
+    }
 }
 
 /// What a system call costs on kernel `me` before its per-capability work.
@@ -97,30 +103,31 @@ impl World {
         if pe.busy {
             return;
         }
-        // Every item costs a turn of the loop; waking from a park, the
-        // wake-up and the empty turn that decided to park.
-        let wake = self.costs.kernel_turn
-            + match (pe.parked, self.wait) {
-                (true, KernelWait::Park) => self.costs.notify + self.costs.kernel_turn,
-                _ => 0,
-            };
+        let parked = pe.parked && self.wait == KernelWait::Park;
+        let costs = &self.costs;
         if let Some((from, message)) = pe.messages.pop_front() {
             if let Some(next) = self.fabric.take(from, kernel) {
                 self.queue.schedule(self.now, Event::KernelMessage { kernel, from, message: next });
             }
-            let mut cost = wake + message_cost(&self.costs, &message);
-            if matches!(message, Message::RevokeReply { .. }) && !self.kernels[kernel].state.finishes_with_reply(&message) {
-                // Not the last reply: a count goes down, nothing is removed.
-                cost = cost - self.costs.handle_revoke_reply + self.costs.handle_unlink;
-            }
-            self.kernel_run(kernel, cost, Pe::Driver, |state| {
-                state.receive(KernelId(from as u8), message);
+            // A message to a parked kernel costs what Lamina's kernels pay
+            // per message between them (kernel_hop, the handler apart: the
+            // wake-up, the turns, the channel; the sender's send is charged
+            // to the sender); to a running one, a turn and the receipt.
+            let delivery = match parked {
+                true => costs.kernel_hop.saturating_sub(costs.kernel_hop_handlers + costs.message_send),
+                false => costs.kernel_turn + costs.message_receive,
+            };
+            self.kernel_run(kernel, delivery, Pe::Driver, |state| {
+                state.receive(KernelId(from as u8), message.clone());
                 Started::Nothing
-            });
+            }, |costs, outbox, removed| message_cost(costs, &message, outbox, removed));
         } else if pe.open.len() < self.layout.threads && !pe.calls.is_empty() {
             let Some(WaitingCall { caller, pe: who, call }) = pe.calls.pop_front() else { return };
-            let cost = wake + call_cost(&self.costs, pe.state.id(), &call);
-            self.kernel_run(kernel, cost, who, |state| match call {
+            // Every call costs a turn of the loop; waking from a park, the
+            // wake-up and the empty turn that decided to park.
+            let wake = costs.kernel_turn + if parked { costs.notify + costs.kernel_turn } else { 0 };
+            let cost = wake + call_cost(costs, pe.state.id(), &call);
+            let run = |state: &mut Kernel| match call {
                 Call::Create => Started::Answered(state.create(caller).map_or(Outcome::Refused, |key| Outcome::Done(Some(key)))),
                 Call::Obtain { parent } => Started::Op(state.obtain(caller, parent)),
                 Call::Delegate { cap, to } => Started::Op(state.delegate(caller, cap, to)),
@@ -129,7 +136,8 @@ impl World {
                     state.kill(caller.number);
                     Started::Nothing
                 }
-            });
+            };
+            self.kernel_run(kernel, cost, who, run, |_, _, _| 0);
         } else {
             pe.parked = true;
         }
@@ -138,13 +146,14 @@ impl World {
     /// Runs one item on `kernel` for `cost` plus what it did (capabilities
     /// removed, requests and messages sent, callers answered); its messages
     /// and answers leave when it ends.
-    fn kernel_run(&mut self, kernel: usize, cost: u64, who: Pe, step: impl FnOnce(&mut Kernel) -> Started) {
+    fn kernel_run(&mut self, kernel: usize, cost: u64, who: Pe, step: impl FnOnce(&mut Kernel) -> Started, price: impl FnOnce(&CostModel, &[Envelope], u64) -> u64) {
         let costs = &self.costs;
         let pe = &mut self.kernels[kernel];
         let before = pe.state.capability_count();
         let started = step(&mut pe.state);
         let removed = before.saturating_sub(pe.state.capability_count()) as u64;
-        let mut cost = cost + costs.revoke_per_local_cap * removed.saturating_sub(1);
+        let outbox = pe.state.take_outbox();
+        let mut cost = cost + price(costs, &outbox, removed) + costs.revoke_per_local_cap * removed.saturating_sub(1);
         let mut answers = Vec::new();
         match started {
             Started::Op(op) => {
@@ -154,7 +163,6 @@ impl World {
             Started::Answered(outcome) => answers.push((who, outcome)),
             Started::Nothing => {}
         }
-        let outbox = pe.state.take_outbox();
         for envelope in &outbox {
             cost += costs.message_send;
             if matches!(envelope.message, Message::RevokeRequest { .. }) {

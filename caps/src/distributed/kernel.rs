@@ -362,15 +362,6 @@ impl Kernel {
         self.caps.len()
     }
 
-    /// Whether `message` is the last reply a revocation here waits for
-    /// (taking it removes what the revocation marked). For cost accounting.
-    pub fn finishes_with_reply(&self, message: &Message) -> bool {
-        match message {
-            Message::RevokeReply { root } => self.revocations.get(&root.index).is_some_and(|revocation| revocation.outstanding <= 1),
-            _ => false,
-        }
-    }
-
     /// Revocations and exchanges still open here.
     pub fn open_operations(&self) -> usize {
         self.revocations.len() + self.exchanges.len()

@@ -35,7 +35,7 @@ pub mod wire;
 pub use audit::audit;
 pub use channels::{ChannelLinks, Channels, SLOTS};
 pub use kernel::{CapView, Completion, Flaws, Kernel, Outcome};
-pub use node::{Links, Node, Round};
+pub use node::{peer_bit, Links, Node, Round};
 
 /// A kernel instance (a group of CPUs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

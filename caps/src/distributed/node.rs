@@ -42,12 +42,13 @@ pub struct Node {
     peers: usize,
     waiting: Vec<VecDeque<[u64; WORDS]>>,
     malformed: usize,
+    sent_to: u64,
 }
 
 impl Node {
     /// `kernel` in a system of `peers` kernels (numbered from 0).
     pub fn new(kernel: Kernel, peers: usize) -> Self {
-        Self { kernel, peers, waiting: (0..peers).map(|_| VecDeque::new()).collect(), malformed: 0 }
+        Self { kernel, peers, waiting: (0..peers).map(|_| VecDeque::new()).collect(), malformed: 0, sent_to: 0 }
     }
 
     /// The kernel, to start system calls on (then [`Node::collect`]).
@@ -111,6 +112,7 @@ impl Node {
     /// how many.
     pub fn send(&mut self, links: &impl Links) -> usize {
         let mut sent = 0;
+        self.sent_to = 0;
         for (peer, queue) in self.waiting.iter_mut().enumerate() {
             while let Some(words) = queue.front() {
                 if !links.try_send(KernelId(peer as u8), words) {
@@ -118,9 +120,16 @@ impl Node {
                 }
                 queue.pop_front();
                 sent += 1;
+                self.sent_to |= peer_bit(peer);
             }
         }
         sent
+    }
+
+    /// The peers the last [`Node::send`] gave a message, one bit each
+    /// ([`peer_bit`]): the ones to wake, and only them.
+    pub fn sent_to(&self) -> u64 {
+        self.sent_to
     }
 
     /// Whether nothing waits to be sent.
@@ -132,4 +141,10 @@ impl Node {
     pub fn malformed(&self) -> usize {
         self.malformed
     }
+}
+
+/// Kernel `peer`'s bit in [`Node::sent_to`]: bit `peer`, kernels from 63 up
+/// sharing bit 63 (waking one of them wakes them all).
+pub fn peer_bit(peer: usize) -> u64 {
+    1 << peer.min(63)
 }
