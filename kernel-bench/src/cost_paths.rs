@@ -11,8 +11,7 @@
 //!   leaves. Each kernel also holds [`BACKGROUND`] capabilities of a
 //!   bystander, so that its maps are not empty. Setting a step up is not
 //!   measured; a step that does not leave what it should fails the record.
-//! - `revoke_per_local_cap` (and `_short`, over a chain of 10) /
-//!   `revoke_per_remote_child`: slopes, per
+//! - `revoke_per_local_cap` / `revoke_per_remote_child`: slopes, per
 //!   sample: (a revoke of a chain of [`CHAIN`] local copies / of a
 //!   capability with [`REMOTE_CHILDREN`] children on other kernels, less
 //!   the median leaf revoke) over the capabilities added.
@@ -72,8 +71,6 @@ const SAMPLES: usize = 21;
 const BACKGROUND: u32 = 100;
 /// Capabilities in the chain of `revoke_per_local_cap`.
 const CHAIN: u32 = 1000;
-/// Capabilities in the chain of `revoke_per_local_cap_short`.
-const SHORT_CHAIN: u32 = 10;
 /// Children of the capability of `revoke_per_remote_child`, spread over
 /// [`REMOTE_KERNELS`] other kernels.
 const REMOTE_CHILDREN: u32 = 96;
@@ -107,7 +104,6 @@ pub fn cost_model(mode: ClockMode) {
     call_delegate_remote(&clock);
     if let Some(leaf) = call_revoke_leaf(&clock) {
         revoke_per_local_cap(&clock, leaf);
-        revoke_per_local_cap_short(&clock, leaf);
         revoke_per_remote_child(&clock, leaf);
     }
     let obtain_request = handle_obtain_request(&clock);
@@ -312,22 +308,11 @@ fn local_chain(kernel: &mut Kernel, length: u32) -> Option<CapKey> {
 }
 
 fn revoke_per_local_cap(clock: &Clock, leaf: f64) -> Option<f64> {
-    local_chain_slope(clock, leaf, "revoke_per_local_cap", CHAIN)
-}
-
-/// The same slope over a chain of [`SHORT_CHAIN`]: a capability costs less
-/// to mark and remove in a smaller map.
-fn revoke_per_local_cap_short(clock: &Clock, leaf: f64) -> Option<f64> {
-    local_chain_slope(clock, leaf, "revoke_per_local_cap_short", SHORT_CHAIN)
-}
-
-/// (A revoke of a local chain of `length` less `leaf`) / (`length` - 1).
-fn local_chain_slope(clock: &Clock, leaf: f64, name: &str, length: u32) -> Option<f64> {
     let mut kernel = populated(HERE);
-    measure(clock, name, || {
-        let root = local_chain(&mut kernel, length)?;
+    measure(clock, "revoke_per_local_cap", || {
+        let root = local_chain(&mut kernel, CHAIN)?;
         let spent = revoke_time(clock, &mut kernel, root, left(0, Ended::Done))?;
-        Some((spent - leaf) / f64::from(length - 1))
+        Some((spent - leaf) / f64::from(CHAIN - 1))
     })
 }
 
