@@ -114,19 +114,24 @@ fn program_keys(figures: &BTreeMap<String, f64>) -> Vec<BenchmarkRecord> {
             Source::Program { record, per } => Some((key.name, figures.get(record)? / per)),
             Source::Kernel => None,
         })
-        .map(|(name, value)| BenchmarkRecord {
-            group: GROUP.to_string(),
-            name: name.to_string(),
-            unit: "instructions".to_string(),
-            lamina: Some(value),
-            linux: None,
-            linux_no_mitigations: None,
-            cpu_count: 1,
-            accelerator: "tcg-icount".to_string(),
-            runs: 1,
-            spread: 0.0,
-        })
+        .map(|(name, value)| cost_record(name, value, 1, 1))
         .collect()
+}
+
+/// A `costs` record of Lamina's, in instructions under icount.
+fn cost_record(name: &str, value: f64, cpu_count: u32, runs: usize) -> BenchmarkRecord {
+    BenchmarkRecord {
+        group: GROUP.to_string(),
+        name: name.to_string(),
+        unit: "instructions".to_string(),
+        lamina: Some(value),
+        linux: None,
+        linux_no_mitigations: None,
+        cpu_count,
+        accelerator: "tcg-icount".to_string(),
+        runs,
+        spread: 0.0,
+    }
 }
 
 /// Each key's value (whole instructions, never below 0), in [`KEYS`]
@@ -198,18 +203,7 @@ mod tests {
     use super::*;
 
     fn record(name: &str, value: f64) -> BenchmarkRecord {
-        BenchmarkRecord {
-            group: GROUP.to_string(),
-            name: name.to_string(),
-            unit: "instructions".to_string(),
-            lamina: Some(value),
-            linux: None,
-            linux_no_mitigations: None,
-            cpu_count: 2,
-            accelerator: "tcg-icount".to_string(),
-            runs: 21,
-            spread: 0.0,
-        }
+        cost_record(name, value, 2, 21)
     }
 
     #[test]
