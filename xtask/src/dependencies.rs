@@ -61,6 +61,9 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::Program("autopoint"), "autopoint"),
     needs(Presence::Program("msgfmt"), "gettext"),
     needs(Presence::Program("pkg-config"), "pkgconf"),
+    // LevelDB's recipe: its CMake build, and our driver linked with g++.
+    needs(Presence::Program("cmake"), "cmake"),
+    needs(Presence::Program("g++"), "g++"),
     // ext4 images: the ext4 crate's host tests and `exec --disk` make them
     // with mkfs.ext4 and check them with debugfs and e2fsck.
     needs(Presence::File("/usr/sbin/mkfs.ext4"), "e2fsprogs"),

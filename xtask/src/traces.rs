@@ -18,7 +18,10 @@
 //!   deletes the rest;
 //! - `nginx`: NGINX 1.22 (the `apps` recipe's static build), one process,
 //!   serves 20 requests that BusyBox wget makes inside the guest to
-//!   127.0.0.1; the trace keeps the server's calls only.
+//!   127.0.0.1; the trace keeps the server's calls only;
+//! - `leveldb`: LevelDB 1.23 (Debian's, the `apps` recipe's static
+//!   `leveldb-entries`) makes a database in `/tmp`, inserts 8 entries, gets
+//!   each back, iterates over them once and closes it.
 //!
 //! Must not change files outside `target/traces/` and `scale-sim/traces/`.
 
@@ -66,6 +69,7 @@ const APPLICATIONS: &[Application] = &[
     Application { name: "sqlite", prepare: prepare_sqlite, scope: Scope::Everything },
     Application { name: "postmark", prepare: prepare_postmark, scope: Scope::Everything },
     Application { name: "nginx", prepare: prepare_nginx, scope: Scope::ProcessesOf("nginx") },
+    Application { name: "leveldb", prepare: prepare_leveldb, scope: Scope::Everything },
 ];
 
 /// `cargo xtask traces [APP...]` (all of them by default).
@@ -260,6 +264,14 @@ fn prepare_nginx(work: &Path) -> Outcome<Run> {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).context(|| format!("making {} executable", script.display()))?;
     let extra = vec![FileCopy { host: binary, guest: Some("/usr/local/bin/nginx".to_string()) }];
     Ok(Run { program: script, arguments: Vec::new(), inputs: Some(inputs), input: Vec::new(), extra })
+}
+
+/// LevelDB's 8 entries (the count is the driver's, `user/tools/leveldb_entries.cc`)
+/// in a database it creates here.
+fn prepare_leveldb(_work: &Path) -> Outcome<Run> {
+    let program = crate::outside::programs::PROGRAMS.iter().find(|program| program.name == "leveldb-entries").ok_or_else(|| Failure::failed("no leveldb-entries recipe"))?;
+    let binary = crate::outside::programs::built(program)?;
+    Ok(Run { program: binary, arguments: vec!["/tmp/leveldb-entries".to_string()], inputs: None, input: Vec::new(), extra: Vec::new() })
 }
 
 /// `length` bytes from a fixed generator (xorshift64) seeded with `seed`:

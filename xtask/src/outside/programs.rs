@@ -6,10 +6,17 @@
 //! under `target/outside/` by the recipe below (a shell script run in the
 //! unpacked tree, its log kept beside it). Never committed; built once.
 //!
+//! One is C++, which Debian's musl cannot link: LevelDB 1.23, its library
+//! built by its own CMake build and linked with glibc's static libraries
+//! (`g++ -static`) into `leveldb-entries`, a driver of ours
+//! (`user/tools/leveldb_entries.cc`: SemperOS's "LevelDB inserting and
+//! querying 8 entries"). A recipe finds the repository's files under
+//! `$LAMINA_ROOT`; one that uses them names them in [`Program::ours`].
+//!
 //! Must not install anything (the host packages a recipe needs are
 //! `dependencies.rs`'s) nor change files outside its own trees.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::debian_sources::{unpacked_source, SourcePackage};
@@ -28,6 +35,9 @@ pub struct Program {
     /// Other binaries of the same build that go beside it (relative to
     /// the tree; in the guest under their own names).
     pub companions: &'static [&'static str],
+    /// Files of this repository the recipe compiles (relative to its
+    /// root): one newer than the binary builds it again.
+    pub ours: &'static [&'static str],
 }
 
 pub const PROGRAMS: &[Program] = &[
@@ -41,6 +51,7 @@ pub const PROGRAMS: &[Program] = &[
                  make -C src -j2 posix CC=musl-gcc MYLDFLAGS=-static",
         binary: "src/lua",
         companions: &[],
+        ours: &[],
     },
     Program {
         name: "sqlite3",
@@ -54,6 +65,7 @@ pub const PROGRAMS: &[Program] = &[
                  -DHAVE_USLEEP -DHAVE_LOCALTIME_R -o sqlite3 shell.c sqlite3.c -lm",
         binary: "bld/sqlite3",
         companions: &[],
+        ours: &[],
     },
     Program {
         name: "make",
@@ -65,6 +77,7 @@ pub const PROGRAMS: &[Program] = &[
                  make -j2",
         binary: "bld/make",
         companions: &[],
+        ours: &[],
     },
     Program {
         name: "tar",
@@ -75,6 +88,7 @@ pub const PROGRAMS: &[Program] = &[
                  make -j2",
         binary: "bld/src/tar",
         companions: &[],
+        ours: &[],
     },
     Program {
         name: "redis-server",
@@ -84,6 +98,7 @@ pub const PROGRAMS: &[Program] = &[
         recipe: "make -j2 MALLOC=libc CC=musl-gcc LDFLAGS=-static USE_SYSTEMD=no BUILD_TLS=no",
         binary: "src/redis-server",
         companions: &["src/redis-cli", "src/redis-benchmark"],
+        ours: &[],
     },
     Program {
         name: "nginx",
@@ -105,6 +120,7 @@ pub const PROGRAMS: &[Program] = &[
                  make -j2",
         binary: "objs/nginx",
         companions: &[],
+        ours: &[],
     },
     Program {
         name: "postmark",
@@ -114,6 +130,23 @@ pub const PROGRAMS: &[Program] = &[
                  musl-gcc -O2 -static -o postmark postmark-1.53.c",
         binary: "postmark",
         companions: &[],
+        ours: &[],
+    },
+    Program {
+        name: "leveldb-entries",
+        source: SourcePackage { name: "leveldb", version: "1.23-4" },
+        // Debian's CMake build, static library only (as its out-static
+        // half); snappy, crc32c and tcmalloc left out whatever the host
+        // has, so the binary is the same everywhere. Our driver is linked
+        // against it with glibc, statically.
+        recipe: "cmake -S . -B lamina-build -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLEVELDB_BUILD_TESTS=OFF \
+                 -DLEVELDB_BUILD_BENCHMARKS=OFF -DLEVELDB_INSTALL=OFF -DHAVE_SNAPPY=OFF -DHAVE_CRC32C=OFF -DHAVE_TCMALLOC=OFF\n\
+                 cmake --build lamina-build -j2 --target leveldb\n\
+                 g++ -O2 -static -pthread -Iinclude -o lamina-build/leveldb-entries \
+                 \"$LAMINA_ROOT/user/tools/leveldb_entries.cc\" lamina-build/libleveldb.a",
+        binary: "lamina-build/leveldb-entries",
+        companions: &[],
+        ours: &["user/tools/leveldb_entries.cc"],
     },
 ];
 
@@ -139,7 +172,8 @@ pub fn built(program: &Program) -> Outcome<PathBuf> {
     let tree = unpacked_source(program.source)?;
     let binary = tree.join(program.binary);
     let stamp = tree.join(".lamina-built");
-    if stamp.is_file() && binary.is_file() {
+    let root = crate::workspace::root();
+    if stamp.is_file() && binary.is_file() && program.ours.iter().all(|file| not_newer(&root.join(file), &binary)) {
         return Ok(binary);
     }
     let log = tree.with_file_name(format!("{}-build.log", program.name));
@@ -148,6 +182,7 @@ pub fn built(program: &Program) -> Outcome<PathBuf> {
     eprintln!("xtask: building {} from Debian's {} {} (log: {})", program.name, program.source.name, program.source.version, log.display());
     let status = Command::new("sh")
         .current_dir(&tree)
+        .env("LAMINA_ROOT", &root)
         .args(["-ec", program.recipe])
         .stdout(log_file)
         .stderr(errors)
@@ -161,4 +196,26 @@ pub fn built(program: &Program) -> Outcome<PathBuf> {
     }
     std::fs::write(&stamp, program.source.version).context(|| format!("writing {}", stamp.display()))?;
     Ok(binary)
+}
+
+/// Whether `input` was last written no later than `output` (false when
+/// either cannot be read).
+fn not_newer(input: &Path, output: &Path) -> bool {
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
+    matches!((modified(input), modified(output)), (Some(input), Some(output)) if input <= output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_of_ours_a_recipe_names_exist() {
+        let root = crate::workspace::root();
+        for program in PROGRAMS {
+            for file in program.ours {
+                assert!(root.join(file).is_file(), "{}: no {file}", program.name);
+            }
+        }
+    }
 }
