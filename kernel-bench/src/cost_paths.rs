@@ -11,6 +11,8 @@
 //!   leaves. Each kernel also holds [`BACKGROUND`] capabilities of a
 //!   bystander, so that its maps are not empty. Setting a step up is not
 //!   measured; a step that does not leave what it should fails the record.
+//! - `revoke_per_local_cap_short`: the slope between revokes of a chain of
+//!   10 and one of 100 (smaller maps, no leaf path in it).
 //! - `revoke_per_local_cap` / `revoke_per_remote_child`: slopes, per
 //!   sample: (a revoke of a chain of [`CHAIN`] local copies / of a
 //!   capability with [`REMOTE_CHILDREN`] children on other kernels, less
@@ -71,6 +73,8 @@ const SAMPLES: usize = 21;
 const BACKGROUND: u32 = 100;
 /// Capabilities in the chain of `revoke_per_local_cap`.
 const CHAIN: u32 = 1000;
+/// The two chains whose difference is `revoke_per_local_cap_short`.
+const SHORT_CHAINS: (u32, u32) = (10, 100);
 /// Children of the capability of `revoke_per_remote_child`, spread over
 /// [`REMOTE_KERNELS`] other kernels.
 const REMOTE_CHILDREN: u32 = 96;
@@ -104,6 +108,7 @@ pub fn cost_model(mode: ClockMode) {
     call_delegate_remote(&clock);
     if let Some(leaf) = call_revoke_leaf(&clock) {
         revoke_per_local_cap(&clock, leaf);
+        revoke_per_local_cap_short(&clock);
         revoke_per_remote_child(&clock, leaf);
     }
     let obtain_request = handle_obtain_request(&clock);
@@ -313,6 +318,21 @@ fn revoke_per_local_cap(clock: &Clock, leaf: f64) -> Option<f64> {
         let root = local_chain(&mut kernel, CHAIN)?;
         let spent = revoke_time(clock, &mut kernel, root, left(0, Ended::Done))?;
         Some((spent - leaf) / f64::from(CHAIN - 1))
+    })
+}
+
+/// The slope between a chain of [`SHORT_CHAINS`]`.0` and one of `.1`:
+/// (revoke of the longer - revoke of the shorter) / the difference, with
+/// no leaf in it (a leaf's revoke takes a path of its own).
+fn revoke_per_local_cap_short(clock: &Clock) -> Option<f64> {
+    let mut kernel = populated(HERE);
+    let (shorter, longer) = SHORT_CHAINS;
+    measure(clock, "revoke_per_local_cap_short", || {
+        let root = local_chain(&mut kernel, longer)?;
+        let long = revoke_time(clock, &mut kernel, root, left(0, Ended::Done))?;
+        let root = local_chain(&mut kernel, shorter)?;
+        let short = revoke_time(clock, &mut kernel, root, left(0, Ended::Done))?;
+        Some((long - short) / f64::from(longer - shorter))
     })
 }
 

@@ -45,13 +45,14 @@ const fn program(name: &'static str, record: &'static str, per: f64, about: &'st
 }
 
 /// Every key, in the file's order.
-const KEYS: [Key; 29] = [
+const KEYS: [Key; 30] = [
     kernel("call_obtain_local", "Kernel::obtain of a local parent: the copy made at once."),
     kernel("call_obtain_remote", "Kernel::obtain of a parent on another kernel: recorded, one request queued."),
     kernel("call_delegate_local", "Kernel::delegate to a process of the same kernel: the copy made at once."),
     kernel("call_delegate_remote", "Kernel::delegate to a process of another kernel: recorded, one request queued."),
     kernel("call_revoke_leaf", "Kernel::revoke of a local capability without parent or children."),
     kernel("revoke_per_local_cap", "Per capability of a local chain: (revoke of a chain of 1000 - leaf) / 999."),
+    kernel("revoke_per_local_cap_short", "Per capability between short chains: (revoke of a chain of 100 - of a chain of 10) / 90."),
     kernel("revoke_per_remote_child", "Per remote child (96 over 3 other kernels): its RevokeRequest queued."),
     kernel("handle_obtain_request", "Kernel::receive(ObtainRequest): the child entered, the reply queued."),
     kernel("handle_obtain_reply", "Kernel::receive(ObtainReply, granted): the copy made, the call completed."),
