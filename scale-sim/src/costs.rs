@@ -58,8 +58,11 @@ cost_model! {
     call_delegate_remote,
     /// `revoke` of a local capability with no children.
     call_revoke_leaf,
-    /// Each further local capability a revocation marks and removes.
+    /// Each further local capability a revocation marks and removes, in a
+    /// revocation of 1000.
     revoke_per_local_cap,
+    /// The same between revocations of 10 and of 100.
+    revoke_per_local_cap_short,
     /// Each remote child a revocation asks another kernel to revoke.
     revoke_per_remote_child,
     /// Handling `ObtainRequest`.
@@ -126,6 +129,15 @@ impl CostModel {
             .collect()
     }
 
+    /// What each capability beyond the first costs a revocation that
+    /// removes `removed`: the short slope up to 100, the long one from
+    /// 1000, between them on a logarithmic line (the maps' depth).
+    pub fn per_local_cap(&self, removed: u64) -> u64 {
+        let (short, long) = (self.revoke_per_local_cap_short as f64, self.revoke_per_local_cap as f64);
+        let at = ((removed.max(1) as f64).log10() - 2.0).clamp(0.0, 1.0);
+        (short + (long - short) * at).round() as u64
+    }
+
     /// The committed model (`scale-sim/costs.txt`).
     pub fn committed() -> Result<Self, String> {
         Self::parse(include_str!("../costs.txt"))
@@ -150,6 +162,13 @@ mod tests {
         assert_eq!(model.file_write_4k, (CostModel::KEYS.len() - 1) as u64);
         let without_notify: String = text.lines().filter(|line| !line.starts_with("notify")).map(|line| format!("{line}\n")).collect();
         assert_eq!(CostModel::parse(&without_notify), Err("the cost model has no `notify`".to_string()));
+    }
+
+    #[test]
+    fn a_capabilitys_cost_follows_the_revocations_size_between_the_two_measured() {
+        let mut model = CostModel::uniform(0);
+        (model.revoke_per_local_cap_short, model.revoke_per_local_cap) = (600, 1000);
+        assert_eq!([1, 10, 100, 316, 1000, 100_000].map(|removed| model.per_local_cap(removed)), [600, 600, 600, 800, 1000, 1000]);
     }
 
     #[test]

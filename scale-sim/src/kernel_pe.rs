@@ -153,7 +153,7 @@ impl World {
         let started = step(&mut pe.state);
         let removed = before.saturating_sub(pe.state.capability_count()) as u64;
         let outbox = pe.state.take_outbox();
-        let mut cost = cost + price(costs, &outbox, removed) + costs.revoke_per_local_cap * removed.saturating_sub(1);
+        let mut cost = cost + price(costs, &outbox, removed) + costs.per_local_cap(removed) * removed.saturating_sub(1);
         let mut answers = Vec::new();
         match started {
             Started::Op(op) => {
