@@ -14,7 +14,7 @@ use std::thread;
 
 use caps::distributed::exercise::{chain_scenario, check, scenario, Driver, Finished, Progress, Scenario, Summary};
 use caps::distributed::wire::{decode, encode, WORDS};
-use caps::distributed::{CapKey, Channels, Kernel, KernelId, Links, Message, Node, ProcessId};
+use caps::distributed::{peer_bit, CapKey, Channels, Kernel, KernelId, Links, Message, Node, ProcessId};
 use testkit::Rng;
 
 const KERNELS: usize = 4;
@@ -145,4 +145,34 @@ fn a_node_refuses_a_malformed_slot_and_keeps_what_it_cannot_send() {
     assert_eq!((round.handled, round.malformed, round.sent), (0, 1, 0));
     assert_eq!(node.malformed(), 1);
     assert!(!node.idle(), "the delegation request waits for room");
+}
+
+/// Links that take every send.
+struct Open;
+
+impl Links for Open {
+    fn try_send(&self, _: KernelId, _: &[u64; WORDS]) -> bool {
+        true
+    }
+
+    fn try_receive(&self, _: KernelId) -> Option<[u64; WORDS]> {
+        None
+    }
+}
+
+#[test]
+fn a_node_names_exactly_the_peers_it_sent_to() {
+    let mut node = Node::new(Kernel::new(KernelId(0)), 70);
+    let owner = process(0, 0);
+    let root = node.kernel_mut().create(owner).expect("root");
+    for peer in [1, 3, 64, 69] {
+        node.kernel_mut().delegate(owner, root, process(peer, 0));
+    }
+    node.collect();
+    assert_eq!(node.send(&Open), 4);
+    // Kernels from 63 up share bit 63.
+    assert_eq!(node.sent_to(), peer_bit(1) | peer_bit(3) | peer_bit(63));
+    assert_eq!(peer_bit(69), peer_bit(63));
+    assert_eq!(node.send(&Open), 0);
+    assert_eq!(node.sent_to(), 0, "a send that sent nothing names nobody");
 }
