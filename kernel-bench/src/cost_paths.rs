@@ -187,7 +187,7 @@ const fn left(messages: usize, ended: Ended) -> Left {
 
 /// Takes (and drops) what the last step left, as a kernel thread does.
 fn take_left(kernel: &mut Kernel) -> Left {
-    let messages = kernel.take_outbox().len();
+    let messages = kernel.drain_outbox().count();
     let ended = match kernel.take_completions().first().map(|completion| completion.outcome) {
         None => Ended::NotYet,
         Some(Outcome::Done(Some(_))) => Ended::WithCap,

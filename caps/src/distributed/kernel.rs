@@ -372,6 +372,12 @@ impl Kernel {
         core::mem::take(&mut self.outbox)
     }
 
+    /// Messages for other kernels since the last call, keeping the
+    /// outbox's room for the next ones (no allocation per step).
+    pub fn drain_outbox(&mut self) -> alloc::vec::Drain<'_, Envelope> {
+        self.outbox.drain(..)
+    }
+
     /// System calls that ended since the last call.
     pub fn take_completions(&mut self) -> Vec<Completion> {
         core::mem::take(&mut self.completions)
@@ -430,14 +436,15 @@ impl Kernel {
             return self.answer(waiter);
         }
         let mut outstanding = 0;
-        let mut marked = Vec::new();
-        let mut stack = vec![index];
-        while let Some(at) = stack.pop() {
-            let Some(cap) = self.caps.get_mut(&at) else { continue };
-            cap.state = CapState::Marked { root: index };
-            marked.push(at);
+        // `marked` is also the work list: a capability is marked when it is
+        // found, and its children are looked at when its turn comes.
+        let mut marked = vec![index];
+        self.mark(index, index);
+        let mut next = 0;
+        while let Some(&at) = marked.get(next) {
+            next += 1;
             // A marked capability's children are never looked at again.
-            let children = core::mem::take(&mut cap.children);
+            let Some(children) = self.caps.get_mut(&at).map(|cap| core::mem::take(&mut cap.children)) else { continue };
             for child in children {
                 if child.kernel != self.id {
                     outstanding += if self.flaws.count_twice { 2 } else { 1 };
@@ -446,7 +453,10 @@ impl Kernel {
                     continue;
                 }
                 match self.caps.get(&child.index).map(|found| found.state) {
-                    Some(CapState::Live) => stack.push(child.index),
+                    Some(CapState::Live) => {
+                        self.mark(child.index, index);
+                        marked.push(child.index);
+                    }
                     Some(CapState::Marked { root: other }) if other != index => {
                         // Another revocation has it: this one waits for it.
                         outstanding += 1;
@@ -467,6 +477,13 @@ impl Kernel {
         self.revocations.insert(index, Revocation { outstanding, waiters, marked });
         if outstanding == 0 {
             self.finish(index);
+        }
+    }
+
+    /// Capability `index` belongs to revocation `root` from now on.
+    fn mark(&mut self, index: u32, root: u32) {
+        if let Some(cap) = self.caps.get_mut(&index) {
+            cap.state = CapState::Marked { root };
         }
     }
 

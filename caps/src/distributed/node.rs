@@ -69,9 +69,9 @@ impl Node {
     /// Moves what the kernel wants to send into the waiting queues, in
     /// order; how many messages.
     pub fn collect(&mut self) -> usize {
-        let outbox = self.kernel.take_outbox();
-        let produced = outbox.len();
-        for envelope in outbox {
+        let mut produced = 0;
+        for envelope in self.kernel.drain_outbox() {
+            produced += 1;
             if let Some(queue) = self.waiting.get_mut(envelope.to.0 as usize) {
                 queue.push_back(encode(&envelope.message));
             }
