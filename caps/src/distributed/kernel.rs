@@ -452,19 +452,24 @@ impl Kernel {
                     self.send(child.kernel, Message::RevokeRequest { cap: child, reply_to });
                     continue;
                 }
-                match self.caps.get(&child.index).map(|found| found.state) {
-                    Some(CapState::Live) => {
-                        self.mark(child.index, index);
+                // One look-up marks a live child or finds who has it.
+                let state = match self.caps.get_mut(&child.index) {
+                    Some(found) if found.state == CapState::Live => {
+                        found.state = CapState::Marked { root: index };
                         marked.push(child.index);
+                        continue;
                     }
-                    Some(CapState::Marked { root: other }) if other != index => {
+                    Some(found) => found.state,
+                    None => continue,
+                };
+                if let CapState::Marked { root: other } = state {
+                    if other != index {
                         // Another revocation has it: this one waits for it.
                         outstanding += 1;
                         if let Some(revocation) = self.revocations.get_mut(&other) {
                             revocation.waiters.push(Waiter::Local { root: index });
                         }
                     }
-                    _ => {}
                 }
             }
         }
