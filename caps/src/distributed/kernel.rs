@@ -7,7 +7,6 @@
 //! revocation it waits on has removed every capability it marked.
 
 use alloc::collections::{BTreeMap, BTreeSet};
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{CapKey, Envelope, KernelId, Message, OpId, ProcessId};
@@ -51,10 +50,21 @@ enum Waiter {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Revocation {
     outstanding: u32,
-    waiters: Vec<Waiter>,
-    /// The capabilities it marked, removed when it finishes (so finishing
-    /// costs what was marked, not every capability of the kernel).
-    marked: Vec<u32>,
+    /// Who waits: the one that started it (none once a flawed early
+    /// acknowledgement answered it), then any that joined.
+    first: Option<Waiter>,
+    more: Vec<Waiter>,
+    /// The capabilities it marked below its root, removed with the root
+    /// when it finishes (so finishing costs what was marked, not every
+    /// capability of the kernel; a revocation of one capability allocates
+    /// neither list).
+    below: Vec<u32>,
+}
+
+impl Revocation {
+    fn waiters(&self) -> impl Iterator<Item = &Waiter> {
+        self.first.iter().chain(&self.more)
+    }
 }
 
 /// An exchange waiting for another kernel.
@@ -419,7 +429,7 @@ impl Kernel {
                 }
                 if !self.flaws.forget_joiners {
                     if let Some(revocation) = self.revocations.get_mut(&root) {
-                        revocation.waiters.push(waiter);
+                        revocation.more.push(waiter);
                     }
                 }
                 return;
@@ -432,19 +442,19 @@ impl Kernel {
             // Nothing below it: gone at once, with no revocation to record.
             let parent = leaf.parent;
             self.caps.remove(&index);
-            self.leave_parent(index, parent, core::slice::from_ref(&waiter));
+            self.leave_parent(index, parent, core::iter::once(&waiter));
             return self.answer(waiter);
         }
         let mut outstanding = 0;
-        // `marked` is also the work list: a capability is marked when it is
-        // found, and its children are looked at when its turn comes.
-        let mut marked = vec![index];
+        // `below` is also the work list after the root: a capability is
+        // marked when it is found, its children looked at in its turn.
+        let mut below = Vec::new();
         self.mark(index, index);
+        let mut at = index;
         let mut next = 0;
-        while let Some(&at) = marked.get(next) {
-            next += 1;
+        loop {
             // A marked capability's children are never looked at again.
-            let Some(children) = self.caps.get_mut(&at).map(|cap| core::mem::take(&mut cap.children)) else { continue };
+            let children = self.caps.get_mut(&at).map(|cap| core::mem::take(&mut cap.children)).unwrap_or_default();
             for child in children {
                 if child.kernel != self.id {
                     outstanding += if self.flaws.count_twice { 2 } else { 1 };
@@ -456,7 +466,7 @@ impl Kernel {
                 let state = match self.caps.get_mut(&child.index) {
                     Some(found) if found.state == CapState::Live => {
                         found.state = CapState::Marked { root: index };
-                        marked.push(child.index);
+                        below.push(child.index);
                         continue;
                     }
                     Some(found) => found.state,
@@ -467,19 +477,22 @@ impl Kernel {
                         // Another revocation has it: this one waits for it.
                         outstanding += 1;
                         if let Some(revocation) = self.revocations.get_mut(&other) {
-                            revocation.waiters.push(Waiter::Local { root: index });
+                            revocation.more.push(Waiter::Local { root: index });
                         }
                     }
                 }
             }
+            let Some(&following) = below.get(next) else { break };
+            next += 1;
+            at = following;
         }
-        let mut waiters = vec![waiter];
-        if self.flaws.early_ack {
-            for early in core::mem::take(&mut waiters) {
-                self.answer(early);
-            }
-        }
-        self.revocations.insert(index, Revocation { outstanding, waiters, marked });
+        let first = if self.flaws.early_ack {
+            self.answer(waiter);
+            None
+        } else {
+            Some(waiter)
+        };
+        self.revocations.insert(index, Revocation { outstanding, first, more: Vec::new(), below });
         if outstanding == 0 {
             self.finish(index);
         }
@@ -505,12 +518,12 @@ impl Kernel {
     /// root leaves its parent's children, and its waiters are answered.
     fn finish(&mut self, root: u32) {
         let Some(revocation) = self.revocations.remove(&root) else { return };
-        let parent = self.caps.get(&root).and_then(|cap| cap.parent);
-        for index in &revocation.marked {
+        let parent = self.caps.remove(&root).and_then(|cap| cap.parent);
+        for index in &revocation.below {
             self.caps.remove(index);
         }
-        self.leave_parent(root, parent, &revocation.waiters);
-        for waiter in revocation.waiters {
+        self.leave_parent(root, parent, revocation.waiters());
+        for waiter in revocation.first.into_iter().chain(revocation.more) {
             self.answer(waiter);
         }
     }
@@ -519,12 +532,11 @@ impl Kernel {
     /// request from the parent's kernel among `waiters` means the parent is
     /// marked there and goes when that revocation ends: no `Unlink` (it
     /// would double the messages a tree's root must take).
-    fn leave_parent(&mut self, index: u32, parent: Option<CapKey>, waiters: &[Waiter]) {
+    fn leave_parent<'a>(&mut self, index: u32, parent: Option<CapKey>, mut waiters: impl Iterator<Item = &'a Waiter>) {
         let key = self.key(index);
-        let parent_marked = |parent: CapKey| waiters.iter().any(|waiter| matches!(waiter, Waiter::Remote { kernel, .. } if *kernel == parent.kernel));
         match parent {
             Some(parent) if parent.kernel == self.id => self.unlink(parent, key),
-            Some(parent) if parent_marked(parent) => {}
+            Some(parent) if waiters.any(|waiter| matches!(waiter, Waiter::Remote { kernel, .. } if *kernel == parent.kernel)) => {}
             Some(parent) => self.send(parent.kernel, Message::Unlink { parent, child: key }),
             None => {}
         }
