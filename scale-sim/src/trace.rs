@@ -2,7 +2,10 @@
 //! one line per call, `start end pid tid name ret a0 a1 a2 [path]`, times
 //! in guest instructions, arguments in hex, `#` lines for comments.
 //!
-//! Must refuse a malformed line with its number, never panic on one.
+//! Must refuse a malformed line with its number, never panic on one; the
+//! line itself is read by the tracer's parser, `linux_abi::syscall_trace`.
+
+use linux_abi::syscall_trace::parse_line;
 
 /// One system call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +21,7 @@ pub struct Record {
     pub ret: i64,
     /// The first three arguments.
     pub args: [u64; 3],
-    /// The path argument of calls that take one (`\x20` for a space).
+    /// The path argument of calls that take one (unescaped).
     pub path: Option<String>,
 }
 
@@ -30,34 +33,11 @@ pub struct Trace {
     pub records: Vec<Record>,
 }
 
-fn number<T: std::str::FromStr>(word: Option<&str>, what: &str) -> Result<T, String> {
-    let word = word.ok_or_else(|| format!("no {what}"))?;
-    word.parse().map_err(|_| format!("{what} `{word}` is not a number"))
-}
-
-fn hex(word: Option<&str>, what: &str) -> Result<u64, String> {
-    let word = word.ok_or_else(|| format!("no {what}"))?;
-    let digits = word.strip_prefix("0x").ok_or_else(|| format!("{what} `{word}` is not 0x-hex"))?;
-    u64::from_str_radix(digits, 16).map_err(|_| format!("{what} `{word}` is not 0x-hex"))
-}
-
+/// A line through the tracer's own parser (`linux_abi::syscall_trace`).
 fn record(line: &str) -> Result<Record, String> {
-    let mut words = line.split_whitespace();
-    let start = number(words.next(), "start")?;
-    let end = number(words.next(), "end")?;
-    let pid = number(words.next(), "pid")?;
-    let tid = number(words.next(), "tid")?;
-    let name = words.next().ok_or("no name")?.to_string();
-    let ret = number(words.next(), "result")?;
-    let args = [hex(words.next(), "a0")?, hex(words.next(), "a1")?, hex(words.next(), "a2")?];
-    let path = words.next().map(|path| path.replace("\\x20", " "));
-    if words.next().is_some() {
-        return Err("more than ten fields".into());
-    }
-    if end < start {
-        return Err(format!("ends ({end}) before it starts ({start})"));
-    }
-    Ok(Record { start, end, pid, tid, name, ret, args, path })
+    let line = parse_line(line).map_err(|error| error.to_string())?;
+    let path = line.path.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    Ok(Record { start: line.start, end: line.end, pid: line.pid, tid: line.tid, name: line.name, ret: line.result, args: line.arguments, path })
 }
 
 /// Parses a trace file.
