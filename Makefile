@@ -2,7 +2,7 @@
 # first checks the host packages it needs (`cargo xtask deps`) and installs
 # the missing ones when run as root.
 #
-#   make run   [SMP=2] [MEM=256] [ACCEL=tcg|kvm] [DISK=path|none] [PORTS=HOST:GUEST,...]
+#   make run   [SMP=2] [GROUPS=1] [MEM=256] [ACCEL=tcg|kvm] [DISK=path|none] [PORTS=HOST:GUEST,...]
 #                                                 boot on this terminal (Ctrl-A x quits), root on
 #                                                 the ext4 image DISK (made on first use; none: in memory),
 #                                                 a network card (DHCP), 127.0.0.1:HOST forwarded to GUEST
@@ -12,6 +12,7 @@
 #   make clean
 
 SMP ?= 2
+GROUPS ?= 1
 MEM ?= 256
 ACCEL ?= tcg
 DISK ?= target/lamina-disk.img
@@ -31,7 +32,7 @@ build: cargo-present
 	$(XTASK) build
 
 run: cargo-present
-	$(XTASK) run --smp $(SMP) --mem $(MEM) --accel $(ACCEL) --disk $(DISK) --port '$(PORTS)'
+	$(XTASK) run --smp $(SMP) --groups $(GROUPS) --mem $(MEM) --accel $(ACCEL) --disk $(DISK) --port '$(PORTS)'
 
 test: cargo-present
 	$(XTASK) test

@@ -1,9 +1,14 @@
 //! The kernel's physical frame allocator, built from the machine layer's
 //! hand-off, and the frame source the machine layer maps stacks with.
 //!
-//! One [`CachedFrameAllocator`] for the whole machine: a cache of free
-//! frames per online CPU in front of the bitmap. It is published once in a
-//! [`SetOnce`], so allocating takes no lock beyond the CPU's own cache lock.
+//! One [`CachedFrameAllocator`] per CPU group (issue 20): the free frames
+//! are cut into equal parts in address order (`groups::partition_ranges`)
+//! and each group's kernel hands out only its own part, from a cache per
+//! online CPU in front of its own bitmap. A frame is allocated from the
+//! group of the CPU asking and freed to the group whose part holds it.
+//! Without groups there is one part: the whole machine. The allocators are
+//! published once in a [`SetOnce`], so allocating takes no lock beyond the
+//! CPU's own cache lock.
 
 use alloc::boxed::Box;
 use alloc::vec;
@@ -11,6 +16,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::AtomicU64;
 
 use frames::{BitmapFrameAllocator, CachedFrameAllocator, FrameError, FrameNumber, FrameRange, PhysicalAddress};
+use groups::FrameSpan;
 use machine::layout::Range;
 use machine::frame_access::Frame;
 use machine::paging::TableFrameSource;
@@ -22,42 +28,84 @@ use spinlock::kernel::{IrqOff, KernelCpu, PerCpuLevels};
 /// a cache or the bitmap is locked, lock order checked per CPU.
 pub type KernelFrames = CachedFrameAllocator<'static, KernelCpu, IrqOff, PerCpuLevels>;
 
-/// The allocator (layer 2); empty until [`init`] ran.
-static FRAMES: SetOnce<KernelFrames> = SetOnce::new();
+/// Each group's allocator and the first frame of its part.
+struct GroupFrames {
+    /// By group; a group whose part is empty has none.
+    allocators: Vec<Option<KernelFrames>>,
+    /// (first frame of the part, group), in address order, for frees.
+    starts: Vec<(u64, usize)>,
+}
 
-/// Builds the allocator over the free ranges the machine layer left, with a
-/// cache for each online CPU. Returns the number of free frames.
+/// The allocators; empty until [`init`] ran.
+static FRAMES: SetOnce<GroupFrames> = SetOnce::new();
+
+/// Builds one allocator per group (`crate::groups`, chosen before) over
+/// its part of the free ranges the machine layer left, each with a cache
+/// for each online CPU. Returns the number of free frames in all.
 pub fn init(free_memory: &[Range]) -> u64 {
-    let end = free_memory.iter().map(|range| range.end).max().unwrap_or(0);
-    let words = (end >> frames::FRAME_SHIFT).div_ceil(64) as usize;
-    let storage: &'static mut [u64] = Box::leak(vec![0u64; words].into_boxed_slice());
-    let table: &'static [AtomicU64] = Box::leak((0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>().into_boxed_slice());
-    let mut bitmap = BitmapFrameAllocator::new(storage, FrameNumber(0));
-    for range in free_memory {
-        let frames = FrameRange::within_addresses(PhysicalAddress(range.start), PhysicalAddress(range.end));
-        // The machine layer hands over disjoint ranges; an overlap would be
-        // a machine-layer bug, so it is reported rather than ignored.
-        if let Err(error) = bitmap.add_free(frames) {
-            machine::println!("lamina: warning: free range {:#x}..{:#x} refused: {error}", range.start, range.end);
+    let spans: Vec<FrameSpan> = free_memory
+        .iter()
+        .map(|range| {
+            let frames = FrameRange::within_addresses(PhysicalAddress(range.start), PhysicalAddress(range.end));
+            FrameSpan { start: frames.start.0, end: frames.end.0 }
+        })
+        .collect();
+    let parts = groups::partition_ranges(&spans, crate::groups::count());
+    let mut allocators = Vec::with_capacity(parts.len());
+    let mut starts = Vec::with_capacity(parts.len());
+    for (group, part) in parts.iter().enumerate() {
+        let allocator = build(part);
+        if let (Some(first), Some(_)) = (part.first(), allocator.as_ref()) {
+            starts.push((first.start, group));
         }
+        allocators.push(allocator);
     }
-    let allocator = match CachedFrameAllocator::new(bitmap, table, percpu::online_count()) {
-        Ok(allocator) => allocator,
-        Err(error) => {
-            machine::println!("lamina: frame allocator cannot be built: {error}");
-            return 0;
-        }
-    };
-    let free = allocator.free_count();
-    if FRAMES.set(Box::leak(Box::new(allocator))).is_err() {
+    let free = allocators.iter().flatten().map(KernelFrames::free_count).sum();
+    if FRAMES.set(Box::leak(Box::new(GroupFrames { allocators, starts }))).is_err() {
         machine::println!("lamina: warning: the frame allocator was built twice; keeping the first");
     }
     free
 }
 
-/// The allocator; `None` only before [`init`] (or if it could not be built).
+/// One group's allocator over the frames of `part` (in address order).
+fn build(part: &[FrameSpan]) -> Option<KernelFrames> {
+    let (first, last) = (part.first()?.start, part.last()?.end);
+    let words = (last - first).div_ceil(64) as usize;
+    let storage: &'static mut [u64] = Box::leak(vec![0u64; words].into_boxed_slice());
+    let table: &'static [AtomicU64] = Box::leak((0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>().into_boxed_slice());
+    let mut bitmap = BitmapFrameAllocator::new(storage, FrameNumber(first));
+    for span in part {
+        // The machine layer hands over disjoint ranges; an overlap would be
+        // a machine-layer bug, so it is reported rather than ignored.
+        if let Err(error) = bitmap.add_free(FrameRange::new(FrameNumber(span.start), FrameNumber(span.end))) {
+            machine::println!("lamina: warning: free frames {:#x}..{:#x} refused: {error}", span.start, span.end);
+        }
+    }
+    match CachedFrameAllocator::new(bitmap, table, percpu::online_count()) {
+        Ok(allocator) => Some(allocator),
+        Err(error) => {
+            machine::println!("lamina: frame allocator cannot be built: {error}");
+            None
+        }
+    }
+}
+
+/// The allocator of the group whose part holds `frame`.
+fn owner_of(frame: FrameNumber) -> Option<&'static KernelFrames> {
+    let table = FRAMES.get()?;
+    let index = table.starts.partition_point(|(start, _)| *start <= frame.0).checked_sub(1)?;
+    table.allocators.get(table.starts[index].1)?.as_ref()
+}
+
+/// Group `group`'s free frames.
+pub fn free_frames_of(group: usize) -> u64 {
+    FRAMES.get().and_then(|table| table.allocators.get(group)?.as_ref()).map_or(0, KernelFrames::free_count)
+}
+
+/// The allocator of this CPU's group; `None` only before [`init`] (or if
+/// it could not be built, or the group has no memory).
 pub fn frames() -> Option<&'static KernelFrames> {
-    FRAMES.get()
+    FRAMES.get()?.allocators.get(crate::groups::current_group())?.as_ref()
 }
 
 /// One free frame, charged to no container, held by the caller alone:
@@ -109,14 +157,14 @@ pub(crate) fn allocate_held_frame() -> Result<Frame, FrameError> {
 /// they are dropped).
 pub(crate) fn free_held_frame(frame: Frame) {
     let number = FrameNumber::containing(PhysicalAddress(frame.release()));
-    if let Err(error) = frames().ok_or(FrameError::OutOfRange).and_then(|frames| frames.free(number)) {
+    if let Err(error) = owner_of(number).ok_or(FrameError::OutOfRange).and_then(|frames| frames.free(number)) {
         machine::println!("lamina: warning: freeing frame {number:?} refused: {error}");
     }
 }
 
-/// Free frames right now, in the bitmap and every CPU cache.
+/// Free frames right now, in every group's bitmap and CPU caches.
 pub fn free_frames() -> u64 {
-    frames().map_or(0, |frames| frames.free_count())
+    FRAMES.get().map_or(0, |table| table.allocators.iter().flatten().map(KernelFrames::free_count).sum())
 }
 
 /// How the threads layer gets stacks and charges them to containers.

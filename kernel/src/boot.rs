@@ -29,6 +29,8 @@ impl PublishedContainer {
 
 /// First code above the machine layer, on the bootstrap processor.
 pub fn bootstrap_main(handoff: Handoff) -> ! {
+    // The groups first: the frame allocator is built per group.
+    let groups = kernel_objects::groups::init(handoff.boot.command_line());
     let free_frames = kernel_objects::physical_memory::init(&handoff.free_memory);
     let free_bytes = free_frames * frames::FRAME_SIZE;
     kernel_objects::kernel_memory::init();
@@ -60,6 +62,7 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         percpu::online_count(),
         (handoff.usable_bytes + (1 << 19)) >> 20
     );
+    report_groups(groups);
     crate::faults::inject_if_asked(&facts.command_line);
     let initramfs = handoff.modules.first().copied();
     // The main thread starts the drivers first: they need the scheduler
@@ -72,6 +75,20 @@ pub fn bootstrap_main(handoff: Handoff) -> ! {
         machine::stop::halt_machine(machine::stop::ExitCode::BootFailure);
     }
     sched::idle_loop()
+}
+
+/// One line per group when there is more than one: its CPUs and memory.
+fn report_groups(table: &kernel_objects::groups::GroupTable) {
+    let layout = table.layout();
+    if layout.groups() < 2 {
+        return;
+    }
+    machine::println!("lamina: {} kernel groups, new processes placed {}", layout.groups(), kernel_objects::groups::policy_name());
+    for group in 0..layout.groups() {
+        let cpus = layout.cpus_of(group);
+        let mebibytes = kernel_objects::physical_memory::free_frames_of(group) * frames::FRAME_SIZE >> 20;
+        machine::println!("lamina: group {group}: CPUs {}-{}, {mebibytes} MiB", cpus.start, cpus.end - 1);
+    }
 }
 
 #[cfg(feature = "ktest")]

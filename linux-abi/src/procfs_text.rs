@@ -33,6 +33,10 @@ pub struct ProcessFacts {
     pub threads: u32,
     /// Its nice value (-20..=19).
     pub nice: i32,
+    /// The CPU group (kernel instance, issue 20) it lives in.
+    pub group: u32,
+    /// The CPUs its main thread may run on (bit n: CPU n).
+    pub cpus_allowed: u64,
 }
 
 /// `/proc/<pid>/stat`: the 52 fields of `proc(5)`, CPU times in clock
@@ -72,14 +76,40 @@ pub fn process_stat(facts: &ProcessFacts) -> String {
 pub fn process_status(facts: &ProcessFacts) -> String {
     let state = if facts.zombie { "Z (zombie)" } else { "S (sleeping)" };
     format!(
-        "Name:\t{}\nState:\t{}\nTgid:\t{}\nPid:\t{}\nPPid:\t{}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t{}\n",
+        "Name:\t{}\nState:\t{}\nTgid:\t{}\nPid:\t{}\nPPid:\t{}\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nThreads:\t{}\nCpus_allowed_list:\t{}\nGroup:\t{}\n",
         String::from_utf8_lossy(&facts.command),
         state,
         facts.pid,
         facts.pid,
         facts.parent,
-        facts.threads.max(1)
+        facts.threads.max(1),
+        cpu_list(facts.cpus_allowed),
+        facts.group
     )
+}
+
+/// A CPU mask as Linux's list format: runs joined by commas (`0-1,4`).
+pub fn cpu_list(mask: u64) -> String {
+    let mut text = String::new();
+    let mut cpu = 0;
+    while cpu < 64 {
+        if mask >> cpu & 1 == 0 {
+            cpu += 1;
+            continue;
+        }
+        let first = cpu;
+        while cpu < 64 && mask >> cpu & 1 == 1 {
+            cpu += 1;
+        }
+        if !text.is_empty() {
+            text.push(',');
+        }
+        match cpu - 1 - first {
+            0 => text.push_str(&format!("{first}")),
+            _ => text.push_str(&format!("{first}-{}", cpu - 1)),
+        }
+    }
+    text
 }
 
 /// `/proc/uptime` after `hundredths` of a second (idle time not counted).
@@ -230,6 +260,8 @@ mod tests {
             children_times: crate::cpu_times::CpuTimes { user: 50_000_000, system: 0 },
             threads: 3,
             nice: 5,
+            group: 1,
+            cpus_allowed: 0b1100,
         }
     }
 
@@ -255,7 +287,10 @@ mod tests {
     fn status_and_system_files_read_as_linux_writes_them() {
         let status = process_status(&facts());
         assert!(status.starts_with("Name:\tmy prog)\nState:\tS (sleeping)\nTgid:\t42\nPid:\t42\nPPid:\t1\n"));
-        assert!(status.ends_with("Threads:\t3\n"));
+        assert!(status.ends_with("Threads:\t3\nCpus_allowed_list:\t2-3\nGroup:\t1\n"), "{status}");
+        assert_eq!(cpu_list(0b1_0111), "0-2,4");
+        assert_eq!(cpu_list(0), "");
+        assert_eq!(cpu_list(u64::MAX), "0-63");
         assert_eq!(uptime(12345), "123.45 0.00\n");
         assert_eq!(uptime(5), "0.05 0.00\n");
         let meminfo = meminfo(262144, 1024, 2048);

@@ -182,6 +182,9 @@ pub struct Process {
     /// The signal state's hint (`SignalState::hint`), read without the
     /// state's lock on every return to user mode.
     signal_hint: Arc<sched::pending_hint::PendingHint>,
+    /// The CPU group (kernel instance, issue 20) it lives in: its threads
+    /// run only on that group's CPUs. Changed by [`Process::move_to_group`].
+    group: AtomicU32,
 }
 
 /// The value of `group_exit` and `exec_by` while not set.
@@ -209,8 +212,10 @@ impl Process {
             exec_by: AtomicU64::new(NOBODY),
             cpu_timers_armed: AtomicBool::new(cpu_limited),
             signal_hint,
+            group: AtomicU32::new(0),
         });
         table.push(process.clone());
+        kernel_objects::groups::process_joined(0);
         Ok(process)
     }
 
@@ -273,6 +278,47 @@ impl Process {
         threads.try_reserve(1).map_err(|_| Errno::EAGAIN)?;
         threads.push((tid, thread));
         Ok(())
+    }
+
+    /// The CPU group it lives in.
+    pub fn group(&self) -> usize {
+        // Relaxed: a process's group is a placement fact; a thread that
+        // reads a stale one is moved by `move_to_group` itself.
+        self.group.load(Ordering::Relaxed) as usize
+    }
+
+    /// The CPUs thread `tid` may run on: its affinity within the CPUs of
+    /// the process's group, the whole group when its affinity names none
+    /// of them (every CPU without groups and without affinity).
+    pub fn cpus_for(&self, tid: Pid) -> sched::placement::CpuMask {
+        use sched::placement::CpuMask;
+        let group = kernel_objects::groups::cpus_of(self.group());
+        let affinity = self.state().affinity_of(tid).map_or(CpuMask::ALL, CpuMask::from_bits);
+        match affinity.bits() & group.bits() {
+            0 => group,
+            both if both == u64::MAX => CpuMask::ALL,
+            both => CpuMask::from_bits(both),
+        }
+    }
+
+    /// Moves the process to CPU group `group`: counted there, and every
+    /// thread confined to that group's CPUs (the caller, if it is one of
+    /// them, moves before this returns; the others at once if they wait,
+    /// within a tick if they run).
+    pub fn move_to_group(&self, group: usize) {
+        let old = self.group.swap(group as u32, Ordering::Relaxed) as usize;
+        if old == group {
+            return;
+        }
+        kernel_objects::groups::process_left(old);
+        kernel_objects::groups::process_joined(group);
+        // Copies, so that no lock is held while a thread moves (the caller
+        // may switch CPUs inside `set_allowed`).
+        let threads: Vec<(Pid, Arc<sched::Thread>)> = self.threads.lock().clone();
+        for (tid, thread) in threads {
+            // A mask inside the group is never empty: cannot fail.
+            let _ = sched::set_allowed(&thread, self.cpus_for(tid));
+        }
     }
 
     /// Forgets user thread `tid`; returns how many remain.
@@ -388,7 +434,11 @@ pub fn try_all() -> Result<Vec<Arc<Process>>, Errno> {
 
 /// Forgets a reaped zombie.
 pub fn remove(pid: Pid) {
-    TABLE.lock().retain(|process| process.pid != pid);
+    let mut table = TABLE.lock();
+    if let Some(index) = table.iter().position(|process| process.pid == pid) {
+        let process = table.remove(index);
+        kernel_objects::groups::process_left(process.group());
+    }
 }
 
 /// A new thread or process id (one number space, as on Linux).

@@ -7,7 +7,6 @@
 
 use alloc::sync::Arc;
 
-use sched::placement::CpuMask;
 use machine::user::{vectors, UserContext, UserExit};
 use vmem::{Access, FaultOutcome};
 
@@ -28,13 +27,14 @@ pub fn start(process: Arc<Process>, context: UserContext) -> Result<(), Errno> {
 
 /// Starts user thread `tid` of `process` from `context`; `clear_tid`: the
 /// address zeroed and futex-woken when it ends (`CLONE_CHILD_CLEARTID`).
-/// It starts on this CPU when its affinity (recorded before) allows it.
+/// It starts on this CPU when its affinity (recorded before) and its
+/// process's CPU group allow it, else on the least loaded CPU they allow.
 /// Placement on the least loaded CPU (`sched::spawn_placed`) is off:
 /// the lost kicks it exposed are fixed (`sched::kick_flag`), but on an
 /// overcommitted host threads spread over CPUs still stall for seconds
 /// (docs/architecture.md "Where threads run", issue 15).
 pub fn start_thread(process: Arc<Process>, context: UserContext, tid: Pid, clear_tid: u64) -> Result<(), Errno> {
-    let allowed = process.state().affinity_of(tid).map_or(CpuMask::ALL, CpuMask::from_bits);
+    let allowed = process.cpus_for(tid);
     let runner = process.clone();
     let thread = sched::spawn_here_allowed(allowed, "user", move || run(runner, context, tid, clear_tid)).map_err(|_| Errno::EAGAIN)?;
     if let Err(errno) = process.add_thread(tid, thread) {

@@ -1,5 +1,5 @@
 //! The virtual machine's shape shared by `run`, `exec` and the tests:
-//! `--smp N`, `--mem MiB`, `--accel tcg|kvm` and `--icount`.
+//! `--smp N`, `--groups N`, `--mem MiB`, `--accel tcg|kvm` and `--icount`.
 
 use crate::arguments::Arguments;
 use crate::failure::{Failure, Outcome};
@@ -28,6 +28,9 @@ const MOST_CPUS: u32 = 255;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MachineOptions {
     pub cpu_count: u32,
+    /// Kernel instances (CPU groups, issue 20): `groups=N` on the kernel
+    /// command line when above 1.
+    pub groups: u32,
     pub memory_mib: u32,
     pub accelerator: Accelerator,
     pub counting: InstructionCounting,
@@ -37,6 +40,7 @@ impl Default for MachineOptions {
     fn default() -> Self {
         MachineOptions {
             cpu_count: 2,
+            groups: 1,
             memory_mib: 256,
             accelerator: Accelerator::Tcg,
             counting: InstructionCounting::Off,
@@ -58,6 +62,7 @@ impl MachineOptions {
     pub fn take_flag(&mut self, flag: &str, arguments: &mut Arguments) -> Outcome<bool> {
         match flag {
             "--smp" => self.cpu_count = arguments.number(flag)?,
+            "--groups" => self.groups = arguments.number(flag)?,
             "--mem" => self.memory_mib = arguments.number(flag)?,
             "--accel" => self.accelerator = parse_accelerator(&arguments.value(flag)?)?,
             "--icount" => self.counting = InstructionCounting::On,
@@ -72,6 +77,12 @@ impl MachineOptions {
             return Err(Failure::usage(format!(
                 "--smp must be 1 to {MOST_CPUS}, not {}",
                 self.cpu_count
+            )));
+        }
+        if self.groups == 0 || self.groups > self.cpu_count.min(64) {
+            return Err(Failure::usage(format!(
+                "--groups must be 1 to the CPU count ({}, at most 64), not {}",
+                self.cpu_count, self.groups
             )));
         }
         if self.memory_mib == 0 {
@@ -118,8 +129,8 @@ mod tests {
 
     #[test]
     fn every_flag_is_read() {
-        let options = parse(&["--smp", "8", "--mem=64", "--accel", "tcg", "--icount"]).unwrap();
-        assert_eq!((options.cpu_count, options.memory_mib), (8, 64));
+        let options = parse(&["--smp", "8", "--groups", "4", "--mem=64", "--accel", "tcg", "--icount"]).unwrap();
+        assert_eq!((options.cpu_count, options.groups, options.memory_mib), (8, 4, 64));
         assert_eq!(options.counting, InstructionCounting::On);
         assert_eq!(
             parse(&["--accel=kvm"]).unwrap().accelerator,
@@ -134,6 +145,8 @@ mod tests {
             &["--smp", "256"],
             &["--mem", "0"],
             &["--accel", "hvf"],
+            &["--groups", "0"],
+            &["--smp", "2", "--groups", "3"],
         ] {
             assert!(
                 matches!(parse(bad), Err(Failure::Usage(_))),

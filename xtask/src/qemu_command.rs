@@ -68,7 +68,7 @@ pub fn qemu_arguments(
             .map(|word| word.to_string()),
     );
     arguments.extend(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"].map(String::from));
-    arguments.extend(medium_arguments(medium));
+    arguments.extend(medium_arguments(medium, machine));
     arguments
 }
 
@@ -109,12 +109,25 @@ fn console_arguments(console: Console) -> &'static [&'static str] {
     }
 }
 
-fn medium_arguments(medium: &BootMedium) -> Vec<String> {
+/// The kernel command line `base` with the machine's `groups=N` added
+/// when it asks for more than one group.
+fn with_groups(base: &str, machine: &MachineOptions) -> String {
+    match machine.groups {
+        0 | 1 => base.to_string(),
+        groups if base.is_empty() => format!("groups={groups}"),
+        groups => format!("{base} groups={groups}"),
+    }
+}
+
+fn medium_arguments(medium: &BootMedium, machine: &MachineOptions) -> Vec<String> {
     let (flag, path) = match medium {
+        BootMedium::Kernel(path) if machine.groups > 1 => {
+            return ["-kernel".to_string(), path.display().to_string(), "-append".to_string(), with_groups("", machine)].to_vec();
+        }
         BootMedium::Kernel(path) => ("-kernel", path),
         BootMedium::KernelWithCommandLine(path, command_line) => {
             let kernel = ["-kernel".to_string(), path.display().to_string()];
-            return [kernel, ["-append".to_string(), command_line.clone()]].concat();
+            return [kernel, ["-append".to_string(), with_groups(command_line, machine)]].concat();
         }
         BootMedium::Cdrom(path, _) => ("-cdrom", path),
         BootMedium::KernelWithInitramfs { kernel, initramfs, command_line } => {
@@ -124,7 +137,7 @@ fn medium_arguments(medium: &BootMedium) -> Vec<String> {
                 "-initrd".to_string(),
                 initramfs.display().to_string(),
                 "-append".to_string(),
-                command_line.clone(),
+                with_groups(command_line, machine),
             ]
             .to_vec();
         }
@@ -191,6 +204,18 @@ mod tests {
              -no-reboot -display none -nic none -serial stdio -monitor none \
              -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel k"
         );
+    }
+
+    #[test]
+    fn groups_reach_the_kernel_command_line() {
+        let grouped = MachineOptions { groups: 2, ..MachineOptions::with(4, 256) };
+        let bare = joined(grouped, BootMedium::Kernel("k".into()), Console::Piped);
+        assert!(bare.ends_with("-kernel k -append groups=2"), "{bare}");
+        let medium = BootMedium::KernelWithInitramfs { kernel: "k".into(), initramfs: "i".into(), command_line: "root=/dev/vda".into() };
+        let line = joined(grouped, medium.clone(), Console::Piped);
+        assert!(line.ends_with("-append root=/dev/vda groups=2"), "{line}");
+        let single = joined(MachineOptions::with(4, 256), medium, Console::Piped);
+        assert!(single.ends_with("-append root=/dev/vda"), "{single}");
     }
 
     #[test]

@@ -214,12 +214,23 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
         state.children.push(Child { pid: child.pid, pgid, status: None, times: Default::default(), stopped: None });
     }
     context.registers.rax = 0;
+    child.move_to_group(group_for_child(parent.group(), child_affinity));
     let pid = child.pid;
     if let Err(errno) = run::start_thread(child.clone(), context, pid, clear_child_tid.unwrap_or(0)) {
         run::exit(&child, exited(127));
         return Err(errno);
     }
     value(u64::from(pid))
+}
+
+/// The CPU group a new process lives in (issue 20): the one its inherited
+/// affinity confines it to (`taskset`), else the boot's placement policy
+/// (round-robin or least-loaded over the groups). Group 0 without groups.
+fn group_for_child(parent_group: usize, affinity: Option<u64>) -> usize {
+    if kernel_objects::groups::count() < 2 {
+        return 0;
+    }
+    affinity.and_then(kernel_objects::groups::confining_group).unwrap_or_else(|| kernel_objects::groups::place_new_process(parent_group))
 }
 
 /// Most arguments plus environment strings `execve` takes.

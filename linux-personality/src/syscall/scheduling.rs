@@ -5,7 +5,6 @@
 //! and reported, and `fork` passes them on as Linux does; the scheduler
 //! itself does not act on them yet: every thread is time-shared alike.
 
-use sched::placement::CpuMask;
 use super::{value, Call, CallResult, UserPtr};
 use crate::process::{self, Pid, Process};
 use alloc::sync::Arc;
@@ -75,7 +74,10 @@ fn online_mask() -> u64 {
 /// (EINVAL when none does), kept for the thread, which runs only there
 /// from now on (the caller moves before it returns; another thread moves
 /// at once if it waits, within a tick if it runs); ESRCH for a thread
-/// that does not exist.
+/// that does not exist. With CPU groups (issue 20) a process lives in one
+/// group: a mask naming none of its group's CPUs moves the whole process
+/// to the group of the mask's first CPU (`taskset` to another group), and
+/// the thread runs on the mask's CPUs within the group.
 pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     let (process, tid) = affinity_target(call)?;
     let size = (call.argument(1) as usize).min(8);
@@ -86,9 +88,12 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     process.state().set_affinity(tid, (mask != online_mask()).then_some(mask))?;
-    if let Some(thread) = process.kernel_thread(tid) {
-        let allowed = if mask == online_mask() { CpuMask::ALL } else { CpuMask::from_bits(mask) };
-        sched::set_allowed(&thread, allowed).map_err(|_| Errno::EINVAL)?;
+    let group_cpus = kernel_objects::groups::cpus_of(process.group()).bits();
+    if mask & group_cpus == 0 {
+        let first_cpu = mask.trailing_zeros() as usize;
+        process.move_to_group(kernel_objects::groups::group_of_cpu(first_cpu));
+    } else if let Some(thread) = process.kernel_thread(tid) {
+        sched::set_allowed(&thread, process.cpus_for(tid)).map_err(|_| Errno::EINVAL)?;
     }
     value(0)
 }
@@ -116,7 +121,11 @@ pub fn sched_getaffinity(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     let (process, tid) = affinity_target(call)?;
-    let mask = process.state().affinity_of(tid).unwrap_or_else(online_mask);
+    // What the thread may use: its affinity within its process's group.
+    let mask = match process.cpus_for(tid).bits() {
+        u64::MAX => online_mask(),
+        mask => mask & online_mask(),
+    };
     let mut bytes = alloc::vec::Vec::new();
     bytes.try_reserve_exact(bytes_needed).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(bytes_needed, 0);

@@ -51,6 +51,9 @@ pub(super) struct CpuScheduler {
     pending_seen: AtomicUsize,
     /// Uptime (ns) of this CPU's last look for a thread to take.
     last_take_look: AtomicU64,
+    /// The CPUs this one takes waiting threads from while idle: its
+    /// group's with CPU groups (`set_domain`), every CPU without.
+    domain: AtomicU64,
     /// The time-stamp counter reading since which the current thread's
     /// running time is not yet added to its `cpu_cycles`.
     stint_start: AtomicU64,
@@ -74,6 +77,7 @@ impl CpuScheduler {
             ready_seen: AtomicUsize::new(0),
             pending_seen: AtomicUsize::new(0),
             last_take_look: AtomicU64::new(0),
+            domain: AtomicU64::new(u64::MAX),
             stint_start: AtomicU64::new(0),
             tick_plan: queue_lock(TickPlan::new(machine::timer::TICK_NANOSECONDS, 0)),
         }
@@ -671,8 +675,10 @@ fn take_waiting_thread(here: usize, this: &CpuScheduler) -> Option<Arc<Thread>> 
         return None;
     }
     this.last_take_look.store(now, Ordering::Relaxed);
+    // Relaxed: set once at boot, before this CPU schedules.
+    let domain = CpuMask::from_bits(this.domain.load(Ordering::Relaxed));
     let victim = choose_victim(here, percpu::online_count(), |cpu| Busy {
-        running: !CPUS[cpu].idle.is_set(),
+        running: domain.allows(cpu) && !CPUS[cpu].idle.is_set(),
         waiting: CPUS[cpu].ready_seen.load(Ordering::Relaxed),
     })?;
     let movable = |thread: &Arc<Thread>| thread.is_balanced() && thread.allowed().allows(here) && now.saturating_sub(thread.queued_at()) >= TAKE_AFTER_NANOSECONDS;
@@ -685,6 +691,17 @@ fn take_waiting_thread(here: usize, this: &CpuScheduler) -> Option<Arc<Thread>> 
     taken.set_home(here, false);
     CPUS[here].threads_taken.fetch_add(1, Ordering::Relaxed);
     Some(taken)
+}
+
+/// Makes CPU `cpu` take waiting threads, when idle, only from the CPUs
+/// of `domain` (its CPU group's: a group's kernel schedules its own CPUs).
+/// Set at boot, before the CPU schedules; threads stay where their own
+/// affinity allows regardless.
+pub fn set_domain(cpu: usize, domain: CpuMask) {
+    if let Some(scheduler) = CPUS.get(cpu) {
+        // Relaxed: published to the CPU by its start-up (it reads it after).
+        scheduler.domain.store(domain.bits(), Ordering::Relaxed);
+    }
 }
 
 /// Publishes `queues`' lengths (its lock held) for lock-free readers.

@@ -13,6 +13,7 @@ use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::page_cache_checks::run_page_cache_checks;
 use super::exec_pipes::run_exec_checks;
+use super::group_checks::run_group_checks;
 use super::network_checks::run_network_checks;
 use super::bad_packet_checks::run_bad_packet_checks;
 use super::root_disk_checks::run_root_disk_checks;
@@ -45,6 +46,9 @@ pub enum Tier {
     /// The user tier's network checks alone (servers through forwarded
     /// ports, malformed frames into the card), for work on the network.
     Network,
+    /// The user tier's CPU-group checks alone (Lamina as several kernel
+    /// instances), for work on the multikernel.
+    Groups,
     /// The user tier's disk checks alone (block device, ext4 mounted and
     /// written, root on a disk, the page cache, crash states), for work
     /// on storage.
@@ -95,11 +99,13 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
         Tier::User => {
             step("user programs", &mut run_user_tests);
             step("exec pipes", &mut run_exec_checks);
+            step("groups", &mut run_group_checks);
             step("network", &mut run_network_checks);
             step("bad packets", &mut run_bad_packet_checks);
             run_disk_steps(&mut step);
         }
         Tier::Disk => run_disk_steps(&mut step),
+        Tier::Groups => step("groups", &mut run_group_checks),
         Tier::Suites => {
             for suite in SUITES {
                 let options = SuiteOptions { suite: Some(suite.to_string()), ..SuiteOptions::default() };
@@ -179,8 +185,9 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "suites" => Ok(Tier::Suites),
         "net" => Ok(Tier::Network),
         "disk" => Ok(Tier::Disk),
+        "groups" => Ok(Tier::Groups),
         other => Err(Failure::usage(format!(
-            "--only takes host, loom, ktest, boot, iso, user, suites, net or disk, not `{other}`"
+            "--only takes host, loom, ktest, boot, iso, user, suites, net, disk or groups, not `{other}`"
         ))),
     }
 }

@@ -1,0 +1,93 @@
+//! Part of the user tier (and `--only groups`): Lamina booted as several
+//! kernel instances (`--smp 4 --groups 2` and `--groups 4`, issue 20).
+//! A shell pipeline's two stages live in different groups and the data
+//! crosses between them; a process placed in another group with `taskset`
+//! sees only that group's CPUs; `kill` and `wait` reach a process in
+//! another group; `/proc/<pid>/status` names every process's group.
+
+use super::tally::Tally;
+use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output, ProgramRun};
+use crate::failure::Outcome;
+use crate::machine_options::MachineOptions;
+use std::time::Duration;
+
+/// Longest one run may take under TCG.
+const TIME_LIMIT: Duration = Duration::from_secs(180);
+
+/// The script: each line it prints is checked below. `group PID` reads a
+/// process's group from `/proc` (`self` would be `awk`'s own: every
+/// process is placed anew). CPU 3 is in the last group of either layout;
+/// `taskset -p f` there keeps the shell in its group, where `nproc` (a
+/// new process, placed by the policy) counts its own group's CPUs. The
+/// sleeper's group is read once it runs `sleep`: `taskset` moved it
+/// before its `execve`.
+const SCRIPT: &str = r#"group() { awk '/^Group:/ { print $2 }' /proc/$1/status; }
+echo "shell $(group $$)"
+sh -c 'echo "first $(awk "/^Group:/ { print \$2 }" /proc/$$/status)" >&2; seq 1 5000' | sh -c 'echo "second $(awk "/^Group:/ { print \$2 }" /proc/$$/status)" >&2; wc -l'
+taskset 8 sh -c 'taskset -p f $$ >/dev/null; echo "pinned $(awk "/^Group:/ { print \$2 }" /proc/$$/status) cpus $(nproc)"'
+taskset 8 sleep 100 &
+sleeper=$!
+for try in $(seq 1 500); do grep -q '^Name:.sleep' /proc/$sleeper/status && break; sleep 0.02; done
+echo "sleeper $(group $sleeper)"
+kill $sleeper
+wait $sleeper
+echo "sleeper status $?"
+"#;
+
+pub fn run_group_checks(tally: &mut Tally) {
+    for groups in [2u32, 4] {
+        let name = format!("groups: a pipeline, taskset, kill and wait across {groups} kernel groups on 4 CPUs");
+        tally.record(&name, run(groups).and_then(|run| check(&run, groups)).map_err(|failure| failure.to_string()));
+    }
+}
+
+fn run(groups: u32) -> Outcome<ProgramRun> {
+    let request = ExecRequest {
+        machine: MachineOptions { groups, ..MachineOptions::with(4, 256) },
+        kernel: GuestKernel::Lamina,
+        files: Vec::new(),
+        program: "/bin/sh".into(),
+        program_arguments: vec!["-c".to_string(), SCRIPT.to_string()],
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: None,
+    };
+    run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
+}
+
+/// What the script must have printed with `groups` groups over 4 CPUs.
+fn check(run: &ProgramRun, groups: u32) -> Outcome {
+    let output = String::from_utf8_lossy(&run.output);
+    let errors = String::from_utf8_lossy(&run.errors);
+    let failed = |why: String| Err(crate::failure::Failure::failed(format!("{why}\nstdout:\n{output}\nstderr:\n{errors}")));
+    if run.exit_code != 0 {
+        return failed(format!("exit code {}", run.exit_code));
+    }
+    let value = |text: &str, label: &str| -> Option<u32> { text.lines().find_map(|line| line.strip_prefix(label)?.trim().split(' ').next()?.parse().ok()) };
+    let (Some(shell), Some(first), Some(second)) = (value(&output, "shell "), value(&errors, "first "), value(&errors, "second ")) else {
+        return failed("a group line is missing".into());
+    };
+    if [shell, first, second].iter().any(|&group| group >= groups) {
+        return failed(format!("a group number is not below {groups}"));
+    }
+    if first == second {
+        return failed(format!("both pipeline stages ran in group {first}: placement did not spread them"));
+    }
+    let last = groups - 1;
+    let expected = [
+        "5000".to_string(),
+        format!("pinned {last} cpus {}", 4 / groups),
+        format!("sleeper {last}"),
+        "sleeper status 143".to_string(),
+    ];
+    for line in &expected {
+        if !output.lines().any(|seen| seen.trim() == line) {
+            return failed(format!("no line `{line}`"));
+        }
+    }
+    if shell == last {
+        return failed(format!("the shell itself is in group {last}: kill and wait did not cross groups"));
+    }
+    Ok(())
+}
