@@ -19,6 +19,7 @@ extern crate alloc;
 pub mod address_spaces;
 pub mod capabilities;
 pub mod device_memory;
+pub mod group_kernels;
 pub mod groups;
 pub mod kernel_containers;
 pub mod kernel_memory;

@@ -36,6 +36,7 @@ pub mod fifos;
 pub mod file_mappings;
 pub mod flocks;
 pub mod fs;
+pub mod group_descriptors;
 pub mod futexes;
 pub mod inet_sockets;
 pub mod itimers;

@@ -265,6 +265,8 @@ pub fn release(handle: u64) {
         crate::record_locks::release(linux_abi::record_locks::LockOwner::Description(Arc::as_ptr(file) as u64));
     }
     drop(released);
+    // A description that crossed CPU groups: its root capability goes.
+    crate::group_descriptors::description_released(handle);
 }
 
 /// Installs `file` as a new descriptor of the process with capability

@@ -170,6 +170,7 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     if let Some(scheduler) = scheduler {
         let lamina = directory(tree, proc, b"lamina")?;
         put(tree, lamina, "sched", scheduler.as_bytes())?;
+        put(tree, lamina, "groups", kernel_objects::group_kernels::report().as_bytes())?;
     }
     let mounts = mounts_text(tree)?;
     put(tree, proc, "mounts", &mounts)?;
@@ -203,7 +204,8 @@ fn interrupts(cpus: usize) -> String {
     )
 }
 
-/// Whether `path` leads to `/proc/lamina`, whose report is made only then.
+/// Whether `path` leads to `/proc/lamina`, whose reports (`sched`, and
+/// `groups`: the CPU groups and their capability kernels) are made only then.
 pub fn concerns_scheduler(path: &[u8]) -> bool {
     path.windows(6).any(|window| window == b"lamina")
 }

@@ -27,7 +27,7 @@ mod syscall;
 // The objects the calls act on (linux-objects), named here as this
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
-    block_files, clock, cpu_itimers, descriptor_cache, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
+    block_files, clock, cpu_itimers, descriptor_cache, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, group_descriptors, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
     process, procfs, random, record_locks, signal_fds, signal_sending, signals, syscall_trace, sysv_ipc, timer_fds, tty, unix_sockets, uts_names, vdso,
 };
 
@@ -48,6 +48,10 @@ static RELEASE_OPEN_FILE: fn(u64) = open_files::release;
 /// Starts user space; never returns.
 pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     kernel_objects::capabilities::on_last_file_reference(&RELEASE_OPEN_FILE);
+    // With CPU groups, each group's capability kernel (issue 20).
+    if let Err(problem) = kernel_objects::group_kernels::start() {
+        machine::println!("lamina: warning: {problem}: descriptors cannot cross CPU groups");
+    }
     random::seed(machine::timer::uptime_nanoseconds() ^ u64::from(machine::cpu::cpuid(1, 0).ebx) << 32);
     let boot_epoch = clock::set_boot_epoch(machine::rtc::seconds_since_epoch().unwrap_or(0));
     if let Err(errno) = vdso::install(sched::current().container(), boot_epoch) {

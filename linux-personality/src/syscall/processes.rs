@@ -216,6 +216,10 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
     context.registers.rax = 0;
     child.move_to_group(group_for_child(parent.group(), child_affinity));
     let pid = child.pid;
+    if let Err(errno) = carry_descriptors(&child, parent.group()) {
+        run::exit(&child, exited(127));
+        return Err(errno);
+    }
     if let Err(errno) = run::start_thread(child.clone(), context, pid, clear_child_tid.unwrap_or(0)) {
         run::exit(&child, exited(127));
         return Err(errno);
@@ -231,6 +235,26 @@ fn group_for_child(parent_group: usize, affinity: Option<u64>) -> usize {
         return 0;
     }
     affinity.and_then(kernel_objects::groups::confining_group).unwrap_or_else(|| kernel_objects::groups::place_new_process(parent_group))
+}
+
+/// The new process `child`, placed in its group, obtains through the group
+/// kernels a copy of every inherited description held in another group
+/// (`group_descriptors`; nothing to do without CPU groups).
+fn carry_descriptors(child: &Arc<Process>, parent_group: usize) -> Result<(), Errno> {
+    if kernel_objects::groups::count() < 2 {
+        return Ok(());
+    }
+    let space = child.native.space();
+    let mut handles: Vec<u64> = Vec::new();
+    let listed = caps().with(|database| {
+        for (_, capability) in database.contents(space).filter(|(_, capability)| is_descriptor(capability.object.kind())) {
+            handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            handles.push(capability.object.handle);
+        }
+        Ok::<(), Errno>(())
+    });
+    listed?;
+    crate::group_descriptors::carry_into_group(child.pid, child.group(), parent_group, &handles)
 }
 
 /// Most arguments plus environment strings `execve` takes.

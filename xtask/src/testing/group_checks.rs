@@ -3,7 +3,12 @@
 //! A shell pipeline's two stages live in different groups and the data
 //! crosses between them; a process placed in another group with `taskset`
 //! sees only that group's CPUs; `kill` and `wait` reach a process in
-//! another group; `/proc/<pid>/status` names every process's group.
+//! another group; `/proc/<pid>/status` names every process's group. And
+//! the descriptors that crossed groups did so as capabilities: the group
+//! kernels made copies (obtains, messages between them, nothing malformed
+//! or refused), and once every child ended no copy is left in any group
+//! (`/proc/lamina/groups`, read by the shell itself: a new process would
+//! hold copies of its own).
 
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output, ProgramRun};
@@ -32,6 +37,7 @@ echo "sleeper $(group $sleeper)"
 kill $sleeper
 wait $sleeper
 echo "sleeper status $?"
+while read -r line; do echo "report $line"; done < /proc/lamina/groups
 "#;
 
 pub fn run_group_checks(tally: &mut Tally) {
@@ -89,5 +95,30 @@ fn check(run: &ProgramRun, groups: u32) -> Outcome {
     if shell == last {
         return failed(format!("the shell itself is in group {last}: kill and wait did not cross groups"));
     }
+    let reports: Vec<Vec<(&str, u64)>> = output.lines().filter_map(|line| line.strip_prefix("report group ")).map(fields).collect();
+    if reports.len() != groups as usize {
+        return failed(format!("{} group lines in /proc/lamina/groups, not {groups}", reports.len()));
+    }
+    let field = |report: &[(&str, u64)], name: &str| report.iter().find(|(key, _)| *key == name).map(|(_, value)| *value);
+    let sum = |name: &str| reports.iter().map(|report| field(report, name).unwrap_or(0)).sum::<u64>();
+    for (group, report) in reports.iter().enumerate() {
+        match field(report, "copies") {
+            Some(0) => {}
+            Some(copies) => return failed(format!("group {group} still holds {copies} copies after every child ended")),
+            None => return failed(format!("group {group} has no capability kernel")),
+        }
+    }
+    if sum("obtains") == 0 || sum("messages_out") == 0 {
+        return failed("no descriptor crossed groups through the group kernels".into());
+    }
+    if sum("malformed") != 0 || sum("refused") != 0 {
+        return failed("a group kernel refused a request or got a malformed message".into());
+    }
     Ok(())
+}
+
+/// `name value` pairs of a `/proc/lamina/groups` line after its group number.
+fn fields(line: &str) -> Vec<(&str, u64)> {
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    words.chunks(2).filter_map(|pair| Some((pair[0], pair.get(1)?.parse().ok()?))).collect()
 }

@@ -1,0 +1,163 @@
+//! Descriptors crossing CPU groups as capabilities (issue 20).
+//!
+//! With CPU groups, an open file description (a file or a pipe end) that
+//! a process in another group comes to hold reaches it through the group
+//! kernels' distributed capability protocol (`kernel_objects::group_kernels`):
+//! the description gets a root capability in the database of the group
+//! where it first crossed (its home, held by that group's kernel), and
+//! every process of another group that inherits a descriptor of it
+//! obtains a copy of that root through its own group's kernel — SemperOS's
+//! obtain, with the messages between the two kernels. A fork into another
+//! group completes only once every copy is made.
+//!
+//! The copies follow Linux's lifetimes, not the passer's: a child's
+//! descriptors outlive its parent, so a copy derives from the
+//! description's root, not from the parent's copy. When a process ends,
+//! its copies are revoked in every group it held them in; when a
+//! description's last descriptor goes, its root is revoked, and with it
+//! any copy left anywhere. The data path (reads and writes) still goes
+//! to the shared description: what is checked is who holds what, not each
+//! byte.
+//!
+//! Must never hold its table locks while calling a group kernel (calls
+//! park).
+
+use alloc::vec::Vec;
+
+use caps::distributed::{CapKey, KernelId, ProcessId};
+use kernel_objects::group_kernels::{self, Answer, Request, KERNEL_PROCESS};
+use spinlock::kernel::KernelTicketLock;
+use spinlock::Level;
+
+use super::process::Pid;
+use linux_abi::Errno;
+
+/// Level of the two tables (leaf locks).
+const TABLES_LEVEL: Level = Level::new(8);
+
+/// A description's root: its handle, its home group, the root's key.
+#[derive(Clone, Copy)]
+struct Root {
+    handle: u64,
+    key: CapKey,
+}
+
+/// Roots by description handle.
+static ROOTS: KernelTicketLock<Vec<Root>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
+/// The groups (one bit each) each process holds copies in.
+static HOLDERS: KernelTicketLock<Vec<(Pid, u64)>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
+
+/// The root of description `handle`, made in group `home` if it has none.
+fn root_of(handle: u64, home: usize) -> Result<CapKey, Errno> {
+    if let Some(root) = ROOTS.lock().iter().find(|root| root.handle == handle) {
+        return Ok(root.key);
+    }
+    let owner = ProcessId { kernel: KernelId(home as u8), number: KERNEL_PROCESS };
+    let Some(Answer::Done(Some(key))) = group_kernels::call(home, Request::Create { owner }) else {
+        return Err(Errno::EAGAIN);
+    };
+    let mut roots = ROOTS.lock();
+    // Another fork may have made one meanwhile: keep the first, drop ours.
+    if let Some(root) = roots.iter().find(|root| root.handle == handle) {
+        let first = root.key;
+        drop(roots);
+        group_kernels::post(home, Request::Revoke { caller: owner, cap: key });
+        return Ok(first);
+    }
+    if roots.try_reserve(1).is_err() {
+        drop(roots);
+        group_kernels::post(home, Request::Revoke { caller: owner, cap: key });
+        return Err(Errno::ENOMEM);
+    }
+    roots.push(Root { handle, key });
+    Ok(key)
+}
+
+/// Process `pid`, new in group `group` and forked from a process in group
+/// `parent_group`, inherited the descriptions `handles`: it obtains, through
+/// its group's kernel, a copy of each one's root held in another group
+/// (EAGAIN when a copy is refused or the kernels cannot be asked). Nothing
+/// to do without group kernels or within one group.
+pub fn carry_into_group(pid: Pid, group: usize, parent_group: usize, handles: &[u64]) -> Result<(), Errno> {
+    if !group_kernels::running() || (group == parent_group && ROOTS.lock().is_empty()) {
+        return Ok(());
+    }
+    let caller = ProcessId { kernel: KernelId(group as u8), number: pid };
+    let mut obtained = false;
+    for (index, &handle) in handles.iter().enumerate() {
+        if handles[..index].contains(&handle) {
+            continue;
+        }
+        let known = ROOTS.lock().iter().find(|root| root.handle == handle).map(|root| root.key);
+        let root = match known {
+            Some(key) => key,
+            // A description seen in one group only needs no root yet.
+            None if group == parent_group => continue,
+            None => root_of(handle, parent_group)?,
+        };
+        if root.kernel.0 as usize == group {
+            continue;
+        }
+        match group_kernels::call(group, Request::Obtain { caller, parent: root }) {
+            Some(Answer::Done(Some(_))) => obtained = true,
+            _ => {
+                note_holder(pid, group, obtained);
+                return Err(Errno::EAGAIN);
+            }
+        }
+    }
+    note_holder(pid, group, obtained);
+    Ok(())
+}
+
+/// Records that `pid` holds copies in `group` (when `holds`).
+fn note_holder(pid: Pid, group: usize, holds: bool) {
+    if !holds {
+        return;
+    }
+    let bit = caps::distributed::peer_bit(group);
+    let mut holders = HOLDERS.lock();
+    match holders.iter_mut().find(|(holder, _)| *holder == pid) {
+        Some((_, groups)) => *groups |= bit,
+        None => {
+            if holders.try_reserve(1).is_ok() {
+                holders.push((pid, bit));
+            }
+        }
+    }
+}
+
+/// Process `pid` ended: its copies are revoked in every group it held
+/// them in. It waits for each group kernel's turn (the copies are leaves:
+/// they are gone from that group's database when the turn answers; their
+/// parents learn it by message after). The caller may park.
+pub fn process_ended(pid: Pid) {
+    if !group_kernels::running() {
+        return;
+    }
+    let groups = {
+        let mut holders = HOLDERS.lock();
+        let Some(index) = holders.iter().position(|(holder, _)| *holder == pid) else { return };
+        holders.swap_remove(index).1
+    };
+    for group in 0..64 {
+        if groups & caps::distributed::peer_bit(group) != 0 {
+            group_kernels::call(group, Request::Kill { number: pid });
+        }
+    }
+}
+
+/// Description `handle`'s last descriptor went: its root, if it has one,
+/// is revoked at home, and every copy left anywhere with it.
+pub fn description_released(handle: u64) {
+    if !group_kernels::running() {
+        return;
+    }
+    let root = {
+        let mut roots = ROOTS.lock();
+        let Some(index) = roots.iter().position(|root| root.handle == handle) else { return };
+        roots.swap_remove(index)
+    };
+    let home = root.key.kernel;
+    group_kernels::post(home.0 as usize, Request::Revoke { caller: ProcessId { kernel: home, number: KERNEL_PROCESS }, cap: root.key });
+}
