@@ -23,7 +23,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use caps::distributed::{CapKey, Channels, Kernel, KernelId, Node, OpId, Outcome, ProcessId};
+use caps::distributed::{CapKey, Channels, Kernel, KernelId, KernelView, Node, OpId, Outcome, ProcessId};
 use machine::set_once::SetOnce;
 use sched::Pinning;
 use spinlock::kernel::KernelTicketLock;
@@ -48,16 +48,22 @@ pub enum Request {
     Revoke { caller: ProcessId, cap: CapKey },
     /// Process `number` of this group died: its capabilities are revoked.
     Kill { number: u32 },
+    /// What the consistency audit needs of this kernel (answered with
+    /// [`Answer::View`]).
+    Snapshot,
 }
 
 /// How a request ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
     /// Done; the capability made, if the request makes one.
     Done(Option<CapKey>),
     /// Refused (no such capability, not the caller's, being revoked), or
     /// the caller died meanwhile.
     Refused,
+    /// The kernel's state for the audit, and whether it had nothing left
+    /// to send when it answered.
+    View(KernelView, bool),
 }
 
 /// A posted request and, for [`call`], where its answer goes.
@@ -137,7 +143,7 @@ pub fn call(group: usize, request: Request) -> Option<Answer> {
     let reply = Arc::new(Reply { answer: KernelTicketLock::new(QUEUE_LEVEL, None), waiter: sched::current() });
     enqueue(group, Posted { request, reply: Some(reply.clone()) })?;
     loop {
-        if let Some(answer) = *reply.answer.lock() {
+        if let Some(answer) = reply.answer.lock().take() {
             return Some(answer);
         }
         sched::park();
@@ -164,7 +170,7 @@ fn enqueue(group: usize, posted: Posted) -> Option<()> {
         Request::Obtain { .. } => counters.obtained.fetch_add(1, Ordering::Relaxed),
         Request::Revoke { .. } => counters.revoked.fetch_add(1, Ordering::Relaxed),
         Request::Kill { .. } => counters.deaths.fetch_add(1, Ordering::Relaxed),
-        Request::Create { .. } => 0,
+        Request::Create { .. } | Request::Snapshot => 0,
     };
     if let Some(thread) = kernel.thread.get() {
         sched::unpark(thread);
@@ -241,6 +247,11 @@ fn start_request(node: &mut Node, request: Request, reply: Option<Arc<Reply>>, o
         Request::Kill { number } => {
             kernel.kill(number);
             answer_later(reply, Answer::Done(None), answered);
+            return;
+        }
+        Request::Snapshot => {
+            let view = KernelView::of(node.kernel());
+            answer_later(reply, Answer::View(view, node.idle()), answered);
             return;
         }
         Request::Obtain { caller, parent } => kernel.obtain(caller, parent),

@@ -18,6 +18,7 @@ mod exhaustion;
 mod frame_record;
 mod frames_and_contexts;
 mod frames_every_cpu;
+mod groups;
 mod locks;
 mod memory;
 mod multikernel;

@@ -7,14 +7,42 @@ use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 
-use super::{CapKey, CapView, Kernel};
+use alloc::vec::Vec;
+
+use super::{CapKey, CapView, Kernel, KernelId};
+
+/// What the audit needs of one kernel: its id, its open operations and
+/// its capabilities. A kernel thread that owns its `Kernel` answers with
+/// this ([`KernelView::of`]) so that the audit can run elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelView {
+    /// The kernel.
+    pub id: KernelId,
+    /// Its system calls and revocations still in progress.
+    pub open_operations: usize,
+    /// Its capabilities.
+    pub capabilities: Vec<CapView>,
+}
+
+impl KernelView {
+    /// `kernel` as the audit sees it.
+    pub fn of(kernel: &Kernel) -> Self {
+        Self { id: kernel.id(), open_operations: kernel.open_operations(), capabilities: kernel.capabilities() }
+    }
+}
 
 /// `Ok` when the kernels' capabilities are consistent at quiescence, else
 /// the first disagreement found.
 pub fn audit<'a>(kernels: impl IntoIterator<Item = &'a Kernel> + Clone) -> Result<(), String> {
-    let all: BTreeMap<CapKey, CapView> = kernels.clone().into_iter().flat_map(Kernel::capabilities).map(|cap| (cap.key, cap)).collect();
-    if let Some(busy) = kernels.into_iter().find(|kernel| kernel.open_operations() != 0) {
-        return Err(format!("kernel {:?} still has {} open operations", busy.id(), busy.open_operations()));
+    let views: Vec<KernelView> = kernels.into_iter().map(KernelView::of).collect();
+    audit_views(&views)
+}
+
+/// [`audit`] over views taken of every kernel.
+pub fn audit_views(kernels: &[KernelView]) -> Result<(), String> {
+    let all: BTreeMap<CapKey, &CapView> = kernels.iter().flat_map(|kernel| kernel.capabilities.iter()).map(|cap| (cap.key, cap)).collect();
+    if let Some(busy) = kernels.iter().find(|kernel| kernel.open_operations != 0) {
+        return Err(format!("kernel {:?} still has {} open operations", busy.id, busy.open_operations));
     }
     for cap in all.values() {
         if !cap.live {

@@ -32,7 +32,7 @@ mod kernel;
 mod node;
 pub mod wire;
 
-pub use audit::audit;
+pub use audit::{audit, audit_views, KernelView};
 pub use channels::{ChannelLinks, Channels, SLOTS};
 pub use kernel::{CapView, Completion, Flaws, Kernel, Outcome};
 pub use node::{peer_bit, Links, Node, Round};

@@ -1,6 +1,8 @@
 //! Tier 3: the in-kernel test image under TCG, by default once each with 1,
-//! 2, 4 and 8 CPUs. A boot passes only on exit status 33 with
-//! `ktest: N passed, 0 failed`, N > 0.
+//! 2, 4 and 8 CPUs, then on 4 CPUs booted as 2 and as 4 CPU groups
+//! (issue 20) for the multikernel's tests (`groups::`, `multikernel::`).
+//! A boot passes only on exit status 33 with `ktest: N passed, 0 failed`,
+//! N > 0.
 //!
 //! Stress mode (`--repeat N`, with `--smp` and `--tests` to narrow it) runs
 //! the selected tests N rounds in one boot and stops at the first failing
@@ -20,6 +22,10 @@ use std::time::{Duration, Instant};
 
 /// CPU counts the tests run with.
 pub const CPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
+/// Group counts of the grouped boots, and their CPUs and tests.
+pub const GROUP_COUNTS: [u32; 2] = [2, 4];
+const GROUPED_CPUS: u32 = 4;
+const GROUPED_TESTS: [&str; 2] = ["groups::", "multikernel::"];
 /// Guest memory: 1 GiB gives a 64 MiB kernel heap, room for the
 /// capability tests' 100,000-node chains and trees.
 const KTEST_MEMORY_MIB: u32 = 1024;
@@ -34,19 +40,34 @@ pub struct KernelTestPlan {
     pub rounds: u32,
     /// Run only tests whose name contains one of these (empty: all).
     pub patterns: Vec<String>,
+    /// Group counts to boot with on 4 CPUs, after the plain boots (the
+    /// default plan's [`GROUP_COUNTS`]; none once `--smp`, `--tests` or
+    /// `--repeat` narrow the plan, unless `--groups` names some).
+    pub group_counts: Vec<u32>,
 }
 
 impl Default for KernelTestPlan {
     fn default() -> Self {
-        KernelTestPlan { cpu_counts: CPU_COUNTS.to_vec(), rounds: 1, patterns: Vec::new() }
+        KernelTestPlan { cpu_counts: CPU_COUNTS.to_vec(), rounds: 1, patterns: Vec::new(), group_counts: GROUP_COUNTS.to_vec() }
     }
 }
 
 impl KernelTestPlan {
-    /// Reads `--repeat N`, `--smp N[,N…]` or `--tests P[,P…]`; false when
-    /// `flag` is none of them.
+    /// Reads `--repeat N`, `--smp N[,N…]`, `--tests P[,P…]` or
+    /// `--groups N[,N…]`; false when `flag` is none of them.
     pub fn take_flag(&mut self, flag: &str, arguments: &mut Arguments) -> Outcome<bool> {
+        if matches!(flag, "--repeat" | "--smp" | "--tests") && self.group_counts == GROUP_COUNTS {
+            self.group_counts.clear();
+        }
         match flag {
+            "--groups" => {
+                let list = arguments.value(flag)?;
+                self.group_counts = list
+                    .split(',')
+                    .map(|count| count.trim().parse().ok().filter(|count| (2..=GROUPED_CPUS).contains(count)))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| Failure::usage(format!("--groups takes group counts 2..{GROUPED_CPUS}, not `{list}`")))?;
+            }
             "--repeat" => self.rounds = positive(arguments.number(flag)?, flag)?,
             "--smp" => {
                 let list = arguments.value(flag)?;
@@ -64,20 +85,33 @@ impl KernelTestPlan {
 
     /// The kernel command line that asks the test image for this plan.
     pub fn command_line(&self) -> String {
+        self.command_line_with(&self.patterns)
+    }
+
+    fn command_line_with(&self, patterns: &[String]) -> String {
         let mut words = Vec::new();
         if self.rounds > 1 {
             words.push(format!("ktest.rounds={}", self.rounds));
         }
-        if !self.patterns.is_empty() {
-            words.push(format!("ktest.only={}", self.patterns.join(",")));
+        if !patterns.is_empty() {
+            words.push(format!("ktest.only={}", patterns.join(",")));
         }
         words.join(" ")
     }
 
-    fn check_name(&self, cpu_count: u32) -> String {
+    /// The tests a grouped boot runs: those asked for, else the multikernel's.
+    fn grouped_patterns(&self) -> Vec<String> {
+        match self.patterns.is_empty() {
+            true => GROUPED_TESTS.map(String::from).to_vec(),
+            false => self.patterns.clone(),
+        }
+    }
+
+    fn check_name(&self, cpu_count: u32, groups: u32) -> String {
+        let grouped = if groups > 1 { format!(" groups={groups}") } else { String::new() };
         match self.rounds {
-            1 => format!("ktest: smp={cpu_count}"),
-            rounds => format!("ktest: smp={cpu_count}, {rounds} rounds"),
+            1 => format!("ktest: smp={cpu_count}{grouped}"),
+            rounds => format!("ktest: smp={cpu_count}{grouped}, {rounds} rounds"),
         }
     }
 }
@@ -97,13 +131,16 @@ pub fn run_kernel_tests(tally: &mut Tally, plan: &KernelTestPlan) {
         }
     };
     for &cpu_count in &plan.cpu_counts {
-        tally.record(&plan.check_name(cpu_count), run_test_image(&image, cpu_count, plan));
+        tally.record(&plan.check_name(cpu_count, 1), run_test_image(&image, cpu_count, 1, plan));
+    }
+    for &groups in &plan.group_counts {
+        tally.record(&plan.check_name(GROUPED_CPUS, groups), run_test_image(&image, GROUPED_CPUS, groups, plan));
     }
 }
 
-fn run_test_image(image: &Path, cpu_count: u32, plan: &KernelTestPlan) -> CheckResult {
-    let machine = MachineOptions::with(cpu_count, KTEST_MEMORY_MIB);
-    let command_line = plan.command_line();
+fn run_test_image(image: &Path, cpu_count: u32, groups: u32, plan: &KernelTestPlan) -> CheckResult {
+    let machine = MachineOptions { groups, ..MachineOptions::with(cpu_count, KTEST_MEMORY_MIB) };
+    let command_line = if groups > 1 { plan.command_line_with(&plan.grouped_patterns()) } else { plan.command_line() };
     let medium = match command_line.is_empty() {
         true => BootMedium::Kernel(image.to_path_buf()),
         false => BootMedium::KernelWithCommandLine(image.to_path_buf(), command_line),
@@ -113,7 +150,8 @@ fn run_test_image(image: &Path, cpu_count: u32, plan: &KernelTestPlan) -> CheckR
     show_rounds(&mut session, cpu_count, plan.rounds);
     let code = session.wait_for_exit().map_err(|why| with_log(why, &session));
     let log = session.log();
-    let log_path = workspace::target_directory().join(format!("ktest-smp{cpu_count}.log"));
+    let grouped = if groups > 1 { format!("-groups{groups}") } else { String::new() };
+    let log_path = workspace::target_directory().join(format!("ktest-smp{cpu_count}{grouped}.log"));
     if std::fs::write(&log_path, &log).is_ok() && plan.rounds > 1 {
         eprintln!("xtask: the serial log is in {}", log_path.display());
     }
@@ -198,6 +236,8 @@ mod tests {
         let plain = plan(&[]).unwrap();
         assert_eq!(plain.cpu_counts, vec![1, 2, 4, 8]);
         assert_eq!(plain.command_line(), "");
+        assert_eq!(plain.group_counts, vec![2, 4]);
+        assert_eq!(plain.command_line_with(&plain.grouped_patterns()), "ktest.only=groups::,multikernel::");
     }
 
     #[test]
@@ -205,12 +245,16 @@ mod tests {
         let stress = plan(&["--repeat", "200", "--smp=8", "--tests", "sync::,threads::"]).unwrap();
         assert_eq!(stress.cpu_counts, vec![8]);
         assert_eq!(stress.command_line(), "ktest.rounds=200 ktest.only=sync::,threads::");
-        assert_eq!(stress.check_name(8), "ktest: smp=8, 200 rounds");
+        assert_eq!(stress.check_name(8, 1), "ktest: smp=8, 200 rounds");
+        assert!(stress.group_counts.is_empty(), "a narrowed plan boots no groups unless asked");
+        let grouped = plan(&["--tests", "groups::", "--groups", "2"]).unwrap();
+        assert_eq!((grouped.group_counts.clone(), grouped.grouped_patterns()), (vec![2], vec!["groups::".to_string()]));
+        assert_eq!(grouped.check_name(4, 2), "ktest: smp=4 groups=2");
     }
 
     #[test]
     fn bad_counts_are_usage_errors() {
-        for bad in [&["--repeat", "0"][..], &["--smp", "0"], &["--smp", "2,x"], &["--repeat", "many"]] {
+        for bad in [&["--repeat", "0"][..], &["--smp", "0"], &["--smp", "2,x"], &["--repeat", "many"], &["--groups", "1"], &["--groups", "5"]] {
             assert!(matches!(plan(bad), Err(Failure::Usage(_))), "{bad:?} accepted");
         }
     }
