@@ -8,12 +8,12 @@ use spinlock::kernel::BIG_KERNEL_LOCK_BUILD;
 use super::{cap_paths, cost_paths, frame_paths, ipc_round_trip, map_paths, lock_efficiency, multikernel_paths, sched_paths, server_client};
 
 /// Runs the benchmarks `kbench=` names (`icount`, the default; `wall`;
-/// `serverclient`; `multikernel` and `costs`, under icount too) and powers
+/// `serverclient`, `pairs`; `multikernel` and `costs`, under icount too) and powers
 /// off.
 pub fn run_all(command_line: &str) -> ! {
     let requested = command_line.split_whitespace().find_map(|word| word.strip_prefix("kbench="));
     let mode = match requested {
-        Some("wall" | "serverclient") => ClockMode::Wall,
+        Some("wall" | "serverclient" | "pairs") => ClockMode::Wall,
         _ => ClockMode::Instructions,
     };
     machine::println!("kbench: mode {:?} on {} CPUs", mode, machine::percpu::online_count());
@@ -24,6 +24,7 @@ pub fn run_all(command_line: &str) -> ! {
         // The big-kernel-lock build exists for that comparison only.
         _ if BIG_KERNEL_LOCK_BUILD => {}
         Some("multikernel") => multikernel_paths::protocol_paths(mode),
+        Some("pairs") => server_client::pairs_by_group(),
         Some("costs") => cost_paths::cost_model(mode),
         Some("wall") => {
             sched_paths::cross_cpu_wakeup(mode);

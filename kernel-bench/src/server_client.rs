@@ -60,6 +60,29 @@ pub fn speedups() {
     }
 }
 
+/// `multikernel/pairs_{throughput,speedup}_<n>_{one_kernel,groups}`
+/// (issue 20): the same pairs, booted once as one kernel over every CPU
+/// and once with each CPU its own group (`groups=` the CPU count), so each
+/// pair lives in its own kernel instance: its CPU's scheduler, its
+/// group's frames. Throughput in transactions per second of wall time
+/// under multi-threaded TCG; the speedup over one pair in the same boot.
+pub fn pairs_by_group() {
+    let layout = kernel_objects::groups::layout();
+    let kind = if layout.groups() > 1 { "groups" } else { "one_kernel" };
+    let online = percpu::online_count().min(MOST_CPUS);
+    throughput(1);
+    let mut alone: Vec<f64> = (0..SAMPLES).filter_map(|_| throughput(1)).collect();
+    alone.sort_by(f64::total_cmp);
+    let Some(&baseline) = alone.get(alone.len() / 2) else { return };
+    for cpus in 1..=online {
+        let rates: Vec<f64> = if cpus == 1 { alone.clone() } else { (0..SAMPLES).filter_map(|_| throughput(cpus)).collect() };
+        let mut per_second: Vec<f64> = rates.iter().map(|rate| rate * 1e9).collect();
+        report("multikernel", &format!("pairs_throughput_{cpus}_{kind}"), "transactions/s", &mut per_second);
+        let mut speedups: Vec<f64> = rates.iter().map(|rate| rate / baseline).collect();
+        report("multikernel", &format!("pairs_speedup_{cpus}_{kind}"), "ratio", &mut speedups);
+    }
+}
+
 /// Transactions per clock unit with a pair on each of CPUs `0..cpus`.
 fn throughput(cpus: usize) -> Option<f64> {
     let finished = Arc::new(AtomicUsize::new(0));

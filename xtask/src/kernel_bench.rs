@@ -50,6 +50,8 @@ struct KernelBenchRun {
     accelerator: &'static str,
     /// The only group with records from this boot, or `None` for all.
     only_group: Option<&'static str>,
+    /// Booted as one CPU group per CPU (issue 20) instead of one kernel.
+    group_per_cpu: bool,
 }
 
 /// The boots, in order: the fine-grained image under icount (instruction
@@ -57,7 +59,7 @@ struct KernelBenchRun {
 /// efficiency), then mC2's server/client benchmark on the fine-grained and
 /// the big-kernel-lock image, on as many vCPUs as the host has cores; the
 /// multikernel and cost-model boots have their own groups.
-const RUNS: [KernelBenchRun; 6] = [
+const RUNS: [KernelBenchRun; 8] = [
     KernelBenchRun {
         image: ImageKind::Bench,
         counting: InstructionCounting::On,
@@ -65,6 +67,7 @@ const RUNS: [KernelBenchRun; 6] = [
         mode: "icount",
         accelerator: "tcg-icount",
         only_group: None,
+        group_per_cpu: false,
     },
     KernelBenchRun {
         image: ImageKind::Bench,
@@ -73,6 +76,7 @@ const RUNS: [KernelBenchRun; 6] = [
         mode: "wall",
         accelerator: "tcg",
         only_group: None,
+        group_per_cpu: false,
     },
     KernelBenchRun {
         image: ImageKind::Bench,
@@ -81,6 +85,7 @@ const RUNS: [KernelBenchRun; 6] = [
         mode: "serverclient",
         accelerator: "tcg",
         only_group: Some("sched"),
+        group_per_cpu: false,
     },
     KernelBenchRun {
         image: ImageKind::Bench,
@@ -89,6 +94,7 @@ const RUNS: [KernelBenchRun; 6] = [
         mode: "multikernel",
         accelerator: "tcg-icount",
         only_group: Some("multikernel"),
+        group_per_cpu: false,
     },
     // The scale simulator's cost model: 2 vCPUs for its cross-CPU wake-up.
     KernelBenchRun {
@@ -98,6 +104,26 @@ const RUNS: [KernelBenchRun; 6] = [
         mode: "costs",
         accelerator: "tcg-icount",
         only_group: Some("costs"),
+        group_per_cpu: false,
+    },
+    // mC2's pairs as one kernel, then with each pair in its own CPU group.
+    KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::Off,
+        cpus: Cpus::HostCores,
+        mode: "pairs",
+        accelerator: "tcg",
+        only_group: Some("multikernel"),
+        group_per_cpu: false,
+    },
+    KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::Off,
+        cpus: Cpus::HostCores,
+        mode: "pairs",
+        accelerator: "tcg",
+        only_group: Some("multikernel"),
+        group_per_cpu: true,
     },
     KernelBenchRun {
         image: ImageKind::BenchBigLock,
@@ -106,6 +132,7 @@ const RUNS: [KernelBenchRun; 6] = [
         mode: "serverclient",
         accelerator: "tcg",
         only_group: Some("sched"),
+        group_per_cpu: false,
     },
 ];
 
@@ -154,6 +181,9 @@ fn boot_and_collect(run: &KernelBenchRun) -> Outcome<String> {
     let image = build_kernel(run.image)?;
     let mut machine = MachineOptions::with(run.cpus.count(), 256);
     machine.counting = run.counting;
+    if run.group_per_cpu {
+        machine.groups = run.cpus.count();
+    }
     let mode = run.mode;
     let medium = BootMedium::KernelWithCommandLine(image, format!("kbench={mode}"));
     let mut session = QemuSession::start(&machine, &medium, TIME_LIMIT)?;
@@ -167,7 +197,7 @@ fn boot_and_collect(run: &KernelBenchRun) -> Outcome<String> {
             ))
         })?;
     let log = session.log();
-    let _ = std::fs::write(crate::workspace::target_directory().join(format!("kbench-{mode}-{:?}.log", run.image)), &log);
+    let _ = std::fs::write(crate::workspace::target_directory().join(format!("kbench-{mode}-{:?}{}.log", run.image, if run.group_per_cpu { "-groups" } else { "" })), &log);
     Ok(log)
 }
 
