@@ -43,6 +43,31 @@ struct PairChannels {
 /// Every speedup record for 1..=online CPUs.
 pub fn speedups() {
     let build = if BIG_KERNEL_LOCK_BUILD { "bkl" } else { "fine" };
+    each_cpu_count(|cpus, rates, baseline| {
+        let mut samples: Vec<f64> = rates.iter().map(|rate| rate / baseline).collect();
+        report("sched", &format!("serverclient_speedup_{cpus}_{build}"), "ratio", &mut samples);
+    });
+}
+
+/// `multikernel/pairs_{throughput,speedup}_<n>_{one_kernel,groups}`
+/// (issue 20): the same pairs, booted once as one kernel over every CPU
+/// and once with each CPU its own group (`groups=` the CPU count), so each
+/// pair lives in its own kernel instance: its CPU's scheduler, its
+/// group's frames. Throughput in transactions per second of wall time
+/// under multi-threaded TCG; the speedup over one pair in the same boot.
+pub fn pairs_by_group() {
+    let kind = if kernel_objects::groups::count() > 1 { "groups" } else { "one_kernel" };
+    each_cpu_count(|cpus, rates, baseline| {
+        let mut per_second: Vec<f64> = rates.iter().map(|rate| rate * 1e9).collect();
+        report("multikernel", &format!("pairs_throughput_{cpus}_{kind}"), "transactions/s", &mut per_second);
+        let mut speedups: Vec<f64> = rates.iter().map(|rate| rate / baseline).collect();
+        report("multikernel", &format!("pairs_speedup_{cpus}_{kind}"), "ratio", &mut speedups);
+    });
+}
+
+/// For 1..=online CPUs (at most [`MOST_CPUS`]): the samples of the
+/// throughput with that many pairs, and the median with one pair.
+fn each_cpu_count(mut record: impl FnMut(usize, &[f64], f64)) {
     let online = percpu::online_count().min(MOST_CPUS);
     // One CPU's samples are the baseline and the n = 1 record (the
     // median of those is 1 by definition; the spread says how noisy the
@@ -55,31 +80,7 @@ pub fn speedups() {
     let Some(&baseline) = alone.get(alone.len() / 2) else { return };
     for cpus in 1..=online {
         let rates = if cpus == 1 { alone.clone() } else { (0..SAMPLES).filter_map(|_| throughput(cpus)).collect() };
-        let mut samples: Vec<f64> = rates.into_iter().map(|rate| rate / baseline).collect();
-        report("sched", &format!("serverclient_speedup_{cpus}_{build}"), "ratio", &mut samples);
-    }
-}
-
-/// `multikernel/pairs_{throughput,speedup}_<n>_{one_kernel,groups}`
-/// (issue 20): the same pairs, booted once as one kernel over every CPU
-/// and once with each CPU its own group (`groups=` the CPU count), so each
-/// pair lives in its own kernel instance: its CPU's scheduler, its
-/// group's frames. Throughput in transactions per second of wall time
-/// under multi-threaded TCG; the speedup over one pair in the same boot.
-pub fn pairs_by_group() {
-    let layout = kernel_objects::groups::layout();
-    let kind = if layout.groups() > 1 { "groups" } else { "one_kernel" };
-    let online = percpu::online_count().min(MOST_CPUS);
-    throughput(1);
-    let mut alone: Vec<f64> = (0..SAMPLES).filter_map(|_| throughput(1)).collect();
-    alone.sort_by(f64::total_cmp);
-    let Some(&baseline) = alone.get(alone.len() / 2) else { return };
-    for cpus in 1..=online {
-        let rates: Vec<f64> = if cpus == 1 { alone.clone() } else { (0..SAMPLES).filter_map(|_| throughput(cpus)).collect() };
-        let mut per_second: Vec<f64> = rates.iter().map(|rate| rate * 1e9).collect();
-        report("multikernel", &format!("pairs_throughput_{cpus}_{kind}"), "transactions/s", &mut per_second);
-        let mut speedups: Vec<f64> = rates.iter().map(|rate| rate / baseline).collect();
-        report("multikernel", &format!("pairs_speedup_{cpus}_{kind}"), "ratio", &mut speedups);
+        record(cpus, &rates, baseline);
     }
 }
 
