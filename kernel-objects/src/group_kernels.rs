@@ -6,8 +6,11 @@
 //! ordered pair, 4 slots, FIFO — and wake each other with `sched::unpark`
 //! (the wake IPI when the peer's CPU is idle: SemperOS's notification).
 //!
-//! Code running in a group asks its own group's kernel: [`call`] posts a
-//! request on that kernel's queue and parks until the answer comes;
+//! Code running in a group asks its own group's kernel: [`call`] takes one
+//! of the kernel's [`CALLERS`] completion slots (`sync::Completions`, the
+//! loom-checked one-shot hand-over: no answer or wake-up lost), posts the
+//! request on that kernel's queue and parks until the answer comes (None
+//! at once when every slot is taken: the caller fails cleanly);
 //! [`post`] posts without waiting (a process's death, a released object's
 //! revoke). The kernel thread never blocks on another kernel: a call that
 //! needs one is recorded in its `Kernel` and goes on when the reply is
@@ -27,6 +30,7 @@ use caps::distributed::{CapKey, Channels, Kernel, KernelId, KernelView, Node, Op
 use machine::set_once::SetOnce;
 use sched::Pinning;
 use spinlock::kernel::KernelTicketLock;
+use sync::{Completions, KernelBlocking};
 use spinlock::Level;
 
 /// Level of a group kernel's request queue and of a call's answer (leaf
@@ -66,16 +70,13 @@ pub enum Answer {
     View(KernelView, bool),
 }
 
-/// A posted request and, for [`call`], where its answer goes.
+/// Calls one group kernel answers at once at most: more callers get None.
+pub const CALLERS: usize = 64;
+
+/// A posted request and, for [`call`], the completion slot of its answer.
 struct Posted {
     request: Request,
-    reply: Option<Arc<Reply>>,
-}
-
-/// A call's answer and the thread waiting for it.
-struct Reply {
-    answer: KernelTicketLock<Option<Answer>>,
-    waiter: Arc<sched::Thread>,
+    reply: Option<usize>,
 }
 
 /// What one group kernel has done, for `/proc/lamina/groups`.
@@ -96,6 +97,7 @@ struct Counters {
 /// One group's kernel as others see it: its queue, its thread, its counters.
 struct GroupKernel {
     queue: KernelTicketLock<VecDeque<Posted>>,
+    answers: Completions<Answer, KernelBlocking>,
     thread: SetOnce<Arc<sched::Thread>>,
     counters: Counters,
 }
@@ -117,7 +119,7 @@ pub fn start() -> Result<(), String> {
     }
     let kernels = GroupKernels {
         kernels: (0..count)
-            .map(|_| GroupKernel { queue: KernelTicketLock::new(QUEUE_LEVEL, VecDeque::new()), thread: SetOnce::new(), counters: Counters::default() })
+            .map(|_| GroupKernel { queue: KernelTicketLock::new(QUEUE_LEVEL, VecDeque::new()), answers: Completions::new(CALLERS), thread: SetOnce::new(), counters: Counters::default() })
             .collect(),
         channels: Channels::new(count),
     };
@@ -140,14 +142,13 @@ pub fn running() -> bool {
 /// when there are no group kernels or no such group). The caller parks:
 /// call it from a thread that may block, holding no spinlock.
 pub fn call(group: usize, request: Request) -> Option<Answer> {
-    let reply = Arc::new(Reply { answer: KernelTicketLock::new(QUEUE_LEVEL, None), waiter: sched::current() });
-    enqueue(group, Posted { request, reply: Some(reply.clone()) })?;
-    loop {
-        if let Some(answer) = reply.answer.lock().take() {
-            return Some(answer);
-        }
-        sched::park();
+    let kernel = KERNELS.get()?.kernels.get(group)?;
+    let ticket = kernel.answers.begin().ok()?;
+    if enqueue(group, Posted { request, reply: Some(ticket.number()) }).is_none() {
+        kernel.answers.cancel(ticket);
+        return None;
     }
+    Some(kernel.answers.wait(ticket))
 }
 
 /// Posts `request` to group `group`'s kernel without waiting; false when
@@ -184,8 +185,9 @@ fn serve(all: &'static GroupKernels, me: usize) {
     let mine = &all.kernels[me];
     let mut node = Node::new(Kernel::new(KernelId(me as u8)), all.kernels.len());
     let links = all.channels.links(me);
-    let mut open: Vec<(OpId, Arc<Reply>)> = Vec::new();
-    let mut answered: Vec<(Arc<Reply>, Answer)> = Vec::new();
+    // At most one entry per completion slot in each: never reallocated.
+    let mut open: Vec<(OpId, usize)> = Vec::with_capacity(CALLERS);
+    let mut answered: Vec<(usize, Answer)> = Vec::with_capacity(CALLERS);
     loop {
         let posted: VecDeque<Posted> = core::mem::take(&mut *mine.queue.lock());
         let started = posted.len();
@@ -216,7 +218,7 @@ fn serve(all: &'static GroupKernels, me: usize) {
         // Answers last: a caller that reads the counters after its answer
         // sees what its request did.
         for (reply, answer) in answered.drain(..) {
-            answer_to(&mine.counters, &reply, answer);
+            answer_to(mine, reply, answer);
         }
         for (peer, kernel) in all.kernels.iter().enumerate() {
             if node.sent_to() & caps::distributed::peer_bit(peer) != 0 {
@@ -236,7 +238,7 @@ fn serve(all: &'static GroupKernels, me: usize) {
 
 /// Starts `request` on the kernel; the answer of one that ends at once
 /// goes to `answered`, a call that waits for other kernels to `open`.
-fn start_request(node: &mut Node, request: Request, reply: Option<Arc<Reply>>, open: &mut Vec<(OpId, Arc<Reply>)>, answered: &mut Vec<(Arc<Reply>, Answer)>) {
+fn start_request(node: &mut Node, request: Request, reply: Option<usize>, open: &mut Vec<(OpId, usize)>, answered: &mut Vec<(usize, Answer)>) {
     let kernel = node.kernel_mut();
     let op = match request {
         Request::Create { owner } => {
@@ -269,23 +271,17 @@ fn start_request(node: &mut Node, request: Request, reply: Option<Arc<Reply>>, o
 }
 
 /// Queues `answer` for `reply`'s caller (if any): it goes out at the end
-/// of the kernel's turn. With no room, it goes now.
-fn answer_later(reply: Option<Arc<Reply>>, answer: Answer, answered: &mut Vec<(Arc<Reply>, Answer)>) {
+/// of the kernel's turn (room for every slot was reserved).
+fn answer_later(reply: Option<usize>, answer: Answer, answered: &mut Vec<(usize, Answer)>) {
     let Some(reply) = reply else { return };
-    if answered.try_reserve(1).is_ok() {
-        answered.push((reply, answer));
-    } else {
-        *reply.answer.lock() = Some(answer);
-        sched::unpark(&reply.waiter);
-    }
+    answered.push((reply, answer));
 }
 
-fn answer_to(counters: &Counters, reply: &Reply, answer: Answer) {
+fn answer_to(kernel: &GroupKernel, reply: usize, answer: Answer) {
     if answer == Answer::Refused {
-        counters.refused.fetch_add(1, Ordering::Relaxed);
+        kernel.counters.refused.fetch_add(1, Ordering::Relaxed);
     }
-    *reply.answer.lock() = Some(answer);
-    sched::unpark(&reply.waiter);
+    kernel.answers.complete(reply, answer);
 }
 
 /// `/proc/lamina/groups`: per group, its CPUs, free memory, processes and
