@@ -48,6 +48,9 @@ pub enum Request {
     Create { owner: ProcessId },
     /// `caller` obtains a copy of `parent` (on any group).
     Obtain { caller: ProcessId, parent: CapKey },
+    /// `caller` delegates its `parent` to process `to` (on any group): the
+    /// two-way handshake, committed only if `parent` is still live.
+    Delegate { caller: ProcessId, parent: CapKey, to: ProcessId },
     /// `caller` revokes its `cap` and everything derived from it, everywhere.
     Revoke { caller: ProcessId, cap: CapKey },
     /// Process `number` of this group died: its capabilities are revoked.
@@ -168,7 +171,7 @@ fn enqueue(group: usize, posted: Posted) -> Option<()> {
     let counters = &kernel.counters;
     counters.requests.fetch_add(1, Ordering::Relaxed);
     match request_kind {
-        Request::Obtain { .. } => counters.obtained.fetch_add(1, Ordering::Relaxed),
+        Request::Obtain { .. } | Request::Delegate { .. } => counters.obtained.fetch_add(1, Ordering::Relaxed),
         Request::Revoke { .. } => counters.revoked.fetch_add(1, Ordering::Relaxed),
         Request::Kill { .. } => counters.deaths.fetch_add(1, Ordering::Relaxed),
         Request::Create { .. } | Request::Snapshot => 0,
@@ -257,6 +260,7 @@ fn start_request(node: &mut Node, request: Request, reply: Option<usize>, open: 
             return;
         }
         Request::Obtain { caller, parent } => kernel.obtain(caller, parent),
+        Request::Delegate { caller, parent, to } => kernel.delegate(caller, parent, to),
         Request::Revoke { caller, cap } => kernel.revoke(caller, cap),
     };
     if let Some(reply) = reply {

@@ -137,37 +137,50 @@ pub fn an_exchange_and_a_chain_over_every_group_revoke_to_nothing(_facts: &Syste
     check(left == 0, || format!("{left} capabilities left after the acknowledged revoke"))
 }
 
-/// A process of every group obtains copies of a root over and over while
-/// the root's revoke runs: every obtain is answered (a copy or a refusal),
-/// and afterwards no copy of the root is left and the audit passes.
-pub fn a_revoke_racing_obtains_on_every_group_leaves_nothing(_facts: &SystemFacts) -> Outcome {
+/// A process of every group obtains copies of a root over and over, and
+/// delegates each copy it gets to a process of the next group, while the
+/// root's revoke runs: every call is answered (a copy or a refusal), and
+/// afterwards no copy of the root is left anywhere and the audit passes.
+pub fn a_revoke_racing_obtains_and_delegations_on_every_group_leaves_nothing(_facts: &SystemFacts) -> Outcome {
     let Some(count) = groups()? else { return Ok(()) };
     let owner = fresh_process(0);
     let root = create(owner)?;
     let callers: Vec<ProcessId> = (0..count).map(fresh_process).collect();
+    let receivers: Vec<ProcessId> = (0..count).map(|group| fresh_process((group + 1) % count)).collect();
     let answered = alloc::sync::Arc::new(AtomicU32::new(0));
+    let delegated = alloc::sync::Arc::new(AtomicU32::new(0));
     let layout = kernel_objects::groups::layout();
-    const OBTAINS: u32 = 20;
-    for &caller in &callers {
-        let answered = answered.clone();
+    const ROUNDS: u32 = 20;
+    for (&caller, &receiver) in callers.iter().zip(&receivers) {
+        let (answered, delegated) = (answered.clone(), delegated.clone());
         let cpu = layout.cpus_of(caller.kernel.0 as usize).start;
         sched::spawn_on(cpu, sched::Pinning::Pinned, "obtainer", move || {
-            for _ in 0..OBTAINS {
-                if obtain(caller, root).is_some() {
+            let group = caller.kernel.0 as usize;
+            for _ in 0..ROUNDS {
+                let copy = obtain(caller, root);
+                if let Some(Answer::Done(Some(copy))) = copy {
+                    let given = group_kernels::call(group, Request::Delegate { caller, parent: copy, to: receiver });
+                    if matches!(given, Some(Answer::Done(Some(_)))) {
+                        delegated.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                if copy.is_some() {
                     answered.fetch_add(1, Ordering::Relaxed);
                 }
             }
         })
         .map_err(|error| format!("spawn: {error:?}"))?;
     }
-    // Let some obtains land first.
-    wait_until(2_000, || answered.load(Ordering::Relaxed) >= count as u32);
+    // Let some obtains and delegations land first.
+    wait_until(2_000, || delegated.load(Ordering::Relaxed) >= count as u32);
     let revoked = group_kernels::call(0, Request::Revoke { caller: owner, cap: root });
     check(matches!(revoked, Some(Answer::Done(_))), || format!("the root's revoke: {revoked:?}"))?;
-    let everyone = OBTAINS * count as u32;
+    let everyone = ROUNDS * count as u32;
     check(wait_until(10_000, || answered.load(Ordering::Relaxed) == everyone), || format!("{} of {everyone} obtains answered", answered.load(Ordering::Relaxed)))?;
+    check(delegated.load(Ordering::Relaxed) > 0, || "no delegation was committed before the revoke".into())?;
     let views = audited(count)?;
     let mut all = callers.clone();
+    all.extend(&receivers);
     all.push(owner);
     let left = held_by(&views, &all);
     check(left == 0, || format!("{left} copies of the revoked root are left"))
@@ -201,7 +214,7 @@ pub fn a_process_killed_mid_exchange_leaves_nothing(_facts: &SystemFacts) -> Out
 crate::kernel_tests! {
     "groups" => [
         an_exchange_and_a_chain_over_every_group_revoke_to_nothing,
-        a_revoke_racing_obtains_on_every_group_leaves_nothing,
+        a_revoke_racing_obtains_and_delegations_on_every_group_leaves_nothing,
         a_process_killed_mid_exchange_leaves_nothing,
     ],
 }
