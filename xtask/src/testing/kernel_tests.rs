@@ -44,11 +44,13 @@ pub struct KernelTestPlan {
     /// default plan's [`GROUP_COUNTS`]; none once `--smp`, `--tests` or
     /// `--repeat` narrow the plan, unless `--groups` names some).
     pub group_counts: Vec<u32>,
+    /// Whether `--groups` chose them (then narrowing keeps them).
+    groups_chosen: bool,
 }
 
 impl Default for KernelTestPlan {
     fn default() -> Self {
-        KernelTestPlan { cpu_counts: CPU_COUNTS.to_vec(), rounds: 1, patterns: Vec::new(), group_counts: GROUP_COUNTS.to_vec() }
+        KernelTestPlan { cpu_counts: CPU_COUNTS.to_vec(), rounds: 1, patterns: Vec::new(), group_counts: GROUP_COUNTS.to_vec(), groups_chosen: false }
     }
 }
 
@@ -56,7 +58,7 @@ impl KernelTestPlan {
     /// Reads `--repeat N`, `--smp N[,N…]`, `--tests P[,P…]` or
     /// `--groups N[,N…]`; false when `flag` is none of them.
     pub fn take_flag(&mut self, flag: &str, arguments: &mut Arguments) -> Outcome<bool> {
-        if matches!(flag, "--repeat" | "--smp" | "--tests") && self.group_counts == GROUP_COUNTS {
+        if matches!(flag, "--repeat" | "--smp" | "--tests") && !self.groups_chosen {
             self.group_counts.clear();
         }
         match flag {
@@ -67,6 +69,7 @@ impl KernelTestPlan {
                     .map(|count| count.trim().parse().ok().filter(|count| (2..=GROUPED_CPUS).contains(count)))
                     .collect::<Option<Vec<u32>>>()
                     .ok_or_else(|| Failure::usage(format!("--groups takes group counts 2..{GROUPED_CPUS}, not `{list}`")))?;
+                self.groups_chosen = true;
             }
             "--repeat" => self.rounds = positive(arguments.number(flag)?, flag)?,
             "--smp" => {
@@ -247,6 +250,8 @@ mod tests {
         assert_eq!(stress.command_line(), "ktest.rounds=200 ktest.only=sync::,threads::");
         assert_eq!(stress.check_name(8, 1), "ktest: smp=8, 200 rounds");
         assert!(stress.group_counts.is_empty(), "a narrowed plan boots no groups unless asked");
+        let either_order = plan(&["--groups", "2,4", "--repeat", "3"]).unwrap();
+        assert_eq!(either_order.group_counts, vec![2, 4], "--groups before --repeat is kept");
         let grouped = plan(&["--tests", "groups::", "--groups", "2"]).unwrap();
         assert_eq!((grouped.group_counts.clone(), grouped.grouped_patterns()), (vec![2], vec!["groups::".to_string()]));
         assert_eq!(grouped.check_name(4, 2), "ktest: smp=4 groups=2");
