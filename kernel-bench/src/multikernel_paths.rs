@@ -13,6 +13,9 @@
 //!   chain of `n` copies (each obtained from the last) that lie on one
 //!   kernel, or alternate round the kernels. Building the chain is not
 //!   measured.
+//! - `revoke_tree_<n>_local` / `_2kernels` / `_4kernels`: one revoke of a
+//!   root with `n` children (each obtained from the root), the children
+//!   on one kernel or spread round the kernels (SemperOS's tree revoke).
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -96,8 +99,8 @@ fn kernel_loop(me: usize, shared: &Shared) {
 
 /// One turn of kernel `me`'s loop: its requests, one message per peer,
 /// what fits sent (its peers woken if anything was), completions
-/// answered; whether it did anything or has messages waiting (when not,
-/// the loop parks). Not inlined, so that `costs/kernel_turn`
+/// answered; whether it did anything (when not, the loop parks; messages
+/// waiting for room wait for the receiver's wake-up). Not inlined, so that `costs/kernel_turn`
 /// (`cost_paths.rs`) times the very code the kernels run.
 #[inline(never)]
 pub(crate) fn turn(me: usize, node: &mut Node, links: &ChannelLinks<'_>, shared: &Shared) -> bool {
@@ -114,16 +117,22 @@ pub(crate) fn turn(me: usize, node: &mut Node, links: &ChannelLinks<'_>, shared:
     }
     node.collect();
     busy |= node.receive(links).handled > 0;
+    let mut wake = node.freed_for();
     if node.send(links) > 0 {
-        // Only the kernels that were sent something: waking the others
-        // costs them a turn and a park for nothing.
-        let sent_to = node.sent_to();
-        shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me && sent_to & peer_bit(*peer) != 0).for_each(|(_, thread)| sched::unpark(thread));
+        wake |= node.sent_to();
+    }
+    if wake != 0 {
+        // Only the kernels that were sent something or that may wait for
+        // room in a channel this turn freed: waking the others costs them
+        // a turn and a park for nothing.
+        shared.threads.lock().iter().enumerate().filter(|(peer, _)| *peer != me && wake & peer_bit(*peer) != 0).for_each(|(_, thread)| sched::unpark(thread));
     }
     for Completion { outcome, .. } in node.kernel_mut().take_completions() {
         shared.answer(outcome);
     }
-    busy || !node.idle()
+    // Messages still waiting for room do not keep the kernel spinning: the
+    // receiver that frees a slot of the full channel wakes it.
+    busy
 }
 
 /// `kernels` kernels on CPUs 0.. (round robin), running until dropped
@@ -211,35 +220,46 @@ pub fn protocol_paths(mode: ClockMode) {
         let _ = cluster.call(0, Request::Revoke { caller: process(0, 0), cap });
         report("multikernel", name, unit, &mut samples);
     }
-    for length in CHAIN_LENGTHS {
-        for (suffix, span) in [("local", 1), ("2kernels", 2), ("4kernels", 4)] {
-            let mut samples = Vec::new();
-            for _ in 0..if length >= 100 { 3 } else { 5 } {
-                let Some(first) = root(&cluster) else { return };
-                // Copy i lies on kernel i mod span; on one kernel the
-                // copies alternate between two processes.
-                let holder = |i: usize| if span == 1 { process(0, (i % 2) as u32) } else { process(i % span, 0) };
-                let mut last = first;
-                for i in 1..=length {
-                    // Obtained, so that the copy is usable when the call
-                    // returns (a delegation's receiver commits its copy
-                    // only when the acknowledgement reaches it).
-                    match cluster.call(holder(i).kernel.0 as usize, Request::Obtain { caller: holder(i), parent: last }) {
-                        Outcome::Done(Some(copy)) => last = copy,
-                        other => {
-                            machine::println!("kbench: multikernel: link {i} of a chain of {length} over {span} kernel(s): {other:?}");
-                            return;
-                        }
-                    }
+    for (shape, lengths) in [("chain", CHAIN_LENGTHS), ("tree", CHAIN_LENGTHS)] {
+        for length in lengths {
+            for (suffix, span) in [("local", 1), ("2kernels", 2), ("4kernels", 4)] {
+                let mut samples = Vec::new();
+                for _ in 0..if length >= 100 { 3 } else { 5 } {
+                    let Some(spent) = build_and_revoke(&cluster, shape == "chain", length, span) else { return };
+                    samples.push(spent as f64);
                 }
-                let (outcome, spent) = cluster.timed(0, Request::Revoke { caller: process(0, 0), cap: first });
-                if outcome != Outcome::Done(None) {
-                    machine::println!("kbench: multikernel: revoke of a chain of {length} over {span} kernel(s): {outcome:?}");
-                    return;
-                }
-                samples.push(spent as f64);
+                report("multikernel", &alloc::format!("revoke_{shape}_{length}_{suffix}"), unit, &mut samples);
             }
-            report("multikernel", &alloc::format!("revoke_chain_{length}_{suffix}"), unit, &mut samples);
         }
     }
+}
+
+/// Builds a chain (each copy obtained from the last) or a tree (each from
+/// the root) of `length` copies below a new root, copy i on kernel
+/// i mod `span` (on one kernel, alternating between two processes), then
+/// times the root's revoke; None (after saying why) if a step fails.
+fn build_and_revoke(cluster: &Cluster, chain: bool, length: usize, span: usize) -> Option<u64> {
+    let shape = if chain { "chain" } else { "tree" };
+    let first = root(cluster)?;
+    let holder = |i: usize| if span == 1 { process(0, (i % 2) as u32) } else { process(i % span, 0) };
+    let mut last = first;
+    for i in 1..=length {
+        // Obtained, so that the copy is usable when the call returns (a
+        // delegation's receiver commits its copy only when the
+        // acknowledgement reaches it).
+        let parent = if chain { last } else { first };
+        match cluster.call(holder(i).kernel.0 as usize, Request::Obtain { caller: holder(i), parent }) {
+            Outcome::Done(Some(copy)) => last = copy,
+            other => {
+                machine::println!("kbench: multikernel: link {i} of a {shape} of {length} over {span} kernel(s): {other:?}");
+                return None;
+            }
+        }
+    }
+    let (outcome, spent) = cluster.timed(0, Request::Revoke { caller: process(0, 0), cap: first });
+    if outcome != Outcome::Done(None) {
+        machine::println!("kbench: multikernel: revoke of a {shape} of {length} over {span} kernel(s): {outcome:?}");
+        return None;
+    }
+    Some(spent)
 }

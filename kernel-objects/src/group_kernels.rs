@@ -223,17 +223,19 @@ fn serve(all: &'static GroupKernels, me: usize) {
         for (reply, answer) in answered.drain(..) {
             answer_to(mine, reply, answer);
         }
+        // The kernels sent something, and those whose full channel to this
+        // one a receive freed (they may wait for room).
+        let wake = node.sent_to() | node.freed_for();
         for (peer, kernel) in all.kernels.iter().enumerate() {
-            if node.sent_to() & caps::distributed::peer_bit(peer) != 0 {
+            if peer != me && wake & caps::distributed::peer_bit(peer) != 0 {
                 if let Some(thread) = kernel.thread.get() {
                     sched::unpark(thread);
                 }
             }
         }
-        if !node.idle() {
-            // A full channel: the peer frees slots as it reads; try again soon.
-            sched::yield_now();
-        } else if started == 0 && round.handled == 0 && round.sent == 0 && completions.is_empty() {
+        // Messages waiting for room in a full channel do not keep it
+        // spinning: the peer that frees a slot wakes it (`freed_for`).
+        if started == 0 && round.handled == 0 && round.sent == 0 && completions.is_empty() {
             sched::park();
         }
     }

@@ -60,16 +60,27 @@ impl<const WORDS: usize, const SLOTS: usize> WordRing<WORDS, SLOTS> {
 
     /// Takes the oldest message (the receiver's side), if any.
     pub fn try_receive(&self) -> Option<[u64; WORDS]> {
+        self.try_receive_noting_full().map(|(message, _)| message)
+    }
+
+    /// [`WordRing::try_receive`], also saying whether the ring was full
+    /// before this took its message: a sender that found it full and
+    /// waits for room must then be woken. (A sender that found the ring
+    /// full saw every slot taken; the receiver, taking from it, sees at
+    /// least as many published, so one of its takes reports full —
+    /// `tests/loom_word_ring.rs` checks that no such wake-up is missed.)
+    pub fn try_receive_noting_full(&self) -> Option<([u64; WORDS], bool)> {
         let head = self.head.load(Ordering::Relaxed);
         // Acquire: the sender's words are visible once its tail is.
-        if self.tail.load(Ordering::Acquire) == head {
+        let tail = self.tail.load(Ordering::Acquire);
+        if tail == head {
             return None;
         }
         let slot = &self.slots[head % SLOTS];
         let message = core::array::from_fn(|index| slot[index].load(Ordering::Relaxed));
         // Release: the words are read before the slot is handed back.
         self.head.store(head.wrapping_add(1), Ordering::Release);
-        Some(message)
+        Some((message, tail.wrapping_sub(head) >= SLOTS))
     }
 
     /// Messages in flight now (a snapshot).

@@ -47,4 +47,8 @@ impl Links for ChannelLinks<'_> {
     fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]> {
         self.channels.rings.get(from.0 as usize)?.get(self.me)?.try_receive()
     }
+
+    fn try_receive_noting_full(&self, from: KernelId) -> Option<([u64; WORDS], bool)> {
+        self.channels.rings.get(from.0 as usize)?.get(self.me)?.try_receive_noting_full()
+    }
 }

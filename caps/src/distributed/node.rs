@@ -21,6 +21,13 @@ pub trait Links {
     fn try_send(&self, to: KernelId, words: &[u64; WORDS]) -> bool;
     /// The oldest message from `from`, if any.
     fn try_receive(&self, from: KernelId) -> Option<[u64; WORDS]>;
+
+    /// [`Links::try_receive`], also saying whether the channel from `from`
+    /// was full before (its sender may be waiting for room: wake it).
+    /// Channels that cannot tell say no.
+    fn try_receive_noting_full(&self, from: KernelId) -> Option<([u64; WORDS], bool)> {
+        self.try_receive(from).map(|words| (words, false))
+    }
 }
 
 /// What one [`Node::poll`] did.
@@ -43,12 +50,13 @@ pub struct Node {
     waiting: Vec<VecDeque<[u64; WORDS]>>,
     malformed: usize,
     sent_to: u64,
+    freed_for: u64,
 }
 
 impl Node {
     /// `kernel` in a system of `peers` kernels (numbered from 0).
     pub fn new(kernel: Kernel, peers: usize) -> Self {
-        Self { kernel, peers, waiting: (0..peers).map(|_| VecDeque::new()).collect(), malformed: 0, sent_to: 0 }
+        Self { kernel, peers, waiting: (0..peers).map(|_| VecDeque::new()).collect(), malformed: 0, sent_to: 0, freed_for: 0 }
     }
 
     /// The kernel, to start system calls on (then [`Node::collect`]).
@@ -91,8 +99,12 @@ impl Node {
     pub fn receive(&mut self, links: &impl Links) -> Round {
         let me = self.kernel.id();
         let mut round = Round::default();
+        self.freed_for = 0;
         for peer in (0..self.peers).map(|peer| KernelId(peer as u8)).filter(|peer| *peer != me) {
-            let Some(words) = links.try_receive(peer) else { continue };
+            let Some((words, was_full)) = links.try_receive_noting_full(peer) else { continue };
+            if was_full {
+                self.freed_for |= peer_bit(peer.0 as usize);
+            }
             match decode(&words) {
                 Ok(message) => {
                     self.kernel.receive(peer, message);
@@ -130,6 +142,13 @@ impl Node {
     /// ([`peer_bit`]): the ones to wake, and only them.
     pub fn sent_to(&self) -> u64 {
         self.sent_to
+    }
+
+    /// The peers whose full channel to this kernel the last
+    /// [`Node::receive`] freed a slot of, one bit each ([`peer_bit`]): they
+    /// may be waiting for room, so wake them.
+    pub fn freed_for(&self) -> u64 {
+        self.freed_for
     }
 
     /// Whether nothing waits to be sent.
