@@ -46,18 +46,22 @@ fn in_flight_space() -> Result<SpaceId, Errno> {
 pub struct InFlight {
     space: SpaceId,
     slots: Vec<Slot>,
+    /// The CPU group of the sender (issue 20): a receiver in another group
+    /// obtains copies of what crossed (`group_descriptors`).
+    sender_group: usize,
 }
 
 impl InFlight {
     /// Copies descriptors `fds` of the process with capability space
-    /// `from` into flight, all or none (EBADF for one it does not hold,
-    /// ETOOMANYREFS past [`MOST_PER_MESSAGE`], ENOMEM/ENFILE when full).
-    pub fn send(from: SpaceId, fds: &[u32]) -> Result<InFlight, Errno> {
+    /// `from`, living in CPU group `sender_group`, into flight, all or none
+    /// (EBADF for one it does not hold, ETOOMANYREFS past
+    /// [`MOST_PER_MESSAGE`], ENOMEM/ENFILE when full).
+    pub fn send(from: SpaceId, sender_group: usize, fds: &[u32]) -> Result<InFlight, Errno> {
         if fds.len() > MOST_PER_MESSAGE {
             return Err(Errno::ETOOMANYREFS);
         }
         let space = in_flight_space()?;
-        let mut flight = InFlight { space, slots: Vec::new() };
+        let mut flight = InFlight { space, slots: Vec::new(), sender_group };
         flight.slots.try_reserve_exact(fds.len()).map_err(|_| Errno::ENOMEM)?;
         for &fd in fds {
             crate::open_files::file(from, u64::from(fd)).map_err(|_| Errno::EBADF)?;
@@ -65,6 +69,11 @@ impl InFlight {
             flight.slots.push(slot);
         }
         Ok(flight)
+    }
+
+    /// The sender's CPU group.
+    pub fn sender_group(&self) -> usize {
+        self.sender_group
     }
 
     /// How many descriptors it carries.

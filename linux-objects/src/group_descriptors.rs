@@ -8,7 +8,8 @@
 //! every process of another group that inherits a descriptor of it
 //! obtains a copy of that root through its own group's kernel — SemperOS's
 //! obtain, with the messages between the two kernels. A fork into another
-//! group completes only once every copy is made.
+//! group completes only once every copy is made; so does an `SCM_RIGHTS`
+//! receive from a sender in another group.
 //!
 //! The copies follow Linux's lifetimes, not the passer's: a child's
 //! descriptors outlive its parent, so a copy derives from the
@@ -108,6 +109,23 @@ pub fn carry_into_group(pid: Pid, group: usize, parent_group: usize, handles: &[
     }
     note_holder(pid, group, obtained);
     Ok(())
+}
+
+/// The descriptions behind descriptors `fds` of capability space `space`
+/// (files and pipes; other kinds and unknown numbers are left out).
+pub fn descriptions_of(space: caps::SpaceId, fds: &[u32]) -> Result<Vec<u64>, Errno> {
+    let mut handles = Vec::new();
+    handles.try_reserve_exact(fds.len()).map_err(|_| Errno::ENOMEM)?;
+    kernel_objects::capabilities::caps().with(|database| {
+        for &fd in fds {
+            if let Ok((kind, handle)) = database.object_of(space, fd) {
+                if crate::open_files::is_descriptor(kind) {
+                    handles.push(handle);
+                }
+            }
+        }
+    });
+    Ok(handles)
 }
 
 /// Records that `pid` holds copies in `group` (when `holds`).

@@ -245,15 +245,16 @@ fn carry_descriptors(child: &Arc<Process>, parent_group: usize) -> Result<(), Er
         return Ok(());
     }
     let space = child.native.space();
-    let mut handles: Vec<u64> = Vec::new();
+    let mut fds: Vec<u32> = Vec::new();
     let listed = caps().with(|database| {
-        for (_, capability) in database.contents(space).filter(|(_, capability)| is_descriptor(capability.object.kind())) {
-            handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            handles.push(capability.object.handle);
+        for (slot, _) in database.contents(space).filter(|(_, capability)| is_descriptor(capability.object.kind())) {
+            fds.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            fds.push(slot);
         }
         Ok::<(), Errno>(())
     });
     listed?;
+    let handles = crate::group_descriptors::descriptions_of(space, &fds)?;
     crate::group_descriptors::carry_into_group(child.pid, child.group(), parent_group, &handles)
 }
 

@@ -489,7 +489,7 @@ fn control_to_send(call: &Call<'_>, header: &MessageHeader) -> Result<Control, E
             _ => return Err(Errno::EINVAL),
         }
     }
-    let descriptors = if fds.is_empty() { None } else { Some(InFlight::send(call.process.native.space(), &fds)?) };
+    let descriptors = if fds.is_empty() { None } else { Some(InFlight::send(call.process.native.space(), call.process.group(), &fds)?) };
     Ok(Control { descriptors, credentials })
 }
 
@@ -527,7 +527,17 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
         if fits < descriptors.count() {
             out_flags |= MSG_CTRUNC;
         }
+        let sender_group = descriptors.sender_group();
         let fds = descriptors.deliver(call.process.native.space(), fits);
+        // From another CPU group: copies through the group kernels first.
+        if let Err(errno) = carry_received(call, sender_group, &fds) {
+            for &fd in &fds {
+                if let Ok(removed) = kernel_objects::capabilities::caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
+                    kernel_objects::capabilities::undo(&removed);
+                }
+            }
+            return Err(errno);
+        }
         for fd in &fds {
             call.process.state().set_close_on_exec(*fd, message_flags & MSG_CMSG_CLOEXEC != 0)?;
         }
@@ -908,4 +918,16 @@ pub(super) fn buffer_length(call: &Call<'_>, at: u64) -> Result<usize, Errno> {
     let mut length = [0u8; 4];
     call.read_in(at, &mut length)?;
     usize::try_from(i32::from_le_bytes(length)).map_err(|_| Errno::EINVAL)
+}
+
+/// Descriptors `fds` just received from a sender in CPU group
+/// `sender_group`: the receiver obtains, through its group's kernel, a
+/// copy of each description held in another group (issue 20; nothing to
+/// do without groups).
+fn carry_received(call: &Call<'_>, sender_group: usize, fds: &[u32]) -> Result<(), Errno> {
+    if kernel_objects::groups::count() < 2 || fds.is_empty() {
+        return Ok(());
+    }
+    let handles = crate::group_descriptors::descriptions_of(call.process.native.space(), fds)?;
+    crate::group_descriptors::carry_into_group(call.process.pid, call.process.group(), sender_group, &handles)
 }

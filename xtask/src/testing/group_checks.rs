@@ -8,7 +8,9 @@
 //! kernels made copies (obtains, messages between them, nothing malformed
 //! or refused), and once every child ended no copy is left in any group
 //! (`/proc/lamina/groups`, read by the shell itself: a new process would
-//! hold copies of its own).
+//! hold copies of its own). And the user suite's tests of processes,
+//! signals, pipes, sockets and descriptor passing print the same on 4
+//! CPUs as 2 groups (their forks spread over both) as on one kernel.
 
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output, ProgramRun};
@@ -45,6 +47,57 @@ pub fn run_group_checks(tally: &mut Tally) {
         let name = format!("groups: a pipeline, taskset, kill and wait across {groups} kernel groups on 4 CPUs");
         tally.record(&name, run(groups).and_then(|run| check(&run, groups)).map_err(|failure| failure.to_string()));
     }
+    run_suite_tests(tally);
+}
+
+/// The user suite's C tests whose processes talk to each other (and whose
+/// output does not name CPU counts, which a group changes).
+const SUITE_TESTS: [&str; 14] = [
+    "processes", "deaths", "socket_messages", "fifos_and_friends", "wait_masks", "shared_memory", "sysv_ipc",
+    "unix_names", "unix_credentials", "siginfo", "process_control", "record_locks", "flocks", "exec_threads",
+];
+
+/// [`SUITE_TESTS`] on one kernel and on 2 groups, 4 CPUs each: every
+/// test's output the same.
+fn run_suite_tests(tally: &mut Tally) {
+    let outputs = suite_request().and_then(|request| {
+        [1u32, 2]
+            .map(|groups| {
+                let request = ExecRequest { machine: MachineOptions { groups, ..MachineOptions::with(4, 256) }, ..request.clone() };
+                run_program(&request, Input::Console, Output::Capture, Some(SUITE_TIME_LIMIT)).map(|run| super::user_space::sections(&String::from_utf8_lossy(&run.output)))
+            })
+            .into_iter()
+            .collect::<Outcome<Vec<_>>>()
+    });
+    let outputs = match outputs {
+        Ok(outputs) => outputs,
+        Err(failure) => return tally.record("groups: the suite's process tests on 2 groups", Err(failure.to_string())),
+    };
+    let (single, grouped) = (&outputs[0], &outputs[1]);
+    for name in SUITE_TESTS {
+        let section = format!("c/{name}");
+        let result = match single.get(&section) {
+            Some(expected) => super::user_space::compare(&section, grouped.get(&section), expected),
+            None => Err(format!("{section}: no output on one kernel")),
+        };
+        tally.record(&format!("groups: {section} on 2 groups = on one kernel"), result);
+    }
+}
+
+/// Longest the suite subset may take under TCG.
+const SUITE_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// [`SUITE_TESTS`] built and run one after another, each between the
+/// markers `user_space::sections` splits on.
+fn suite_request() -> Outcome<ExecRequest> {
+    let mut files = Vec::new();
+    let mut script = String::from("#!/bin/sh\ncd /tmp\n");
+    for name in SUITE_TESTS {
+        let binary = crate::guest_programs::compile_c(&format!("user/tests/c/{name}.c"), name)?;
+        files.push(crate::exec::FileCopy { host: binary, guest: Some(format!("/tests/bin/{name}")) });
+        script.push_str(&format!("echo '=== c/{name}'\n/tests/bin/{name} 2>&1\necho \"--- exit $?\"\ncd /tmp\n"));
+    }
+    super::user_space::runner_request(files, "groups-suite", &script, "/tests/groups-suite")
 }
 
 fn run(groups: u32) -> Outcome<ProgramRun> {
