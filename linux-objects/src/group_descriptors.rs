@@ -45,8 +45,9 @@ struct Root {
 
 /// Roots by description handle.
 static ROOTS: KernelTicketLock<Vec<Root>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
-/// The groups (one bit each) each process holds copies in.
-static HOLDERS: KernelTicketLock<Vec<(Pid, u64)>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
+/// Every copy a process holds: the process and the copy's key (its
+/// kernel is the group it was made in).
+static HOLDERS: KernelTicketLock<Vec<(Pid, CapKey)>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
 
 /// The root of description `handle`, made in group `home` if it has none.
 fn root_of(handle: u64, home: usize) -> Result<CapKey, Errno> {
@@ -84,7 +85,6 @@ pub fn carry_into_group(pid: Pid, group: usize, parent_group: usize, handles: &[
         return Ok(());
     }
     let caller = ProcessId { kernel: KernelId(group as u8), number: pid };
-    let mut obtained = false;
     for (index, &handle) in handles.iter().enumerate() {
         if handles[..index].contains(&handle) {
             continue;
@@ -100,14 +100,10 @@ pub fn carry_into_group(pid: Pid, group: usize, parent_group: usize, handles: &[
             continue;
         }
         match group_kernels::call(group, Request::Obtain { caller, parent: root }) {
-            Some(Answer::Done(Some(_))) => obtained = true,
-            _ => {
-                note_holder(pid, group, obtained);
-                return Err(Errno::EAGAIN);
-            }
+            Some(Answer::Done(Some(copy))) => note_holder(pid, copy)?,
+            _ => return Err(Errno::EAGAIN),
         }
     }
-    note_holder(pid, group, obtained);
     Ok(())
 }
 
@@ -128,21 +124,60 @@ pub fn descriptions_of(space: caps::SpaceId, fds: &[u32]) -> Result<Vec<u64>, Er
     Ok(handles)
 }
 
-/// Records that `pid` holds copies in `group` (when `holds`).
-fn note_holder(pid: Pid, group: usize, holds: bool) {
-    if !holds {
-        return;
-    }
-    let bit = caps::distributed::peer_bit(group);
-    let mut holders = HOLDERS.lock();
-    match holders.iter_mut().find(|(holder, _)| *holder == pid) {
-        Some((_, groups)) => *groups |= bit,
-        None => {
-            if holders.try_reserve(1).is_ok() {
-                holders.push((pid, bit));
-            }
+/// Records that `pid` holds `copy`. With no room to record it the copy
+/// is revoked at once and the caller fails (ENOMEM).
+fn note_holder(pid: Pid, copy: CapKey) -> Result<(), Errno> {
+    {
+        let mut holders = HOLDERS.lock();
+        if holders.try_reserve(1).is_ok() {
+            holders.push((pid, copy));
+            return Ok(());
         }
     }
+    let group = copy.kernel.0 as usize;
+    group_kernels::call(group, Request::Revoke { caller: ProcessId { kernel: copy.kernel, number: pid }, cap: copy });
+    Err(Errno::ENOMEM)
+}
+
+/// Process `pid`, with capability space `space`, moves from group `old`
+/// to group `new` (`sched_setaffinity`): it obtains copies in `new` of
+/// every description it holds that lives in another group, then its
+/// copies in `old` are revoked (it is no longer a process there). Call it
+/// before the move: on an error nothing moved and the old copies stay.
+pub fn process_moving(pid: Pid, space: caps::SpaceId, old: usize, new: usize) -> Result<(), Errno> {
+    if !group_kernels::running() || old == new {
+        return Ok(());
+    }
+    let mut fds: Vec<u32> = Vec::new();
+    kernel_objects::capabilities::caps().with(|database| {
+        for (slot, capability) in database.contents(space) {
+            if crate::open_files::is_descriptor(capability.object.kind()) {
+                fds.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+                fds.push(slot);
+            }
+        }
+        Ok::<(), Errno>(())
+    })?;
+    let handles = descriptions_of(space, &fds)?;
+    carry_into_group(pid, new, old, &handles)?;
+    // Its copies in the old group go one by one: the process number stays
+    // alive there, so that it may come back.
+    let leaving: Vec<CapKey> = {
+        let mut holders = HOLDERS.lock();
+        let mut leaving = Vec::new();
+        holders.retain(|(holder, copy)| {
+            let moves = *holder == pid && copy.kernel.0 as usize == old && leaving.try_reserve(1).is_ok();
+            if moves {
+                leaving.push(*copy);
+            }
+            !moves
+        });
+        leaving
+    };
+    for copy in leaving {
+        group_kernels::call(old, Request::Revoke { caller: ProcessId { kernel: copy.kernel, number: pid }, cap: copy });
+    }
+    Ok(())
 }
 
 /// Process `pid` ended: its copies are revoked in every group it held
@@ -153,11 +188,13 @@ pub fn process_ended(pid: Pid) {
     if !group_kernels::running() {
         return;
     }
-    let groups = {
-        let mut holders = HOLDERS.lock();
-        let Some(index) = holders.iter().position(|(holder, _)| *holder == pid) else { return };
-        holders.swap_remove(index).1
-    };
+    let mut groups = 0u64;
+    HOLDERS.lock().retain(|(holder, copy)| {
+        if *holder == pid {
+            groups |= caps::distributed::peer_bit(copy.kernel.0 as usize);
+        }
+        *holder != pid
+    });
     for group in 0..64 {
         if groups & caps::distributed::peer_bit(group) != 0 {
             group_kernels::call(group, Request::Kill { number: pid });

@@ -91,7 +91,10 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     let group_cpus = kernel_objects::groups::cpus_of(process.group()).bits();
     if mask & group_cpus == 0 {
         let first_cpu = mask.trailing_zeros() as usize;
-        process.move_to_group(kernel_objects::groups::group_of_cpu(first_cpu));
+        let target = kernel_objects::groups::group_of_cpu(first_cpu);
+        // Its descriptors' copies move with it (EAGAIN: it stays).
+        crate::group_descriptors::process_moving(process.pid, process.native.space(), process.group(), target)?;
+        process.move_to_group(target);
     } else if let Some(thread) = process.kernel_thread(tid) {
         sched::set_allowed(&thread, process.cpus_for(tid)).map_err(|_| Errno::EINVAL)?;
     }

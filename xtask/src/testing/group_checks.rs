@@ -27,11 +27,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(180);
 /// `taskset -p f` there keeps the shell in its group, where `nproc` (a
 /// new process, placed by the policy) counts its own group's CPUs. The
 /// sleeper's group is read once it runs `sleep`: `taskset` moved it
-/// before its `execve`.
+/// before its `execve`. A shell moved to the last group and back to group
+/// 0 takes its descriptors' copies along each time (none may be left).
 const SCRIPT: &str = r#"group() { awk '/^Group:/ { print $2 }' /proc/$1/status; }
 echo "shell $(group $$)"
 sh -c 'echo "first $(awk "/^Group:/ { print \$2 }" /proc/$$/status)" >&2; seq 1 5000' | sh -c 'echo "second $(awk "/^Group:/ { print \$2 }" /proc/$$/status)" >&2; wc -l'
 taskset 8 sh -c 'taskset -p f $$ >/dev/null; echo "pinned $(awk "/^Group:/ { print \$2 }" /proc/$$/status) cpus $(nproc)"'
+taskset 8 sh -c 'taskset -p 1 $$ >/dev/null; echo "back $(awk "/^Group:/ { print \$2 }" /proc/$$/status)"'
 taskset 8 sleep 100 &
 sleeper=$!
 for try in $(seq 1 500); do grep -q '^Name:.sleep' /proc/$sleeper/status && break; sleep 0.02; done
@@ -137,6 +139,7 @@ fn check(run: &ProgramRun, groups: u32) -> Outcome {
     let expected = [
         "5000".to_string(),
         format!("pinned {last} cpus {}", 4 / groups),
+        "back 0".to_string(),
         format!("sleeper {last}"),
         "sleeper status 143".to_string(),
     ];
