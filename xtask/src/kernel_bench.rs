@@ -107,24 +107,8 @@ const RUNS: [KernelBenchRun; 8] = [
         group_per_cpu: false,
     },
     // mC2's pairs as one kernel, then with each pair in its own CPU group.
-    KernelBenchRun {
-        image: ImageKind::Bench,
-        counting: InstructionCounting::Off,
-        cpus: Cpus::HostCores,
-        mode: "pairs",
-        accelerator: "tcg",
-        only_group: Some("multikernel"),
-        group_per_cpu: false,
-    },
-    KernelBenchRun {
-        image: ImageKind::Bench,
-        counting: InstructionCounting::Off,
-        cpus: Cpus::HostCores,
-        mode: "pairs",
-        accelerator: "tcg",
-        only_group: Some("multikernel"),
-        group_per_cpu: true,
-    },
+    pairs_run(false),
+    pairs_run(true),
     KernelBenchRun {
         image: ImageKind::BenchBigLock,
         counting: InstructionCounting::Off,
@@ -135,6 +119,20 @@ const RUNS: [KernelBenchRun; 8] = [
         group_per_cpu: false,
     },
 ];
+
+/// The boot of mC2's server/client pairs for the `multikernel` group, as
+/// one kernel or with one CPU group per CPU.
+const fn pairs_run(group_per_cpu: bool) -> KernelBenchRun {
+    KernelBenchRun {
+        image: ImageKind::Bench,
+        counting: InstructionCounting::Off,
+        cpus: Cpus::HostCores,
+        mode: "pairs",
+        accelerator: "tcg",
+        only_group: Some("multikernel"),
+        group_per_cpu,
+    }
+}
 
 /// Groups measured only by boots of their own (no records in the others).
 const DEDICATED_GROUPS: [&str; 2] = ["multikernel", "costs"];
