@@ -3,7 +3,7 @@
 //! belongs here.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+pub(crate) use core::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};

@@ -14,7 +14,7 @@
 //! the sender overwrite a slot not yet read, or reorder messages. One
 //! sender and one receiver at a time: callers serialize each side.
 
-use crate::atomics::{AtomicU64, AtomicUsize, Ordering};
+use crate::atomics::{fence, AtomicU64, AtomicUsize, Ordering};
 
 /// The ring had no free slot: the message was not sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +48,16 @@ impl<const WORDS: usize, const SLOTS: usize> WordRing<WORDS, SLOTS> {
         let tail = self.tail.load(Ordering::Relaxed);
         // Acquire: the receiver finished reading the slot it freed.
         if tail.wrapping_sub(self.head.load(Ordering::Acquire)) >= SLOTS {
-            return Err(RingFull);
+            // Before saying full (and its caller waits for a wake-up): a
+            // SeqCst fence, then the head again. With the receiver's fence
+            // between its head store and its tail load, either this sees
+            // the slot it freed or it sees this side's last tail and
+            // reports the ring full (`try_receive_noting_full`): no wake-up
+            // is lost (store buffering).
+            fence(Ordering::SeqCst);
+            if tail.wrapping_sub(self.head.load(Ordering::Acquire)) >= SLOTS {
+                return Err(RingFull);
+            }
         }
         for (slot, word) in self.slots[tail % SLOTS].iter().zip(message) {
             slot.store(*word, Ordering::Relaxed);
@@ -63,24 +72,27 @@ impl<const WORDS: usize, const SLOTS: usize> WordRing<WORDS, SLOTS> {
         self.try_receive_noting_full().map(|(message, _)| message)
     }
 
-    /// [`WordRing::try_receive`], also saying whether the ring was full
-    /// before this took its message: a sender that found it full and
-    /// waits for room must then be woken. (A sender that found the ring
-    /// full saw every slot taken; the receiver, taking from it, sees at
-    /// least as many published, so one of its takes reports full —
-    /// `tests/loom_word_ring.rs` checks that no such wake-up is missed.)
+    /// [`WordRing::try_receive`], also saying whether the ring may have
+    /// been full for the sender: a sender that found it full and waits for
+    /// room must then be woken. After freeing the slot, a SeqCst fence and
+    /// a fresh look at `tail`: if every slot was taken up to the one just
+    /// freed, say so (the sender's side fences too, see `try_send`), so
+    /// that a sender told `RingFull` always meets a receive that says
+    /// full — `tests/loom_word_ring.rs` checks that no wake-up is missed.
+    /// It may say full when the sender never saw it so: one spare wake-up.
     pub fn try_receive_noting_full(&self) -> Option<([u64; WORDS], bool)> {
         let head = self.head.load(Ordering::Relaxed);
         // Acquire: the sender's words are visible once its tail is.
-        let tail = self.tail.load(Ordering::Acquire);
-        if tail == head {
+        if self.tail.load(Ordering::Acquire) == head {
             return None;
         }
         let slot = &self.slots[head % SLOTS];
         let message = core::array::from_fn(|index| slot[index].load(Ordering::Relaxed));
         // Release: the words are read before the slot is handed back.
         self.head.store(head.wrapping_add(1), Ordering::Release);
-        Some((message, tail.wrapping_sub(head) >= SLOTS))
+        fence(Ordering::SeqCst);
+        let tail_now = self.tail.load(Ordering::Acquire);
+        Some((message, tail_now.wrapping_sub(head) >= SLOTS))
     }
 
     /// Messages in flight now (a snapshot).
