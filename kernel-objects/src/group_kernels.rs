@@ -126,14 +126,14 @@ pub fn start() -> Result<(), String> {
             .collect(),
         channels: Channels::new(count),
     };
-    KERNELS.set(alloc::boxed::Box::leak(alloc::boxed::Box::new(kernels))).map_err(|_| String::from("group kernels started twice"))?;
-    let all = KERNELS.get().ok_or("group kernels not published")?;
+    let all: &'static GroupKernels = alloc::boxed::Box::leak(alloc::boxed::Box::new(kernels));
     for group in 0..count {
         let cpu = layout.cpus_of(group).start;
         let thread = sched::spawn_on(cpu, Pinning::Pinned, "group-kernel", move || serve(all, group)).map_err(|error| format!("group {group}'s kernel: {error:?}"))?;
         let _ = all.kernels[group].thread.set(alloc::boxed::Box::leak(alloc::boxed::Box::new(thread)));
     }
-    Ok(())
+    // Published only once every kernel runs: until then nobody asks one.
+    KERNELS.set(all).map_err(|_| String::from("group kernels started twice"))
 }
 
 /// Whether group kernels run (more than one group, started).
@@ -235,7 +235,7 @@ fn serve(all: &'static GroupKernels, me: usize) {
         }
         // Messages waiting for room in a full channel do not keep it
         // spinning: the peer that frees a slot wakes it (`freed_for`).
-        if started == 0 && round.handled == 0 && round.sent == 0 && completions.is_empty() {
+        if started == 0 && round.handled == 0 && round.malformed == 0 && round.sent == 0 && completions.is_empty() {
             sched::park();
         }
     }

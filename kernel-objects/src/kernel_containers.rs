@@ -119,7 +119,7 @@ fn keep_the_reserve() {
     if ALLOCATIONS.fetch_add(1, core::sync::atomic::Ordering::Relaxed) % ALLOCATIONS_PER_LOOK != 0 || !machine::cpu::interrupts_enabled() {
         return;
     }
-    if crate::physical_memory::free_frames() < RESERVE_FRAMES {
+    if crate::physical_memory::free_frames_here() < RESERVE_FRAMES {
         reclaimer(None);
     }
 }

@@ -97,6 +97,12 @@ fn owner_of(frame: FrameNumber) -> Option<&'static KernelFrames> {
     table.allocators.get(table.starts[index].1)?.as_ref()
 }
 
+/// The free frames of this CPU's group: what an allocation here can get
+/// (all free frames without groups).
+pub fn free_frames_here() -> u64 {
+    free_frames_of(crate::groups::current_group())
+}
+
 /// Group `group`'s free frames.
 pub fn free_frames_of(group: usize) -> u64 {
     FRAMES.get().and_then(|table| table.allocators.get(group)?.as_ref()).map_or(0, KernelFrames::free_count)

@@ -45,9 +45,25 @@ struct Root {
 
 /// Roots by description handle.
 static ROOTS: KernelTicketLock<Vec<Root>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
-/// Every copy a process holds: the process and the copy's key (its
-/// kernel is the group it was made in).
-static HOLDERS: KernelTicketLock<Vec<(Pid, CapKey)>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
+/// Every copy a process holds: the process, the copy's key (its kernel is
+/// the group it was made in) and the description's handle.
+static HOLDERS: KernelTicketLock<Vec<Holding>> = KernelTicketLock::new(TABLES_LEVEL, Vec::new());
+
+/// One copy held.
+#[derive(Clone, Copy)]
+struct Holding {
+    pid: Pid,
+    copy: CapKey,
+    handle: u64,
+}
+
+/// Asks group `group`'s kernel `request` and waits for its turn; when no
+/// answer slot is free, posts it instead (clean-up must not be lost).
+fn call_or_post(group: usize, request: Request) {
+    if group_kernels::call(group, request).is_none() {
+        group_kernels::post(group, request);
+    }
+}
 
 /// The root of description `handle`, made in group `home` if it has none.
 fn root_of(handle: u64, home: usize) -> Result<CapKey, Errno> {
@@ -100,7 +116,7 @@ pub fn carry_into_group(pid: Pid, group: usize, parent_group: usize, handles: &[
             continue;
         }
         match group_kernels::call(group, Request::Obtain { caller, parent: root }) {
-            Some(Answer::Done(Some(copy))) => note_holder(pid, copy)?,
+            Some(Answer::Done(Some(copy))) => note_holder(Holding { pid, copy, handle })?,
             _ => return Err(Errno::EAGAIN),
         }
     }
@@ -124,18 +140,18 @@ pub fn descriptions_of(space: caps::SpaceId, fds: &[u32]) -> Result<Vec<u64>, Er
     Ok(handles)
 }
 
-/// Records that `pid` holds `copy`. With no room to record it the copy
-/// is revoked at once and the caller fails (ENOMEM).
-fn note_holder(pid: Pid, copy: CapKey) -> Result<(), Errno> {
+/// Records a copy held. With no room to record it the copy is revoked at
+/// once and the caller fails (ENOMEM).
+fn note_holder(holding: Holding) -> Result<(), Errno> {
     {
         let mut holders = HOLDERS.lock();
         if holders.try_reserve(1).is_ok() {
-            holders.push((pid, copy));
+            holders.push(holding);
             return Ok(());
         }
     }
-    let group = copy.kernel.0 as usize;
-    group_kernels::call(group, Request::Revoke { caller: ProcessId { kernel: copy.kernel, number: pid }, cap: copy });
+    let Holding { pid, copy, .. } = holding;
+    call_or_post(copy.kernel.0 as usize, Request::Revoke { caller: ProcessId { kernel: copy.kernel, number: pid }, cap: copy });
     Err(Errno::ENOMEM)
 }
 
@@ -165,17 +181,17 @@ pub fn process_moving(pid: Pid, space: caps::SpaceId, old: usize, new: usize) ->
     let leaving: Vec<CapKey> = {
         let mut holders = HOLDERS.lock();
         let mut leaving = Vec::new();
-        holders.retain(|(holder, copy)| {
-            let moves = *holder == pid && copy.kernel.0 as usize == old && leaving.try_reserve(1).is_ok();
+        holders.retain(|holding| {
+            let moves = holding.pid == pid && holding.copy.kernel.0 as usize == old && leaving.try_reserve(1).is_ok();
             if moves {
-                leaving.push(*copy);
+                leaving.push(holding.copy);
             }
             !moves
         });
         leaving
     };
     for copy in leaving {
-        group_kernels::call(old, Request::Revoke { caller: ProcessId { kernel: copy.kernel, number: pid }, cap: copy });
+        call_or_post(old, Request::Revoke { caller: ProcessId { kernel: copy.kernel, number: pid }, cap: copy });
     }
     Ok(())
 }
@@ -189,15 +205,15 @@ pub fn process_ended(pid: Pid) {
         return;
     }
     let mut groups = 0u64;
-    HOLDERS.lock().retain(|(holder, copy)| {
-        if *holder == pid {
-            groups |= caps::distributed::peer_bit(copy.kernel.0 as usize);
+    HOLDERS.lock().retain(|holding| {
+        if holding.pid == pid {
+            groups |= caps::distributed::peer_bit(holding.copy.kernel.0 as usize);
         }
-        *holder != pid
+        holding.pid != pid
     });
     for group in 0..64 {
         if groups & caps::distributed::peer_bit(group) != 0 {
-            group_kernels::call(group, Request::Kill { number: pid });
+            call_or_post(group, Request::Kill { number: pid });
         }
     }
 }
@@ -213,6 +229,8 @@ pub fn description_released(handle: u64) {
         let Some(index) = roots.iter().position(|root| root.handle == handle) else { return };
         roots.swap_remove(index)
     };
+    // The root's revoke takes every copy with it: forget them.
+    HOLDERS.lock().retain(|holding| holding.handle != handle);
     let home = root.key.kernel;
     group_kernels::post(home.0 as usize, Request::Revoke { caller: ProcessId { kernel: home, number: KERNEL_PROCESS }, cap: root.key });
 }

@@ -140,7 +140,7 @@ const RESERVED_FRAMES: u64 = 4096;
 fn room_to_keep() -> bool {
     let room = || {
         let (heap_free, heap_total) = machine::heap::usage();
-        kernel_objects::physical_memory::free_frames() >= RESERVED_FRAMES && heap_free >= heap_total / 8
+        kernel_objects::physical_memory::free_frames_here() >= RESERVED_FRAMES && heap_free >= heap_total / 8
     };
     room() || (reclaim(None) > 0 && room())
 }
@@ -177,7 +177,7 @@ pub(crate) fn pages_for_mapping(tree: &mut Namespace, container: ContainerId, in
     // Pages are made now, not at first touch: a mapping larger than the
     // free memory (a 2 GiB map of a sparse file) is refused before it
     // takes every frame.
-    if missing.len() as u64 + RESERVED_FRAMES > kernel_objects::physical_memory::free_frames() {
+    if missing.len() as u64 + RESERVED_FRAMES > kernel_objects::physical_memory::free_frames_here() {
         return Err(Errno::ENOMEM);
     }
     let mut added = 0;

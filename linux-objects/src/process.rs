@@ -314,7 +314,17 @@ impl Process {
         kernel_objects::groups::process_joined(group);
         // Copies, so that no lock is held while a thread moves (the caller
         // may switch CPUs inside `set_allowed`).
-        let threads: Vec<(Pid, Arc<sched::Thread>)> = self.threads.lock().clone();
+        let threads: Vec<(Pid, Arc<sched::Thread>)> = {
+            let held = self.threads.lock();
+            let mut copy = Vec::new();
+            if copy.try_reserve_exact(held.len()).is_ok() {
+                copy.extend(held.iter().cloned());
+            }
+            copy
+        };
+        // With no memory for the copy, none moves now: each is confined to
+        // the new group the next time it starts a thread or is moved (the
+        // group is already set).
         for (tid, thread) in threads {
             // A mask inside the group is never empty: cannot fail.
             let _ = sched::set_allowed(&thread, self.cpus_for(tid));

@@ -87,16 +87,20 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     if mask == 0 {
         return Err(Errno::EINVAL);
     }
-    process.state().set_affinity(tid, (mask != online_mask()).then_some(mask))?;
     let group_cpus = kernel_objects::groups::cpus_of(process.group()).bits();
-    if mask & group_cpus == 0 {
-        let first_cpu = mask.trailing_zeros() as usize;
-        let target = kernel_objects::groups::group_of_cpu(first_cpu);
-        // Its descriptors' copies move with it (EAGAIN: it stays).
+    let target = (mask & group_cpus == 0).then(|| kernel_objects::groups::group_of_cpu(mask.trailing_zeros() as usize));
+    if let Some(target) = target {
+        // Its descriptors' copies move with it first (EAGAIN: nothing changed).
         crate::group_descriptors::process_moving(process.pid, process.native.space(), process.group(), target)?;
-        process.move_to_group(target);
-    } else if let Some(thread) = process.kernel_thread(tid) {
-        sched::set_allowed(&thread, process.cpus_for(tid)).map_err(|_| Errno::EINVAL)?;
+    }
+    process.state().set_affinity(tid, (mask != online_mask()).then_some(mask))?;
+    match target {
+        Some(target) => process.move_to_group(target),
+        None => {
+            if let Some(thread) = process.kernel_thread(tid) {
+                sched::set_allowed(&thread, process.cpus_for(tid)).map_err(|_| Errno::EINVAL)?;
+            }
+        }
     }
     value(0)
 }

@@ -530,14 +530,20 @@ pub fn recvmsg(call: &mut Call<'_>) -> CallResult {
         let sender_group = descriptors.sender_group();
         let fds = descriptors.deliver(call.process.native.space(), fits);
         // From another CPU group: copies through the group kernels first.
-        if let Err(errno) = carry_received(call, sender_group, &fds) {
+        // If they cannot be made, the descriptors are dropped and the data
+        // still delivered, with MSG_CTRUNC (as Linux does when it cannot
+        // install received descriptors).
+        let fds = if carry_received(call, sender_group, &fds).is_err() {
             for &fd in &fds {
                 if let Ok(removed) = kernel_objects::capabilities::caps().with(|database| database.drop_capability(call.process.native.space(), fd)) {
                     kernel_objects::capabilities::undo(&removed);
                 }
             }
-            return Err(errno);
-        }
+            out_flags |= MSG_CTRUNC;
+            Vec::new()
+        } else {
+            fds
+        };
         for fd in &fds {
             call.process.state().set_close_on_exec(*fd, message_flags & MSG_CMSG_CLOEXEC != 0)?;
         }
