@@ -214,9 +214,8 @@ fn serve(all: &'static GroupKernels, me: usize) {
         mine.counters.sent.fetch_add(round.sent as u64, Ordering::Relaxed);
         mine.counters.malformed.fetch_add(round.malformed as u64, Ordering::Relaxed);
         if started > 0 || round.handled > 0 || !completions.is_empty() {
-            let views = node.kernel().capabilities();
-            mine.counters.capabilities.store(views.len() as u64, Ordering::Relaxed);
-            mine.counters.copies.store(views.iter().filter(|view| view.parent.is_some()).count() as u64, Ordering::Relaxed);
+            mine.counters.capabilities.store(node.kernel().capability_count() as u64, Ordering::Relaxed);
+            mine.counters.copies.store(node.kernel().derived_count() as u64, Ordering::Relaxed);
         }
         // Answers last: a caller that reads the counters after its answer
         // sees what its request did.

@@ -140,6 +140,20 @@ pub fn descriptions_of(space: caps::SpaceId, fds: &[u32]) -> Result<Vec<u64>, Er
     Ok(handles)
 }
 
+/// The descriptions behind every descriptor of capability space `space`
+/// (files and pipes), in one pass over it.
+pub fn descriptions_held(space: caps::SpaceId) -> Result<Vec<u64>, Errno> {
+    let mut handles = Vec::new();
+    kernel_objects::capabilities::caps().with(|database| {
+        for (_, capability) in database.contents(space).filter(|(_, capability)| crate::open_files::is_descriptor(capability.object.kind())) {
+            handles.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            handles.push(capability.object.handle);
+        }
+        Ok::<(), Errno>(())
+    })?;
+    Ok(handles)
+}
+
 /// Records a copy held. With no room to record it the copy is revoked at
 /// once and the caller fails (ENOMEM).
 fn note_holder(holding: Holding) -> Result<(), Errno> {
@@ -164,18 +178,7 @@ pub fn process_moving(pid: Pid, space: caps::SpaceId, old: usize, new: usize) ->
     if !group_kernels::running() || old == new {
         return Ok(());
     }
-    let mut fds: Vec<u32> = Vec::new();
-    kernel_objects::capabilities::caps().with(|database| {
-        for (slot, capability) in database.contents(space) {
-            if crate::open_files::is_descriptor(capability.object.kind()) {
-                fds.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-                fds.push(slot);
-            }
-        }
-        Ok::<(), Errno>(())
-    })?;
-    let handles = descriptions_of(space, &fds)?;
-    carry_into_group(pid, new, old, &handles)?;
+    carry_into_group(pid, new, old, &descriptions_held(space)?)?;
     // Its copies in the old group go one by one: the process number stays
     // alive there, so that it may come back.
     let leaving: Vec<CapKey> = {

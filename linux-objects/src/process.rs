@@ -301,6 +301,12 @@ impl Process {
         }
     }
 
+    /// [`Process::cpus_for`] as the CPUs that exist (what
+    /// `sched_getaffinity` and `/proc/<pid>/status` report).
+    pub fn allowed_cpu_mask(&self, tid: Pid) -> u64 {
+        self.cpus_for(tid).bits() & online_cpu_mask()
+    }
+
     /// Moves the process to CPU group `group`: counted there, and every
     /// thread confined to that group's CPUs (the caller, if it is one of
     /// them, moves before this returns; the others at once if they wait,
@@ -440,6 +446,14 @@ pub fn try_all() -> Result<Vec<Arc<Process>>, Errno> {
     copy.try_reserve_exact(table.len()).map_err(|_| Errno::ENOMEM)?;
     copy.extend(table.iter().cloned());
     Ok(copy)
+}
+
+/// Every online CPU as an affinity mask (bit n: CPU n; at most 64).
+pub fn online_cpu_mask() -> u64 {
+    match machine::percpu::online_count() {
+        count if count >= 64 => u64::MAX,
+        count => (1u64 << count) - 1,
+    }
 }
 
 /// Forgets a reaped zombie.

@@ -37,10 +37,7 @@ pub fn snapshot() -> Result<Vec<ProcessFacts>, Errno> {
     all.try_reserve_exact(processes.len()).map_err(|_| Errno::ENOMEM)?;
     for process in &processes {
         let (times, threads) = (process.cpu_times(), process.thread_count() as u32);
-        let cpus_allowed = match process.cpus_for(process.pid).bits() {
-            u64::MAX => online_cpus(),
-            mask => mask & online_cpus(),
-        };
+        let cpus_allowed = process.allowed_cpu_mask(process.pid);
         let state = process.state();
         let facts = ProcessFacts {
             facts: procfs_text::ProcessFacts {
@@ -62,14 +59,6 @@ pub fn snapshot() -> Result<Vec<ProcessFacts>, Errno> {
         all.push(facts);
     }
     Ok(all)
-}
-
-/// Every online CPU as a mask (bit n: CPU n; at most 64).
-fn online_cpus() -> u64 {
-    match machine::percpu::online_count() {
-        count if count >= 64 => u64::MAX,
-        count => (1u64 << count) - 1,
-    }
 }
 
 fn try_copy(bytes: &[u8]) -> Result<Vec<u8>, Errno> {

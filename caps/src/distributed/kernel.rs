@@ -372,6 +372,12 @@ impl Kernel {
         self.caps.len()
     }
 
+    /// How many of them were derived from another (copies), without
+    /// building their views (a running kernel's report).
+    pub fn derived_count(&self) -> usize {
+        self.caps.values().filter(|cap| cap.parent.is_some()).count()
+    }
+
     /// Revocations and exchanges still open here.
     pub fn open_operations(&self) -> usize {
         self.revocations.len() + self.exchanges.len()

@@ -244,17 +244,7 @@ fn carry_descriptors(child: &Arc<Process>, parent_group: usize) -> Result<(), Er
     if kernel_objects::groups::count() < 2 {
         return Ok(());
     }
-    let space = child.native.space();
-    let mut fds: Vec<u32> = Vec::new();
-    let listed = caps().with(|database| {
-        for (slot, _) in database.contents(space).filter(|(_, capability)| is_descriptor(capability.object.kind())) {
-            fds.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-            fds.push(slot);
-        }
-        Ok::<(), Errno>(())
-    });
-    listed?;
-    let handles = crate::group_descriptors::descriptions_of(space, &fds)?;
+    let handles = crate::group_descriptors::descriptions_held(child.native.space())?;
     crate::group_descriptors::carry_into_group(child.pid, child.group(), parent_group, &handles)
 }
 

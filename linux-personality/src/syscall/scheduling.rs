@@ -60,16 +60,6 @@ pub fn sched_rr_get_interval(call: &mut Call<'_>) -> CallResult {
     value(0)
 }
 
-/// The thread a `pid` argument names: 0 the caller, else any thread id
-/// (a process id names its first thread). EINVAL below 0, ESRCH unknown.
-/// CPUs there are, as an affinity mask (bit n: CPU n; at most 64).
-fn online_mask() -> u64 {
-    match machine::percpu::online_count() {
-        count if count >= 64 => u64::MAX,
-        count => (1u64 << count) - 1,
-    }
-}
-
 /// `sched_setaffinity(tid, size, mask)`: the CPUs of the mask that exist
 /// (EINVAL when none does), kept for the thread, which runs only there
 /// from now on (the caller moves before it returns; another thread moves
@@ -83,7 +73,7 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     let size = (call.argument(1) as usize).min(8);
     let mut bytes = [0u8; 8];
     call.read_in(call.argument(2), &mut bytes[..size])?;
-    let mask = u64::from_le_bytes(bytes) & online_mask();
+    let mask = u64::from_le_bytes(bytes) & process::online_cpu_mask();
     if mask == 0 {
         return Err(Errno::EINVAL);
     }
@@ -93,7 +83,7 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
         // Its descriptors' copies move with it first (EAGAIN: nothing changed).
         crate::group_descriptors::process_moving(process.pid, process.native.space(), process.group(), target)?;
     }
-    process.state().set_affinity(tid, (mask != online_mask()).then_some(mask))?;
+    process.state().set_affinity(tid, (mask != process::online_cpu_mask()).then_some(mask))?;
     match target {
         Some(target) => process.move_to_group(target),
         None => {
@@ -129,10 +119,7 @@ pub fn sched_getaffinity(call: &mut Call<'_>) -> CallResult {
     }
     let (process, tid) = affinity_target(call)?;
     // What the thread may use: its affinity within its process's group.
-    let mask = match process.cpus_for(tid).bits() {
-        u64::MAX => online_mask(),
-        mask => mask & online_mask(),
-    };
+    let mask = process.allowed_cpu_mask(tid);
     let mut bytes = alloc::vec::Vec::new();
     bytes.try_reserve_exact(bytes_needed).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(bytes_needed, 0);
@@ -150,6 +137,8 @@ fn affinity_target(call: &Call<'_>) -> Result<(Arc<Process>, Pid), Errno> {
     target(call, call.argument(0))
 }
 
+/// The thread a `pid` argument names: 0 the caller, else any thread id
+/// (a process id names its first thread). EINVAL below 0, ESRCH unknown.
 fn target(call: &Call<'_>, pid: u64) -> Result<(Arc<Process>, Pid), Errno> {
     let pid = pid as i32;
     match pid {
