@@ -16,6 +16,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spinlock::kernel::{KernelTicketLock, IrqOff, PerCpuLevels};
 use spinlock::{Level, SpinLockGuard, TicketLock};
 use sync::{Condvar, KernelBlocking};
+
+use crate::sleep_lock::SleepLock;
 use vfs::InodeId;
 
 use super::signals::SignalState;
@@ -185,7 +187,20 @@ pub struct Process {
     /// The CPU group (kernel instance, issue 20) it lives in: its threads
     /// run only on that group's CPUs. Changed by [`Process::move_to_group`].
     group: AtomicU32,
+    /// Whether the process has ended, behind a lock its holder may sleep
+    /// under: a move to another group (which waits for group kernels) and
+    /// the exit's clean-up of copies in other groups run one at a time,
+    /// and no move starts after the exit's (see [`Process::while_placed`]).
+    placement: SleepLock<Placement>,
 }
+
+/// What [`Process::placement`] guards.
+struct Placement {
+    ended: bool,
+}
+
+/// The placement lock's inner spinlock (taken with no other lock held).
+const PLACEMENT_LEVEL: Level = Level::new(9);
 
 /// The value of `group_exit` and `exec_by` while not set.
 const NOBODY: u64 = u64::MAX;
@@ -213,6 +228,7 @@ impl Process {
             cpu_timers_armed: AtomicBool::new(cpu_limited),
             signal_hint,
             group: AtomicU32::new(0),
+            placement: SleepLock::new(PLACEMENT_LEVEL, Placement { ended: false }),
         });
         table.push(process.clone());
         kernel_objects::groups::process_joined(0);
@@ -307,10 +323,30 @@ impl Process {
         self.cpus_for(tid).bits() & online_cpu_mask()
     }
 
+    /// Runs `operation`, which may move the process to another group,
+    /// while no other such operation and no exit's clean-up runs for it;
+    /// ESRCH once the process has ended (a move then would leave copies
+    /// and counts behind that nobody takes back). The caller may sleep
+    /// and must hold no spinlock.
+    pub fn while_placed<R>(&self, operation: impl FnOnce() -> Result<R, Errno>) -> Result<R, Errno> {
+        self.placement.with(|placement| if placement.ended { Err(Errno::ESRCH) } else { operation() })
+    }
+
+    /// Marks the process ended and runs `clean_up` (its copies in other
+    /// groups going) after any move in progress and before any later
+    /// one is refused. The caller may sleep and must hold no spinlock.
+    pub fn end_placement(&self, clean_up: impl FnOnce()) {
+        self.placement.with(|placement| {
+            placement.ended = true;
+            clean_up();
+        });
+    }
+
     /// Moves the process to CPU group `group`: counted there, and every
     /// thread confined to that group's CPUs (the caller, if it is one of
     /// them, moves before this returns; the others at once if they wait,
-    /// within a tick if they run).
+    /// within a tick if they run). Call it inside [`Process::while_placed`]
+    /// or before the process is seen by anyone else (a new child).
     pub fn move_to_group(&self, group: usize) {
         let old = self.group.swap(group as u32, Ordering::Relaxed) as usize;
         if old == group {

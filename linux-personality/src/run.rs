@@ -336,8 +336,9 @@ fn child_info(pid: Pid, status: u32) -> SigInfo {
 /// Ends `process` with wait status `status`.
 pub fn exit(process: &Arc<Process>, status: u32) {
     process.native.destroy();
-    // Its copies of descriptions held in other groups go (issue 20).
-    crate::group_descriptors::process_ended(process.pid);
+    // Its copies of descriptions held in other groups go (issue 20), after
+    // any move to another group in progress; no move starts after.
+    process.end_placement(|| crate::group_descriptors::process_ended(process.pid));
     crate::record_locks::release(linux_abi::record_locks::LockOwner::Process(process.pid));
     let (parent, children, times) = {
         let mut state = process.state();

@@ -77,21 +77,26 @@ pub fn sched_setaffinity(call: &mut Call<'_>) -> CallResult {
     if mask == 0 {
         return Err(Errno::EINVAL);
     }
-    let group_cpus = kernel_objects::groups::cpus_of(process.group()).bits();
-    let target = (mask & group_cpus == 0).then(|| kernel_objects::groups::group_of_cpu(mask.trailing_zeros() as usize));
-    if let Some(target) = target {
-        // Its descriptors' copies move with it first (EAGAIN: nothing changed).
-        crate::group_descriptors::process_moving(process.pid, process.native.space(), process.group(), target)?;
-    }
-    process.state().set_affinity(tid, (mask != process::online_cpu_mask()).then_some(mask))?;
-    match target {
-        Some(target) => process.move_to_group(target),
-        None => {
-            if let Some(thread) = process.kernel_thread(tid) {
-                sched::set_allowed(&thread, process.cpus_for(tid)).map_err(|_| Errno::EINVAL)?;
+    // One move at a time per process, none after its exit's clean-up
+    // (ESRCH then: it has ended).
+    process.while_placed(|| {
+        let group_cpus = kernel_objects::groups::cpus_of(process.group()).bits();
+        let target = (mask & group_cpus == 0).then(|| kernel_objects::groups::group_of_cpu(mask.trailing_zeros() as usize));
+        if let Some(target) = target {
+            // Its descriptors' copies move with it first (EAGAIN: nothing changed).
+            crate::group_descriptors::process_moving(process.pid, process.native.space(), process.group(), target)?;
+        }
+        process.state().set_affinity(tid, (mask != process::online_cpu_mask()).then_some(mask))?;
+        match target {
+            Some(target) => process.move_to_group(target),
+            None => {
+                if let Some(thread) = process.kernel_thread(tid) {
+                    sched::set_allowed(&thread, process.cpus_for(tid)).map_err(|_| Errno::EINVAL)?;
+                }
             }
         }
-    }
+        Ok(())
+    })?;
     value(0)
 }
 

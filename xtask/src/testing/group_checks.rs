@@ -29,6 +29,11 @@ const TIME_LIMIT: Duration = Duration::from_secs(180);
 /// sleeper's group is read once it runs `sleep`: `taskset` moved it
 /// before its `execve`. A shell moved to the last group and back to group
 /// 0 takes its descriptors' copies along each time (none may be left).
+/// Then short-lived children are moved to and fro by several `taskset`s
+/// at once while they exit (moves racing each other and the exit): no
+/// copy may be left and each group's process count must add up to the
+/// processes living at the end (the shell's glob counts them without
+/// starting one).
 const SCRIPT: &str = r#"group() { awk '/^Group:/ { print $2 }' /proc/$1/status; }
 echo "shell $(group $$)"
 sh -c 'echo "first $(awk "/^Group:/ { print \$2 }" /proc/$$/status)" >&2; seq 1 5000' | sh -c 'echo "second $(awk "/^Group:/ { print \$2 }" /proc/$$/status)" >&2; wc -l'
@@ -41,6 +46,16 @@ echo "sleeper $(group $sleeper)"
 kill $sleeper
 wait $sleeper
 echo "sleeper status $?"
+for round in $(seq 1 12); do
+  (exec 3</proc/self/status; sleep 0.0$((round % 3))) &
+  racer=$!
+  taskset -p 8 $racer >/dev/null 2>&1 &
+  taskset -p 1 $racer >/dev/null 2>&1 &
+  taskset -p 8 $racer >/dev/null 2>&1
+  wait
+done
+set -- /proc/[0-9]*
+echo "living $#"
 while read -r line; do echo "report $line"; done < /proc/lamina/groups
 "#;
 
@@ -163,6 +178,12 @@ fn check(run: &ProgramRun, groups: u32) -> Outcome {
             Some(copies) => return failed(format!("group {group} still holds {copies} copies after every child ended")),
             None => return failed(format!("group {group} has no capability kernel")),
         }
+    }
+    let Some(living) = value(&output, "living ") else {
+        return failed("no `living` line".into());
+    };
+    if sum("processes") != u64::from(living) {
+        return failed(format!("the groups count {} processes, {living} live: a move or an exit miscounted", sum("processes")));
     }
     if sum("obtains") == 0 || sum("messages_out") == 0 {
         return failed("no descriptor crossed groups through the group kernels".into());
