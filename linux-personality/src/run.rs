@@ -322,6 +322,72 @@ fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
     }
 }
 
+/// Hands `children` of the ending `process` (whose parent is `parent`)
+/// to their new parent: the nearest living ancestor with
+/// `PR_SET_CHILD_SUBREAPER` set, else init. Each orphan names its new
+/// parent before it is entered in that parent's list, and the list takes
+/// it only while its owner lives: a reaper that ends meanwhile passes the
+/// orphans on by its own exit, or (if it ended first) is passed over.
+fn adopt_orphans(process: &Arc<Process>, parent: Pid, children: &[process::Child]) {
+    // Bounded: each pass skips a reaper that ended, and ancestors only end.
+    for _ in 0..64 {
+        let Some(reaper) = reaper_of(process, parent) else { return };
+        for child in children {
+            if let Some(orphan) = process::find(child.pid) {
+                // PR_SET_PDEATHSIG: a living child asked to be told its parent died.
+                let death_signal = {
+                    let mut state = orphan.state();
+                    state.parent = reaper.pid;
+                    Some(state.control.death_signal).filter(|signal| *signal != 0 && state.exit_status.is_none())
+                };
+                if let Some(signal) = death_signal {
+                    crate::signal_sending::send_signal(&orphan, signal);
+                }
+            }
+        }
+        {
+            let mut state = reaper.state();
+            if state.exit_status.is_some() && reaper.pid != 1 {
+                continue;
+            }
+            if state.children.try_reserve(children.len()).is_ok() {
+                state.children.extend(children.iter().copied());
+            }
+            // Told of the zombies among them, as Linux tells a new parent.
+            for child in children {
+                if let Some(status) = child.status {
+                    state.signals.raise_with(SIGCHLD, child_info(child.pid, status));
+                }
+            }
+        }
+        reaper.notify();
+        return;
+    }
+}
+
+/// The process that adopts the orphans of `process`, whose parent is
+/// `parent`: the nearest living ancestor that is a child subreaper, else
+/// init (none if `process` is init).
+fn reaper_of(process: &Arc<Process>, parent: Pid) -> Option<Arc<Process>> {
+    let mut next = parent;
+    // Parent links may name a process already gone: stop there.
+    for _ in 0..4096 {
+        if next <= 1 {
+            break;
+        }
+        let Some(ancestor) = process::find(next) else { break };
+        let (subreaper, living, up) = {
+            let state = ancestor.state();
+            (state.control.child_subreaper, state.exit_status.is_none(), state.parent)
+        };
+        if subreaper && living && ancestor.pid != process.pid {
+            return Some(ancestor);
+        }
+        next = up;
+    }
+    process::find(1).filter(|init| init.pid != process.pid)
+}
+
 /// SIGCHLD's `siginfo` for child `pid` ending with wait status `status`.
 fn child_info(pid: Pid, status: u32) -> SigInfo {
     let signal = status & 0x7f;
@@ -349,25 +415,10 @@ pub fn exit(process: &Arc<Process>, status: u32) {
     crate::sysv_ipc::leave(ipc, process.pid, true);
     crate::itimers::disarm(process, crate::itimers::REAL_TIMER.locate, 0);
     crate::posix_timers::delete_all(process);
-    // Orphans go to init (pid 1), zombies with them so it can reap them.
-    if let Some(init) = process::find(1).filter(|init| init.pid != process.pid) {
-        for child in &children {
-            if let Some(orphan) = process::find(child.pid) {
-                // PR_SET_PDEATHSIG: a living child asked to be told its parent died.
-                let death_signal = {
-                    let mut state = orphan.state();
-                    state.parent = 1;
-                    Some(state.control.death_signal).filter(|signal| *signal != 0 && state.exit_status.is_none())
-                };
-                if let Some(signal) = death_signal {
-                    crate::signal_sending::send_signal(&orphan, signal);
-                }
-            }
-        }
-        let mut state = init.state();
-        if state.children.try_reserve(children.len()).is_ok() {
-            state.children.extend(children.iter().copied());
-        }
+    // Orphans go to their nearest living ancestor that asked to be a child
+    // subreaper, else to init (pid 1); zombies with them so it can reap them.
+    if !children.is_empty() {
+        adopt_orphans(process, parent, &children);
     }
     if let Some(parent) = process::find(parent).filter(|parent| parent.pid != process.pid) {
         {

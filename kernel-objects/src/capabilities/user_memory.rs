@@ -69,6 +69,7 @@ impl<'a> UserMemory<'a> {
     }
 
     fn copy<R>(&self, mut operation: impl FnMut(&mut crate::address_spaces::KernelSpace, &mut PendingFlush) -> Result<R, Errno>) -> Result<R, Errno> {
+        report_copy_under_spinlock();
         loop {
             let mut flush = PendingFlush::default();
             let result = self.process.with_memory(|memory| operation(memory, &mut flush));
@@ -78,4 +79,21 @@ impl<'a> UserMemory<'a> {
             sched::yield_now();
         }
     }
+}
+
+/// A copy that may fault may also wait (for the space's lock, a page read
+/// from a file, another CPU's flush) or yield: its caller must hold no
+/// spinlock. One that does (interrupts are off under every kernel
+/// spinlock) can leave another CPU spinning on that lock for ever while
+/// this thread waits off the CPU. Such a caller is a kernel bug: said
+/// once, loudly, with its backtrace (the fuzzing tier fails on it), and
+/// the copy goes on.
+fn report_copy_under_spinlock() {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    if machine::cpu::interrupts_enabled() || REPORTED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    machine::println!("lamina: BUG: a user copy that may wait was made with interrupts off (a spinlock held); backtrace:");
+    machine::backtrace::print_current();
 }

@@ -1,6 +1,6 @@
 //! `prctl(2)`, the common operations: the process name (PR_SET_NAME,
 //! PR_GET_NAME), the parent-death signal, dumpability, no_new_privs, the
-//! child-subreaper flag (kept, not acted on), timer slack and the
+//! child-subreaper flag (orphans below go to the nearest living subreaper: `run::adopt_orphans`), timer slack and the
 //! capability bounding set (root's: every capability). Anything else is
 //! EINVAL, as Linux answers an operation it does not know.
 

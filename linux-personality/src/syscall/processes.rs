@@ -538,7 +538,13 @@ pub fn kill(call: &mut Call<'_>) -> CallResult {
             }
             None => 0,
         },
-        0 => signal_group_with(call.process.state().pgid, signal, info),
+        0 => {
+            // Its own group, read first: the sending locks every member's
+            // state, the caller's too (a guard living through the call
+            // deadlocked the caller's CPU on its own lock).
+            let group = call.process.state().pgid;
+            signal_group_with(group, signal, info)
+        }
         -1 => {
             let everyone: Vec<Arc<Process>> =
                 process::all().into_iter().filter(|other| other.pid != 1 && other.pid != call.pid() && super::identity::may_signal(call, other)).collect();

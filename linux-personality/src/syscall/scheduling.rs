@@ -40,7 +40,9 @@ pub fn sched_setscheduler(call: &mut Call<'_>) -> CallResult {
 pub fn sched_getparam(call: &mut Call<'_>) -> CallResult {
     let out = UserPtr::<i32>::argument(call, 1).ok_or(Errno::EINVAL)?;
     let (process, tid) = target(call, call.argument(0))?;
-    out.write(call, &process.state().scheduling_of(tid).priority)?;
+    // Read first: the copy out may wait, which no spinlock may span.
+    let priority = process.state().scheduling_of(tid).priority;
+    out.write(call, &priority)?;
     value(0)
 }
 
