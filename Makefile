@@ -9,6 +9,7 @@
 #   make test                                     every test tier (what .ci/run calls)
 #   make iso                                      target/lamina.iso (GRUB, BIOS + UEFI)
 #   make bench [BENCH=group,group]                benchmarks -> target/bench/results.json
+#   make fuzz  [SMP=2] [SEED=n]                   the system-call fuzzer, seed after seed, until stopped
 #   make clean
 
 SMP ?= 2
@@ -18,13 +19,14 @@ ACCEL ?= tcg
 DISK ?= target/lamina-disk.img
 PORTS ?=
 BENCH ?=
+SEED ?=
 
 # rustup installs cargo here; a fresh shell may not have it on PATH yet.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 XTASK = $(CARGO) xtask
 
-.PHONY: all build run test iso bench deps clean cargo-present
+.PHONY: all build run test iso bench fuzz deps clean cargo-present
 
 all: build
 
@@ -42,6 +44,9 @@ iso: cargo-present
 
 bench: cargo-present
 	$(XTASK) bench $(if $(BENCH),--groups $(BENCH))
+
+fuzz: cargo-present
+	$(XTASK) fuzz --smp $(SMP) $(if $(SEED),--seed $(SEED))
 
 deps: cargo-present
 	$(XTASK) deps

@@ -21,10 +21,15 @@ commands:
   deps                     check host packages; install missing ones when root
   build [--test]           build the kernel (or the in-kernel test image), print its path
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
-  test [--only host|loom|ktest|boot|iso|user|suites|net|disk[,...]] [--repeat N] [--smp N]
+  test [--only host|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]] [--repeat N] [--smp N]
                            run the test tiers; last line `N passed, M failed`,
-                           before it how long each step took (net, disk: the
-                           user tier's network or disk checks alone)
+                           before it how long each step took (net, disk, groups,
+                           fuzz: that part of the user tier alone)
+  fuzz [--smp N] [--seed S] [--calls N] [--runs N]
+                           the system-call fuzzer (user/fuzz/syscall_fuzz.c) on
+                           Lamina, seeds S, S+1, ... until a run fails (or N ran);
+                           each run: N calls (100000) from 4 processes of 2 threads,
+                           hangs, leaks, leftovers and kernel alarms fail it
   suites [--suite posix|python] [--all] [--write-lists] [--tests PART[,PART...]]
                            the outside-suite tier alone, on Lamina and on Linux
                            (Open POSIX Test Suite from Debian's source; CPython's
@@ -108,6 +113,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "boottime" => boottime_command(arguments),
         "bench" => bench_command(arguments),
         "profile" => crate::profile::profile_command(arguments),
+        "fuzz" => crate::testing::fuzz_checks::fuzz_command(arguments),
         "crates" => crates_command(),
         "apps" => crate::apps::apps_command(),
         "simulate" => crate::simulate::simulate_command(arguments),

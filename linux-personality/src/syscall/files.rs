@@ -4,7 +4,6 @@
 //! waiting for readiness (`poll`, `select`).
 
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use caps::{Narrowing, Placement, Rights, Slot};
@@ -228,8 +227,7 @@ pub fn write(call: &mut Call<'_>) -> CallResult {
         // Written bytes vanish: nothing to copy (Linux does not read them either).
         return value(call.argument(2).min(isize::MAX as u64));
     }
-    let length = (call.argument(2) as usize).min(CHUNK);
-    let mut data = vec![0u8; length];
+    let mut data = super::buffers::transfer_buffer((call.argument(2) as usize).min(CHUNK))?;
     call.read_in(call.argument(1), &mut data)?;
     value(write_to(call, &file, &data, None)? as u64)
 }
@@ -253,7 +251,7 @@ pub fn pwrite(call: &mut Call<'_>) -> CallResult {
     if offset < 0 {
         return Err(Errno::EINVAL);
     }
-    let mut data = vec![0u8; (call.argument(2) as usize).min(CHUNK)];
+    let mut data = super::buffers::transfer_buffer((call.argument(2) as usize).min(CHUNK))?;
     call.read_in(call.argument(1), &mut data)?;
     value(write_to(call, &file, &data, Some(offset as u64))? as u64)
 }

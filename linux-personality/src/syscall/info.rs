@@ -2,7 +2,6 @@
 //! times, ids, statfs, CPU affinity, getrandom; and the names of system
 //! calls for the ENOSYS log.
 
-use alloc::vec;
 
 use super::{value, Call, CallResult, UserPtr};
 use linux_abi::cpu_times;
@@ -124,7 +123,7 @@ pub fn getrandom(call: &mut Call<'_>) -> CallResult {
     if flags & !7 != 0 {
         return Err(Errno::EINVAL);
     }
-    let mut bytes = vec![0u8; length.min(1 << 20)];
+    let mut bytes = super::buffers::transfer_buffer(length.min(1 << 20))?;
     crate::random::fill(&mut bytes);
     call.write_out(buffer, &bytes)?;
     value(bytes.len() as u64)

@@ -5,6 +5,7 @@
 //! ENOSYS, logged once with its name; a bad argument is its errno, never
 //! a panic.
 
+mod buffers;
 mod file_space;
 mod files;
 mod futex_calls;

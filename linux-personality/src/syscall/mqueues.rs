@@ -10,7 +10,6 @@ use crate::clock::Limit;
 use crate::mqueues::{self, MessageQueue, Waiting};
 use crate::open_files::{self, flags, Backing, OpenFile};
 use alloc::sync::Arc;
-use alloc::vec;
 use caps::Placement;
 use linux_abi::message_queue::{attr_bytes, check_name, flags_of_attr, QueueShape, ATTR_BYTES, NAME_MAX};
 use linux_abi::sigevent::{parse_sigevent, Notify, SIGEVENT_READ_BYTES};
@@ -77,7 +76,7 @@ pub fn mq_timedsend(call: &mut Call<'_>) -> CallResult {
     if length as u64 > queue.attributes().0.message_size {
         return Err(Errno::EMSGSIZE);
     }
-    let mut bytes = vec![0u8; length];
+    let mut bytes = super::buffers::zeroed(length)?;
     call.read_in(message, &mut bytes)?;
     let interrupted = || call.interrupted();
     let waiting = Waiting { nonblocking: file.status() & flags::O_NONBLOCK != 0, limit, interrupted: &interrupted };

@@ -4,7 +4,6 @@
 //! the IPC lock held across a copy; the objects are `crate::sysv_ipc`'s and
 //! the rules `linux_abi::sysv_ipc`'s.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 use kernel_objects::address_spaces::carry_out;
@@ -184,7 +183,10 @@ pub fn semget(call: &mut Call<'_>) -> CallResult {
             let mut last_pids = Vec::new();
             last_pids.try_reserve_exact(count).map_err(|_| Errno::ENOMEM)?;
             last_pids.resize(count, 0);
-            Ok(SemaphoreSet { waiting: vec![(0, 0); count], values, last_pids, mode: flags & 0o777, operated: 0, changed: now_seconds() })
+            let mut waiting = Vec::new();
+            waiting.try_reserve_exact(count).map_err(|_| Errno::ENOMEM)?;
+            waiting.resize(count, (0, 0));
+            Ok(SemaphoreSet { waiting, values, last_pids, mode: flags & 0o777, operated: 0, changed: now_seconds() })
         },
     )?;
     value(id as u64)
@@ -204,7 +206,7 @@ pub fn semop(call: &mut Call<'_>, timed: bool) -> CallResult {
         Some(limit) => Some(machine::timer::uptime_nanoseconds().saturating_add(limit.read(call)?.as_nanoseconds())),
         None => None,
     };
-    let mut bytes = vec![0u8; count as usize * rules::SEMBUF_BYTES];
+    let mut bytes = super::buffers::zeroed(count as usize * rules::SEMBUF_BYTES)?;
     call.read_in(address, &mut bytes)?;
     let ops: Vec<SemOp> = bytes.chunks(rules::SEMBUF_BYTES).map(SemOp::decode).collect();
     let pid = call.pid();
@@ -308,7 +310,7 @@ pub fn semctl(call: &mut Call<'_>) -> CallResult {
         }
         SETALL => {
             let count = objects().semaphores.find(id)?.values.len();
-            let mut bytes = vec![0u8; count * 2];
+            let mut bytes = super::buffers::zeroed(count * 2)?;
             call.read_in(argument, &mut bytes)?;
             let new: Vec<i32> = bytes.chunks(2).map(|pair| i32::from(u16::from_le_bytes([pair[0], pair[1]]))).collect();
             if new.iter().any(|value| *value > rules::SEMVMX) {

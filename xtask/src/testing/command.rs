@@ -1,4 +1,4 @@
-//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites|net|disk[,...]]
+//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]]
 //! [--repeat N] [--smp N[,N…]] [--tests PATTERN[,PATTERN…]]`: runs the tiers,
 //! prints `N passed, M failed` last and fails if anything failed. The last
 //! three shape the in-kernel tier (see `kernel_tests`): e.g.
@@ -13,6 +13,7 @@ use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::page_cache_checks::run_page_cache_checks;
 use super::exec_pipes::run_exec_checks;
+use super::fuzz_checks::run_fuzz_checks;
 use super::group_checks::run_group_checks;
 use super::network_checks::run_network_checks;
 use super::bad_packet_checks::run_bad_packet_checks;
@@ -49,6 +50,8 @@ pub enum Tier {
     /// The user tier's CPU-group checks alone (Lamina as several kernel
     /// instances), for work on the multikernel.
     Groups,
+    /// The user tier's system-call fuzzing alone (issue 23).
+    Fuzz,
     /// The user tier's disk checks alone (block device, ext4 mounted and
     /// written, root on a disk, the page cache, crash states), for work
     /// on storage.
@@ -100,12 +103,14 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
             step("user programs", &mut run_user_tests);
             step("exec pipes", &mut run_exec_checks);
             step("groups", &mut run_group_checks);
+            step("fuzz", &mut run_fuzz_checks);
             step("network", &mut run_network_checks);
             step("bad packets", &mut run_bad_packet_checks);
             run_disk_steps(&mut step);
         }
         Tier::Disk => run_disk_steps(&mut step),
         Tier::Groups => step("groups", &mut run_group_checks),
+        Tier::Fuzz => step("fuzz", &mut run_fuzz_checks),
         Tier::Suites => {
             for suite in SUITES {
                 let options = SuiteOptions { suite: Some(suite.to_string()), ..SuiteOptions::default() };
@@ -186,8 +191,9 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "net" => Ok(Tier::Network),
         "disk" => Ok(Tier::Disk),
         "groups" => Ok(Tier::Groups),
+        "fuzz" => Ok(Tier::Fuzz),
         other => Err(Failure::usage(format!(
-            "--only takes host, loom, ktest, boot, iso, user, suites, net, disk or groups, not `{other}`"
+            "--only takes host, loom, ktest, boot, iso, user, suites, net, disk, groups or fuzz, not `{other}`"
         ))),
     }
 }

@@ -14,6 +14,7 @@ mod packet_frames;
 mod page_cache_checks;
 mod guest_runs;
 mod faults;
+pub mod fuzz_checks;
 pub mod host;
 pub mod iso_boot;
 pub mod kernel_tests;

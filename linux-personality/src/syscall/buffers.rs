@@ -1,0 +1,34 @@
+//! Kernel buffers for the bytes a call moves between user memory and an
+//! object, allocated fallibly: a kernel heap that is short fails the one
+//! call (ENOMEM) or makes its transfer shorter; it never stops the kernel
+//! (the fuzzer found `write` panicking on a 1 MiB buffer the heap could
+//! not give while other processes held most of it).
+
+use alloc::vec::Vec;
+
+use linux_abi::Errno;
+
+/// The smallest part of a transfer worth making.
+const SMALLEST_PART: usize = 4096;
+
+/// `length` zero bytes, or ENOMEM.
+pub fn zeroed(length: usize) -> Result<Vec<u8>, Errno> {
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
+    bytes.resize(length, 0);
+    Ok(bytes)
+}
+
+/// Zero bytes for a transfer of up to `length`: all of it if the heap has
+/// room, else the largest half, quarter, ... of it down to one page (a
+/// short transfer, which a read or write may always make), else ENOMEM.
+pub fn transfer_buffer(length: usize) -> Result<Vec<u8>, Errno> {
+    let mut size = length;
+    loop {
+        match zeroed(size) {
+            Ok(bytes) => return Ok(bytes),
+            Err(error) if size <= SMALLEST_PART => return Err(error),
+            Err(_) => size = (size / 2).max(SMALLEST_PART.min(length)),
+        }
+    }
+}
