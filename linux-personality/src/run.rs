@@ -327,7 +327,11 @@ fn leave(process: &Arc<Process>, me: &ThreadSelf, status: u32) {
 /// `PR_SET_CHILD_SUBREAPER` set, else init. Each orphan names its new
 /// parent before it is entered in that parent's list, and the list takes
 /// it only while its owner lives: a reaper that ends meanwhile passes the
-/// orphans on by its own exit, or (if it ended first) is passed over.
+/// orphans on by its own exit, or (if it ended first) is passed over. An
+/// orphan that ends while it moves may miss the record it should mark
+/// (its old parent's list is gone, its new one not filled yet): each is
+/// looked at again once entered (the fuzzer found such a zombie that no
+/// wait could reap).
 fn adopt_orphans(process: &Arc<Process>, parent: Pid, children: &[process::Child]) {
     // Bounded: each pass skips a reaper that ended, and ancestors only end.
     for _ in 0..64 {
@@ -356,6 +360,22 @@ fn adopt_orphans(process: &Arc<Process>, parent: Pid, children: &[process::Child
             // Told of the zombies among them, as Linux tells a new parent.
             for child in children {
                 if let Some(status) = child.status {
+                    state.signals.raise_with(SIGCHLD, child_info(child.pid, status));
+                }
+            }
+        }
+        // An orphan that ended while it moved told a parent list it was
+        // not in yet (or no longer): its new parent's record learns it now.
+        for child in children.iter().filter(|child| child.status.is_none()) {
+            let ended = process::find(child.pid).and_then(|orphan| {
+                let state = orphan.state();
+                state.exit_status.map(|status| (status, state.ended_threads.plus(state.reaped_children)))
+            });
+            if let Some((status, times)) = ended {
+                let mut state = reaper.state();
+                if let Some(record) = state.children.iter_mut().find(|record| record.pid == child.pid && record.status.is_none()) {
+                    record.status = Some(status);
+                    record.times = times;
                     state.signals.raise_with(SIGCHLD, child_info(child.pid, status));
                 }
             }

@@ -5,8 +5,14 @@
  * a scratch tree, signal numbers), from several processes and threads at
  * once, with forks, clones and signals in between.
  *
- *   syscall_fuzz [-s SEED] [-n CALLS] [-p PROCS] [-t THREADS] [-r ROUNDS]
- *   syscall_fuzz -R WORKER_SEED [-n CALLS] [-v]   replay one worker alone
+ *   syscall_fuzz [-s SEED] [-n CALLS] [-p PROCS] [-t THREADS] [-r ROUNDS] [-m MASK] [-L]
+ *   syscall_fuzz -R WORKER_SEED [-n CALLS] [-m MASK] [-v]   replay one worker alone
+ *
+ * -m MASK makes only about a quarter of the calls (MASK chooses which:
+ * `cargo xtask fuzz` keeps the seeds and masks that reached new kernel
+ * code and tries their neighbours); -L fails the run on lost memory; -w
+ * prints every worker's state every 5 s; -H waits after a hang so that
+ * a debugger can look (QEMU's -s).
  *
  * The parent never makes a fuzzed call. Each round it starts PROCS
  * workers (each with THREADS threads), watches their progress through a
@@ -455,6 +461,10 @@ static const struct call calls[] = {
 };
 #define CALLS COUNT(calls)
 
+/* Each call's weight in this run: the table's, or 0 for the calls a focus
+ * mask (-m) leaves out, so that a run can dwell on some calls' meetings. */
+static unsigned weights[CALLS];
+
 /* Pseudo-calls the fuzzer makes through safe wrappers, by weight. */
 enum { EXTRA_FORK, EXTRA_CLONE, EXTRA_SIGACTION, EXTRA_EXEC, EXTRA_SIGRETURN, EXTRAS };
 static const unsigned extra_weights[EXTRAS] = {3, 2, 4, 1, 1};
@@ -751,8 +761,8 @@ static long make_call(struct rng *r, const struct call *call, struct slot *slot)
 static const struct call *pick_call(struct rng *r) {
     uint64_t at = below(r, total_weight);
     for (size_t i = 0; i < CALLS; i++) {
-        if (at < calls[i].weight) return &calls[i];
-        at -= calls[i].weight;
+        if (at < weights[i]) return &calls[i];
+        at -= weights[i];
     }
     return &calls[0];
 }
@@ -1300,9 +1310,20 @@ static int run_round(uint64_t seed, int round, int procs, int threads, uint64_t 
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: syscall_fuzz [-s SEED] [-n CALLS] [-p PROCS] [-t THREADS] [-r ROUNDS] [-L]\n"
-                    "       syscall_fuzz -R WORKER_SEED [-n CALLS] [-v]\n");
+    fprintf(stderr, "usage: syscall_fuzz [-s SEED] [-n CALLS] [-p PROCS] [-t THREADS] [-r ROUNDS] [-m MASK] [-L] [-w] [-H]\n"
+                    "       syscall_fuzz -R WORKER_SEED [-n CALLS] [-m MASK] [-v]\n");
     exit(2);
+}
+
+/* The calls' weights: all of them, or with focus mask `mask` about a
+ * quarter of the calls (chosen by the mask as a seed). */
+static void choose_calls(uint64_t mask) {
+    total_weight = 0;
+    for (size_t i = 0; i < CALLS; i++) {
+        weights[i] = mask && mix(mask, i) % 4 ? 0 : calls[i].weight;
+        total_weight += weights[i];
+    }
+    if (total_weight == 0) choose_calls(0);
 }
 
 static void prepare_memory(void) {
@@ -1319,13 +1340,12 @@ static void prepare_memory(void) {
     mmap(arena, ARENA_BYTES / 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     memset(long_name, 'n', sizeof long_name - 1);
     memset(too_long_path, 'p', sizeof too_long_path - 1);
-    for (size_t i = 0; i < CALLS; i++) total_weight += calls[i].weight;
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = 1, replay = 0, total = 100000;
+    uint64_t seed = 1, replay = 0, total = 100000, mask = 0;
     int procs = 4, threads = 2, rounds = 5, leak_check = 0, option;
-    while ((option = getopt(argc, argv, "s:n:p:t:r:R:LvwH")) != -1) {
+    while ((option = getopt(argc, argv, "s:n:p:t:r:R:m:LvwH")) != -1) {
         switch (option) {
         case 's': seed = strtoull(optarg, 0, 0); break;
         case 'n': total = strtoull(optarg, 0, 0); break;
@@ -1333,6 +1353,7 @@ int main(int argc, char **argv) {
         case 't': threads = atoi(optarg); break;
         case 'r': rounds = atoi(optarg); break;
         case 'R': replay = strtoull(optarg, 0, 0); break;
+        case 'm': mask = strtoull(optarg, 0, 0); break;
         case 'L': leak_check = 1; break;
         case 'v': verbose = 2; break;
         case 'w': watch = 1; break;
@@ -1343,6 +1364,7 @@ int main(int argc, char **argv) {
     if (procs < 1 || procs > MAX_WORKERS || threads < 1 || threads > MAX_THREADS || rounds < 1 || total < 1) usage();
     setvbuf(stdout, 0, _IOLBF, 0);
     prepare_memory();
+    choose_calls(mask);
     if (replay) {
         /* One worker alone, in one thread: the calls its seed makes. */
         printf("fuzz: replaying worker seed %#llx for %llu calls\n", (unsigned long long)replay, (unsigned long long)total);
@@ -1370,8 +1392,8 @@ int main(int argc, char **argv) {
     if (warm_up > 0) waitpid(warm_up, 0, 0);
     struct memory before = memory_now();
     uint64_t started = now_ms();
-    printf("fuzz: seed %#llx, %llu calls in %d rounds, %d processes of %d threads\n", (unsigned long long)seed,
-           (unsigned long long)total, rounds, procs, threads);
+    printf("fuzz: seed %#llx, mask %#llx, %llu calls in %d rounds, %d processes of %d threads\n", (unsigned long long)seed,
+           (unsigned long long)mask, (unsigned long long)total, rounds, procs, threads);
     struct tally tally = {0};
     struct memory warm = before;
     uint64_t per_worker = total / ((uint64_t)rounds * (uint64_t)procs);

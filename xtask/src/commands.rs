@@ -25,11 +25,14 @@ commands:
                            run the test tiers; last line `N passed, M failed`,
                            before it how long each step took (net, disk, groups,
                            fuzz: that part of the user tier alone)
-  fuzz [--smp N] [--seed S] [--calls N] [--runs N]
+  fuzz [--smp N] [--seed S] [--mask M] [--calls N] [--runs N] [--no-coverage]
                            the system-call fuzzer (user/fuzz/syscall_fuzz.c) on
-                           Lamina, seeds S, S+1, ... until a run fails (or N ran);
-                           each run: N calls (100000) from 4 processes of 2 threads,
-                           hangs, leaks, leftovers and kernel alarms fail it
+                           Lamina, run after run until one fails (or N ran); each
+                           run: N calls (100000) from 4 processes of 2 threads;
+                           hangs, leaks, leftovers and kernel alarms fail it; runs
+                           reaching new kernel blocks (TCG plugin) are kept in
+                           target/fuzz/corpus.txt and their neighbours tried
+                           (docs/hardening.md)
   suites [--suite posix|python] [--all] [--write-lists] [--tests PART[,PART...]]
                            the outside-suite tier alone, on Lamina and on Linux
                            (Open POSIX Test Suite from Debian's source; CPython's

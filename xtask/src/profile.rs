@@ -81,7 +81,7 @@ fn rounds_argument(arguments: &[String]) -> Outcome<Option<Rounds>> {
 }
 
 /// Builds the plugin when its source is newer than the library.
-fn build_plugin() -> Outcome<PathBuf> {
+pub(crate) fn build_plugin() -> Outcome<PathBuf> {
     let source = crate::workspace::root().join("xtask/tools/tbprof.c");
     let library = crate::workspace::target_directory().join("tools/libtbprof.so");
     let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();

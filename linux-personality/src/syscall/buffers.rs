@@ -2,7 +2,8 @@
 //! object, allocated fallibly: a kernel heap that is short fails the one
 //! call (ENOMEM) or makes its transfer shorter; it never stops the kernel
 //! (the fuzzer found `write` panicking on a 1 MiB buffer the heap could
-//! not give while other processes held most of it).
+//! not give while other processes held most of it). And the heap's low
+//! water mark, below which calls that make kernel objects are refused.
 
 use alloc::vec::Vec;
 
@@ -31,4 +32,15 @@ pub fn transfer_buffer(length: usize) -> Result<Vec<u8>, Errno> {
             Err(_) => size = (size / 2).max(SMALLEST_PART.min(length)),
         }
     }
+}
+
+/// Free heap below which no new kernel object is made: the larger of
+/// 512 KiB and 1/32 of the heap. Objects' constructors (`Arc::new` of a
+/// process, an open file, a socket) cannot fail cleanly, so the room is
+/// checked before the call starts. Not a reservation: calls running at
+/// once share the margin (Biscuit's per-call reservations are the full
+/// answer; docs/hardening.md).
+pub fn heap_admits_new_objects() -> bool {
+    let (free, total) = machine::heap::usage();
+    free >= (512 * 1024).max(total / 32)
 }

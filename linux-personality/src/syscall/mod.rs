@@ -171,6 +171,23 @@ fn value(value: u64) -> CallResult {
 
 /// Runs the call numbered `number`: decoded into a [`Sysno`] first (a
 /// number Linux does not have, or one Lamina does not implement, is ENOSYS).
+/// The calls that make kernel objects on the heap (processes, threads,
+/// open files, sockets, pipes, IPC objects): refused with ENOMEM while the
+/// heap is nearly full ([`buffers::heap_admits_new_objects`]), so that
+/// the allocations inside them do not meet an empty heap. The calls that
+/// free memory (close, exit, munmap, wait) are never refused.
+fn makes_kernel_objects(sysno: Sysno) -> bool {
+    use Sysno::*;
+    matches!(
+        sysno,
+        fork | vfork | clone | clone3 | execve | execveat | open | openat | openat2 | creat | socket | socketpair
+            | accept | accept4 | pipe | pipe2 | epoll_create | epoll_create1 | eventfd | eventfd2 | timerfd_create
+            | signalfd | signalfd4 | memfd_create | inotify_init | inotify_init1 | mq_open | shmget | semget | msgget
+            | msgsnd | timer_create | dup | dup2 | dup3 | mkdir | mkdirat | mknod | mknodat | symlink | symlinkat
+            | link | linkat | pidfd_open
+    )
+}
+
 fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
     use files::{FinalLink, PipeCall, SelectCall};
     use paths::{AccessCall, RenameCall, XattrTarget};
@@ -179,6 +196,9 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         log_unknown(number, None);
         return Err(Errno::ENOSYS);
     };
+    if makes_kernel_objects(sysno) && !buffers::heap_admits_new_objects() {
+        return Err(Errno::ENOMEM);
+    }
     match sysno {
         read => files::read(call),
         write => files::write(call),

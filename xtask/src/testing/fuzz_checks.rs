@@ -32,13 +32,15 @@ const ALARMS: [&str; 5] = ["PANIC", "FATAL:", "lamina: BUG", "lamina: warning", 
 pub struct FuzzRun {
     pub cpus: u32,
     pub seed: u64,
+    /// The fuzzer's focus mask (`-m`; 0: every call).
+    pub mask: u64,
     pub calls: u64,
     pub rounds: u32,
 }
 
 pub fn run_fuzz_checks(tally: &mut Tally) {
     for (cpus, seed) in [(2, 1), (4, 2)] {
-        let run = FuzzRun { cpus, seed, calls: TIER_CALLS, rounds: 5 };
+        let run = FuzzRun { cpus, seed, mask: 0, calls: TIER_CALLS, rounds: 5 };
         let name = format!("fuzz: {} system calls on {cpus} CPUs (seed {seed}) leave Lamina running, leak-free and quiet", run.calls);
         tally.record(&name, fuzz_once(&run).map(|_| ()).map_err(|failure| failure.to_string()));
     }
@@ -52,7 +54,7 @@ pub fn fuzz_once(run: &FuzzRun) -> Outcome<String> {
         kernel: GuestKernel::Lamina,
         files: vec![FileCopy { host: binary, guest: Some(GUEST_PATH.to_string()) }],
         program: GUEST_PATH.into(),
-        program_arguments: ["-s", &run.seed.to_string(), "-n", &run.calls.to_string(), "-r", &run.rounds.to_string(), "-L"]
+        program_arguments: ["-s", &run.seed.to_string(), "-m", &run.mask.to_string(), "-n", &run.calls.to_string(), "-r", &run.rounds.to_string(), "-L"]
             .map(str::to_string)
             .to_vec(),
         disk: None,
@@ -83,44 +85,135 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// `cargo xtask fuzz [--smp N] [--seed S] [--calls N] [--runs N]`: runs
-/// the fuzzer with seeds S, S+1, … (a random start without `--seed`)
-/// until a run fails or `--runs` runs passed (never, without it).
+/// `cargo xtask fuzz [--smp N] [--seed S] [--mask M] [--calls N] [--runs N]
+/// [--no-coverage]`: runs the fuzzer until a run fails or `--runs` runs
+/// passed (never, without it). With coverage (the default) QEMU's TCG
+/// plugin (`xtask/tools/tbprof.c`) lists the kernel blocks each run
+/// executed; a run that reached blocks no earlier run did is kept in the
+/// corpus (`target/fuzz/corpus.txt`: seed, focus mask, blocks new), and
+/// later runs try its neighbours (its mask with a new seed, its seed with
+/// a new mask) half the time, fresh seeds and masks the other half.
 pub fn fuzz_command(mut arguments: Arguments) -> Outcome {
-    let mut run = FuzzRun { cpus: 2, seed: random_seed(), calls: TIER_CALLS, rounds: 5 };
-    let mut runs = u64::MAX;
+    let start = random_seed();
+    let mut template = FuzzRun { cpus: 2, seed: start, mask: 0, calls: TIER_CALLS, rounds: 5 };
+    let (mut runs, mut coverage) = (u64::MAX, true);
     while let Some(argument) = arguments.next_argument()? {
         match argument {
-            Argument::Flag(flag) if flag == "--smp" => run.cpus = number(&arguments.value(&flag)?, &flag)? as u32,
-            Argument::Flag(flag) if flag == "--seed" => run.seed = number(&arguments.value(&flag)?, &flag)?,
-            Argument::Flag(flag) if flag == "--calls" => run.calls = number(&arguments.value(&flag)?, &flag)?,
+            Argument::Flag(flag) if flag == "--smp" => template.cpus = number(&arguments.value(&flag)?, &flag)? as u32,
+            Argument::Flag(flag) if flag == "--seed" => template.seed = number(&arguments.value(&flag)?, &flag)?,
+            Argument::Flag(flag) if flag == "--mask" => template.mask = number(&arguments.value(&flag)?, &flag)?,
+            Argument::Flag(flag) if flag == "--calls" => template.calls = number(&arguments.value(&flag)?, &flag)?,
             Argument::Flag(flag) if flag == "--runs" => runs = number(&arguments.value(&flag)?, &flag)?,
+            Argument::Flag(flag) if flag == "--no-coverage" => coverage = false,
             other => return Err(unexpected("fuzz", other)),
         }
     }
-    if run.cpus == 0 || run.calls == 0 {
+    if template.cpus == 0 || template.calls == 0 {
         return Err(Failure::usage("fuzz: --smp and --calls must be above 0"));
     }
     crate::dependencies::ensure_dependencies()?;
+    let blocks_file = crate::workspace::target_directory().join("fuzz/blocks.txt");
+    if coverage {
+        let plugin = crate::profile::build_plugin()?;
+        std::fs::create_dir_all(blocks_file.parent().unwrap_or(std::path::Path::new("."))).map_err(|error| Failure::failed(format!("target/fuzz: {error}")))?;
+        let mut qemu_arguments = std::env::var("LAMINA_QEMU_ARGS").unwrap_or_default();
+        qemu_arguments.push_str(&format!(" -plugin {},out={}", plugin.display(), blocks_file.display()));
+        std::env::set_var("LAMINA_QEMU_ARGS", qemu_arguments.trim());
+    }
+    let mut corpus = Corpus::default();
+    let mut chooser = template.seed;
     for done in 0..runs {
+        let run = if done == 0 { template } else { corpus.next_run(&template, &mut chooser) };
         let started = Instant::now();
-        println!("fuzz: run {} on {} CPUs, seed {}, {} calls", done + 1, run.cpus, run.seed, run.calls);
-        match fuzz_once(&run) {
-            Ok(output) => {
-                let rounds = output.lines().filter(|line| line.starts_with("fuzz: round")).count();
-                println!("fuzz: seed {} passed ({rounds} rounds, {} s)", run.seed, started.elapsed().as_secs());
-            }
-            Err(failure) => {
-                println!("{failure}");
-                return Err(Failure::failed(format!(
-                    "fuzz: seed {} failed; again: cargo xtask fuzz --smp {} --seed {} --calls {} --runs 1",
-                    run.seed, run.cpus, run.seed, run.calls
-                )));
+        println!("fuzz: run {} on {} CPUs, seed {}, mask {}, {} calls", done + 1, run.cpus, run.seed, run.mask, run.calls);
+        let _ = std::fs::remove_file(&blocks_file);
+        if let Err(failure) = fuzz_once(&run) {
+            println!("{failure}");
+            return Err(Failure::failed(format!(
+                "fuzz: seed {} mask {} failed; again: cargo xtask fuzz --smp {} --seed {} --mask {} --calls {} --runs 1",
+                run.seed, run.mask, run.cpus, run.seed, run.mask, run.calls
+            )));
+        }
+        let mut line = format!("fuzz: seed {} mask {} passed ({} s)", run.seed, run.mask, started.elapsed().as_secs());
+        if coverage {
+            // The plugin writes every half second: take its last word.
+            std::thread::sleep(Duration::from_millis(700));
+            let blocks = std::fs::read_to_string(&blocks_file).map(|text| kernel_blocks(&text)).unwrap_or_default();
+            let new = corpus.record(&run, &blocks);
+            line.push_str(&format!("; {} kernel blocks, {new} new; {} covered in all, corpus {}", blocks.len(), corpus.covered.len(), corpus.kept.len()));
+            if new > 0 {
+                corpus.save(&crate::workspace::target_directory().join("fuzz/corpus.txt"), &run, new);
             }
         }
-        run.seed += 1;
+        println!("{line}");
     }
     Ok(())
+}
+
+/// The kernel blocks a run executed (the plugin's `vaddr instructions
+/// executions` lines at kernel addresses, executed at least once).
+fn kernel_blocks(text: &str) -> std::collections::HashSet<u64> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let address = u64::from_str_radix(words.next()?.trim_start_matches("0x"), 16).ok()?;
+            let executions: u64 = words.nth(1)?.parse().ok()?;
+            (address >= KERNEL_HALF && executions > 0).then_some(address)
+        })
+        .collect()
+}
+
+/// Where kernel addresses begin.
+const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
+
+/// The runs that reached new kernel blocks, and every block reached.
+#[derive(Default)]
+struct Corpus {
+    kept: Vec<FuzzRun>,
+    covered: std::collections::HashSet<u64>,
+}
+
+impl Corpus {
+    /// Adds a run's blocks; how many were new.
+    fn record(&mut self, run: &FuzzRun, blocks: &std::collections::HashSet<u64>) -> usize {
+        let before = self.covered.len();
+        self.covered.extend(blocks.iter().copied());
+        let new = self.covered.len() - before;
+        if new > 0 {
+            self.kept.push(*run);
+        }
+        new
+    }
+
+    fn save(&self, path: &std::path::Path, run: &FuzzRun, new: usize) {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(file, "seed {} mask {} cpus {} calls {} new_blocks {new}", run.seed, run.mask, run.cpus, run.calls);
+        }
+    }
+
+    /// The next run: half the time a neighbour of a kept run (its mask
+    /// with a new seed, or its seed with a new mask), else fresh.
+    fn next_run(&self, template: &FuzzRun, chooser: &mut u64) -> FuzzRun {
+        let mut draw = || {
+            *chooser = chooser.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            *chooser >> 17
+        };
+        let pick = draw();
+        let fresh_mask = if draw() % 3 == 0 { 0 } else { draw() | 1 };
+        match self.kept.len() {
+            0 => FuzzRun { seed: draw() % 1_000_000_007 + 1, mask: fresh_mask, ..*template },
+            kept if pick % 2 == 0 => {
+                let parent = self.kept[(draw() % kept as u64) as usize];
+                if draw() % 2 == 0 {
+                    FuzzRun { seed: draw() % 1_000_000_007 + 1, ..parent }
+                } else {
+                    FuzzRun { mask: draw() | 1, ..parent }
+                }
+            }
+            _ => FuzzRun { seed: draw() % 1_000_000_007 + 1, mask: fresh_mask, ..*template },
+        }
+    }
 }
 
 fn number(text: &str, flag: &str) -> Outcome<u64> {
@@ -154,6 +247,24 @@ mod tests {
         assert!(judge("fuzz: round 0\n", 0).is_err());
         assert!(judge("fuzz: result FAIL\n", 1).is_err());
         assert!(judge("fuzz: result ok\n", 1).is_err());
+    }
+
+    #[test]
+    fn only_executed_kernel_blocks_count() {
+        let blocks = kernel_blocks("ffffffff80200000 12 3\nffffffff80200010 4 0\n401000 5 9\nbad line\n");
+        assert_eq!(blocks.into_iter().collect::<Vec<_>>(), [0xffff_ffff_8020_0000]);
+    }
+
+    #[test]
+    fn runs_that_reach_new_blocks_are_kept_and_tried_again() {
+        let mut corpus = Corpus::default();
+        let run = FuzzRun { cpus: 2, seed: 5, mask: 77, calls: 10, rounds: 1 };
+        assert_eq!(corpus.record(&run, &[1u64, 2].into_iter().collect()), 2);
+        assert_eq!(corpus.record(&FuzzRun { seed: 6, ..run }, &[2u64].into_iter().collect()), 0);
+        assert_eq!(corpus.kept.len(), 1);
+        let mut chooser = 1;
+        let neighbours = (0..40).map(|_| corpus.next_run(&run, &mut chooser)).filter(|next| next.seed == 5 || next.mask == 77).count();
+        assert!(neighbours > 5 && neighbours < 40, "about half the runs must be neighbours of the kept one: {neighbours}");
     }
 
     #[test]
