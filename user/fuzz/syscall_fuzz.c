@@ -1189,6 +1189,7 @@ static void *watch_parent(void *unused) {
         list_processes();
         printf("fuzz: result FAIL (hang)\n");
         fflush(stdout);
+        while (hold) pause();
         _exit(1);
     }
     return 0;
@@ -1401,7 +1402,11 @@ int main(int argc, char **argv) {
         if (run_round(seed, round, procs, threads, per_worker ? per_worker : 1, &tally) != 0) {
             printf("fuzz: result FAIL (hang)\n");
             fflush(stdout);
-            while (hold) pause();
+            alive("holding for a debugger");
+            while (hold) {
+                alive("holding for a debugger");
+                sleep(5);
+            }
             return 1;
         }
         remove_leftovers();
