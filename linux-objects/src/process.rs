@@ -435,17 +435,25 @@ impl Process {
     /// Makes every thread but `tid` leave and waits until they have; then
     /// `tid` is the process's only thread and takes the process's id as its
     /// own (the thread group leader's, as on Linux). Fails (ESRCH) if the
-    /// process is ending meanwhile.
+    /// process is ending meanwhile or SIGKILL arrives. One `execve` at a
+    /// time: a thread that finds another's under way fails (EAGAIN) and
+    /// leaves on its way out like the other threads (as Linux's
+    /// `de_thread`); two that both waited for the other to leave hung the
+    /// process beyond SIGKILL (found by the fuzzer).
     pub fn become_single_threaded(&self, tid: Pid) -> Result<(), Errno> {
-        self.exec_by.store(u64::from(tid), Ordering::Release);
+        if self.exec_by.compare_exchange(NOBODY, u64::from(tid), Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return Err(Errno::EAGAIN);
+        }
         self.notify_signal();
         let alone = || self.threads.lock().len() <= 1 || self.group_exit().is_some();
-        while !alone() {
+        let mut killed = false;
+        while !alone() && !killed {
             let soon = machine::timer::uptime_nanoseconds().saturating_add(1_000_000);
             sched::sleep_until(soon, alone);
+            killed = self.signals_maybe_pending() && self.state().signals.kill_pending();
         }
         self.exec_by.store(NOBODY, Ordering::Release);
-        if self.group_exit().is_some() {
+        if self.group_exit().is_some() || killed {
             return Err(Errno::ESRCH);
         }
         for (thread_id, _) in self.threads.lock().iter_mut() {

@@ -6,7 +6,10 @@
  * - sched_getparam into a page that must be faulted in (a fresh shared
  *   file mapping) while another thread takes the process's locks;
  * - an orphan goes to its nearest living PR_SET_CHILD_SUBREAPER ancestor,
- *   which reaps it (it went to init).
+ *   which reaps it (it went to init);
+ * - two threads of one process calling execve at once: one wins, the
+ *   process runs the new program (both waited for the other to leave, and
+ *   the process hung beyond SIGKILL).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,6 +26,31 @@
 
 static volatile sig_atomic_t got;
 static void on_signal(int signal) { got = signal; }
+
+static pthread_barrier_t both_ready;
+
+static void *exec_too(void *unused) {
+    (void)unused;
+    pthread_barrier_wait(&both_ready);
+    execl("/bin/true", "true", (char *)NULL);
+    return NULL;
+}
+
+/* A process whose two threads both call execve at once; its exit status. */
+static int exec_race(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        pthread_t other;
+        pthread_barrier_init(&both_ready, NULL, 2);
+        pthread_create(&other, NULL, exec_too, NULL);
+        pthread_barrier_wait(&both_ready);
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(99);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 static void *spin_on_signals(void *unused) {
     (void)unused;
@@ -89,5 +117,10 @@ int main(void) {
     pid_t reaped = waitpid(-1, &status, 0);
     printf("  the subreaper reaped it: %s, exit %d\n", reaped > 0 ? "yes" : "no", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     CHECK("waitpid: nothing left", waitpid(-1, &status, WNOHANG));
+
+    int odd = 0;
+    for (int round = 0; round < 20; round++)
+        if (exec_race() != 0) odd++;
+    printf("two threads exec at once, 20 times: %d ended other than by true's exit 0\n", odd);
     return 0;
 }
