@@ -89,7 +89,7 @@ struct slot {
 };
 
 /* IPC objects any worker made, for the parent to remove at the end. */
-#define IPC_IDS 256
+#define IPC_IDS 8192
 
 struct shared {
     struct slot slots[MAX_WORKERS];
@@ -1366,6 +1366,12 @@ int main(int argc, char **argv) {
     setvbuf(stdout, 0, _IOLBF, 0);
     prepare_memory();
     choose_calls(mask);
+    if (mask) {
+        printf("fuzz: focus:");
+        for (size_t i = 0; i < CALLS; i++)
+            if (weights[i]) printf(" %s", calls[i].name);
+        printf("\n");
+    }
     if (replay) {
         /* One worker alone, in one thread: the calls its seed makes. */
         printf("fuzz: replaying worker seed %#llx for %llu calls\n", (unsigned long long)replay, (unsigned long long)total);
