@@ -40,6 +40,10 @@ pub struct FrameQueue {
     dropped: u64,
     /// IPv6 datagrams' marks (smoltcp does not pass them on).
     pub(crate) pending_marks: PendingMarks,
+    /// One frame's room, made with the queue: where smoltcp writes a frame
+    /// when the heap has no room for it, which is then dropped (a loss TCP
+    /// recovers from, as on a wire) instead of stopping the kernel.
+    spare: Vec<u8>,
 }
 
 impl FrameQueue {
@@ -56,7 +60,17 @@ impl FrameQueue {
     }
 
     fn new(medium: Medium, wiring: Wiring, mtu: usize, checksums: ChecksumCapabilities) -> FrameQueue {
-        FrameQueue { medium, wiring, mtu, checksums, received: VecDeque::new(), sent: VecDeque::new(), dropped: 0, pending_marks: PendingMarks::default() }
+        FrameQueue {
+            medium,
+            wiring,
+            mtu,
+            checksums,
+            received: VecDeque::new(),
+            sent: VecDeque::new(),
+            dropped: 0,
+            pending_marks: PendingMarks::default(),
+            spare: vec![0; mtu],
+        }
     }
 
     /// A frame from the wire (dropped, and counted, when the queue is full
@@ -162,9 +176,20 @@ pub struct Transmission<'a> {
 
 impl phy::TxToken for Transmission<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, length: usize, f: F) -> R {
-        let mut frame = vec![0; length];
-        let result = f(&mut frame);
         let queue = self.queue;
+        let mut frame = Vec::new();
+        if frame.try_reserve_exact(length).is_err() {
+            // No heap for the frame (the fuzzer found this a kernel panic):
+            // written into the spare and dropped. smoltcp never asks for
+            // more than the MTU, which the spare holds.
+            queue.dropped += 1;
+            if queue.spare.len() < length {
+                queue.spare.resize(length, 0);
+            }
+            return f(&mut queue.spare[..length]);
+        }
+        frame.resize(length, 0);
+        let result = f(&mut frame);
         let (ip_offset, checksum) = (queue.ip_offset(), queue.checksums.ipv4.tx());
         if let Some(packet) = frame.get_mut(ip_offset..) {
             let waiting = queue.pending_marks.take_for(packet);
@@ -175,7 +200,7 @@ impl phy::TxToken for Transmission<'_> {
             Wiring::Loopback => &mut queue.received,
             Wiring::Nic => &mut queue.sent,
         };
-        if full.len() >= QUEUE_FRAMES {
+        if full.len() >= QUEUE_FRAMES || full.try_reserve(1).is_err() {
             queue.dropped += 1;
         } else {
             full.push_back(frame);

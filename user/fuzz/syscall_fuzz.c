@@ -1003,6 +1003,17 @@ static void set_up_process(int index) {
 
 static void run_worker(uint64_t seed, int index, uint64_t budget, int threads) {
     setpgid(0, 0);
+    /* Worker w on CPU w mod the CPUs online (its threads and children
+     * inherit it until a fuzzed call changes it): Lamina starts a thread
+     * on its creator's CPU, so without this every worker would share the
+     * parent's CPU and nothing would meet across CPUs. */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 1) {
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        CPU_SET(index % online, &cpus);
+        sched_setaffinity(0, sizeof cpus, &cpus);
+    }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     my_slot = index;
     set_up_process(index);
