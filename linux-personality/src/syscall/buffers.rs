@@ -11,9 +11,6 @@ use linux_abi::Errno;
 
 /// The smallest part of a transfer worth making.
 const SMALLEST_PART: usize = 4096;
-/// Transfers up to this size take their buffer without looking at the
-/// heap (no lock on the common path).
-const LARGE_TRANSFER: usize = 64 * 1024;
 
 /// `length` zero bytes, or ENOMEM.
 pub fn zeroed(length: usize) -> Result<Vec<u8>, Errno> {
@@ -24,19 +21,13 @@ pub fn zeroed(length: usize) -> Result<Vec<u8>, Errno> {
 }
 
 /// Zero bytes for a transfer of up to `length`: all of it if the heap has
-/// room (above 64 KiB, at most an eighth of the free heap), else the
-/// largest half, quarter, ... of it down to one page (a short transfer,
-/// which a read or write may always make), else ENOMEM.
+/// room, else the largest half, quarter, ... of it down to one page (a
+/// short transfer), else ENOMEM. Never shorter while the heap has room: a
+/// program may write a regular file once and not look at the count (a cap
+/// at an eighth of the free heap made `c/page_cache` and
+/// `c/tmpfs_capacity` differ from Linux, and was taken back).
 pub fn transfer_buffer(length: usize) -> Result<Vec<u8>, Errno> {
     let mut size = length;
-    if size > LARGE_TRANSFER {
-        // At most an eighth of what is free: transfers running at once on
-        // every CPU cannot take the whole heap between an object call's
-        // admission and its allocation (the fuzzer saw eight 1 MiB writes
-        // leave a fork's 7 KiB process record without room).
-        let (free, _) = machine::heap::usage();
-        size = size.min((free / 8).max(LARGE_TRANSFER));
-    }
     loop {
         match zeroed(size) {
             Ok(bytes) => return Ok(bytes),
