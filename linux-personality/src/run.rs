@@ -421,10 +421,13 @@ fn child_info(pid: Pid, status: u32) -> SigInfo {
 
 /// Ends `process` with wait status `status`.
 pub fn exit(process: &Arc<Process>, status: u32) {
-    process.native.destroy();
     // Its copies of descriptions held in other groups go (issue 20), after
-    // any move to another group in progress; no move starts after.
+    // any move to another group in progress; no move starts after. Before
+    // its descriptors close: a close that releases a description revokes
+    // every copy of it, which a move still revoking its old copies would
+    // meet as a refusal (seen once in a fresh-clone run's groups check).
     process.end_placement(|| crate::group_descriptors::process_ended(process.pid));
+    process.native.destroy();
     crate::record_locks::release(linux_abi::record_locks::LockOwner::Process(process.pid));
     let (parent, children, times) = {
         let mut state = process.state();
