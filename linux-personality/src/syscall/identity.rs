@@ -76,7 +76,10 @@ pub fn getgroups(call: &mut Call<'_>) -> CallResult {
     if (size as usize) < groups.len() {
         return Err(Errno::EINVAL);
     }
-    let bytes: Vec<u8> = groups.iter().flat_map(|group| group.to_le_bytes()).collect();
+    let mut bytes = super::buffers::zeroed(groups.len() * 4)?;
+    for (word, group) in bytes.chunks_mut(4).zip(groups.iter()) {
+        word.copy_from_slice(&group.to_le_bytes());
+    }
     call.write_out(call.argument(1), &bytes)?;
     value(groups.len() as u64)
 }
@@ -94,7 +97,11 @@ pub fn setgroups(call: &mut Call<'_>) -> CallResult {
     bytes.try_reserve_exact(size as usize * 4).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(size as usize * 4, 0);
     call.read_in(call.argument(1), &mut bytes)?;
-    call.process.state().groups = bytes.chunks(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect();
+    let mut groups = Vec::new();
+    groups.try_reserve_exact(size as usize).map_err(|_| Errno::ENOMEM)?;
+    groups.extend(bytes.chunks(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])));
+    let groups: alloc::sync::Arc<[u32]> = groups.into();
+    call.process.state().groups = groups;
     value(0)
 }
 

@@ -9,14 +9,18 @@
  *   which reaps it (it went to init);
  * - two threads of one process calling execve at once: one wins, the
  *   process runs the new program (both waited for the other to leave, and
- *   the process hung beyond SIGKILL).
+ *   the process hung beyond SIGKILL);
+ * - path lookups by a process with 60,000 supplementary groups (each
+ *   lookup copied the list; with several at once the heap ran out).
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -122,5 +126,15 @@ int main(void) {
     for (int round = 0; round < 20; round++)
         if (exec_race() != 0) odd++;
     printf("two threads exec at once, 20 times: %d ended other than by true's exit 0\n", odd);
+
+    static gid_t many[60000];
+    for (int i = 0; i < 60000; i++) many[i] = (gid_t)(1000 + i);
+    CHECK("setgroups(60000)", setgroups(60000, many));
+    printf("  getgroups: %d\n", getgroups(0, NULL));
+    int found = 0;
+    struct stat status_of;
+    for (int i = 0; i < 500; i++) found += stat("/tmp", &status_of) == 0;
+    printf("  500 lookups with 60000 groups: %d found\n", found);
+    CHECK("setgroups(0)", setgroups(0, NULL));
     return 0;
 }
