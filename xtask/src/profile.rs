@@ -21,7 +21,7 @@ use crate::failure::{Context, Failure, Outcome};
 /// Lines of the report.
 const SHOWN: usize = 40;
 /// Where kernel addresses begin.
-const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
+pub(crate) const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
 
 pub fn profile_command(mut arguments: Arguments) -> Outcome {
     let mut request = parse_exec_arguments(&mut arguments)?;
@@ -30,11 +30,8 @@ pub fn profile_command(mut arguments: Arguments) -> Outcome {
     }
     let rounds = rounds_argument(&request.program_arguments)?;
     crate::dependencies::ensure_dependencies()?;
-    let plugin = build_plugin()?;
     let counts = crate::workspace::target_directory().join("tools/tbprof.txt");
-    let mut qemu_arguments = std::env::var("LAMINA_QEMU_ARGS").unwrap_or_default();
-    qemu_arguments.push_str(&format!(" -plugin {},out={}", plugin.display(), counts.display()));
-    std::env::set_var("LAMINA_QEMU_ARGS", qemu_arguments.trim());
+    attach_plugin(&counts)?;
     let run = |request: &ExecRequest| -> Outcome<String> {
         let _ = std::fs::remove_file(&counts);
         let run = run_program(request, Input::Pipe(Vec::new()), Output::Capture, None)?;
@@ -81,7 +78,30 @@ fn rounds_argument(arguments: &[String]) -> Outcome<Option<Rounds>> {
 }
 
 /// Builds the plugin when its source is newer than the library.
-pub(crate) fn build_plugin() -> Outcome<PathBuf> {
+/// Puts the block-counting plugin into every QEMU this xtask starts from
+/// now on (`LAMINA_QEMU_ARGS`), writing its counts to `counts`.
+pub(crate) fn attach_plugin(counts: &Path) -> Outcome {
+    let plugin = build_plugin()?;
+    if let Some(directory) = counts.parent() {
+        std::fs::create_dir_all(directory).context(|| format!("creating {}", directory.display()))?;
+    }
+    let mut qemu_arguments = std::env::var("LAMINA_QEMU_ARGS").unwrap_or_default();
+    qemu_arguments.push_str(&format!(" -plugin {},out={}", plugin.display(), counts.display()));
+    std::env::set_var("LAMINA_QEMU_ARGS", qemu_arguments.trim());
+    Ok(())
+}
+
+/// The plugin's `vaddr instructions executions` lines, parsed (others
+/// left out).
+pub(crate) fn block_lines(blocks: &str) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+    blocks.lines().filter_map(|line| {
+        let mut fields = line.split_whitespace();
+        let address = u64::from_str_radix(fields.next()?, 16).ok()?;
+        Some((address, fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+    })
+}
+
+fn build_plugin() -> Outcome<PathBuf> {
     let source = crate::workspace::root().join("xtask/tools/tbprof.c");
     let library = crate::workspace::target_directory().join("tools/libtbprof.so");
     let modified = |path: &Path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
@@ -120,9 +140,7 @@ struct Tally<'a> {
 
 fn tally<'a>(blocks: &str, functions: &'a [(u64, u64, String)]) -> Tally<'a> {
     let (mut by_function, mut user, mut unknown) = (BTreeMap::<&str, u64>::new(), 0u64, 0u64);
-    for line in blocks.lines() {
-        let mut fields = line.split_whitespace();
-        let (Some(Ok(address)), Some(Ok(instructions))) = (fields.next().map(|text| u64::from_str_radix(text, 16)), fields.next().map(str::parse::<u64>)) else { continue };
+    for (address, instructions, _) in block_lines(blocks) {
         if address < KERNEL_HALF {
             user += instructions;
             continue;

@@ -114,11 +114,7 @@ pub fn fuzz_command(mut arguments: Arguments) -> Outcome {
     crate::dependencies::ensure_dependencies()?;
     let blocks_file = crate::workspace::target_directory().join("fuzz/blocks.txt");
     if coverage {
-        let plugin = crate::profile::build_plugin()?;
-        std::fs::create_dir_all(blocks_file.parent().unwrap_or(std::path::Path::new("."))).map_err(|error| Failure::failed(format!("target/fuzz: {error}")))?;
-        let mut qemu_arguments = std::env::var("LAMINA_QEMU_ARGS").unwrap_or_default();
-        qemu_arguments.push_str(&format!(" -plugin {},out={}", plugin.display(), blocks_file.display()));
-        std::env::set_var("LAMINA_QEMU_ARGS", qemu_arguments.trim());
+        crate::profile::attach_plugin(&blocks_file)?;
     }
     let mut corpus = Corpus::default();
     let mut chooser = template.seed;
@@ -153,18 +149,11 @@ pub fn fuzz_command(mut arguments: Arguments) -> Outcome {
 /// The kernel blocks a run executed (the plugin's `vaddr instructions
 /// executions` lines at kernel addresses, executed at least once).
 fn kernel_blocks(text: &str) -> std::collections::HashSet<u64> {
-    text.lines()
-        .filter_map(|line| {
-            let mut words = line.split_whitespace();
-            let address = u64::from_str_radix(words.next()?.trim_start_matches("0x"), 16).ok()?;
-            let executions: u64 = words.nth(1)?.parse().ok()?;
-            (address >= KERNEL_HALF && executions > 0).then_some(address)
-        })
+    crate::profile::block_lines(text)
+        .filter(|&(address, _, executions)| address >= crate::profile::KERNEL_HALF && executions > 0)
+        .map(|(address, _, _)| address)
         .collect()
 }
-
-/// Where kernel addresses begin.
-const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
 
 /// The runs that reached new kernel blocks, and every block reached.
 #[derive(Default)]
