@@ -1042,8 +1042,6 @@ static uint64_t now_ms(void) {
     return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-static uint64_t now_ms_relaxed(void) { return now_ms(); }
-
 static void alive(const char *doing) {
     atomic_store(&parent_alive, now_ms());
     atomic_store(&parent_doing, doing);
@@ -1194,7 +1192,7 @@ static void *watch_parent(void *unused) {
     (void)unused;
     for (;;) {
         sleep(5);
-        if (now_ms_relaxed() - atomic_load(&parent_alive) < 30000) continue;
+        if (now_ms() - atomic_load(&parent_alive) < 30000) continue;
         printf("fuzz: HANG: the parent has been stuck for 30 s in %s\n", atomic_load(&parent_doing));
         dump_file("/proc/lamina/sched");
         list_processes();
