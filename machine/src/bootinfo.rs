@@ -143,9 +143,13 @@ impl BootInformation {
         }
     }
 
-    /// Total bytes of usable memory.
+    /// Total bytes of usable memory (saturating: a map may claim more
+    /// than 2^64 bytes).
     pub fn usable_bytes(&self) -> u64 {
-        self.memory_regions().iter().filter(|region| region.kind == MemoryKind::Usable).map(|r| r.end - r.start).sum()
+        self.memory_regions()
+            .iter()
+            .filter(|region| region.kind == MemoryKind::Usable)
+            .fold(0u64, |total, region| total.saturating_add(region.end - region.start))
     }
 
     fn push_region(&mut self, start: u64, length: u64, kind: MemoryKind) -> Result<(), BootInfoError> {
@@ -186,6 +190,18 @@ fn read_c_string(memory: &dyn PhysicalReader, address: u64) -> &[u8] {
         .unwrap_or(&[])
 }
 
+/// The most memory-map entries read (empty ones included).
+const MAX_MEMORY_MAP_ENTRIES: usize = 4 * MAX_MEMORY_REGIONS;
+
+/// The address of entry `index` of a table at `table` (an overflow is a
+/// table that cannot be read).
+fn entry_address(table: u64, index: usize, entry_length: usize) -> Result<u64, BootInfoError> {
+    (index as u64)
+        .checked_mul(entry_length as u64)
+        .and_then(|offset| table.checked_add(offset))
+        .ok_or(BootInfoError::Unreadable { address: table })
+}
+
 const PVH_MAGIC: u32 = 0x336e_c578;
 const PVH_START_INFO_LENGTH: usize = 56;
 const PVH_MODULE_ENTRY_LENGTH: usize = 32;
@@ -213,7 +229,7 @@ pub fn parse_pvh(memory: &dyn PhysicalReader, address: u64) -> Result<BootInform
         info.rsdp = RsdpLocation::Physical(rsdp);
     }
     for index in 0..module_count.min(MAX_MODULES) {
-        let entry = read(memory, module_list + (index * PVH_MODULE_ENTRY_LENGTH) as u64, PVH_MODULE_ENTRY_LENGTH)?;
+        let entry = read(memory, entry_address(module_list, index, PVH_MODULE_ENTRY_LENGTH)?, PVH_MODULE_ENTRY_LENGTH)?;
         let start = u64_at(entry, 0).ok_or(BootInfoError::Truncated)?;
         let size = u64_at(entry, 8).ok_or(BootInfoError::Truncated)?;
         info.push_module(start, start.saturating_add(size));
@@ -226,8 +242,13 @@ pub fn parse_pvh(memory: &dyn PhysicalReader, address: u64) -> Result<BootInform
     if memory_map == 0 || entry_count == 0 {
         return Err(BootInfoError::NoMemoryMap);
     }
+    // Empty entries take no region slot, so bound the walk itself: a count
+    // of 2^32 over readable memory would otherwise stall the boot.
+    if entry_count > MAX_MEMORY_MAP_ENTRIES {
+        return Err(BootInfoError::TooManyRegions);
+    }
     for index in 0..entry_count {
-        let entry = read(memory, memory_map + (index * PVH_MEMORY_ENTRY_LENGTH) as u64, PVH_MEMORY_ENTRY_LENGTH)?;
+        let entry = read(memory, entry_address(memory_map, index, PVH_MEMORY_ENTRY_LENGTH)?, PVH_MEMORY_ENTRY_LENGTH)?;
         let start = u64_at(entry, 0).ok_or(BootInfoError::Truncated)?;
         let length = u64_at(entry, 8).ok_or(BootInfoError::Truncated)?;
         let kind = u32_at(entry, 16).ok_or(BootInfoError::Truncated)?;
@@ -285,7 +306,8 @@ fn apply_multiboot2_tag(info: &mut BootInformation, tag_type: u32, tag: &[u8]) -
             if entry_size < 24 {
                 return Err(BootInfoError::Truncated);
             }
-            for entry in tag[16..].chunks_exact(entry_size) {
+            let entries = tag.get(16..).ok_or(BootInfoError::Truncated)?;
+            for entry in entries.chunks_exact(entry_size) {
                 let start = u64_at(entry, 0).ok_or(BootInfoError::Truncated)?;
                 let length = u64_at(entry, 8).ok_or(BootInfoError::Truncated)?;
                 let kind = u32_at(entry, 16).ok_or(BootInfoError::Truncated)?;

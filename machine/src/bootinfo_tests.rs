@@ -69,7 +69,7 @@ fn pvh_errors_are_values() {
     put32(&mut memory.bytes, 4, 0);
     assert_eq!(parse_pvh(&memory, 0x1000).unwrap_err(), BootInfoError::NoMemoryMap);
     let mut memory = pvh_memory();
-    put32(&mut memory.bytes, 48, 1000); // map runs off the readable memory
+    put32(&mut memory.bytes, 48, 200); // map runs off the readable memory
     assert!(matches!(parse_pvh(&memory, 0x1000), Err(BootInfoError::Unreadable { .. })));
     assert!(matches!(parse_pvh(&memory, 0x9000), Err(BootInfoError::Unreadable { .. })));
 }
@@ -130,4 +130,40 @@ fn multiboot2_errors_are_values() {
     let mut memory = multiboot2_memory(24);
     put32(&mut memory.bytes, 12, 3); // first tag's size below 8
     assert_eq!(parse_multiboot2(&memory, 0x2000).unwrap_err(), BootInfoError::Truncated);
+}
+
+/// Found by parser-fuzz: usable regions that add up past 2^64 bytes made
+/// `usable_bytes` overflow (a panic where overflow is checked).
+#[test]
+fn usable_bytes_saturate_when_the_map_claims_more_than_two_to_the_64() {
+    let mut memory = pvh_memory();
+    put64(&mut memory.bytes, 0x108, u64::MAX);
+    put64(&mut memory.bytes, 0x120, u64::MAX);
+    let info = parse_pvh(&memory, 0x1000).expect("valid start_info");
+    assert_eq!(info.memory_regions()[0].end, u64::MAX);
+    assert_eq!(info.usable_bytes(), u64::MAX);
+}
+
+/// Found by parser-fuzz: a memory-map tag of 12 to 15 bytes (room for the
+/// entry size but not for the entries' start) panicked on a slice.
+#[test]
+fn a_memory_map_tag_too_short_for_its_entries_is_truncated() {
+    let mut memory = multiboot2_memory(24);
+    let tag = (8..memory.bytes.len()).step_by(8).find(|at| u32::from_le_bytes(memory.bytes[*at..*at + 4].try_into().unwrap()) == 6).expect("a memory map tag");
+    put32(&mut memory.bytes, tag + 4, 13);
+    assert_eq!(parse_multiboot2(&memory, 0x2000).unwrap_err(), BootInfoError::Truncated);
+}
+
+/// Found by reading what parser-fuzz's readable-memory model showed: a PVH
+/// map count of 2^32 - 1 over readable memory walked four billion empty
+/// entries. The walk is bounded now.
+#[test]
+fn a_pvh_memory_map_count_past_the_bound_is_refused() {
+    let mut memory = pvh_memory();
+    memory.bytes.resize(0x10000, 0);
+    put32(&mut memory.bytes, 48, u32::MAX);
+    assert_eq!(parse_pvh(&memory, 0x1000).unwrap_err(), BootInfoError::TooManyRegions);
+    let mut memory = pvh_memory();
+    put64(&mut memory.bytes, 16, u64::MAX - 40); // module list at the top of memory
+    assert!(matches!(parse_pvh(&memory, 0x1000), Err(BootInfoError::Unreadable { .. })));
 }
