@@ -192,6 +192,7 @@ enum kind {
     K_CPUSET,
     K_MMAPFLAGS,
     K_MQNAME,  /* one of the fuzzer's message queue names */
+    K_RIGHTS,  /* a capability right set (five bits), or bits beyond */
 };
 
 struct call {
@@ -456,8 +457,28 @@ static const struct call calls[] = {
     /* Numbers past the table's end and one in its middle that no call has. */
     {500, "unknown_500", 1, {K_ANY, K_ANY, K_ANY, K_ANY, K_ANY, K_ANY}, 0},
     {-1, "negative", 1, {K_ANY, K_ANY, N, N, N, N}, 0},
-    {0x4c00, "lamina_0x4c00", 1, {K_ANY, K_ANY, K_ANY, N, N, N}, 0},
-    {0x4c07, "lamina_0x4c07", 1, {K_ANY, K_ANY, K_ANY, N, N, N}, 0},
+    /* Lamina's native calls (docs/capabilities.md): slots are small numbers,
+     * rights are bits, memory goes into the arena, IPC words are anything.
+     * The blocking IPC calls end on the 5 ms SIGALRM. */
+    {0x4c00, "cap_create_memory", 3, {K_INT, K_RIGHTS, N, N, N, N}, 0},
+    {0x4c01, "cap_derive", 3, {K_INT, K_RIGHTS, K_LEN, K_LEN, N, N}, 0},
+    {0x4c02, "cap_delegate", 2, {K_INT, K_INT, K_RIGHTS, N, N, N}, 0},
+    {0x4c03, "cap_offer", 2, {K_INT, K_INT, N, N, N, N}, 0},
+    {0x4c04, "cap_obtain", 2, {K_INT, K_INT, K_RIGHTS, N, N, N}, 0},
+    {0x4c05, "cap_revoke", 2, {K_INT, K_INT, N, N, N, N}, 0},
+    {0x4c06, "cap_drop", 2, {K_INT, N, N, N, N, N}, 0},
+    {0x4c07, "cap_info", 2, {K_INT, K_OUT, N, N, N, N}, 0},
+    {0x4c08, "cap_map", 2, {K_INT, K_MEM, K_RIGHTS, N, N, N}, 0},
+    {0x4c09, "cap_unmap", 2, {K_INT, N, N, N, N, N}, 0},
+    {0x4c0a, "lamina_0x4c0a", 1, {K_ANY, K_ANY, K_ANY, N, N, N}, 0},
+    {0x4c10, "endpoint_create", 2, {K_RIGHTS, N, N, N, N, N}, 0},
+    {0x4c11, "ipc_send", 2, {K_INT, K_ANY, K_ANY, K_ANY, K_ANY, K_ANY}, 0},
+    {0x4c12, "ipc_call", 2, {K_INT, K_ANY, K_ANY, K_ANY, K_ANY, K_ANY}, 0},
+    {0x4c13, "ipc_recv", 2, {K_INT, N, N, N, N, N}, 0},
+    {0x4c14, "ipc_reply", 1, {K_INT, K_ANY, K_ANY, K_ANY, K_ANY, K_ANY}, 0},
+    {0x4c15, "ipc_reply_recv", 1, {K_INT, K_ANY, K_ANY, K_ANY, K_ANY, K_ANY}, 0},
+    {0x4c16, "ipc_buffer", 1, {K_MEM, K_MEMLEN, N, N, N, N}, 0},
+    {0x4c1f, "lamina_0x4c1f", 1, {K_ANY, K_ANY, K_ANY, N, N, N}, 0},
 };
 #define CALLS COUNT(calls)
 
@@ -655,6 +676,7 @@ static uint64_t argument(struct rng *r, unsigned kind) {
         return (uint64_t)arena + (chance(r, 70) ? below(r, ARENA_BYTES / PAGE) * PAGE : below(r, ARENA_BYTES));
     case K_MEMLEN: return chance(r, 70) ? (1 + below(r, 64)) * PAGE : (chance(r, 50) ? below(r, 3 * PAGE) : boundary(r));
     case K_PROT: return chance(r, 85) ? below(r, 8) : flags(r);
+    case K_RIGHTS: return chance(r, 85) ? below(r, 32) : flags(r);
     case K_IPCKEY: return chance(r, 20) ? IPC_PRIVATE : IPC_KEY_BASE + below(r, IPC_KEYS);
     case K_TIME: return timespec_at(r);
     case K_IOV: return iov_at(r);
