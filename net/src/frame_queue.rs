@@ -88,6 +88,11 @@ impl FrameQueue {
         self.sent.pop_front()
     }
 
+    /// Drops the next frame to be received unread; whether there was one.
+    pub fn discard_front(&mut self) -> bool {
+        self.received.pop_front().is_some()
+    }
+
     /// The next frame to be received, to look at.
     pub fn front(&self) -> Option<&[u8]> {
         self.received.front().map(Vec::as_slice)

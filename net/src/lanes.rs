@@ -66,6 +66,8 @@ pub enum Destination {
     Shared,
     /// An empty set: smoltcp answers with a reset.
     Refused,
+    /// Nobody's, and not to be answered: taken off the queue unread.
+    Discarded,
 }
 
 /// An interface with its device and sockets.
@@ -166,6 +168,9 @@ impl Lane {
     pub fn next_destination(&self) -> Destination {
         let ethernet = self.device.medium() == Medium::Ethernet;
         let Some(segment) = self.device.front().and_then(|packet| tcp_segment(packet, ethernet)) else { return Destination::Shared };
+        if !self.is_unicast_segment(&segment) {
+            return Destination::Discarded;
+        }
         match self.by_tuple.get(&tuple_key(&segment.tuple)) {
             Some(&slot) => Destination::Connection(slot),
             None if segment.opens => Destination::Opening(segment.tuple.0),
@@ -173,11 +178,29 @@ impl Lane {
         }
     }
 
+    /// Whether a TCP segment is between two unicast addresses, as TCP
+    /// requires (RFC 1122 4.2.3.10). smoltcp lets in packets from the
+    /// unspecified address (for DHCP) and to broadcast and multicast ones
+    /// (for UDP): a listener answered such a SYN from the broadcast or
+    /// multicast address, or panicked sending to 0.0.0.0, and a segment for
+    /// no socket was reset from the broadcast address.
+    fn is_unicast_segment(&self, segment: &crate::demux::Segment) -> bool {
+        let (local, remote) = (segment.tuple.0.addr, segment.tuple.1.addr);
+        let subnet_broadcast = self.iface.ip_addrs().iter().any(|cidr| match cidr {
+            IpCidr::Ipv4(cidr) => cidr.broadcast().is_some_and(|broadcast| IpAddress::Ipv4(broadcast) == local),
+            IpCidr::Ipv6(_) => false,
+        });
+        local.is_unicast() && remote.is_unicast() && !subnet_broadcast
+    }
+
     /// Processes one received packet, if any, where `destination` says
     /// (from [`Lane::next_destination`]; `Refused`: an empty set, so
-    /// smoltcp answers with a reset): `None` when none waited, else
-    /// whether a socket's state may have changed.
+    /// smoltcp answers with a reset; `Discarded`: dropped unread): `None`
+    /// when none waited, else whether a socket's state may have changed.
     pub fn ingress_one(&mut self, now: Instant, destination: Destination) -> Option<bool> {
+        if destination == Destination::Discarded {
+            return self.device.discard_front().then_some(false);
+        }
         let connection = match destination {
             Destination::Connection(slot) => self.connections.get_mut(slot).and_then(Option::as_mut).map(|connection| (slot, connection)),
             _ => None,

@@ -165,3 +165,74 @@ fn after_a_syn_flood_that_never_completes_a_new_connection_is_still_taken() {
     assert_eq!(network.connect_outcome(client), Ok(true), "a new connection after the flood");
     assert!(network.accept(listener).is_ok());
 }
+
+/// The Internet checksum of `bytes` after the partial sum `initial`.
+fn checksum(initial: u32, bytes: &[u8]) -> u16 {
+    let mut sum = initial + bytes.chunks(2).map(|pair| u32::from(u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]))).sum::<u32>();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// A network whose card (lane 2) has 10.0.2.15/24, as DHCP would give it.
+fn network_with_card() -> Network {
+    let mut network = network();
+    network.add_ethernet([2, 0, 0, 0, 0, 1], 1500);
+    let address = smoltcp::wire::IpCidr::new(crate::IpAddress::Ipv4(crate::Ipv4Address::new(10, 0, 2, 15)), 24);
+    network.lanes[2].iface.update_ip_addrs(|addresses| addresses.push(address).unwrap());
+    // The DHCP client's discover goes out on the first poll.
+    settle(&mut network);
+    network.take_outgoing(&mut std::vec::Vec::new());
+    network
+}
+
+/// [`syn_from`] from `source` to `destination`:`to` in a broadcast frame
+/// for the card, with its checksums (the card checks them).
+fn card_syn(source: [u8; 4], destination: [u8; 4], to: u16) -> std::vec::Vec<u8> {
+    let mut packet = syn_from(source, 20_000, to);
+    packet[16..20].copy_from_slice(&destination);
+    let header_sum = checksum(0, &packet[..20]);
+    packet[10..12].copy_from_slice(&header_sum.to_be_bytes());
+    let pseudo: u32 = packet[12..20].chunks(2).map(|pair| u32::from(u16::from_be_bytes([pair[0], pair[1]]))).sum::<u32>() + 6 + 20;
+    let segment_sum = checksum(pseudo, &packet[20..]);
+    packet[36..38].copy_from_slice(&segment_sum.to_be_bytes());
+    [&[0xff; 6][..], &[2, 0, 0, 0, 0, 9], &[8, 0], &packet].concat()
+}
+
+/// TCP segments from the unspecified address or to a broadcast or
+/// multicast one are nobody's and get no answer (RFC 1122 4.2.3.10).
+/// smoltcp lets such packets in (for DHCP and UDP): a listener answered a
+/// SYN from 0.0.0.0 and smoltcp panicked sending the SYN-ACK there; a SYN
+/// to 255.255.255.255 was answered from that address. Found by
+/// parser-fuzz's packets target.
+#[test]
+fn segments_from_nowhere_or_to_everyone_get_no_answer_and_the_listener_still_works() {
+    let mut network = network_with_card();
+    let listener = open(&mut network, SocketKind::Stream);
+    network.bind(listener, crate::IpEndpoint::new(crate::IpAddress::Ipv4(crate::Ipv4Address::UNSPECIFIED), 7103)).unwrap();
+    network.listen(listener, 4).unwrap();
+    let guest = [10, 0, 2, 15];
+    for (source, destination) in [([0, 0, 0, 0], guest), ([10, 0, 2, 9], [255, 255, 255, 255]), ([10, 0, 2, 9], [10, 0, 2, 255]), ([10, 0, 2, 9], [224, 0, 0, 1])] {
+        // To the listener, and to a port nobody listens on (a reset, before).
+        for port in [7103, 7104] {
+            network.deliver(card_syn(source, destination, port));
+            settle(&mut network);
+            let mut sent = std::vec::Vec::new();
+            network.take_outgoing(&mut sent);
+            assert!(sent.is_empty(), "{} frames answered {source:?} -> {destination:?}:{port}", sent.len());
+        }
+    }
+    assert_eq!(network.accept(listener), Err(crate::Errno::EAGAIN), "no connection from nowhere or to everyone");
+    // The same SYN from and to unicast addresses is answered (ARP first).
+    network.deliver(card_syn([10, 0, 2, 9], guest, 7103));
+    settle(&mut network);
+    let mut sent = std::vec::Vec::new();
+    network.take_outgoing(&mut sent);
+    assert_eq!(sent.len(), 1, "an ARP request for the peer");
+    let client = open(&mut network, SocketKind::Stream);
+    network.connect(client, local(7103)).unwrap();
+    settle(&mut network);
+    settle(&mut network);
+    assert_eq!(network.connect_outcome(client), Ok(true), "the loopback's connection to the listener");
+}
