@@ -11,7 +11,7 @@ use machine::user::{vectors, UserContext, UserExit};
 use vmem::{Access, FaultOutcome};
 
 use super::process::{self, Pid, Process};
-use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+use super::signals::numbers::{SIGBUS, SIGCHLD, SIGFPE, SIGILL, SIGKILL, SIGSEGV, SIGTRAP};
 use super::signals::{build_frame, Disposition};
 use crate::syscall::{self, Flow};
 use linux_abi::signal_frame::{codes, SigInfo};
@@ -133,6 +133,11 @@ fn run(process: Arc<Process>, mut context: UserContext, tid: Pid, clear_tid: u64
                     // Another thread's flush of this space is still being
                     // carried out: the access is tried again after it.
                     Ok(Err(vmem::Fault::Busy)) => sched::yield_now(),
+                    // No frame even after reclaim (the machine's or the
+                    // container's): the process is killed, as Linux's OOM
+                    // killer ends a lone hog (SIGKILL, not a fault signal
+                    // a handler could catch and fault again in).
+                    Ok(Err(vmem::Fault::OutOfMemory)) => crate::signal_sending::send_signal(&process, SIGKILL),
                     _ => {
                         // Inside a mapping, the access itself was refused.
                         let mapped = process.native.with_memory(|memory| memory.is_mapped(address & !0xfff)).unwrap_or(false);

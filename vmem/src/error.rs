@@ -28,7 +28,7 @@ pub enum Fault {
     /// (SIGSEGV for user code).
     Segmentation,
     /// Resolving it needs a frame and none is left (the faulting process
-    /// gets SIGBUS / is killed, as Linux's OOM path would).
+    /// is killed with SIGKILL, as Linux's OOM killer ends a lone hog).
     OutOfMemory,
     /// A copy-on-write page cannot be copied or taken over yet: a flush
     /// this space handed out is still being carried out. Try again once
