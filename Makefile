@@ -10,6 +10,7 @@
 #   make iso                                      target/lamina.iso (GRUB, BIOS + UEFI)
 #   make bench [BENCH=group,group]                benchmarks -> target/bench/results.json
 #   make fuzz  [SMP=2] [SEED=n]                   the system-call fuzzer, seed after seed, until stopped
+#   make fuzz-parsers [SEED=n]                    every parser of outside bytes, 10^6 inputs a seed, until stopped
 #   make clean
 
 SMP ?= 2
@@ -26,7 +27,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 XTASK = $(CARGO) xtask
 
-.PHONY: all build run test iso bench fuzz deps clean cargo-present
+.PHONY: all build run test iso bench fuzz fuzz-parsers deps clean cargo-present
 
 all: build
 
@@ -47,6 +48,11 @@ bench: cargo-present
 
 fuzz: cargo-present
 	$(XTASK) fuzz --smp $(SMP) $(if $(SEED),--seed $(SEED))
+
+# The dev profile, as in the test tier: integer overflow is checked.
+fuzz-parsers: cargo-present
+	$(XTASK) deps
+	$(CARGO) run --package parser-fuzz -- --forever --inputs 1000000 --seed $(if $(SEED),$(SEED),$$(date +%s))
 
 deps: cargo-present
 	$(XTASK) deps

@@ -21,10 +21,11 @@ commands:
   deps                     check host packages; install missing ones when root
   build [--test]           build the kernel (or the in-kernel test image), print its path
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
-  test [--only host|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]] [--repeat N] [--smp N]
+  test [--only host|parsers|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]] [--repeat N] [--smp N]
                            run the test tiers; last line `N passed, M failed`,
                            before it how long each step took (net, disk, groups,
-                           fuzz: that part of the user tier alone)
+                           fuzz: that part of the user tier alone; parsers: 100000
+                           random inputs into each parser of outside bytes)
   fuzz [--smp N] [--seed S] [--mask M] [--calls N] [--runs N] [--no-coverage]
                            the system-call fuzzer (user/fuzz/syscall_fuzz.c) on
                            Lamina, run after run until one fails (or N ran); each
@@ -32,7 +33,7 @@ commands:
                            hangs, leaks, leftovers and kernel alarms fail it; runs
                            reaching new kernel blocks (TCG plugin) are kept in
                            target/fuzz/corpus.txt and their neighbours tried
-                           (docs/hardening.md)
+                           (docs/reliability.md)
   suites [--suite posix|python] [--all] [--write-lists] [--tests PART[,PART...]]
                            the outside-suite tier alone, on Lamina and on Linux
                            (Open POSIX Test Suite from Debian's source; CPython's

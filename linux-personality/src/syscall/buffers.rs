@@ -42,7 +42,7 @@ pub fn transfer_buffer(length: usize) -> Result<Vec<u8>, Errno> {
 /// process, an open file, a socket) cannot fail cleanly, so the room is
 /// checked before the call starts. Not a reservation: calls running at
 /// once share the margin (Biscuit's per-call reservations are the full
-/// answer; docs/hardening.md).
+/// answer; docs/reliability.md).
 pub fn heap_admits_new_objects() -> bool {
     let (free, total) = machine::heap::usage();
     free >= (512 * 1024).max(total / 32)

@@ -1,4 +1,4 @@
-//! `cargo xtask test [--only host|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]]
+//! `cargo xtask test [--only host|parsers|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]]
 //! [--repeat N] [--smp N[,N…]] [--tests PATTERN[,PATTERN…]]`: runs the tiers,
 //! prints `N passed, M failed` last and fails if anything failed. The last
 //! three shape the in-kernel tier (see `kernel_tests`): e.g.
@@ -14,6 +14,7 @@ use super::ext4_write_checks::run_ext4_write_checks;
 use super::page_cache_checks::run_page_cache_checks;
 use super::exec_pipes::run_exec_checks;
 use super::fuzz_checks::run_fuzz_checks;
+use super::parser_fuzz_checks::run_parser_fuzz_checks;
 use super::group_checks::run_group_checks;
 use super::network_checks::run_network_checks;
 use super::bad_packet_checks::run_bad_packet_checks;
@@ -32,6 +33,9 @@ use std::time::{Duration, Instant};
 pub enum Tier {
     /// `cargo test` on the host.
     Host,
+    /// Structure-aware random inputs into every parser of outside bytes,
+    /// on the host (issue 23).
+    Parsers,
     /// loom model checking of the shared objects on the host.
     Loom,
     /// The in-kernel test image in QEMU.
@@ -58,8 +62,9 @@ pub enum Tier {
     Disk,
 }
 
-const ALL_TIERS: [Tier; 7] = [
+const ALL_TIERS: [Tier; 8] = [
     Tier::Host,
+    Tier::Parsers,
     Tier::Loom,
     Tier::KernelTests,
     Tier::Boot,
@@ -73,7 +78,7 @@ pub fn test_command(mut arguments: Arguments) -> Outcome {
     let (tiers, kernel_plan) = parse_test_arguments(&mut arguments)?;
     if tiers
         .iter()
-        .any(|tier| !matches!(tier, Tier::Host | Tier::Loom))
+        .any(|tier| !matches!(tier, Tier::Host | Tier::Parsers | Tier::Loom))
     {
         ensure_dependencies()?;
     }
@@ -95,6 +100,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
     let mut step = |name: &str, run: &mut dyn FnMut(&mut Tally)| times.time(name, || run(tally));
     match tier {
         Tier::Host => step("host", &mut run_host_tests),
+        Tier::Parsers => step("parsers", &mut run_parser_fuzz_checks),
         Tier::Loom => step("loom", &mut run_loom_checks),
         Tier::KernelTests => step("ktest", &mut |tally| run_kernel_tests(tally, kernel_plan)),
         Tier::Boot => step("boot", &mut run_boot_tests),
@@ -182,6 +188,7 @@ fn parse_tiers(names: &str) -> Outcome<Vec<Tier>> {
 fn parse_tier(name: &str) -> Outcome<Tier> {
     match name.trim() {
         "host" => Ok(Tier::Host),
+        "parsers" => Ok(Tier::Parsers),
         "loom" => Ok(Tier::Loom),
         "ktest" => Ok(Tier::KernelTests),
         "boot" => Ok(Tier::Boot),
@@ -193,7 +200,7 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "groups" => Ok(Tier::Groups),
         "fuzz" => Ok(Tier::Fuzz),
         other => Err(Failure::usage(format!(
-            "--only takes host, loom, ktest, boot, iso, user, suites, net, disk, groups or fuzz, not `{other}`"
+            "--only takes host, parsers, loom, ktest, boot, iso, user, suites, net, disk, groups or fuzz, not `{other}`"
         ))),
     }
 }
