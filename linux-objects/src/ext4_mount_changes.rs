@@ -268,6 +268,11 @@ impl Ext4Mount {
         Ok(())
     }
 
+    /// How many open descriptions name `inode`.
+    pub(crate) fn open_count(&self, inode: InodeNumber) -> u32 {
+        on_disk(inode).ok().and_then(|number| self.open.get(&number.0).copied()).unwrap_or(0)
+    }
+
     pub(crate) fn note_closed(&mut self, inode: InodeNumber) {
         let Ok(number) = on_disk(inode) else { return };
         let Some(count) = self.open.get_mut(&number.0) else { return };

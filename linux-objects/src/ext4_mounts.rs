@@ -481,6 +481,10 @@ impl FileSystem for Ext4Mount {
     fn closed(&mut self, inode: InodeNumber) {
         self.note_closed(inode)
     }
+
+    fn open_descriptions(&self, inode: InodeNumber) -> Option<u32> {
+        Some(self.open_count(inode))
+    }
 }
 
 fn kind_of_type(file_type: FileType) -> FileKind {

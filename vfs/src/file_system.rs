@@ -198,6 +198,12 @@ pub trait FileSystem: Send {
     /// An open file description of `inode` went away.
     fn closed(&mut self, _inode: InodeNumber) {}
 
+    /// How many open file descriptions name `inode`, if the file system
+    /// counts them.
+    fn open_descriptions(&self, _inode: InodeNumber) -> Option<u32> {
+        None
+    }
+
     /// Whether the kernel should keep this file system's file data in its
     /// page cache (a disk's: reading it again costs a device request; a
     /// memory file system's data is in memory already).

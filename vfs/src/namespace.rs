@@ -387,6 +387,12 @@ impl Namespace {
         }
     }
 
+    /// How many open file descriptions name `id`, if its file system
+    /// counts them.
+    pub fn open_descriptions(&self, id: InodeId) -> Option<u32> {
+        self.file_system(id.file_system).ok()?.open_descriptions(id.number)
+    }
+
     /// Whether the kernel keeps `id`'s file data in its page cache
     /// ([`FileSystem::caches_pages`]); false for an unknown file system.
     pub fn caches_pages(&self, id: InodeId) -> bool {

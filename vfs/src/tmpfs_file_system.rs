@@ -113,4 +113,8 @@ impl FileSystem for Tmpfs {
     fn closed(&mut self, inode: InodeNumber) {
         Tmpfs::closed(self, inode)
     }
+
+    fn open_descriptions(&self, inode: InodeNumber) -> Option<u32> {
+        Tmpfs::open_descriptions(self, inode)
+    }
 }

@@ -454,6 +454,11 @@ impl Tmpfs {
         Ok(())
     }
 
+    /// How many open file descriptions name `id` (None: no such inode).
+    pub fn open_descriptions(&self, id: InodeNumber) -> Option<u32> {
+        self.inode(id).ok().map(|inode| inode.opened)
+    }
+
     /// An open file description of `id` went away.
     pub fn closed(&mut self, id: InodeNumber) {
         if let Ok(inode) = self.inode_mut(id) {
