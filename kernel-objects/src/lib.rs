@@ -17,6 +17,7 @@
 extern crate alloc;
 
 pub mod address_spaces;
+pub mod allocation_failures;
 pub mod capabilities;
 pub mod device_memory;
 pub mod group_kernels;

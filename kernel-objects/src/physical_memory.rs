@@ -152,6 +152,9 @@ impl Drop for KernelFrame {
 /// offers but the machine does not record as free is a bug below: it is
 /// left out of circulation and the allocation fails.
 pub(crate) fn allocate_held_frame() -> Result<Frame, FrameError> {
+    if crate::allocation_failures::should_fail(crate::allocation_failures::AllocationSite::Frame) {
+        return Err(FrameError::OutOfMemory);
+    }
     let number = frames().ok_or(FrameError::OutOfMemory)?.allocate()?;
     Frame::claim(number.start_address().0).ok_or_else(|| {
         machine::println!("lamina: warning: the allocator offered frame {number:?}, which the machine does not record as free");

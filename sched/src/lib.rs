@@ -35,7 +35,7 @@ pub mod spec;
 mod kernel;
 #[cfg(target_os = "none")]
 pub use kernel::scheduler::{
-    cpu_time_of, current, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, place, set_allowed, set_domain, spawn, spawn_in, spawn_on,
+    cpu_time_of, current, current_is_injectable, enable_preemption, exit, idle_loop, init_cpu, kick, migrate_current, own_cpu_time, park, place, set_allowed, set_domain, spawn, spawn_in, spawn_on,
     spawn_here_allowed, spawn_placed, switch_count, threads_taken, unpark, unpark_and_park, wake_ipis_taken, yield_now, Pinning, SpawnError,
 };
 #[cfg(target_os = "none")]

@@ -7,6 +7,7 @@
 
 use alloc::vec::Vec;
 
+use kernel_objects::allocation_failures::{should_fail, should_fail_tagged, AllocationSite};
 use linux_abi::Errno;
 
 /// The smallest part of a transfer worth making.
@@ -14,6 +15,9 @@ const SMALLEST_PART: usize = 4096;
 
 /// `length` zero bytes, or ENOMEM.
 pub fn zeroed(length: usize) -> Result<Vec<u8>, Errno> {
+    if should_fail(AllocationSite::Heap) {
+        return Err(Errno::ENOMEM);
+    }
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(length).map_err(|_| Errno::ENOMEM)?;
     bytes.resize(length, 0);
@@ -43,7 +47,12 @@ pub fn transfer_buffer(length: usize) -> Result<Vec<u8>, Errno> {
 /// checked before the call starts. Not a reservation: calls running at
 /// once share the margin (Biscuit's per-call reservations are the full
 /// answer; docs/reliability.md).
-pub fn heap_admits_new_objects() -> bool {
+/// `number` is the call's (allocation-failure injection tells the calls
+/// apart by it).
+pub fn heap_admits_new_objects(number: u64) -> bool {
+    if should_fail_tagged(AllocationSite::Heap, number) {
+        return false;
+    }
     let (free, total) = machine::heap::usage();
     free >= (512 * 1024).max(total / 32)
 }

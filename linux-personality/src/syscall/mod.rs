@@ -196,7 +196,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         log_unknown(number, None);
         return Err(Errno::ENOSYS);
     };
-    if makes_kernel_objects(sysno) && !buffers::heap_admits_new_objects() {
+    if makes_kernel_objects(sysno) && !buffers::heap_admits_new_objects(number) {
         return Err(Errno::ENOMEM);
     }
     match sysno {

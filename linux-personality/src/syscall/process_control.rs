@@ -1,8 +1,10 @@
 //! `prctl(2)`, the common operations: the process name (PR_SET_NAME,
 //! PR_GET_NAME), the parent-death signal, dumpability, no_new_privs, the
 //! child-subreaper flag (orphans below go to the nearest living subreaper: `run::adopt_orphans`), timer slack and the
-//! capability bounding set (root's: every capability). Anything else is
-//! EINVAL, as Linux answers an operation it does not know.
+//! capability bounding set (root's: every capability), and Lamina's own
+//! allocation-failure injection (`PR_LAMINA_ALLOCATION_FAILURES`, root
+//! only; docs/reliability.md). Anything else is EINVAL, as Linux answers
+//! an operation it does not know.
 
 use super::{value, Call, CallResult};
 use linux_abi::Errno;
@@ -22,6 +24,10 @@ const PR_SET_NO_NEW_PRIVS: u64 = 38;
 const PR_GET_NO_NEW_PRIVS: u64 = 39;
 /// The highest capability number Linux 6.1 knows (CAP_CHECKPOINT_RESTORE).
 const CAP_LAST_CAP: u64 = 40;
+/// Lamina's own operation (`'L' 'A' 'F'`, far from Linux's): drives
+/// allocation-failure injection with the sub-operation in the second
+/// argument (see [`allocation_failures`]).
+const PR_LAMINA_ALLOCATION_FAILURES: u64 = 0x4c41_4600;
 /// Linux's default timer slack (ns).
 const TIMER_SLACK: u64 = 50_000;
 
@@ -83,6 +89,39 @@ pub fn prctl(call: &mut Call<'_>) -> CallResult {
         PR_GET_TIMERSLACK => value(TIMER_SLACK),
         PR_SET_TIMERSLACK => value(0),
         PR_CAPBSET_READ if argument <= CAP_LAST_CAP => value(1),
+        PR_LAMINA_ALLOCATION_FAILURES => allocation_failures(call),
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// `prctl(PR_LAMINA_ALLOCATION_FAILURES, operation, a, b)`, root only:
+/// 0 turns injection off; 1 starts recording the paths of injectable
+/// threads; 2 arms path `a` (a hash from the report) to fail its
+/// allocation number `b` (from 0) once; 3 makes the calling thread
+/// injectable (`a` != 0) or not, threads it creates inherit it; 4 copies
+/// the report (one path a line) into buffer `a` of `b` bytes and returns
+/// the report's whole length; 5 returns how many allocations the armed
+/// path failed (0 or 1).
+fn allocation_failures(call: &mut Call<'_>) -> CallResult {
+    use kernel_objects::allocation_failures::{report, FAIL_POINTS};
+    let root = call.process.state().credentials.user.effective == 0;
+    if !root {
+        return Err(Errno::EPERM);
+    }
+    let (a, b) = (call.argument(2), call.argument(3));
+    match call.argument(1) {
+        0 => FAIL_POINTS.turn_off(),
+        1 => FAIL_POINTS.record(),
+        2 => FAIL_POINTS.arm(a, b),
+        3 => sched::current().set_injectable(a != 0),
+        4 => {
+            let text = report();
+            let length = text.len().min(usize::try_from(b).unwrap_or(usize::MAX));
+            call.write_out(a, &text.as_bytes()[..length])?;
+            return value(text.len() as u64);
+        }
+        5 => return value(FAIL_POINTS.fired()),
+        _ => return Err(Errno::EINVAL),
+    }
+    value(0)
 }

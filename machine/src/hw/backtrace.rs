@@ -42,6 +42,18 @@ pub fn return_addresses(frame_pointer: u64, callers: &mut [u64]) {
     }
 }
 
+/// Fills `callers` with the return addresses of the current call chain
+/// (this function's caller's caller first), zeroing the rest. Takes no
+/// lock and allocates nothing: allocation-failure injection names the path
+/// of an allocation with it.
+#[inline(never)]
+pub fn current_return_addresses(callers: &mut [u64]) {
+    let frame_pointer: u64;
+    // SAFETY: reading rbp has no side effects.
+    unsafe { core::arch::asm!("mov {}, rbp", out(reg) frame_pointer, options(nomem, nostack, preserves_flags)) };
+    return_addresses(frame_pointer, callers);
+}
+
 /// The byte at kernel address `address`, if it is mapped.
 pub fn byte_at(address: u64) -> Option<u8> {
     if !is_readable(address) {

@@ -174,6 +174,14 @@ pub(super) fn fire_this_cpu_timer_by(deadline: u64) {
     }
 }
 
+/// Whether the thread running on this CPU lets allocation-failure
+/// injection fail its allocations (false before scheduling starts). No
+/// reference is taken: cheap enough for an allocation path.
+pub fn current_is_injectable() -> bool {
+    let (_, this) = this_cpu();
+    this.current.lock().as_ref().is_some_and(|thread| thread.injectable())
+}
+
 /// The thread running on this CPU.
 pub fn current() -> Arc<Thread> {
     let (_, this) = this_cpu();
@@ -223,6 +231,7 @@ fn spawn_with(
     };
     let context = ThreadContext::new(stack, thread_start, 0);
     let thread = Arc::new(Thread::new(name, context, cpu, Some(Box::new(body)), false, container));
+    thread.set_injectable(current_is_injectable());
     thread.set_home(cpu, pin == Pinning::Pinned);
     thread.set_allowed(allowed);
     thread.set_balanced(balanced);

@@ -47,6 +47,9 @@ pub struct Thread {
     /// Time-stamp counter cycles it has run on a CPU, up to its CPU's
     /// last switch or timer tick.
     cpu_cycles: AtomicU64,
+    /// Allocation-failure injection may fail this thread's allocations
+    /// (set for a workload under test; threads it creates inherit it).
+    injectable: AtomicBool,
     /// The part of `cpu_cycles` it spent in user mode, in time-stamp cycles
     /// (the machine layer measures each stay with interrupts off, so a stay
     /// never spans a switch); the rest is its system time.
@@ -83,7 +86,20 @@ impl Thread {
             trace: Trace::new(),
             cpu_cycles: AtomicU64::new(0),
             user_cycles: AtomicU64::new(0),
+            injectable: AtomicBool::new(false),
         }
+    }
+
+    /// Whether allocation-failure injection may fail this thread's
+    /// allocations.
+    pub fn injectable(&self) -> bool {
+        self.injectable.load(Ordering::Relaxed)
+    }
+
+    /// Lets allocation-failure injection fail this thread's allocations
+    /// (and those of the threads it creates from now on), or not.
+    pub fn set_injectable(&self, injectable: bool) {
+        self.injectable.store(injectable, Ordering::Relaxed);
     }
 
     /// The container this thread is charged to.

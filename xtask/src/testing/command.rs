@@ -14,6 +14,7 @@ use super::ext4_write_checks::run_ext4_write_checks;
 use super::page_cache_checks::run_page_cache_checks;
 use super::exec_pipes::run_exec_checks;
 use super::fuzz_checks::run_fuzz_checks;
+use super::allocation_failure_checks::run_allocation_failure_checks;
 use super::parser_fuzz_checks::run_parser_fuzz_checks;
 use super::group_checks::run_group_checks;
 use super::network_checks::run_network_checks;
@@ -54,7 +55,8 @@ pub enum Tier {
     /// The user tier's CPU-group checks alone (Lamina as several kernel
     /// instances), for work on the multikernel.
     Groups,
-    /// The user tier's system-call fuzzing alone (issue 23).
+    /// The user tier's system-call fuzzing and allocation-failure
+    /// injection alone (issue 23).
     Fuzz,
     /// The user tier's disk checks alone (block device, ext4 mounted and
     /// written, root on a disk, the page cache, crash states), for work
@@ -110,13 +112,17 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
             step("exec pipes", &mut run_exec_checks);
             step("groups", &mut run_group_checks);
             step("fuzz", &mut run_fuzz_checks);
+            step("allocation failures", &mut run_allocation_failure_checks);
             step("network", &mut run_network_checks);
             step("bad packets", &mut run_bad_packet_checks);
             run_disk_steps(&mut step);
         }
         Tier::Disk => run_disk_steps(&mut step),
         Tier::Groups => step("groups", &mut run_group_checks),
-        Tier::Fuzz => step("fuzz", &mut run_fuzz_checks),
+        Tier::Fuzz => {
+            step("fuzz", &mut run_fuzz_checks);
+            step("allocation failures", &mut run_allocation_failure_checks);
+        }
         Tier::Suites => {
             for suite in SUITES {
                 let options = SuiteOptions { suite: Some(suite.to_string()), ..SuiteOptions::default() };

@@ -70,12 +70,18 @@ pub fn fuzz_once(run: &FuzzRun) -> Outcome<String> {
 
 /// Whether a run's console says it passed.
 fn judge(output: &str, exit_code: i32) -> Outcome {
+    judge_console(output, exit_code, "fuzz: result ok")
+}
+
+/// Whether a guest program's console run passed: it printed `done_line`,
+/// exited 0, and the kernel printed none of [`ALARMS`].
+pub(super) fn judge_console(output: &str, exit_code: i32, done_line: &str) -> Outcome {
     let failed = |why: &str| Err(Failure::failed(format!("{why}\n{}", tail(output, 60))));
     if let Some(alarm) = ALARMS.iter().find(|alarm| output.contains(*alarm)) {
         return failed(&format!("the kernel printed `{alarm}`"));
     }
-    if !output.lines().any(|line| line.trim() == "fuzz: result ok") || exit_code != 0 {
-        return failed(&format!("the fuzzer did not finish clean (exit code {exit_code})"));
+    if !output.lines().any(|line| line.trim() == done_line) || exit_code != 0 {
+        return failed(&format!("the program did not finish clean (exit code {exit_code})"));
     }
     Ok(())
 }

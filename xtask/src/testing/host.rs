@@ -5,7 +5,7 @@ use super::tally::Tally;
 use crate::workspace;
 
 /// Crates whose shared objects have loom models (run under `--cfg loom`).
-const LOOM_CRATES: &[&str] = &["machine", "caps", "spinlock", "sched", "sync", "frames", "reservations", "containers", "vmem", "linux-abi", "page-cache"];
+const LOOM_CRATES: &[&str] = &["machine", "caps", "spinlock", "sched", "sync", "frames", "reservations", "fail-points", "containers", "vmem", "linux-abi", "page-cache"];
 
 pub fn run_host_tests(tally: &mut Tally) {
     let result = workspace::run_to_completion(workspace::cargo().args(["test", "--no-fail-fast"]));

@@ -15,6 +15,7 @@ mod page_cache_checks;
 mod guest_runs;
 mod faults;
 pub mod fuzz_checks;
+pub mod allocation_failure_checks;
 pub mod parser_fuzz_checks;
 pub mod host;
 pub mod iso_boot;
