@@ -10,11 +10,14 @@
 #include <stdint.h>
 
 enum lamina_call {
+    LAMINA_CREATE_MEMORY = 0x4c00,
     LAMINA_DERIVE = 0x4c01,
     LAMINA_DELEGATE = 0x4c02,
     LAMINA_REVOKE = 0x4c05,
     LAMINA_DROP = 0x4c06,
     LAMINA_INFO = 0x4c07,
+    LAMINA_MAP = 0x4c08,
+    LAMINA_UNMAP = 0x4c09,
     LAMINA_CREATE_ENDPOINT = 0x4c10,
     LAMINA_SEND = 0x4c11,
     LAMINA_CALL = 0x4c12,
@@ -92,6 +95,21 @@ static inline int64_t lamina_revoke(uint64_t slot, uint64_t scope) { return lami
 static inline int64_t lamina_delegate(uint64_t slot, uint64_t process_slot, uint64_t rights) { return lamina_call3(LAMINA_DELEGATE, slot, process_slot, rights); }
 static inline int64_t lamina_drop(uint64_t slot) { return lamina_call3(LAMINA_DROP, slot, 0, 0); }
 static inline int64_t lamina_info(uint64_t slot, void *record) { return lamina_call3(LAMINA_INFO, slot, (uint64_t)record, 0); }
+/* `pages` zeroed pages (1 … 4096) with `rights`: the new capability's slot. */
+static inline int64_t lamina_create_memory(uint64_t pages, uint64_t rights) { return lamina_call3(LAMINA_CREATE_MEMORY, pages, rights, 0); }
+/* Maps the memory capability in `slot` at page-aligned `address` with `rights` (read required). */
+static inline int64_t lamina_map(uint64_t slot, void *address, uint64_t rights) { return lamina_call3(LAMINA_MAP, slot, (uint64_t)address, rights); }
+static inline int64_t lamina_unmap(uint64_t slot) { return lamina_call3(LAMINA_UNMAP, slot, 0, 0); }
+
+/* cap_info's 56-byte record (docs/capabilities.md). */
+struct lamina_cap_info {
+    uint32_t kind, rights;
+    uint16_t group, flags;
+    uint32_t creator;
+    uint64_t object, view_offset, view_length, object_size;
+    uint32_t children, reserved;
+};
+
 static inline int64_t lamina_ipc_buffer(void *buffer, uint64_t length) { return lamina_call3(LAMINA_IPC_BUFFER, (uint64_t)buffer, length, 0); }
 
 #endif
