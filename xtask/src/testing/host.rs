@@ -17,7 +17,7 @@ pub fn run_host_tests(tally: &mut Tally) {
 }
 
 /// The crates that build only on the host (std): documented for it.
-const HOST_ONLY: [&str; 4] = ["xtask", "testkit", "crash-check", "scale-sim"];
+const HOST_ONLY: [&str; 5] = ["xtask", "testkit", "crash-check", "parser-fuzz", "scale-sim"];
 
 /// Every crate's documentation builds with no broken intra-doc link (the
 /// kernel crates for the kernel target, whose hardware modules exist only
