@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <lamina/meminfo.h>
+
 #define PR_LAMINA_ALLOCATION_FAILURES 0x4c414600
 enum { OP_OFF, OP_RECORD, OP_ARM, OP_MARK, OP_REPORT, OP_FIRED };
 #define MAX_PATHS 1024
@@ -237,15 +239,6 @@ static int workload(void) {
 static char self_path[256];
 static int verbose;
 
-static long free_kib(void) {
-    FILE *file = fopen("/proc/meminfo", "r");
-    char line[128];
-    long value = -1;
-    while (file && fgets(line, sizeof line, file))
-        if (sscanf(line, "MemFree: %ld", &value) == 1) break;
-    if (file) fclose(file);
-    return value;
-}
 
 /* Kills and reaps whatever a run left (this process is a subreaper). */
 static void reap_everything(void) {
@@ -336,9 +329,9 @@ int main(int argc, char **argv) {
     }
     if (argc == 2 && strcmp(argv[1], "-b") == 0) {
         /* The drift of free memory over runs without failures. */
-        long first = free_kib();
+        long first = meminfo_kib("MemFree");
         for (int i = 0; i < 80; i++) run_workload(0);
-        printf("inject: 80 runs without failures: free %ld KiB -> %ld KiB\n", first, free_kib());
+        printf("inject: 80 runs without failures: free %ld KiB -> %ld KiB\n", first, meminfo_kib("MemFree"));
         return 0;
     }
     control(OP_RECORD, 0, 0);
@@ -368,7 +361,7 @@ int main(int argc, char **argv) {
             names[paths++] = line;
         }
     }
-    long before = free_kib();
+    long before = meminfo_kib("MemFree");
     printf("inject: %d allocation paths recorded (%d of frames, %d of the heap; %ld lost to a full table), %ld KiB free\n", paths,
            frame_paths, paths - frame_paths, overflow, before);
     int fired = 0, hangs = 0, clean_ends = 0, runs = 0, middles = 0, worst_path = -1;
@@ -379,13 +372,13 @@ int main(int argc, char **argv) {
         for (int which = 0; which < 2 && hangs == 0; which++) {
             long skip = which == 0 ? 0 : hits[path] / 2;
             if (which == 1 && skip == 0) break;
-            long free_before = free_kib();
+            long free_before = meminfo_kib("MemFree");
             control(OP_ARM, (long)hashes[path], skip);
             status = run_workload(1);
             long failed = control(OP_FIRED, 0, 0);
             control(OP_OFF, 0, 0);
             runs++;
-            long lost = free_before - free_kib();
+            long lost = free_before - meminfo_kib("MemFree");
             if (lost > worst_loss) {
                 worst_loss = lost;
                 worst_path = path;
@@ -401,7 +394,7 @@ int main(int argc, char **argv) {
     }
     /* The kernel still does everything the workload asks, unfailed. */
     status = run_workload(0);
-    long after = free_kib();
+    long after = meminfo_kib("MemFree");
     int leaked = before - after > LEAK_TOLERANCE_KIB;
     printf("inject: %d paths, %d failed at their first allocation, %d also half-way, %d not reached again, %d hangs in %d runs; workload after "
            "them: %s; free %ld KiB -> %ld KiB\n",

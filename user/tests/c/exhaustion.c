@@ -17,18 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <lamina/meminfo.h>
+
 #include "check.h"
 
-/* MemAvailable in KiB, or -1. */
-static long available_kib(void) {
-    FILE *file = fopen("/proc/meminfo", "r");
-    char line[128];
-    long value = -1;
-    while (file && fgets(line, sizeof line, file))
-        if (sscanf(line, "MemAvailable: %ld", &value) == 1) break;
-    if (file) fclose(file);
-    return value;
-}
 
 /* How a child ended, in words that do not depend on the kernel. */
 static const char *ending(int status) {
@@ -134,14 +126,14 @@ static void endless_recursion(void) {
 
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    long before = available_kib();
+    long before = meminfo_kib("MemAvailable");
     run_child("memory hog (1 GiB touched)", memory_hog);
     run_child("memory hog again", memory_hog);
     run_child("pipes until refused", pipes_until_refused);
     run_child("the whole address space", whole_address_space);
     run_child("huge argv", huge_argv);
     run_child("endless recursion", endless_recursion);
-    long after = available_kib();
+    long after = meminfo_kib("MemAvailable");
     /* Caches may keep a little: within 8 MiB counts as all back. */
     printf("memory back after the offenders: %s\n", before > 0 && after > before - 8192 ? "yes" : "no");
     return 0;

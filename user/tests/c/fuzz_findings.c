@@ -30,21 +30,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <lamina/meminfo.h>
+
 #include "check.h"
 
 static volatile sig_atomic_t got;
 static void on_signal(int signal) { got = signal; }
 
-/* MemFree in KiB, or -1. */
-static long free_kib(void) {
-    FILE *file = fopen("/proc/meminfo", "r");
-    char line[128];
-    long value = -1;
-    while (file && fgets(line, sizeof line, file))
-        if (sscanf(line, "MemFree: %ld", &value) == 1) break;
-    if (file) fclose(file);
-    return value;
-}
 
 static pthread_barrier_t both_ready;
 
@@ -152,7 +144,7 @@ int main(void) {
     printf("  500 lookups with 60000 groups: %d found\n", found);
     CHECK("setgroups(0)", setgroups(0, NULL));
 
-    long free_before = free_kib();
+    long free_before = meminfo_kib("MemFree");
     for (int cycle = 0; cycle < 200; cycle++) {
         int memory = memfd_create("cycle", 0);
         if (memory < 0 || ftruncate(memory, 32 << 10) != 0) break;
@@ -163,6 +155,6 @@ int main(void) {
         }
         close(memory);
     }
-    printf("200 memfds of 32 KiB mapped, unmapped and closed: memory back: %s\n", free_kib() > free_before - 2048 ? "yes" : "no");
+    printf("200 memfds of 32 KiB mapped, unmapped and closed: memory back: %s\n", meminfo_kib("MemFree") > free_before - 2048 ? "yes" : "no");
     return 0;
 }

@@ -8,11 +8,9 @@
 
 use std::time::Duration;
 
-use super::fuzz_checks::judge_console;
+use super::fuzz_checks::{judge_console, run_on_console};
 use super::tally::Tally;
-use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output};
 use crate::failure::{Failure, Outcome};
-use crate::machine_options::MachineOptions;
 
 /// Where the driver sits in the guest.
 const GUEST_PATH: &str = "/tests/bin/allocation_failures";
@@ -31,20 +29,8 @@ pub fn run_allocation_failure_checks(tally: &mut Tally) {
 /// One walk over the paths; the driver's summary line on success.
 fn inject_once(cpus: u32) -> Outcome<String> {
     let binary = crate::guest_programs::compile_c("user/fuzz/allocation_failures.c", "allocation_failures")?;
-    let request = ExecRequest {
-        machine: MachineOptions::with(cpus, 256),
-        kernel: GuestKernel::Lamina,
-        files: vec![FileCopy { host: binary, guest: Some(GUEST_PATH.to_string()) }],
-        program: GUEST_PATH.into(),
-        program_arguments: Vec::new(),
-        disk: None,
-        mount_disk: false,
-        disk_log: None,
-        network: None,
-    };
-    let result = run_program(&request, Input::Console, Output::Capture, Some(TIME_LIMIT))?;
-    let output = String::from_utf8_lossy(&result.output).into_owned();
-    judge_console(&output, result.exit_code, "inject: result ok")?;
+    let (output, exit_code) = run_on_console(binary, GUEST_PATH, cpus, &[], TIME_LIMIT)?;
+    judge_console(&output, exit_code, "inject: result ok")?;
     let summary = summary_line(&output).ok_or_else(|| Failure::failed("the driver printed no summary"))?;
     let paths = paths_covered(summary).unwrap_or(0);
     if paths < MINIMUM_PATHS {

@@ -49,23 +49,28 @@ pub fn run_fuzz_checks(tally: &mut Tally) {
 /// Runs the fuzzer once; its output on success.
 pub fn fuzz_once(run: &FuzzRun) -> Outcome<String> {
     let binary = crate::guest_programs::compile_c("user/fuzz/syscall_fuzz.c", "syscall_fuzz")?;
+    let arguments = ["-s", &run.seed.to_string(), "-m", &run.mask.to_string(), "-n", &run.calls.to_string(), "-r", &run.rounds.to_string(), "-L"].map(str::to_string);
+    let (output, exit_code) = run_on_console(binary, GUEST_PATH, run.cpus, &arguments, TIME_LIMIT)?;
+    judge(&output, exit_code).map(|()| output)
+}
+
+/// Runs guest program `binary` (copied to `guest_path`) on Lamina with
+/// `cpus` CPUs and 256 MiB; its console (the kernel's messages with the
+/// program's lines) and exit code.
+pub(super) fn run_on_console(binary: std::path::PathBuf, guest_path: &str, cpus: u32, arguments: &[String], time_limit: Duration) -> Outcome<(String, i32)> {
     let request = ExecRequest {
-        machine: MachineOptions::with(run.cpus, 256),
+        machine: MachineOptions::with(cpus, 256),
         kernel: GuestKernel::Lamina,
-        files: vec![FileCopy { host: binary, guest: Some(GUEST_PATH.to_string()) }],
-        program: GUEST_PATH.into(),
-        program_arguments: ["-s", &run.seed.to_string(), "-m", &run.mask.to_string(), "-n", &run.calls.to_string(), "-r", &run.rounds.to_string(), "-L"]
-            .map(str::to_string)
-            .to_vec(),
+        files: vec![FileCopy { host: binary, guest: Some(guest_path.to_string()) }],
+        program: guest_path.into(),
+        program_arguments: arguments.to_vec(),
         disk: None,
         mount_disk: false,
         disk_log: None,
         network: None,
     };
-    // The console itself: kernel messages come with the fuzzer's lines.
-    let result = run_program(&request, Input::Console, Output::Capture, Some(TIME_LIMIT))?;
-    let output = String::from_utf8_lossy(&result.output).into_owned();
-    judge(&output, result.exit_code).map(|()| output)
+    let result = run_program(&request, Input::Console, Output::Capture, Some(time_limit))?;
+    Ok((String::from_utf8_lossy(&result.output).into_owned(), result.exit_code))
 }
 
 /// Whether a run's console says it passed.
