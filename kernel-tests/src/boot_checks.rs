@@ -40,10 +40,45 @@ pub fn timer_is_calibrated(_facts: &SystemFacts) -> Outcome {
     check((2_000_000..50_000_000).contains(&elapsed), || format!("a 2 ms wait measured {elapsed} ns"))
 }
 
+/// What each CPU found when it looked at its protections: bit 0 it looked,
+/// bit 1 SMEP on where offered, bit 2 SMAP on where offered, bit 3 NX on,
+/// bit 4 CR0.WP on, bit 5 SMEP and SMAP both offered.
+static PROTECTIONS_SEEN: [core::sync::atomic::AtomicU8; 64] = [const { core::sync::atomic::AtomicU8::new(0) }; 64];
+
+fn look_at_protections(cpu: usize) {
+    let found = machine::cpu::protections();
+    let bits = 1
+        | u8::from(!found.smep_offered || found.smep_on) << 1
+        | u8::from(!found.smap_offered || found.smap_on) << 2
+        | u8::from(found.no_execute_on) << 3
+        | u8::from(found.write_protect_on) << 4
+        | u8::from(found.smep_offered && found.smap_offered) << 5;
+    if let Some(slot) = PROTECTIONS_SEEN.get(cpu) {
+        slot.store(bits, core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Issue 23: SMEP and SMAP are on wherever the CPU offers them (QEMU's
+/// `-cpu max` does), and NX and CR0.WP on every CPU.
+pub fn protections_are_on_on_every_cpu(_facts: &SystemFacts) -> Outcome {
+    for slot in &PROTECTIONS_SEEN {
+        slot.store(0, core::sync::atomic::Ordering::SeqCst);
+    }
+    let online = percpu::online_count().min(PROTECTIONS_SEEN.len());
+    sched::run_everywhere(look_at_protections);
+    for (cpu, slot) in PROTECTIONS_SEEN.iter().enumerate().take(online) {
+        let bits = slot.load(core::sync::atomic::Ordering::SeqCst);
+        check(bits & 1 != 0, || format!("CPU {cpu} never looked"))?;
+        check(bits & 0b1_1110 == 0b1_1110, || format!("CPU {cpu}: SMEP ok {}, SMAP ok {}, NX {}, WP {}", bits >> 1 & 1, bits >> 2 & 1, bits >> 3 & 1, bits >> 4 & 1))?;
+    }
+    Ok(())
+}
+
 crate::kernel_tests! {
     "boot" => [
         memory_map_is_sane,
         cpu_count_matches_firmware,
         timer_is_calibrated,
+        protections_are_on_on_every_cpu,
     ],
 }

@@ -125,6 +125,41 @@ pub(crate) fn write_cr4(value: u64) {
     unsafe { asm!("mov cr4, {}", in(reg) value, options(nostack, preserves_flags)) };
 }
 
+/// The memory protections of the CPU this runs on: what CPUID offers and
+/// what is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Protections {
+    /// CPUID offers SMEP (no kernel execution of user pages).
+    pub smep_offered: bool,
+    /// CR4.SMEP is set.
+    pub smep_on: bool,
+    /// CPUID offers SMAP (no kernel access to user pages outside user copies).
+    pub smap_offered: bool,
+    /// CR4.SMAP is set.
+    pub smap_on: bool,
+    /// EFER.NXE is set (pages can be marked not executable).
+    pub no_execute_on: bool,
+    /// CR0.WP is set (the kernel honours read-only pages too).
+    pub write_protect_on: bool,
+}
+
+/// The protections of this CPU, read from CPUID and its registers.
+pub fn protections() -> Protections {
+    let features = cpuid(7, 0).ebx;
+    let cr4 = read_cr4();
+    let cr0: u64;
+    // SAFETY: reading a control register has no side effects.
+    unsafe { asm!("mov {}, cr0", out(reg) cr0, options(nomem, nostack, preserves_flags)) };
+    Protections {
+        smep_offered: features & (1 << 7) != 0,
+        smep_on: cr4 & (1 << 20) != 0,
+        smap_offered: features & (1 << 20) != 0,
+        smap_on: cr4 & (1 << 21) != 0,
+        no_execute_on: read_msr(MSR_EFER) & EFER_NO_EXECUTE_ENABLE != 0,
+        write_protect_on: cr0 & (1 << 16) != 0,
+    }
+}
+
 /// Turns on the protections this CPU has: SMEP (no kernel execution of
 /// user pages) and SMAP (no kernel access to user pages outside explicit
 /// user-copy windows). Returns (SMEP, SMAP) as enabled.

@@ -7,6 +7,8 @@
  * mapping gone (the next access faults); slot numbers past the space and
  * kernel addresses as buffers are errors. Lamina only; each line says what
  * was checked, and the tier passes the test when it exits 0 with no "FAIL".
+ * And W^X: no page is writable and executable at once (mmap and mprotect
+ * asking for both: EACCES; Linux allows it).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -122,6 +124,13 @@ int main(void) {
     check("cap_map over a mapped page: EEXIST", lamina_map(again, place, LAMINA_READ) == -EEXIST);
     check("cap_revoke(memory) with itself", lamina_revoke(memory, 0) >= 1);
     check("  its mapping is gone: a read faults", read_faults(place));
+    /* W^X. */
+    void *both = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    check("mmap writable and executable: EACCES (W^X)", both == MAP_FAILED && errno == EACCES);
+    char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    check("mprotect of a writable page to writable and executable: EACCES",
+          page != MAP_FAILED && mprotect(page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == -1 && errno == EACCES);
+    check("  to read and execute: allowed", page != MAP_FAILED && mprotect(page, 4096, PROT_READ | PROT_EXEC) == 0);
     printf("%s\n", failures ? "isolation: FAIL" : "isolation: all checks passed");
     return failures ? 1 : 0;
 }
