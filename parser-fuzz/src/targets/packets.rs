@@ -16,7 +16,8 @@
 //! sequence numbers) match every other run's.
 //! Hot ranges: the headers of each frame. Repair: every frame's checksums.
 
-mod frames;
+/// The frame builders, shared with xtask's bad-packet check.
+pub mod frames;
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -24,7 +25,7 @@ use std::sync::OnceLock;
 use net::{Family, IpAddress, IpEndpoint, Ipv4Address, Network, Readiness, SocketId, SocketKind};
 
 use crate::{boundary_value, Rng, Target};
-use frames::{Segment, GUEST_IP, GUEST_MAC, TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN};
+use frames::{DontFragment, Segment, GUEST_IP, GUEST_MAC, TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN};
 
 /// The packets target.
 pub struct Packets;
@@ -80,12 +81,12 @@ fn prepare() -> (Session, Facts) {
     let mut now = MILLISECOND;
     let discover = poll_and_take(&mut network, now);
     let (_, offered) = discover.iter().find_map(|frame| frames::dhcp_sent(frame)).expect("a DHCP discover");
-    network.deliver(frames::dhcp(2, offered));
+    network.deliver(frames::dhcp(DontFragment::Set, 2, offered, Some(frames::PEER_IP)));
     now += MILLISECOND;
     // The request is a transaction of its own.
     let request = poll_and_take(&mut network, now);
     let (_, transaction) = request.iter().find_map(|frame| frames::dhcp_sent(frame)).expect("a DHCP request");
-    network.deliver(frames::dhcp(5, transaction));
+    network.deliver(frames::dhcp(DontFragment::Set, 5, transaction, Some(frames::PEER_IP)));
     now += MILLISECOND;
     poll_and_take(&mut network, now);
     assert!(matches!(network.ethernet_configuration(), Some(net::DhcpNews::Configured { .. })), "DHCP gave no address");
@@ -105,7 +106,7 @@ fn prepare() -> (Session, Facts) {
 /// guest's next sequence number.
 fn connect_peer(network: &mut Network, listener: SocketId, now: &mut u64) -> (SocketId, u32) {
     let syn = Segment { ports: (PEER_PORT, LISTEN_PORT), sequence: PEER_SEQUENCE, acknowledgement: 0, flags: TCP_SYN };
-    network.deliver(frames::tcp_to_guest(syn, &[2, 4, 0x05, 0xb4], b""));
+    network.deliver(frames::tcp_to_guest(DontFragment::Set, syn, &[2, 4, 0x05, 0xb4], b""));
     let mut synack = None;
     for _ in 0..3 {
         *now += MILLISECOND;
@@ -118,7 +119,7 @@ fn connect_peer(network: &mut Network, listener: SocketId, now: &mut u64) -> (So
     }
     let (sequence, _, _) = synack.expect("a SYN-ACK to the peer's SYN");
     let ack = Segment { ports: (PEER_PORT, LISTEN_PORT), sequence: PEER_SEQUENCE + 1, acknowledgement: sequence.wrapping_add(1), flags: TCP_ACK };
-    network.deliver(frames::tcp_to_guest(ack, &[], b""));
+    network.deliver(frames::tcp_to_guest(DontFragment::Set, ack, &[], b""));
     *now += MILLISECOND;
     poll_and_take(network, *now);
     let connection = network.accept(listener).expect("the peer's connection accepted");
@@ -168,7 +169,7 @@ fn sequence_of(frames: &[Vec<u8>]) -> Vec<u8> {
 /// A segment from the peer on the set-up's connection.
 fn on_connection(facts: &Facts, flags: u8, payload: &[u8]) -> Vec<u8> {
     let segment = Segment { ports: (PEER_PORT, LISTEN_PORT), sequence: PEER_SEQUENCE + 1, acknowledgement: facts.guest_sequence, flags };
-    frames::tcp_to_guest(segment, &[], payload)
+    frames::tcp_to_guest(DontFragment::Set, segment, &[], payload)
 }
 
 /// The guest's IPv6 link-local address (from its MAC).
@@ -186,10 +187,10 @@ fn random_frame(random: &mut Rng, facts: &Facts) -> Vec<u8> {
             let segment = Segment { ports: (port(random), port(random)), sequence: near(random, PEER_SEQUENCE + 1), acknowledgement: near(random, facts.guest_sequence), flags };
             let options: &[u8] = [&[][..], &[2, 4, 0x05, 0xb4], &[1, 3, 3, 14], &[4, 2, 1, 1], &[8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1]][random.below(5)];
             let payload = vec![b'x'; [0, 1, 100, 1400][random.below(4)]];
-            frames::tcp_to_guest(segment, options, &payload)
+            frames::tcp_to_guest(DontFragment::Set, segment, options, &payload)
         }
-        2 => frames::udp_to_guest((port(random), port(random)), &vec![b'u'; random.below(64)]),
-        3 => frames::to_guest(frames::PROTOCOL_ICMP, &frames::icmp_echo(random.next_u64() as u16, 1, &vec![0; random.below(64)])),
+        2 => frames::udp_to_guest(DontFragment::Set, (port(random), port(random)), &vec![b'u'; random.below(64)]),
+        3 => frames::to_guest(DontFragment::Set, frames::PROTOCOL_ICMP, &frames::icmp_echo(random.next_u64() as u16, 1, &vec![0; random.below(64)])),
         4 => frames::arp([1, 2][random.below(2)], [frames::BROADCAST_MAC, GUEST_MAC][random.below(2)], [[0; 6], GUEST_MAC][random.below(2)], [GUEST_IP, frames::PEER_IP, [10, 0, 2, 99]][random.below(3)]),
         5 if random.coin() => frames::neighbour_solicitation(guest_link_local()),
         5 => {
@@ -199,7 +200,11 @@ fn random_frame(random: &mut Rng, facts: &Facts) -> Vec<u8> {
             let addresses = [[0; 4], [255; 4], SUBNET_BROADCAST, [224, 0, 0, 1], frames::PEER_IP, GUEST_IP];
             frames::tcp_between(addresses[random.below(6)], addresses[random.below(6)], segment)
         }
-        6 => frames::dhcp([2, 5, 6, random.next_u64() as u8][random.below(4)], if random.coin() { facts.transaction } else { (random.next_u64() as u32).to_be_bytes() }),
+        6 => {
+            let kind = [2, 5, 6, random.next_u64() as u8][random.below(4)];
+            let transaction = if random.coin() { facts.transaction } else { (random.next_u64() as u32).to_be_bytes() };
+            frames::dhcp(DontFragment::Set, kind, transaction, Some(frames::PEER_IP))
+        }
         _ => {
             let length = random.below(LARGEST_FRAME + 16);
             (0..length).map(|_| random.next_u64() as u8).collect()
@@ -261,22 +266,23 @@ impl Target for Packets {
     fn samples(&self) -> Vec<Vec<u8>> {
         let facts = facts();
         let syn_segment = |port: u16| Segment { ports: (port, LISTEN_PORT), sequence: 7, acknowledgement: 0, flags: TCP_SYN };
-        let syn = |port: u16| frames::tcp_to_guest(syn_segment(port), &[2, 4, 0x05, 0xb4], b"");
+        let syn = |port: u16| frames::tcp_to_guest(DontFragment::Set, syn_segment(port), &[2, 4, 0x05, 0xb4], b"");
+        let dhcp = |kind: u8| frames::dhcp(DontFragment::Set, kind, facts.transaction, Some(frames::PEER_IP));
         let samples = vec![
             vec![frames::arp(1, frames::BROADCAST_MAC, [0; 6], GUEST_IP)],
             vec![frames::arp(2, GUEST_MAC, GUEST_MAC, GUEST_IP)],
             vec![syn(40_001)],
-            vec![frames::udp_to_guest((5000, DATAGRAM_PORT), b"hello, port 7")],
-            vec![frames::to_guest(frames::PROTOCOL_ICMP, &frames::icmp_echo(0x4242, 1, b"ping payload"))],
+            vec![frames::udp_to_guest(DontFragment::Set, (5000, DATAGRAM_PORT), b"hello, port 7")],
+            vec![frames::to_guest(DontFragment::Set, frames::PROTOCOL_ICMP, &frames::icmp_echo(0x4242, 1, b"ping payload"))],
             vec![frames::neighbour_solicitation(guest_link_local())],
-            vec![frames::dhcp(2, facts.transaction), frames::dhcp(5, facts.transaction)],
-            vec![frames::dhcp(6, facts.transaction)],
+            vec![dhcp(2), dhcp(5)],
+            vec![dhcp(6)],
             vec![on_connection(facts, TCP_PSH | TCP_ACK, b"GET / HTTP/1.0\r\n\r\n")],
             vec![on_connection(facts, TCP_PSH | TCP_ACK, b"bye"), on_connection(facts, TCP_FIN | TCP_ACK, b"")],
             vec![on_connection(facts, TCP_RST, b"")],
             // TCP from nowhere and to everyone: never answered.
             vec![frames::tcp_between([0; 4], GUEST_IP, syn_segment(40_004)), frames::tcp_between(frames::PEER_IP, SUBNET_BROADCAST, syn_segment(40_005))],
-            vec![syn(40_002), syn(40_003), frames::udp_to_guest((53, DATAGRAM_PORT), b"x"), frames::to_guest(frames::PROTOCOL_ICMP, &frames::icmp_echo(1, 2, b""))],
+            vec![syn(40_002), syn(40_003), frames::udp_to_guest(DontFragment::Set, (53, DATAGRAM_PORT), b"x"), frames::to_guest(DontFragment::Set, frames::PROTOCOL_ICMP, &frames::icmp_echo(1, 2, b""))],
         ];
         samples.iter().map(|frames| sequence_of(frames)).collect()
     }

@@ -13,12 +13,13 @@
 //! SYNs from ports that never answer, after which a new connection must
 //! still be served. A UDP "bye" ends the guest.
 
-use super::packet_frames::{self as frames, FromGuest, Noise, FAMILIES, PEER_IP, TCP_ACK, TCP_PSH, TCP_RST, TCP_SYN};
+use super::packet_frames::{self, FromGuest, Noise, FAMILIES};
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, GuestKernel, Input, Output};
 use crate::failure::{Failure, Outcome};
 use crate::machine_options::MachineOptions;
 use crate::network::GuestNetwork;
+use parser_fuzz::targets::packets::frames::{self, DontFragment, Segment, PEER_IP, TCP_ACK, TCP_PSH, TCP_RST, TCP_SYN};
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,11 @@ const FRAMES_PER_FAMILY: usize = 300;
 const FLOOD: usize = 2_000;
 /// Frames sent between short pauses.
 const PACE_EVERY: usize = 10;
+
+/// A TCP segment from the peer's `port` to the guest's echo server on 80.
+fn to_port_80(port: u16, sequence: u32, acknowledgement: u32, flags: u8, data: &[u8]) -> Vec<u8> {
+    frames::tcp_to_guest(DontFragment::Clear, Segment { ports: (port, 80), sequence, acknowledgement, flags }, &[], data)
+}
 
 pub fn run_bad_packet_checks(tally: &mut Tally) {
     use crate::network::free_udp_ports;
@@ -104,7 +110,7 @@ impl Peer {
                 Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => continue,
                 Err(error) => return Err(Failure::failed(format!("receiving from QEMU: {error}"))),
             };
-            let frame = frames::parse(&buffer[..length]);
+            let frame = packet_frames::parse(&buffer[..length]);
             let kind = match &frame {
                 FromGuest::ArpRequest { .. } => "ARP requests",
                 FromGuest::Dhcp { .. } => "DHCP requests",
@@ -115,10 +121,10 @@ impl Peer {
             };
             *self.seen.entry(kind).or_default() += 1;
             match &frame {
-                FromGuest::ArpRequest { target, sender_mac, sender_ip } if *target == PEER_IP => self.send(&frames::arp_reply(*sender_mac, *sender_ip))?,
+                FromGuest::ArpRequest { target, sender_mac, sender_ip } if *target == PEER_IP => self.send(&packet_frames::arp_reply(*sender_mac, *sender_ip))?,
                 FromGuest::Dhcp { kind: kind @ (1 | 3), transaction } => {
                     self.dhcp_answers += 1;
-                    self.send(&frames::dhcp_answer(*kind, *transaction))?;
+                    self.send(&packet_frames::dhcp_answer(*kind, *transaction))?;
                 }
                 _ => {}
             }
@@ -141,7 +147,7 @@ impl Peer {
     fn udp_echo(&mut self, label: &str, limit: Duration) -> Outcome<bool> {
         let port = 40_000 + (label.len() as u16 % 1000);
         let payload = label.as_bytes().to_vec();
-        self.send(&frames::udp_to_guest((port, 7), &payload))?;
+        self.send(&frames::udp_to_guest(DontFragment::Clear, (port, 7), &payload))?;
         let deadline = Instant::now() + limit;
         let back = self.wait_for(deadline, |frame| matches!(frame, FromGuest::Udp { ports: (7, to), payload: echoed } if *to == port && *echoed == payload).then_some(()))?;
         Ok(back.is_some())
@@ -149,7 +155,7 @@ impl Peer {
 
     /// An ICMP echo request is answered.
     fn ping(&mut self, sequence: u16) -> Outcome<bool> {
-        self.send(&frames::to_guest(frames::PROTOCOL_ICMP, &frames::icmp_echo(0x4c41, sequence, b"lamina")))?;
+        self.send(&frames::to_guest(DontFragment::Clear, frames::PROTOCOL_ICMP, &frames::icmp_echo(0x4c41, sequence, b"lamina")))?;
         let back = self.wait_for(Instant::now() + ANSWER_LIMIT, |frame| matches!(frame, FromGuest::EchoReply { identifier: 0x4c41, sequence: answered } if *answered == sequence).then_some(()))?;
         Ok(back.is_some())
     }
@@ -180,14 +186,14 @@ impl Peer {
         let ours = 0x1000_0000u32.wrapping_add(u32::from(port) << 8);
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
-            self.send(&frames::tcp_to_guest((port, 80), ours, 0, TCP_SYN, b""))?;
+            self.send(&to_port_80(port, ours, 0, TCP_SYN, b""))?;
             let answer = self.wait_for((Instant::now() + Duration::from_secs(2)).min(deadline), |frame| match frame {
                 FromGuest::Tcp { ports: (80, to), sequence, acknowledgement, flags, .. } if *to == port && *flags & (TCP_SYN | TCP_ACK) == TCP_SYN | TCP_ACK && *acknowledgement == ours.wrapping_add(1) => Some(*sequence),
                 _ => None,
             })?;
             if let Some(theirs) = answer {
                 let (ours, theirs) = (ours.wrapping_add(1), theirs.wrapping_add(1));
-                self.send(&frames::tcp_to_guest((port, 80), ours, theirs, TCP_ACK, b""))?;
+                self.send(&to_port_80(port, ours, theirs, TCP_ACK, b""))?;
                 return Ok(Some((ours, theirs)));
             }
         }
@@ -197,14 +203,14 @@ impl Peer {
     /// Sends `data` on the connection and waits for its echo; the new
     /// sequence numbers.
     fn echo(&mut self, port: u16, (ours, theirs): (u32, u32), data: &[u8]) -> Outcome<Option<(u32, u32)>> {
-        self.send(&frames::tcp_to_guest((port, 80), ours, theirs, TCP_ACK | TCP_PSH, data))?;
+        self.send(&to_port_80(port, ours, theirs, TCP_ACK | TCP_PSH, data))?;
         let echoed = self.wait_for(Instant::now() + ANSWER_LIMIT, |frame| match frame {
             FromGuest::Tcp { ports: (80, to), payload, sequence, .. } if *to == port && payload == data => Some(*sequence),
             _ => None,
         })?;
         let Some(sequence) = echoed else { return Ok(None) };
         let next = (ours.wrapping_add(data.len() as u32), sequence.wrapping_add(data.len() as u32));
-        self.send(&frames::tcp_to_guest((port, 80), next.0, next.1, TCP_ACK, b""))?;
+        self.send(&to_port_80(port, next.0, next.1, TCP_ACK, b""))?;
         Ok(Some(next))
     }
 
@@ -260,13 +266,13 @@ impl Peer {
             (ours.wrapping_add(7), 0, TCP_SYN, b""),
         ];
         for (sequence, acknowledgement, flags, data) in abuse {
-            self.send(&frames::tcp_to_guest((port, 80), sequence, acknowledgement, flags, data))?;
+            self.send(&to_port_80(port, sequence, acknowledgement, flags, data))?;
             self.drain()?;
         }
         if self.echo(port, open, b"still here")?.is_none() {
             return Err(Failure::failed("an established connection stopped echoing after out-of-window segments and stray resets"));
         }
-        self.send(&frames::tcp_to_guest((port, 80), ours.wrapping_add(10), 0, TCP_RST, b""))
+        self.send(&to_port_80(port, ours.wrapping_add(10), 0, TCP_RST, b""))
     }
 
     /// SYNs from 2,000 ports that never complete their handshakes: the
@@ -274,7 +280,7 @@ impl Peer {
     fn flood_with_syns(&mut self) -> Outcome {
         for index in 0..FLOOD {
             let port = 20_000 + index as u16;
-            self.send(&frames::tcp_to_guest((port, 80), (index as u32).wrapping_mul(2_654_435_761), 0, TCP_SYN, b""))?;
+            self.send(&to_port_80(port, (index as u32).wrapping_mul(2_654_435_761), 0, TCP_SYN, b""))?;
             if index % PACE_EVERY == PACE_EVERY - 1 {
                 self.drain()?;
             }

@@ -1,107 +1,16 @@
-//! Ethernet frames for the bad-packet check, built and read by hand: the
-//! well-formed ones its host peer needs (ARP replies, DHCP offers and
-//! acknowledgements, UDP datagrams, TCP segments, ICMP echo requests) and
-//! the malformed ones it throws at the guest's card, family by family.
+//! Ethernet frames for the bad-packet check: reading what the guest sends,
+//! the peer's answers (ARP replies, DHCP offers and acknowledgements) and
+//! the malformed frames it throws at the guest's card, family by family.
+//! The well-formed frames themselves are built by parser-fuzz's
+//! [`frames`], which this check shares with the packets fuzz target; the
+//! host peer sends IPv4 with the Don't Fragment bit clear and offers no
+//! name server over DHCP.
 //!
 //! Pure functions of their arguments (the noise from a seeded generator):
 //! no sockets here.
 
 use crash_check::states::Random;
-
-/// The guest's card (QEMU's default MAC) and the address DHCP gives it.
-pub const GUEST_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56];
-pub const GUEST_IP: [u8; 4] = [10, 0, 2, 15];
-/// The host peer: the guest's gateway and DHCP server.
-pub const PEER_MAC: [u8; 6] = [0x52, 0x55, 0x0a, 0x00, 0x02, 0x02];
-pub const PEER_IP: [u8; 4] = [10, 0, 2, 2];
-const BROADCAST_MAC: [u8; 6] = [0xff; 6];
-
-pub const ETHERTYPE_IPV4: u16 = 0x0800;
-pub const ETHERTYPE_ARP: u16 = 0x0806;
-pub const ETHERTYPE_IPV6: u16 = 0x86dd;
-pub const PROTOCOL_ICMP: u8 = 1;
-pub const PROTOCOL_TCP: u8 = 6;
-pub const PROTOCOL_UDP: u8 = 17;
-
-pub const TCP_FIN: u8 = 0x01;
-pub const TCP_SYN: u8 = 0x02;
-pub const TCP_RST: u8 = 0x04;
-pub const TCP_PSH: u8 = 0x08;
-pub const TCP_ACK: u8 = 0x10;
-
-/// The Internet checksum of `bytes` after `initial` (a partial sum).
-pub fn checksum(initial: u32, bytes: &[u8]) -> u16 {
-    let mut sum = initial;
-    for pair in bytes.chunks(2) {
-        sum += u32::from(u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
-/// The IPv4 pseudo-header's partial sum for a transport checksum.
-fn pseudo_header(source: [u8; 4], destination: [u8; 4], protocol: u8, length: usize) -> u32 {
-    let words = [u16::from_be_bytes([source[0], source[1]]), u16::from_be_bytes([source[2], source[3]]), u16::from_be_bytes([destination[0], destination[1]]), u16::from_be_bytes([destination[2], destination[3]]), u16::from(protocol), length as u16];
-    words.iter().map(|word| u32::from(*word)).sum()
-}
-
-/// An Ethernet frame from `source` to `destination`.
-pub fn ethernet(destination: [u8; 6], source: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
-    [&destination[..], &source[..], &ethertype.to_be_bytes(), payload].concat()
-}
-
-/// An IPv4 packet (no options, DF clear) with a correct header checksum.
-pub fn ipv4(source: [u8; 4], destination: [u8; 4], protocol: u8, payload: &[u8]) -> Vec<u8> {
-    let mut header = vec![0x45, 0, 0, 0, 0x12, 0x34, 0, 0, 64, protocol, 0, 0];
-    header[2..4].copy_from_slice(&((20 + payload.len()) as u16).to_be_bytes());
-    header.extend_from_slice(&source);
-    header.extend_from_slice(&destination);
-    let sum = checksum(0, &header);
-    header[10..12].copy_from_slice(&sum.to_be_bytes());
-    [header, payload.to_vec()].concat()
-}
-
-/// A UDP datagram with a correct checksum.
-pub fn udp(source: [u8; 4], destination: [u8; 4], ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
-    let length = 8 + payload.len();
-    let mut segment = [&ports.0.to_be_bytes()[..], &ports.1.to_be_bytes(), &(length as u16).to_be_bytes(), &[0, 0], payload].concat();
-    let sum = checksum(pseudo_header(source, destination, PROTOCOL_UDP, length), &segment);
-    segment[6..8].copy_from_slice(&(if sum == 0 { 0xffff } else { sum }).to_be_bytes());
-    segment
-}
-
-/// A TCP segment (no options) with a correct checksum.
-pub fn tcp(source: [u8; 4], destination: [u8; 4], ports: (u16, u16), sequence: u32, acknowledgement: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
-    let mut segment = [&ports.0.to_be_bytes()[..], &ports.1.to_be_bytes(), &sequence.to_be_bytes(), &acknowledgement.to_be_bytes(), &[0x50, flags], &64_240u16.to_be_bytes(), &[0, 0, 0, 0], payload].concat();
-    let sum = checksum(pseudo_header(source, destination, PROTOCOL_TCP, segment.len()), &segment);
-    segment[16..18].copy_from_slice(&sum.to_be_bytes());
-    segment
-}
-
-/// An ICMP echo request.
-pub fn icmp_echo(identifier: u16, sequence: u16, payload: &[u8]) -> Vec<u8> {
-    let mut message = [&[8, 0, 0, 0][..], &identifier.to_be_bytes(), &sequence.to_be_bytes(), payload].concat();
-    let sum = checksum(0, &message);
-    message[2..4].copy_from_slice(&sum.to_be_bytes());
-    message
-}
-
-/// A frame from the peer to the guest carrying an IPv4 packet.
-pub fn to_guest(protocol: u8, payload: &[u8]) -> Vec<u8> {
-    ethernet(GUEST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(PEER_IP, GUEST_IP, protocol, payload))
-}
-
-/// A UDP datagram from the peer's `port` to the guest's.
-pub fn udp_to_guest(ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
-    to_guest(PROTOCOL_UDP, &udp(PEER_IP, GUEST_IP, ports, payload))
-}
-
-/// A TCP segment from the peer to the guest.
-pub fn tcp_to_guest(ports: (u16, u16), sequence: u32, acknowledgement: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
-    to_guest(PROTOCOL_TCP, &tcp(PEER_IP, GUEST_IP, ports, sequence, acknowledgement, flags, payload))
-}
+use parser_fuzz::targets::packets::frames::{self, checksum, ethernet, icmp_echo, to_guest, udp, udp_to_guest, DontFragment, Segment, BOOTP_FIXED, BROADCAST_MAC, DHCP_MAGIC, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, GUEST_IP, GUEST_MAC, PEER_IP, PEER_MAC, PROTOCOL_ICMP, PROTOCOL_TCP, PROTOCOL_UDP, TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN};
 
 /// What the peer makes of a frame from the guest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,10 +74,6 @@ fn parse_ipv4(packet: &[u8]) -> FromGuest {
     }
 }
 
-/// The size of BOOTP's fixed part, before DHCP's magic cookie.
-const BOOTP_FIXED: usize = 236;
-const DHCP_MAGIC: [u8; 4] = [99, 130, 83, 99];
-
 fn parse_dhcp(message: &[u8]) -> FromGuest {
     if message.len() < BOOTP_FIXED + 4 || message[0] != 1 || message[BOOTP_FIXED..BOOTP_FIXED + 4] != DHCP_MAGIC {
         return FromGuest::Other;
@@ -190,28 +95,14 @@ fn parse_dhcp(message: &[u8]) -> FromGuest {
 
 /// The peer's answer to "who has `target`?" when it is the peer's address.
 pub fn arp_reply(sender_mac: [u8; 6], sender_ip: [u8; 4]) -> Vec<u8> {
-    let body = [&[0, 1, 8, 0, 6, 4, 0, 2][..], &PEER_MAC, &PEER_IP, &sender_mac, &sender_ip].concat();
-    ethernet(sender_mac, PEER_MAC, ETHERTYPE_ARP, &body)
+    frames::arp(2, sender_mac, sender_mac, sender_ip)
 }
 
 /// A DHCP offer (answering a discover) or acknowledgement (a request) of
 /// the guest's address, from the peer as server and gateway.
 pub fn dhcp_answer(kind: u8, transaction: [u8; 4]) -> Vec<u8> {
     let answer_kind = if kind == 1 { 2 } else { 5 };
-    let mut message = vec![0u8; BOOTP_FIXED];
-    message[..4].copy_from_slice(&[2, 1, 6, 0]);
-    message[4..8].copy_from_slice(&transaction);
-    message[16..20].copy_from_slice(&GUEST_IP);
-    message[20..24].copy_from_slice(&PEER_IP);
-    message[28..34].copy_from_slice(&GUEST_MAC);
-    message.extend_from_slice(&DHCP_MAGIC);
-    message.extend_from_slice(&[53, 1, answer_kind, 54, 4]);
-    message.extend_from_slice(&PEER_IP);
-    message.extend_from_slice(&[51, 4, 0, 1, 0x51, 0x80, 1, 4, 255, 255, 255, 0, 3, 4]);
-    message.extend_from_slice(&PEER_IP);
-    message.push(255);
-    let datagram = udp(PEER_IP, [255; 4], (67, 68), &message);
-    ethernet(BROADCAST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(PEER_IP, [255; 4], PROTOCOL_UDP, &datagram))
+    frames::dhcp(DontFragment::Clear, answer_kind, transaction, None)
 }
 
 /// The noise: crash-check's xorshift generator (the same sequence for a
@@ -253,22 +144,22 @@ pub const FAMILIES: &[Family] = &[
     // Never empty: QEMU's datagram backend takes a zero-length datagram as
     // "the card cannot take more" and stops delivering (seen on both guests).
     Family { name: "random bytes of any length", make: |noise| { let length = 1 + noise.below(1599); noise.bytes(length) } },
-    Family { name: "Ethernet headers cut short", make: |noise| { let frame = udp_to_guest((9, 7), b"x"); let length = 1 + noise.below(13); frame[..length].to_vec() } },
-    Family { name: "IPv4 headers cut short", make: |noise| { let frame = udp_to_guest((9, 7), b"cut"); let length = 14 + noise.below(20); frame[..length].to_vec() } },
+    Family { name: "Ethernet headers cut short", make: |noise| { let frame = udp_to_guest(DontFragment::Clear, (9, 7), b"x"); let length = 1 + noise.below(13); frame[..length].to_vec() } },
+    Family { name: "IPv4 headers cut short", make: |noise| { let frame = udp_to_guest(DontFragment::Clear, (9, 7), b"cut"); let length = 14 + noise.below(20); frame[..length].to_vec() } },
     Family { name: "IPv4 with a wrong version or header length", make: |noise| {
-        let mut frame = udp_to_guest((9, 7), b"bad header");
+        let mut frame = udp_to_guest(DontFragment::Clear, (9, 7), b"bad header");
         frame[14] = [0x35, 0x65, 0x41, 0x44, 0x4f, 0xf5][noise.below(6)];
         frame
     } },
     Family { name: "IPv4 with a total length past or short of the frame", make: |noise| {
-        let mut frame = udp_to_guest((9, 7), b"length");
+        let mut frame = udp_to_guest(DontFragment::Clear, (9, 7), b"length");
         let length = [0u16, 8, 19, 29, 60_000, 65_535][noise.below(6)];
         frame[16..18].copy_from_slice(&length.to_be_bytes());
         frame
     } },
-    Family { name: "IPv4 with a bad header checksum", make: |noise| { let mut frame = udp_to_guest((9, 7), b"checksum"); frame[24] ^= 1 + noise.below(254) as u8; frame } },
+    Family { name: "IPv4 with a bad header checksum", make: |noise| { let mut frame = udp_to_guest(DontFragment::Clear, (9, 7), b"checksum"); frame[24] ^= 1 + noise.below(254) as u8; frame } },
     Family { name: "IPv4 with junk options", make: |noise| {
-        let datagram = udp(PEER_IP, GUEST_IP, (9, 7), b"options");
+        let datagram = udp(&PEER_IP, &GUEST_IP, (9, 7), b"options");
         let mut header = vec![0x4f, 0, 0, 0, 0, 0, 0, 0, 64, PROTOCOL_UDP, 0, 0];
         header[2..4].copy_from_slice(&((60 + datagram.len()) as u16).to_be_bytes());
         header.extend_from_slice(&PEER_IP);
@@ -279,7 +170,7 @@ pub const FAMILIES: &[Family] = &[
         ethernet(GUEST_MAC, PEER_MAC, ETHERTYPE_IPV4, &[header, datagram].concat())
     } },
     Family { name: "IPv4 fragments", make: |noise| {
-        let mut frame = udp_to_guest((9, 7), &noise.bytes(200));
+        let mut frame = udp_to_guest(DontFragment::Clear, (9, 7), &noise.bytes(200));
         let flags_offset = 0x2000 | (noise.below(0x1fff) as u16);
         frame[20..22].copy_from_slice(&flags_offset.to_be_bytes());
         frame[24..26].copy_from_slice(&[0, 0]);
@@ -288,7 +179,7 @@ pub const FAMILIES: &[Family] = &[
         frame
     } },
     Family { name: "UDP with a bad checksum or length", make: |noise| {
-        let mut frame = udp_to_guest((9, 7), b"udp");
+        let mut frame = udp_to_guest(DontFragment::Clear, (9, 7), b"udp");
         match noise.below(3) {
             0 => frame[40] ^= 0x5a,
             1 => frame[38..40].copy_from_slice(&(noise.below(7) as u16).to_be_bytes()),
@@ -298,7 +189,8 @@ pub const FAMILIES: &[Family] = &[
     } },
     Family { name: "TCP with bad checksums, offsets and flag mixes", make: |noise| {
         let flags = [TCP_SYN | TCP_FIN, 0xff, 0, TCP_RST, TCP_ACK, TCP_SYN | TCP_RST, TCP_PSH | TCP_ACK][noise.below(7)];
-        let mut frame = tcp_to_guest((20_000 + noise.below(1000) as u16, 80), noise.next() as u32, noise.next() as u32, flags, &noise.up_to(40));
+        let segment = Segment { ports: (20_000 + noise.below(1000) as u16, 80), sequence: noise.next() as u32, acknowledgement: noise.next() as u32, flags };
+        let mut frame = frames::tcp_to_guest(DontFragment::Clear, segment, &[], &noise.up_to(40));
         match noise.below(3) {
             0 => frame[50] ^= 0x33,
             1 => { frame[46] = (noise.below(16) as u8) << 4; }
@@ -313,7 +205,7 @@ pub const FAMILIES: &[Family] = &[
             message[2] ^= 0xff;
         }
         let length = noise.below(message.len() + 1);
-        to_guest(PROTOCOL_ICMP, &message[..length])
+        to_guest(DontFragment::Clear, PROTOCOL_ICMP, &message[..length])
     } },
     Family { name: "ARP cut short, with wrong sizes, for other addresses", make: |noise| {
         let mut body = [&[0, 1, 8, 0, 6, 4, 0, 1][..], &[0x02, 0, 0, 0, 0, 9], &[10, 0, 2, 9], &[0; 6], &[10, 0, 2, 200 + noise.below(50) as u8]].concat();
@@ -340,7 +232,7 @@ pub const FAMILIES: &[Family] = &[
         frame[options..].copy_from_slice(&junk);
         frame
     } },
-    Family { name: "frames longer than the link's MTU", make: |noise| { let length = 1500 + noise.below(7000); udp_to_guest((9, 7), &noise.bytes(length)) } },
+    Family { name: "frames longer than the link's MTU", make: |noise| { let length = 1500 + noise.below(7000); udp_to_guest(DontFragment::Clear, (9, 7), &noise.bytes(length)) } },
 ];
 
 #[cfg(test)]
@@ -348,18 +240,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_checksummed_header_sums_to_zero() {
-        let packet = ipv4(PEER_IP, GUEST_IP, PROTOCOL_UDP, b"abc");
-        assert_eq!(checksum(0, &packet[..20]), 0);
-        let segment = tcp(PEER_IP, GUEST_IP, (1, 2), 3, 4, TCP_SYN, b"hello");
-        assert_eq!(checksum(pseudo_header(PEER_IP, GUEST_IP, PROTOCOL_TCP, segment.len()), &segment), 0);
-    }
-
-    #[test]
     fn frames_built_here_read_back() {
-        let frame = ethernet(PEER_MAC, GUEST_MAC, ETHERTYPE_IPV4, &ipv4(GUEST_IP, PEER_IP, PROTOCOL_UDP, &udp(GUEST_IP, PEER_IP, (7, 9), b"echo")));
+        let frame = ethernet(PEER_MAC, GUEST_MAC, ETHERTYPE_IPV4, &frames::ipv4(DontFragment::Set, GUEST_IP, PEER_IP, PROTOCOL_UDP, &udp(&GUEST_IP, &PEER_IP, (7, 9), b"echo")));
         assert_eq!(parse(&frame), FromGuest::Udp { ports: (7, 9), payload: b"echo".to_vec() });
-        let segment = ethernet(PEER_MAC, GUEST_MAC, ETHERTYPE_IPV4, &ipv4(GUEST_IP, PEER_IP, PROTOCOL_TCP, &tcp(GUEST_IP, PEER_IP, (80, 5000), 10, 20, TCP_SYN | TCP_ACK, b"")));
+        let header = Segment { ports: (80, 5000), sequence: 10, acknowledgement: 20, flags: TCP_SYN | TCP_ACK };
+        let segment = ethernet(PEER_MAC, GUEST_MAC, ETHERTYPE_IPV4, &frames::ipv4(DontFragment::Set, GUEST_IP, PEER_IP, PROTOCOL_TCP, &frames::tcp(&GUEST_IP, &PEER_IP, header, &[], b"")));
         assert_eq!(parse(&segment), FromGuest::Tcp { ports: (80, 5000), sequence: 10, acknowledgement: 20, flags: TCP_SYN | TCP_ACK, payload: Vec::new() });
         let arp = ethernet(BROADCAST_MAC, GUEST_MAC, ETHERTYPE_ARP, &[&[0, 1, 8, 0, 6, 4, 0, 1][..], &GUEST_MAC, &GUEST_IP, &[0; 6], &PEER_IP].concat());
         assert_eq!(parse(&arp), FromGuest::ArpRequest { target: PEER_IP, sender_mac: GUEST_MAC, sender_ip: GUEST_IP });

@@ -1,8 +1,14 @@
-//! Ethernet frames for the packets target, built and read by hand: the
-//! well-formed ones (ARP, DHCP, IPv4 with TCP, UDP and ICMP, an IPv6
-//! neighbour solicitation) with correct checksums, the repair that makes a
-//! mutated frame's checksums right again, and a coarse reading of what the
-//! stack sent.
+//! Ethernet frames built and read by hand: the well-formed ones (ARP,
+//! DHCP, IPv4 with TCP, UDP and ICMP, an IPv6 neighbour solicitation) with
+//! correct checksums, the repair that makes a mutated frame's checksums
+//! right again, and a coarse reading of what the stack sent.
+//!
+//! The one set of frame builders in the workspace: the packets target
+//! uses them, and so does xtask's bad-packet check (its host peer sends
+//! them to a guest in QEMU, and reads and mangles frames on its own). The
+//! two peers differ in two habits, which the builders take as arguments:
+//! the IPv4 Don't Fragment bit ([`DontFragment`]) and whether a DHCP
+//! answer names a name server.
 //!
 //! Pure functions of their arguments. Must never panic on any bytes (the
 //! repair and the reading take mutated frames).
@@ -33,8 +39,18 @@ pub const TCP_ACK: u8 = 0x10;
 
 /// Where the IPv4 or IPv6 header starts in a frame.
 pub const ETHERNET_HEADER: usize = 14;
-const BOOTP_FIXED: usize = 236;
-const DHCP_MAGIC: [u8; 4] = [99, 130, 83, 99];
+/// The size of BOOTP's fixed part, before DHCP's magic cookie.
+pub const BOOTP_FIXED: usize = 236;
+pub const DHCP_MAGIC: [u8; 4] = [99, 130, 83, 99];
+
+/// The Don't Fragment bit of the IPv4 packets a peer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DontFragment {
+    /// Set, as Linux sends (the packets target's peer).
+    Set,
+    /// Clear (the bad-packet check's host peer).
+    Clear,
+}
 
 /// The Internet checksum of `bytes` after the partial sum `initial`.
 pub fn checksum(initial: u32, bytes: &[u8]) -> u16 {
@@ -58,13 +74,19 @@ fn pseudo_header(source: &[u8], destination: &[u8], protocol: u8, length: usize)
     sum_words(source) + sum_words(destination) + u32::from(protocol) + (length as u32 & 0xffff) + (length as u32 >> 16)
 }
 
+/// An Ethernet frame from `source` to `destination`.
 pub fn ethernet(destination: [u8; 6], source: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
     [&destination[..], &source[..], &ethertype.to_be_bytes(), payload].concat()
 }
 
-/// An IPv4 packet (no options) with a correct header checksum.
-pub fn ipv4(source: [u8; 4], destination: [u8; 4], protocol: u8, payload: &[u8]) -> Vec<u8> {
-    let mut header = vec![0x45, 0, 0, 0, 0x12, 0x34, 0x40, 0, 64, protocol, 0, 0];
+/// An IPv4 packet (no options, identification 0x1234, TTL 64) with a
+/// correct header checksum.
+pub fn ipv4(dont_fragment: DontFragment, source: [u8; 4], destination: [u8; 4], protocol: u8, payload: &[u8]) -> Vec<u8> {
+    let flags = match dont_fragment {
+        DontFragment::Set => 0x40,
+        DontFragment::Clear => 0,
+    };
+    let mut header = vec![0x45, 0, 0, 0, 0x12, 0x34, flags, 0, 64, protocol, 0, 0];
     header[2..4].copy_from_slice(&((20 + payload.len()) as u16).to_be_bytes());
     header.extend_from_slice(&source);
     header.extend_from_slice(&destination);
@@ -120,23 +142,25 @@ pub fn icmp_echo(identifier: u16, sequence: u16, payload: &[u8]) -> Vec<u8> {
 }
 
 /// A frame from the peer to the guest carrying an IPv4 packet.
-pub fn to_guest(protocol: u8, payload: &[u8]) -> Vec<u8> {
-    ethernet(GUEST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(PEER_IP, GUEST_IP, protocol, payload))
+pub fn to_guest(dont_fragment: DontFragment, protocol: u8, payload: &[u8]) -> Vec<u8> {
+    ethernet(GUEST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(dont_fragment, PEER_IP, GUEST_IP, protocol, payload))
 }
 
 /// A TCP segment between any two IPv4 addresses, in a frame to every card
 /// (a segment from nowhere, to a broadcast or multicast address).
 pub fn tcp_between(source: [u8; 4], destination: [u8; 4], segment: Segment) -> Vec<u8> {
     let bytes = tcp(&source, &destination, segment, &[], b"");
-    ethernet(BROADCAST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(source, destination, PROTOCOL_TCP, &bytes))
+    ethernet(BROADCAST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(DontFragment::Set, source, destination, PROTOCOL_TCP, &bytes))
 }
 
-pub fn tcp_to_guest(segment: Segment, options: &[u8], payload: &[u8]) -> Vec<u8> {
-    to_guest(PROTOCOL_TCP, &tcp(&PEER_IP, &GUEST_IP, segment, options, payload))
+/// A TCP segment from the peer to the guest.
+pub fn tcp_to_guest(dont_fragment: DontFragment, segment: Segment, options: &[u8], payload: &[u8]) -> Vec<u8> {
+    to_guest(dont_fragment, PROTOCOL_TCP, &tcp(&PEER_IP, &GUEST_IP, segment, options, payload))
 }
 
-pub fn udp_to_guest(ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
-    to_guest(PROTOCOL_UDP, &udp(&PEER_IP, &GUEST_IP, ports, payload))
+/// A UDP datagram from the peer's port `ports.0` to the guest's `ports.1`.
+pub fn udp_to_guest(dont_fragment: DontFragment, ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
+    to_guest(dont_fragment, PROTOCOL_UDP, &udp(&PEER_IP, &GUEST_IP, ports, payload))
 }
 
 /// An ARP message (1: request, 2: reply) from the peer.
@@ -164,8 +188,8 @@ pub fn neighbour_solicitation(target: [u8; 16]) -> Vec<u8> {
 
 /// A DHCP message of `kind` (2 offer, 5 acknowledgement, 6 refusal) for
 /// transaction `transaction`, giving the guest its address with the peer
-/// as server, router and name server.
-pub fn dhcp(kind: u8, transaction: [u8; 4]) -> Vec<u8> {
+/// as server and router, and `name_server` if there is one.
+pub fn dhcp(dont_fragment: DontFragment, kind: u8, transaction: [u8; 4], name_server: Option<[u8; 4]>) -> Vec<u8> {
     let mut message = vec![0u8; BOOTP_FIXED];
     message[..4].copy_from_slice(&[2, 1, 6, 0]);
     message[4..8].copy_from_slice(&transaction);
@@ -175,14 +199,16 @@ pub fn dhcp(kind: u8, transaction: [u8; 4]) -> Vec<u8> {
     message.extend_from_slice(&DHCP_MAGIC);
     message.extend_from_slice(&[53, 1, kind, 54, 4]);
     message.extend_from_slice(&PEER_IP);
-    // Lease of a day, a /24, the router and a name server.
+    // Lease of a day, a /24, the router and the name server.
     message.extend_from_slice(&[51, 4, 0, 1, 0x51, 0x80, 1, 4, 255, 255, 255, 0, 3, 4]);
     message.extend_from_slice(&PEER_IP);
-    message.extend_from_slice(&[6, 4]);
-    message.extend_from_slice(&PEER_IP);
+    if let Some(name_server) = name_server {
+        message.extend_from_slice(&[6, 4]);
+        message.extend_from_slice(&name_server);
+    }
     message.push(255);
     let datagram = udp(&PEER_IP, &[255; 4], (67, 68), &message);
-    ethernet(BROADCAST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(PEER_IP, [255; 4], PROTOCOL_UDP, &datagram))
+    ethernet(BROADCAST_MAC, PEER_MAC, ETHERTYPE_IPV4, &ipv4(dont_fragment, PEER_IP, [255; 4], PROTOCOL_UDP, &datagram))
 }
 
 /// The transaction of a DHCP message the guest sent, with its kind.
@@ -331,11 +357,12 @@ mod tests {
     #[test]
     fn built_frames_have_checksums_that_sum_to_zero_and_repair_keeps_them() {
         let segment = Segment { ports: (1, 2), sequence: 3, acknowledgement: 4, flags: TCP_SYN };
-        let frame = tcp_to_guest(segment, &[2, 4, 5, 0xb4], b"hello");
+        let frame = tcp_to_guest(DontFragment::Set, segment, &[2, 4, 5, 0xb4], b"hello");
         assert_eq!(ipv4_header_sound(&frame), Some(true));
         let payload = ipv4_payload(&frame).unwrap().1;
         assert_eq!(checksum(pseudo_header(&PEER_IP, &GUEST_IP, PROTOCOL_TCP, payload.len()), payload), 0);
-        for frame in [frame.clone(), udp_to_guest((9, 7), b"odd"), to_guest(PROTOCOL_ICMP, &icmp_echo(1, 2, b"ping")), neighbour_solicitation([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56]), dhcp(2, [1, 2, 3, 4])] {
+        let others = [udp_to_guest(DontFragment::Clear, (9, 7), b"odd"), to_guest(DontFragment::Set, PROTOCOL_ICMP, &icmp_echo(1, 2, b"ping")), neighbour_solicitation([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56]), dhcp(DontFragment::Set, 2, [1, 2, 3, 4], Some(PEER_IP)), dhcp(DontFragment::Clear, 5, [1, 2, 3, 4], None)];
+        for frame in [frame.clone()].into_iter().chain(others) {
             let mut repaired = frame.clone();
             repair(&mut repaired);
             assert_eq!(repaired, frame);
@@ -348,8 +375,19 @@ mod tests {
     }
 
     #[test]
+    fn the_peers_habits_show_in_the_bytes() {
+        let set = udp_to_guest(DontFragment::Set, (9, 7), b"x");
+        let clear = udp_to_guest(DontFragment::Clear, (9, 7), b"x");
+        assert_eq!((set[ETHERNET_HEADER + 6], clear[ETHERNET_HEADER + 6]), (0x40, 0), "the Don't Fragment bit");
+        assert_eq!((ipv4_header_sound(&set), ipv4_header_sound(&clear)), (Some(true), Some(true)));
+        let named = dhcp(DontFragment::Set, 2, [1, 2, 3, 4], Some(PEER_IP));
+        let unnamed = dhcp(DontFragment::Set, 2, [1, 2, 3, 4], None);
+        assert_eq!(named.len(), unnamed.len() + 6, "a name server option is 6 bytes");
+    }
+
+    #[test]
     fn repair_and_reading_never_panic_on_cut_frames() {
-        let frames = [dhcp(5, [9; 4]), neighbour_solicitation([0; 16]), udp_to_guest((1, 2), b"x")];
+        let frames = [dhcp(DontFragment::Set, 5, [9; 4], Some(PEER_IP)), neighbour_solicitation([0; 16]), udp_to_guest(DontFragment::Set, (1, 2), b"x")];
         for frame in frames {
             for length in 0..frame.len() {
                 let mut cut = frame[..length].to_vec();
