@@ -6,6 +6,7 @@
 //! a panic.
 
 mod buffers;
+mod capability_sets;
 mod file_space;
 mod files;
 mod futex_calls;
@@ -380,6 +381,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         setsid => processes::setsid(call),
         getgroups => identity::getgroups(call),
         getresuid => identity::get_all_ids(call, identity::Which::User),
+        capget => capability_sets::capget(call),
         getresgid => identity::get_all_ids(call, identity::Which::Group),
         getpgid => processes::getpgid(call),
         getsid => processes::getsid(call),
