@@ -19,6 +19,7 @@ pub mod bootinfo;
 pub mod bytes;
 pub mod frame_states;
 pub mod heap_caches;
+pub mod heap_reserve;
 pub mod loaded_roots;
 pub mod symbols;
 pub mod user_half;
