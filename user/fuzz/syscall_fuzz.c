@@ -1205,7 +1205,7 @@ static void dump_file(const char *path) {
     char text[2048];
     int fd = open(path, O_RDONLY);
     ssize_t n;
-    printf("fuzz: --- %s\n", path);
+    printf("fuzz: --- %s%s%s\n", path, fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
     while (fd >= 0 && (n = read(fd, text, sizeof text)) > 0) fwrite(text, 1, (size_t)n, stdout);
     if (fd >= 0) close(fd);
 }
@@ -1233,6 +1233,9 @@ static void *watch_parent(void *unused) {
 static void list_processes(void) {
     DIR *proc = opendir("/proc");
     struct dirent *entry;
+    /* Said, not silent: a hang once listed nothing because /proc itself
+     * could not be opened, and the cause was lost. */
+    if (!proc) printf("fuzz:   (opendir /proc: %s)\n", strerror(errno));
     while (proc && (entry = readdir(proc))) {
         if (atoi(entry->d_name) <= 0) continue;
         char path[300], text[256];
@@ -1337,6 +1340,8 @@ static int run_round(uint64_t seed, int round, int procs, int threads, uint64_t 
     if (watch) printf("fuzz: round %d: every worker ended; ending their descendants\n", round);
     if (end_every_descendant() != 0) {
         printf("fuzz: HANG: processes left after the round that SIGKILL did not end:\n");
+        pid_t waited = waitpid(-1, 0, WNOHANG);
+        printf("fuzz:   (waitpid(-1, WNOHANG): %d%s%s)\n", (int)waited, waited < 0 ? ", " : "", waited < 0 ? strerror(errno) : "");
         list_processes();
         dump_file("/proc/lamina/sched");
         return -1;
