@@ -21,7 +21,6 @@
 
 extern crate alloc;
 
-pub mod address_randomization;
 pub mod block_files;
 pub mod clock;
 pub mod cpu_itimers;
