@@ -118,43 +118,8 @@ pub fn requests_on_every_cpu_exhaust_the_budget_and_fail_cleanly(_facts: &System
     Ok(())
 }
 
-/// Large buffers taken until the heap refuses one leave its reserve free,
-/// and small objects made the infallible way (`Box::new`) still come out
-/// of it: without the reserve the buffers took the heap down to its last
-/// fragment and the next `push` stopped the kernel (CI, fuzz seed 2).
-pub fn large_buffers_leave_the_heap_reserve_to_small_objects(_facts: &SystemFacts) -> Outcome {
-    const BUFFER: usize = 64 * 1024;
-    let (_, total) = machine::heap::usage();
-    let reserve = machine::heap_reserve::reserve_bytes(total);
-    let mut buffers: Vec<Vec<u8>> = Vec::new();
-    buffers.try_reserve_exact(total / BUFFER + 1).map_err(|_| alloc::string::String::from("no room for the list of buffers"))?;
-    let mut small: Vec<alloc::boxed::Box<[u64; 8]>> = Vec::new();
-    small.try_reserve_exact(reserve / 2 / 64).map_err(|_| alloc::string::String::from("no room for the list of small objects"))?;
-    loop {
-        let mut buffer = Vec::new();
-        if buffer.try_reserve_exact(BUFFER).is_err() {
-            break;
-        }
-        buffers.push(buffer);
-    }
-    let (free_at_refusal, _) = machine::heap::usage();
-    // Small objects the way kernel code makes them, half the reserve's worth.
-    for index in 0..reserve / 2 / 64 {
-        small.push(alloc::boxed::Box::new([index as u64; 8]));
-    }
-    let small_made = small.len();
-    drop(small);
-    let taken = buffers.len();
-    drop(buffers);
-    check(taken > 0, || "not one 64 KiB buffer was given".into())?;
-    check(free_at_refusal >= reserve, || format!("{taken} buffers of 64 KiB left {free_at_refusal} bytes free, below the reserve of {reserve}"))?;
-    check(small_made == reserve / 2 / 64, || format!("{small_made} small objects made"))?;
-    Ok(())
-}
-
 crate::kernel_tests! {
     "memory" => [
         requests_on_every_cpu_exhaust_the_budget_and_fail_cleanly,
-        large_buffers_leave_the_heap_reserve_to_small_objects,
     ],
 }

@@ -19,7 +19,6 @@ pub mod bootinfo;
 pub mod bytes;
 pub mod frame_states;
 pub mod heap_caches;
-pub mod heap_reserve;
 pub mod loaded_roots;
 pub mod symbols;
 pub mod user_half;

@@ -42,9 +42,7 @@ pub fn transfer_buffer(length: usize) -> Result<Vec<u8>, Errno> {
 }
 
 /// Free heap below which no new kernel object is made: the larger of
-/// 512 KiB and 1/32 of the heap, above the reserve large allocations may
-/// not take (`machine::heap_reserve`; an object's own large parts must
-/// still fit above it). Objects' constructors (`Arc::new` of a
+/// 512 KiB and 1/32 of the heap. Objects' constructors (`Arc::new` of a
 /// process, an open file, a socket) cannot fail cleanly, so the room is
 /// checked before the call starts. Not a reservation: calls running at
 /// once share the margin (Biscuit's per-call reservations are the full
@@ -56,5 +54,5 @@ pub fn heap_admits_new_objects(number: u64) -> bool {
         return false;
     }
     let (free, total) = machine::heap::usage();
-    free >= (512 * 1024).max(total / 32) + machine::heap_reserve::reserve_bytes(total)
+    free >= (512 * 1024).max(total / 32)
 }

@@ -18,10 +18,6 @@
 //! list cannot serve a request they all go back to it (merging) and the
 //! request is tried again.
 //!
-//! A large request (beyond the quick lists) that would leave less than
-//! the reserve of [`crate::heap_reserve`] free is refused, so that the last
-//! of the heap serves the small objects code cannot fail cleanly without.
-//!
 //! In front of the quick lists, each CPU keeps a few blocks per class of
 //! its own ([`crate::heap_caches`], which says how a request the list
 //! cannot serve first empties every CPU's cache). Cached blocks count as
@@ -34,7 +30,6 @@ use core::marker::PhantomData;
 
 use super::irq_lock::IrqLock;
 use super::percpu::MAX_CPUS;
-use crate::heap_reserve::large_allocation_fits;
 use crate::heap_caches::{BlockList, ClassCache, CpuCaches, CpuSlot, DrainGate, Exclusive};
 
 const BLOCK_ALIGN: usize = 16;
@@ -266,7 +261,6 @@ impl FreeList {
     fn allocate(&mut self, layout: Layout) -> Option<usize> {
         let attempt = |list: &mut Self| match class_for(layout) {
             Some(class) => list.take_class(class),
-            None if !large_allocation_fits(block_size(layout), list.free_bytes, list.total_bytes) => None,
             None => list.take(block_size(layout), layout.align().max(BLOCK_ALIGN)),
         };
         attempt(self).or_else(|| {
