@@ -270,6 +270,9 @@ pub(super) fn io_vectors(call: &Call<'_>, address: u64, count: u64) -> Result<Ve
         return Err(Errno::EINVAL);
     }
     let mut vectors = Vec::new();
+    // Fallible: 1024 vectors are a 16 KiB allocation, which a short heap
+    // refuses (CI once saw the fuzzer's writev panic the kernel here).
+    vectors.try_reserve_exact(count as usize).map_err(|_| Errno::ENOMEM)?;
     for index in 0..count {
         let base = call.word_in(address + index * 16)?;
         let length = call.word_in(address + index * 16 + 8)?;
