@@ -98,7 +98,7 @@ pub struct ProcessState {
     /// copied, by every path lookup's permission check and by fork: a list
     /// of up to 65,536 groups copied per lookup emptied the heap under the
     /// fuzzer and panicked the kernel.
-    pub groups: Arc<[u32]>,
+    pub groups: Arc<Vec<u32>>,
     /// Its System V IPC attachments and semaphore undo adjustments.
     pub sysv: crate::sysv_ipc::ProcessIpc,
     /// The CPU second SIGXCPU was last sent at (`RLIMIT_CPU`).
@@ -546,7 +546,7 @@ pub fn initial_state(parent: Pid, cwd: InodeId) -> ProcessState {
         control: Default::default(),
         nice: 0,
         cpu_warned: 0,
-        groups: Arc::from([]),
+        groups: Arc::new(Vec::new()),
         sysv: Default::default(),
         ended_threads: CpuTimes::default(),
         reaped_children: CpuTimes::default(),

@@ -100,8 +100,8 @@ pub fn setgroups(call: &mut Call<'_>) -> CallResult {
     let mut groups = Vec::new();
     groups.try_reserve_exact(size as usize).map_err(|_| Errno::ENOMEM)?;
     groups.extend(bytes.chunks(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])));
-    let groups: alloc::sync::Arc<[u32]> = groups.into();
-    call.process.state().groups = groups;
+    // The list itself was reserved fallibly above; `Arc::new` adds only its two counters.
+    call.process.state().groups = alloc::sync::Arc::new(groups);
     value(0)
 }
 

@@ -22,7 +22,7 @@ pub use linux_abi::credentials::want;
 
 /// The caller as file checks see it: (uid, gid, supplementary groups);
 /// with `real`, its real ids (`access`), else its file-system ids.
-fn caller(call: &Call<'_>, real: bool) -> (u32, u32, alloc::sync::Arc<[u32]>) {
+fn caller(call: &Call<'_>, real: bool) -> (u32, u32, alloc::sync::Arc<alloc::vec::Vec<u32>>) {
     let state = call.process.state();
     let credentials = state.credentials;
     let (uid, gid) = if real { (credentials.user.real, credentials.group.real) } else { (credentials.user.file_system, credentials.group.file_system) };
