@@ -227,6 +227,9 @@ pub fn write(call: &mut Call<'_>) -> CallResult {
         // Written bytes vanish: nothing to copy (Linux does not read them either).
         return value(call.argument(2).min(isize::MAX as u64));
     }
+    if let (Backing::PipeWriter(pipe), true) = (&file.backing, file.writable()) {
+        return value(super::pipe_writes::write_staged(call, &file, pipe, &[(call.argument(1), call.argument(2))])? as u64);
+    }
     let mut data = super::buffers::transfer_buffer((call.argument(2) as usize).min(CHUNK))?;
     call.read_in(call.argument(1), &mut data)?;
     value(write_to(call, &file, &data, None)? as u64)
@@ -338,11 +341,14 @@ fn read_vectors(call: &Call<'_>, at: Option<u64>) -> CallResult {
 }
 
 /// Writes the iovecs of arguments 1 and 2 (at `at`, or the file's
-/// offset), gathered into one write so that a pipe or the console sees
-/// it whole.
+/// offset), gathered into one write so that the console sees it whole
+/// (a pipe takes them a part at a time: `pipe_writes`).
 fn write_vectors(call: &Call<'_>, at: Option<u64>) -> CallResult {
     let file = descriptor(call, call.argument(0))?;
     let vectors = io_vectors(call, call.argument(1), call.argument(2))?;
+    if let (Backing::PipeWriter(pipe), true) = (&file.backing, file.writable()) {
+        return value(super::pipe_writes::write_staged(call, &file, pipe, &vectors)? as u64);
+    }
     let mut data = Vec::new();
     for (base, length) in vectors {
         let start = data.len();

@@ -20,6 +20,7 @@ mod mounts;
 mod netlink;
 mod paths;
 mod permissions;
+mod pipe_writes;
 mod mqueues;
 mod process_control;
 mod processes;
