@@ -50,3 +50,21 @@ pub fn reserved_buffer<A: Account>(reservation: &mut Reservation<'_, A>, bytes: 
     buffer.resize(bytes, 0);
     Ok(buffer)
 }
+
+/// Whether a buffer of `bytes` of a program's data (a call's transfer
+/// buffer, a pipe's or socket's queue growing) may be allocated now: one
+/// of at most a page always may; a larger one only while it leaves a
+/// sixteenth of the heap free. Only such buffers — each allocated
+/// fallibly, its refusal a short transfer or ENOMEM — ask, so the
+/// kernel's own infallible allocations (a process, a thread, a table)
+/// always find that sixteenth: CI saw blocked pipe writers' buffers empty
+/// the heap and then `setgroups`' copy, an infallible one, panic the
+/// kernel. (A reserve applied to every allocation above a page made those
+/// infallible ones fail instead, and was taken back.)
+pub fn program_data_fits(bytes: usize) -> bool {
+    if bytes <= PAGE_BYTES {
+        return true;
+    }
+    let (free, total) = machine::heap::usage();
+    free.saturating_sub(bytes) >= total / 16
+}

@@ -391,7 +391,7 @@ impl Pipe {
             }
             state = self.changed.wait_interruptible(state, &self.state, interrupted).0;
         }
-        if state.bytes.try_reserve(data.len()).is_err() || state.records.try_reserve(1).is_err() {
+        if !reserve_queue(&mut state.bytes, data.len()) || state.records.try_reserve(1).is_err() {
             return Err(Errno::ENOMEM);
         }
         let start = state.written;
@@ -425,7 +425,7 @@ impl Pipe {
             let fits = if rest <= PIPE_BUF { room >= rest } else { room > 0 };
             if fits {
                 let count = room.min(rest);
-                if state.bytes.try_reserve(count).is_err() {
+                if !reserve_queue(&mut state.bytes, count) {
                     return if written > 0 { Ok(written) } else { Err(Errno::ENOMEM) };
                 }
                 state.bytes.extend(&data[written..written + count]);
@@ -529,4 +529,16 @@ fn readable_now(state: &PipeState) -> (usize, usize) {
         }
         None => (queued, queued),
     }
+}
+
+/// Makes room for `more` bytes in a queue, fallibly; a growth (which
+/// about doubles the queue, the old one held until copied) must also
+/// leave the heap's last part to the kernel
+/// (`kernel_memory::program_data_fits`).
+fn reserve_queue(queue: &mut VecDeque<u8>, more: usize) -> bool {
+    let grows = queue.capacity() - queue.len() < more;
+    if grows && !kernel_objects::kernel_memory::program_data_fits(queue.capacity().max(more)) {
+        return false;
+    }
+    queue.try_reserve(more).is_ok()
 }

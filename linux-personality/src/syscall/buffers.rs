@@ -13,9 +13,10 @@ use linux_abi::Errno;
 /// The smallest part of a transfer worth making.
 const SMALLEST_PART: usize = 4096;
 
-/// `length` zero bytes, or ENOMEM.
+/// `length` zero bytes, or ENOMEM (also when they would eat into the
+/// heap kept for the kernel: `kernel_memory::program_data_fits`).
 pub fn zeroed(length: usize) -> Result<Vec<u8>, Errno> {
-    if should_fail(AllocationSite::Heap) {
+    if should_fail(AllocationSite::Heap) || !kernel_objects::kernel_memory::program_data_fits(length) {
         return Err(Errno::ENOMEM);
     }
     let mut bytes = Vec::new();
