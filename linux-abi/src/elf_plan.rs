@@ -16,12 +16,11 @@ use elf::abi::{EM_X86_64, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_INTERP, PT_LOAD,
 use elf::endian::LittleEndian;
 use elf::ElfBytes;
 
-/// Where a position-independent executable is loaded (as Linux does for
-/// static PIE with randomisation off: 2/3 of the 47-bit space, rounded).
-pub const PIE_BASE: u64 = 0x5555_5555_4000;
-/// Where a program's interpreter is loaded: just above the area `mmap`
-/// hands out downwards (so its own mappings land below it).
-pub const INTERPRETER_BASE: u64 = 0x7F00_0000_0000;
+pub use crate::address_layout::PIE_BASE;
+/// Where a program's interpreter is loaded without randomisation: at the
+/// top of the area `mmap` hands out downwards (so its own mappings land
+/// below it); [`crate::address_layout`] moves both together.
+pub const INTERPRETER_BASE: u64 = crate::address_layout::MMAP_TOP;
 /// Longest interpreter path accepted (Linux: a page).
 const MAX_INTERPRETER_PATH: u64 = 4096;
 use vmem::USER_END;
@@ -89,17 +88,29 @@ pub struct LoadPlan {
     pub interpreter: Option<Vec<u8>>,
 }
 
-/// The load plan for the executable `file`.
+/// The load plan for the executable `file` (a position-independent one
+/// at [`PIE_BASE`]).
 pub fn load_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
-    plan(file, PIE_BASE)
+    load_plan_at(file, PIE_BASE)
+}
+
+/// The load plan for the executable `file`, a position-independent one at
+/// `pie_base` (page-aligned).
+pub fn load_plan_at(file: &[u8], pie_base: u64) -> Result<LoadPlan, ElfError> {
+    plan(file, pie_base)
 }
 
 /// The load plan for the interpreter `file` a program named: a
 /// position-independent object with no interpreter of its own, at
 /// [`INTERPRETER_BASE`].
 pub fn interpreter_plan(file: &[u8]) -> Result<LoadPlan, ElfError> {
-    let plan = plan(file, INTERPRETER_BASE)?;
-    if plan.interpreter.is_some() || plan.base != INTERPRETER_BASE {
+    interpreter_plan_at(file, INTERPRETER_BASE)
+}
+
+/// [`interpreter_plan`] at `base` (page-aligned, not 0).
+pub fn interpreter_plan_at(file: &[u8], base: u64) -> Result<LoadPlan, ElfError> {
+    let plan = plan(file, base)?;
+    if plan.interpreter.is_some() || plan.base != base {
         return Err(ElfError::Dynamic);
     }
     Ok(plan)

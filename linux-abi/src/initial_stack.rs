@@ -11,8 +11,7 @@
 
 use alloc::vec::Vec;
 
-/// Where the main thread's stack ends (its highest address, exclusive).
-pub const STACK_TOP: u64 = 0x7FFF_FFFF_F000;
+pub use crate::address_layout::STACK_TOP;
 /// The most bytes the strings and vectors may take (Linux allows a
 /// quarter of the stack rlimit; 128 KiB is `MAX_ARG_STRLEN`-sized and
 /// plenty for shells).

@@ -37,6 +37,7 @@ pub mod record_locks;
 pub mod resource_limits;
 pub mod restart;
 pub mod scheduling;
+pub mod address_layout;
 pub mod sigevent;
 pub mod signal_frame;
 pub mod signalfd;
@@ -49,7 +50,7 @@ mod user_values;
 mod wait_status;
 
 pub use errno::Errno;
-pub use elf_plan::{interpreter_plan, load_plan, ElfError, LoadPlan, Segment, INTERPRETER_BASE, PIE_BASE};
+pub use elf_plan::{interpreter_plan, interpreter_plan_at, load_plan, load_plan_at, ElfError, LoadPlan, Segment, INTERPRETER_BASE, PIE_BASE};
 pub use initial_stack::{auxv, InitialStack, StackError, STACK_TOP};
 pub use sysno::Sysno;
 pub use user_values::{ItimerSpec, ItimerVal, Timespec, Timeval, UserValue};

@@ -5,13 +5,19 @@
 //! formula (`machine::timer::uptime_nanoseconds`) without 128-bit
 //! arithmetic — the host test below checks that they agree.
 
-/// The data page (read-only to user space): 4 GiB below the stack's top,
-/// under the largest stack a program gets (1 GiB) and above the mmap area.
-pub const VVAR_ADDRESS: u64 = 0x7FFF_0000_0000;
-/// The vDSO image, the page after the data page: `AT_SYSINFO_EHDR`.
-pub const VDSO_ADDRESS: u64 = VVAR_ADDRESS + 4096;
 /// The most pages the image may take (checked when the kernel installs it).
 pub const VDSO_MAX_PAGES: u64 = 4;
+/// Pages the vDSO's region takes: the data page, then room for the image.
+pub const REGION_PAGES: u64 = 1 + VDSO_MAX_PAGES;
+
+/// Where the data page (read-only to user space) goes in a program whose
+/// mmap area's top is `mmap_top` (`address_layout`): the area's first
+/// mapping, as Linux maps its vDSO in the mmap area, so it moves with the
+/// area's randomisation. The image follows the data page; its address is
+/// `AT_SYSINFO_EHDR`, and new mappings go below the data page.
+pub const fn data_page_address(mmap_top: u64) -> u64 {
+    mmap_top - REGION_PAGES * 4096
+}
 
 /// "LAMINAVV": the page is filled.
 pub const VVAR_MAGIC: u64 = 0x4c41_4d49_4e41_5656;

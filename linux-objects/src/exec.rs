@@ -1,7 +1,8 @@
 //! Building a program's address space: the ELF load plan's segments in
 //! fresh frames (file bytes copied, the rest zero), a demand-zero stack
-//! below [`STACK_TOP`](linux_abi::STACK_TOP) with the initial stack Linux
-//! gives (argc, argv, envp, auxv) at its top, and the vDSO (`vdso.rs`).
+//! with the initial stack Linux gives (argc, argv, envp, auxv) at its top,
+//! and the vDSO (`vdso.rs`), where the layout (`linux_abi::address_layout`,
+//! randomised or fixed) puts them.
 //!
 //! Must never leave a half-built space behind: every refusal destroys
 //! what was built.
@@ -12,7 +13,8 @@ use containers::ContainerId;
 use kernel_objects::capabilities::memory_objects;
 
 use crate::exec_cache::{self, FileKey, SegmentShape};
-use linux_abi::{auxv, interpreter_plan, load_plan, ElfError, InitialStack, LoadPlan, STACK_TOP};
+use linux_abi::address_layout::AddressLayout;
+use linux_abi::{auxv, interpreter_plan_at, load_plan_at, ElfError, InitialStack, LoadPlan};
 use kernel_objects::OwnedFrame;
 use vmem::{Rights, PAGE_SIZE};
 
@@ -24,7 +26,7 @@ use linux_abi::Errno;
 /// default, as on Linux), within these bounds (an unlimited stack gets the
 /// most; the region costs nothing until touched).
 pub const STACK_BYTES_LEAST: u64 = 128 << 10;
-/// See [`STACK_BYTES_LEAST`]; below the vDSO's pages.
+/// See [`STACK_BYTES_LEAST`]; far above the mmap area at any layout.
 pub const STACK_BYTES_MOST: u64 = 1 << 30;
 
 /// The stack a program gets under a soft `RLIMIT_STACK` of `limit` bytes.
@@ -39,6 +41,8 @@ pub struct Image {
     pub stack_pointer: u64,
     /// Where `brk` starts.
     pub break_start: u64,
+    /// Where new mappings go (downwards): below the vDSO.
+    pub mmap_next: u64,
 }
 
 /// Why a file could not be run.
@@ -80,10 +84,11 @@ impl ExecError {
 /// [`exec_cache`](crate::exec_cache) (`None`: not cached).
 pub type InterpreterFiles<'f> = dyn Fn(&[u8]) -> Result<(alloc::borrow::Cow<'f, [u8]>, Option<FileKey>), Errno> + 'f;
 
-/// Builds the address space for `file`, charged to `container`, with a
-/// stack for a soft `RLIMIT_STACK` of `stack_limit`. A dynamically linked
-/// program gets its interpreter (read through `interpreter_files`) mapped
-/// too, and starts there.
+/// Builds the address space for `file`, charged to `container`, at
+/// `layout`, with a stack for a soft `RLIMIT_STACK` of `stack_limit`. A
+/// dynamically linked program gets its interpreter (read through
+/// `interpreter_files`) mapped too, at the mmap area's top, and starts
+/// there.
 #[allow(clippy::too_many_arguments)] // each is a separate input of execve
 pub fn build<'f>(
     container: ContainerId,
@@ -94,20 +99,27 @@ pub fn build<'f>(
     environment: &[&[u8]],
     random: [u8; 16],
     stack_limit: u64,
+    layout: AddressLayout,
 ) -> Result<Image, ExecError> {
-    let plan = load_plan(file).map_err(ExecError::Format)?;
+    let plan = load_plan_at(file, layout.pie_base).map_err(ExecError::Format)?;
     let interpreter = match &plan.interpreter {
         Some(path) => {
             let (contents, key) = interpreter_files(path)?;
-            Some((interpreter_plan(&contents).map_err(ExecError::Format)?, contents, key))
+            Some((interpreter_plan_at(&contents, layout.mmap_top).map_err(ExecError::Format)?, contents, key))
         }
         None => None,
     };
     let mut memory = new_space(container).map_err(|_| Errno::ENOMEM)?;
     let interpreter = interpreter.as_ref().map(|(plan, contents, key)| (plan, &**contents, *key));
     let entry = interpreter.map_or(plan.entry, |(interpreter, _, _)| interpreter.entry);
-    match fill(&mut memory, container, (&plan, file, file_key), interpreter, arguments, environment, random, stack_bytes(stack_limit)) {
-        Ok(stack_pointer) => Ok(Image { memory, entry, stack_pointer, break_start: plan.end }),
+    match fill(&mut memory, container, (&plan, file, file_key), interpreter, arguments, environment, random, stack_bytes(stack_limit), &layout) {
+        Ok(stack_pointer) => Ok(Image {
+            memory,
+            entry,
+            stack_pointer,
+            break_start: plan.end + layout.break_offset,
+            mmap_next: linux_abi::vdso::data_page_address(layout.mmap_top),
+        }),
         Err(error) => {
             destroy_space(memory);
             Err(error)
@@ -125,13 +137,14 @@ fn fill(
     environment: &[&[u8]],
     random: [u8; 16],
     stack: u64,
+    layout: &AddressLayout,
 ) -> Result<u64, ExecError> {
     map_segments(memory, container, plan, file, file_key)?;
     if let Some((interpreter_plan, interpreter_file, interpreter_key)) = interpreter {
         map_segments(memory, container, interpreter_plan, interpreter_file, interpreter_key)?;
     }
-    memory.add_demand_zero(STACK_TOP - stack, stack, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
-    let vdso = crate::vdso::map_into(memory)?;
+    memory.add_demand_zero(layout.stack_top - stack, stack, Rights::READ_WRITE).map_err(|_| Errno::ENOMEM)?;
+    let vdso = crate::vdso::map_into(memory, layout.mmap_top)?;
     let hardware_capabilities = u64::from(machine::cpu::cpuid(1, 0).edx);
     let auxiliary: Vec<(u64, u64)> = [
         (auxv::AT_PHDR, plan.program_headers),
@@ -152,7 +165,7 @@ fn fill(
     .into_iter()
     .chain(vdso.map(|address| (auxv::AT_SYSINFO_EHDR, address)))
     .collect();
-    let stack = InitialStack::build(STACK_TOP, arguments, environment, &auxiliary, random).map_err(|error| match error {
+    let stack = InitialStack::build(layout.stack_start, arguments, environment, &auxiliary, random).map_err(|error| match error {
         linux_abi::StackError::TooBig => Errno::E2BIG,
         linux_abi::StackError::OutOfMemory => Errno::ENOMEM,
     })?;
@@ -174,7 +187,10 @@ fn map_segments(memory: &mut KernelSpace, container: ContainerId, plan: &LoadPla
             .get(segment.file_offset as usize..(segment.file_offset + segment.file_length) as usize)
             .ok_or(ExecError::Format(ElfError::BadSegment))?;
         if let Some(key) = key.filter(|_| !segment.write) {
-            let shape = SegmentShape { address: segment.address, file_offset: segment.file_offset, file_length: segment.file_length, memory_length: segment.memory_length };
+            // Named by its address before relocation, so that every
+            // randomised base finds the one entry (the bytes do not move
+            // within their pages).
+            let shape = SegmentShape { address: segment.address - plan.base, file_offset: segment.file_offset, file_length: segment.file_length, memory_length: segment.memory_length };
             let fill = |handle| memory_objects::write(handle, segment.address - first_page, file_bytes);
             let cached = exec_cache::segment(key, shape, (end - first_page) / PAGE_SIZE, fill);
             let mut rollback = None;

@@ -50,7 +50,8 @@ impl FileKey {
     }
 }
 
-/// Where a segment lies: its first page's address, its offset in the
+/// Where a segment lies: its address before relocation (a
+/// position-independent file's base left out), its offset in the
 /// file, its bytes in the file and in memory (`exec`'s `LoadPlan`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentShape {

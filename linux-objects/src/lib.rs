@@ -21,6 +21,7 @@
 
 extern crate alloc;
 
+pub mod address_randomization;
 pub mod block_files;
 pub mod clock;
 pub mod cpu_itimers;

@@ -33,8 +33,9 @@ pub type Pid = u32;
 pub const STATE_LEVEL: Level = Level::new(10);
 const TABLE_LEVEL: Level = Level::new(5);
 
-/// Where anonymous `mmap` regions are placed, growing down.
-pub const MMAP_TOP: u64 = 0x7F00_0000_0000;
+/// The highest top of the area where `mmap` places regions, growing down
+/// (a program's own top is at most this: `linux_abi::address_layout`).
+pub const MMAP_TOP: u64 = linux_abi::address_layout::MMAP_TOP;
 
 /// What the parent knows of a child.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -560,12 +561,15 @@ pub fn thread_times(thread: &Arc<sched::Thread>, me: &Arc<sched::Thread>) -> Cpu
     CpuTimes::from_running_user(running, thread.user_time())
 }
 
-/// What `prctl` keeps for a process (fork copies it, but not the
-/// parent-death signal; execve keeps it).
+/// What `prctl` and `personality` keep for a process (fork copies it, but
+/// not the parent-death signal; execve keeps it).
 #[derive(Clone, Copy, Default)]
 pub struct ProcessControl {
     pub death_signal: u32,
     pub not_dumpable: bool,
     pub no_new_privileges: bool,
     pub child_subreaper: bool,
+    /// `personality(2)`'s value: `PER_LINUX` (0) with flags, of which
+    /// Lamina acts on `ADDR_NO_RANDOMIZE` (the next execve's layout).
+    pub personality: u32,
 }

@@ -3,7 +3,7 @@
 //! per process (`stat`, `status`, `cmdline`, `comm`, and `fd` — one link
 //! per open descriptor — for the process a path names), `self` naming the
 //! caller's, and `cpuinfo`, `meminfo`, `uptime`, `loadavg`, `stat`,
-//! `mounts`, `version`, `sys/kernel/{hostname,domainname,ostype,osrelease}`,
+//! `mounts`, `version`, `sys/kernel/{hostname,domainname,ostype,osrelease,randomize_va_space}`,
 //! and `net/tcp`, `tcp6`, `udp`, `udp6` (the
 //! Internet sockets, as `netstat` reads them).
 //!
@@ -170,6 +170,7 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
         put(tree, kernel, name, &[text.as_bytes(), b"\n"].concat())?;
     }
     put(tree, kernel, "ostype", b"Linux\n")?;
+    put(tree, kernel, "randomize_va_space", format!("{}\n", crate::address_randomization::level()).as_bytes())?;
     put(tree, kernel, "osrelease", &[uts_names::RELEASE, b"\n"].concat())?;
     let net = directory(tree, proc, b"net")?;
     for (name, text) in network.unwrap_or_default() {

@@ -1,8 +1,8 @@
 //! The vDSO every program gets: the image built from `vdso/vdso.c` (see
 //! `build.rs`) and its data page, each one memory object made once at
-//! boot and mapped into every new program — the data page read-only at
-//! [`VVAR_ADDRESS`], the image read-and-execute at [`VDSO_ADDRESS`],
-//! which `AT_SYSINFO_EHDR` names. Programs then read the clocks without a
+//! boot and mapped into every new program at the top of its mmap area
+//! ([`data_page_address`]) — the data page read-only, the image
+//! read-and-execute in the page after it, which `AT_SYSINFO_EHDR` names. Programs then read the clocks without a
 //! system call.
 //!
 //! The data page's fixed words are written before any program runs; the
@@ -17,7 +17,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use containers::ContainerId;
 use kernel_objects::address_spaces::KernelSpace;
 use kernel_objects::capabilities::memory_objects;
-use linux_abi::vdso::{fixed_words, BOOT_EPOCH_OFFSET, VDSO_ADDRESS, VDSO_MAX_PAGES, VVAR_ADDRESS};
+use linux_abi::vdso::{data_page_address, fixed_words, BOOT_EPOCH_OFFSET, VDSO_MAX_PAGES};
 use linux_abi::Errno;
 use vmem::{Rights, PAGE_SIZE};
 
@@ -45,16 +45,19 @@ pub fn install(container: ContainerId, boot_epoch: u64) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Maps the data page and the image into a program being built; the
-/// address for `AT_SYSINFO_EHDR`, or `None` when there is no vDSO.
-pub fn map_into(space: &mut KernelSpace) -> Result<Option<u64>, Errno> {
+/// Maps the data page and the image into a program being built whose
+/// mmap area's top is `mmap_top`; the address for `AT_SYSINFO_EHDR`, or
+/// `None` when there is no vDSO. The region is below `mmap_top` either way
+/// ([`data_page_address`]: where the program's own mappings start).
+pub fn map_into(space: &mut KernelSpace, mmap_top: u64) -> Result<Option<u64>, Errno> {
     let (data, code) = (DATA_PAGE.load(Ordering::Acquire), CODE.load(Ordering::Acquire));
     if data == 0 || code == 0 {
         return Ok(None);
     }
-    memory_objects::map_into_space(space, VVAR_ADDRESS, data, Rights::READ)?;
-    memory_objects::map_into_space(space, VDSO_ADDRESS, code, Rights::READ_EXECUTE)?;
-    Ok(Some(VDSO_ADDRESS))
+    let data_address = data_page_address(mmap_top);
+    memory_objects::map_into_space(space, data_address, data, Rights::READ)?;
+    memory_objects::map_into_space(space, data_address + PAGE_SIZE, code, Rights::READ_EXECUTE)?;
+    Ok(Some(data_address + PAGE_SIZE))
 }
 
 /// Tells the vDSO the realtime epoch changed (`clock.rs`, under its lock).

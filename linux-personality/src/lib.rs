@@ -27,6 +27,7 @@ mod syscall;
 // The objects the calls act on (linux-objects), named here as this
 // crate's own modules so that calls say `crate::process`, `crate::fs`, ….
 use linux_objects::{
+    address_randomization,
     block_files, clock, cpu_itimers, descriptor_cache, descriptor_passing, socket_waits, epoll, event_counters, exec, exec_cache, ext4_mounts, fifos, file_mappings, flocks, fs, futexes, group_descriptors, inet_sockets, itimers, kernel_log, mqueues, named_sockets, netlink_sockets, open_files, page_cache, pipes, poll_wakeups, posix_timers,
     process, procfs, random, record_locks, signal_fds, signal_sending, signals, syscall_trace, sysv_ipc, timer_fds, tty, unix_sockets, uts_names, vdso,
 };
@@ -57,6 +58,7 @@ pub fn start(facts: &'static SystemFacts, initramfs: &'static [u8]) -> ! {
     if let Err(errno) = vdso::install(sched::current().container(), boot_epoch) {
         machine::println!("lamina: warning: no vDSO ({errno:?}): programs read the clocks by system call");
     }
+    address_randomization::configure(&facts.command_line);
     let quiet = facts.command_line.split_whitespace().any(|word| word == "quiet");
     kernel_log::set_quiet(quiet);
     start_tracing(&facts.command_line);
@@ -140,7 +142,8 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
         };
         let stack_limit = linux_abi::resource_limits::ResourceLimits::default().soft(linux_abi::resource_limits::RLIMIT_STACK);
         let key = tree.stat(inode).ok().map(|stat| exec_cache::FileKey::of(inode, &stat));
-        Ok(exec::build(container, &tree.contents(inode)?, key, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit))
+        let layout = address_randomization::layout_for(0);
+        Ok(exec::build(container, &tree.contents(inode)?, key, &interpreter_files, &argument_slices, &ENVIRONMENT, random_bytes, stack_limit, layout))
     })
         .map_err(|errno| format!("{shown}: {errno:?}"))?
         .map_err(|error| format!("{shown}: {error}"))?;
@@ -148,6 +151,7 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
     let mut state = process::initial_state(0, root);
     state.break_start = image.break_start;
     state.program_break = image.break_start;
+    state.mmap_next = image.mmap_next;
     state.command = path.rsplit(|byte| *byte == b'/').next().unwrap_or(&path).to_vec();
     state.arguments = arguments.join(&0u8);
     state.executable = path.clone();

@@ -30,6 +30,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
@@ -309,6 +310,11 @@ static const char *ending(int status) {
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "workload") == 0) return workload();
     verbose = argc == 2 && strcmp(argv[1], "-v") == 0;
+    /* Fixed addresses (as under `setarch -R`), so that every run of the
+     * workload takes the paths the recording saw: a randomised layout can
+     * need a page-table page one run and not the next. */
+    int persona = personality(0xffffffff);
+    if (persona != -1 && !(persona & ADDR_NO_RANDOMIZE) && personality(persona | ADDR_NO_RANDOMIZE) != -1) execv("/proc/self/exe", argv);
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (readlink("/proc/self/exe", self_path, sizeof self_path - 1) < 0) {
         printf("inject: cannot find myself: %s\n", strerror(errno));

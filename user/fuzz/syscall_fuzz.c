@@ -27,7 +27,9 @@
  *
  * Reproducible: worker w of round r starts from seed mix(SEED, r, w),
  * printed when it is killed or hangs; `-R` replays that worker's calls
- * alone, in one thread (`-v` prints each call and its result).
+ * alone, in one thread (`-v` prints each call and its result). The
+ * fuzzer runs itself again with ADDR_NO_RANDOMIZE first (as `setarch -R`
+ * would), so a replay also meets the same addresses.
  *
  * What it may not do: fuzz anything that reaches past its own processes
  * (pids are its own workers and their children; no mount, reboot, clock
@@ -49,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/personality.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/prctl.h>
@@ -1399,6 +1402,11 @@ int main(int argc, char **argv) {
         }
     }
     if (procs < 1 || procs > MAX_WORKERS || threads < 1 || threads > MAX_THREADS || rounds < 1 || total < 1) usage();
+    int persona = personality(0xffffffff);
+    if (persona != -1 && !(persona & ADDR_NO_RANDOMIZE) && personality(persona | ADDR_NO_RANDOMIZE) != -1) {
+        execv("/proc/self/exe", argv);
+        /* Without /proc: on at the randomised addresses. */
+    }
     setvbuf(stdout, 0, _IOLBF, 0);
     prepare_memory();
     choose_calls(mask);
@@ -1435,8 +1443,9 @@ int main(int argc, char **argv) {
     if (warm_up > 0) waitpid(warm_up, 0, 0);
     struct memory before = memory_now();
     uint64_t started = now_ms();
-    printf("fuzz: seed %#llx, mask %#llx, %llu calls in %d rounds, %d processes of %d threads\n", (unsigned long long)seed,
-           (unsigned long long)mask, (unsigned long long)total, rounds, procs, threads);
+    printf("fuzz: seed %#llx, mask %#llx, %llu calls in %d rounds, %d processes of %d threads, addresses %s\n", (unsigned long long)seed,
+           (unsigned long long)mask, (unsigned long long)total, rounds, procs, threads,
+           personality(0xffffffff) & ADDR_NO_RANDOMIZE ? "fixed" : "randomised");
     struct tally tally = {0};
     struct memory warm = before;
     uint64_t per_worker = total / ((uint64_t)rounds * (uint64_t)procs);

@@ -394,6 +394,7 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         statfs => mounts::statfs(call, false),
         fstatfs => mounts::statfs(call, true),
         prctl => process_control::prctl(call),
+        personality => process_control::personality(call),
         sync => mounts::sync(),
         syncfs => mounts::syncfs(call),
         mount => mounts::mount(call),

@@ -4,7 +4,8 @@
 //! capability bounding set (root's: every capability), and Lamina's own
 //! allocation-failure injection (`PR_LAMINA_ALLOCATION_FAILURES`, root
 //! only; docs/reliability.md). Anything else is EINVAL, as Linux answers
-//! an operation it does not know.
+//! an operation it does not know. And `personality(2)`, whose
+//! `ADDR_NO_RANDOMIZE` (`setarch -R`) the next execve's layout honours.
 
 use super::{value, Call, CallResult};
 use linux_abi::Errno;
@@ -30,6 +31,20 @@ const CAP_LAST_CAP: u64 = 40;
 const PR_LAMINA_ALLOCATION_FAILURES: u64 = 0x4c41_4600;
 /// Linux's default timer slack (ns).
 const TIMER_SLACK: u64 = 50_000;
+
+/// `personality(persona)`: the old value; sets the new one unless it is
+/// 0xffffffff (a query). Linux takes any 32-bit value and ignores the
+/// register's upper half; so does this.
+pub fn personality(call: &mut Call<'_>) -> CallResult {
+    const QUERY: u32 = 0xffff_ffff;
+    let wanted = call.argument(0) as u32;
+    let mut state = call.process.state();
+    let old = state.control.personality;
+    if wanted != QUERY {
+        state.control.personality = wanted;
+    }
+    value(u64::from(old))
+}
 
 pub fn prctl(call: &mut Call<'_>) -> CallResult {
     let (operation, argument) = (call.argument(0), call.argument(1));

@@ -19,7 +19,7 @@ use crate::exec::build;
 use linux_abi::signal_frame::{codes, SigInfo};
 use crate::fs;
 use crate::open_files::is_descriptor;
-use crate::process::{self, Child, Pid, Process, ProcessState, MMAP_TOP};
+use crate::process::{self, Child, Pid, Process, ProcessState};
 use crate::run::{self, exited};
 use crate::signal_sending::{send_signal_with, send_thread_signal_with, signal_group_with};
 use crate::signals::MAX_SIGNAL;
@@ -320,7 +320,11 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
     let environment_slices: Vec<&[u8]> = environment.iter().map(Vec::as_slice).collect();
     let mut random = [0u8; 16];
     crate::random::fill(&mut random);
-    let stack_limit = call.process.state().limits.soft(linux_abi::resource_limits::RLIMIT_STACK);
+    let (stack_limit, personality) = {
+        let state = call.process.state();
+        (state.limits.soft(linux_abi::resource_limits::RLIMIT_STACK), state.control.personality)
+    };
+    let layout = crate::address_randomization::layout_for(personality);
     let image = fs::with(|tree| {
         let tree: &vfs::Namespace = tree;
         let contents = tree.contents(inode)?;
@@ -329,7 +333,7 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
             let interpreter = tree.lookup(tree.root(), path, true)?;
             Ok((tree.contents(interpreter)?, tree.stat(interpreter).ok().map(|stat| FileKey::of(interpreter, &stat))))
         };
-        Ok(build(container, &contents, key, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit))
+        Ok(build(container, &contents, key, &interpreter_files, &argument_slices, &environment_slices, random, stack_limit, layout))
     })?;
     let image = match image {
         Ok(image) => image,
@@ -357,7 +361,7 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         state.signals.reset_for_exec(old_tid, call.process.pid);
         state.break_start = image.break_start;
         state.program_break = image.break_start;
-        state.mmap_next = MMAP_TOP;
+        state.mmap_next = image.mmap_next;
         let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(&path);
         state.command = name[..name.len().min(15)].to_vec();
         state.arguments = arguments.join(&0u8);
