@@ -172,6 +172,30 @@ impl Credentials {
     pub fn may_signal(&self, target: &Credentials) -> bool {
         self.privileged() || [self.user.real, self.user.effective].iter().any(|id| *id == target.user.real || *id == target.user.saved)
     }
+
+    /// Whether a process with these credentials may read or write the
+    /// memory of another with `target`'s (`process_vm_readv`, Linux's
+    /// `PTRACE_MODE_ATTACH_REALCREDS`): privileged (`CAP_SYS_PTRACE`), or
+    /// its *real* uid and gid are each of the target's real, effective and
+    /// saved ones and the target is dumpable (a process that changed its
+    /// effective ids is not, until it executes a program).
+    pub fn may_access_memory_of(&self, target: &Credentials, target_dumpable: bool) -> bool {
+        if self.privileged() {
+            return true;
+        }
+        let same = |mine: u32, theirs: &Ids| [theirs.real, theirs.effective, theirs.saved].iter().all(|id| *id == mine);
+        same(self.user.real, &target.user) && same(self.group.real, &target.group) && target_dumpable
+    }
+
+    /// Whether going from `self` to `new` makes a process not dumpable
+    /// (Linux's `commit_creds`: its effective or file-system uid or gid
+    /// changed; `suid_dumpable` is 0).
+    pub fn change_ends_dumpable(&self, new: &Credentials) -> bool {
+        self.user.effective != new.user.effective
+            || self.group.effective != new.group.effective
+            || self.user.file_system != new.user.file_system
+            || self.group.file_system != new.group.file_system
+    }
 }
 
 /// Read, write and execute (search) bits, as `access(2)` numbers them.
@@ -238,6 +262,36 @@ mod tests {
 
     fn user(real: u32, effective: u32, saved: u32) -> Credentials {
         Credentials { user: Ids { real, effective, saved, file_system: effective }, group: Ids::default() }
+    }
+
+    #[test]
+    fn memory_access_needs_every_id_to_match_the_real_one_or_privilege() {
+        let root = Credentials::root();
+        let plain = Credentials { user: Ids::all(1000), group: Ids::all(100) };
+        assert!(root.may_access_memory_of(&plain, false), "privilege passes even the dumpable flag");
+        assert!(plain.may_access_memory_of(&plain, true));
+        assert!(!plain.may_access_memory_of(&plain, false), "a process that changed ids is off limits");
+        assert!(!plain.may_access_memory_of(&root, true));
+        let saved_differs = Credentials { user: Ids { saved: 0, ..Ids::all(1000) }, group: Ids::all(100) };
+        assert!(!plain.may_access_memory_of(&saved_differs, true), "a target that kept a saved root uid");
+        let other_group = Credentials { user: Ids::all(1000), group: Ids::all(101) };
+        assert!(!plain.may_access_memory_of(&other_group, true));
+        let effective_only = Credentials { user: Ids { real: 2000, ..Ids::all(1000) }, group: Ids::all(100) };
+        assert!(!effective_only.may_access_memory_of(&plain, true), "the caller's real uid counts, not its effective one");
+    }
+
+    #[test]
+    fn changing_effective_or_file_system_ids_ends_dumpable() {
+        let root = Credentials::root();
+        let mut dropped = root;
+        dropped.setresuid(UNCHANGED, 1000, UNCHANGED).unwrap();
+        assert!(root.change_ends_dumpable(&dropped));
+        let mut real_only = root;
+        real_only.setresuid(1000, UNCHANGED, UNCHANGED).unwrap();
+        assert!(!root.change_ends_dumpable(&real_only), "only the real uid moved");
+        let mut group = root;
+        group.setresgid(UNCHANGED, 5, UNCHANGED).unwrap();
+        assert!(root.change_ends_dumpable(&group));
     }
 
     #[test]

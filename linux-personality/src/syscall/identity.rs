@@ -142,6 +142,9 @@ pub fn set_ids(call: &mut Call<'_>, change: impl FnOnce(&mut Credentials, [u32; 
     let mut state = call.process.state();
     let mut credentials = state.credentials;
     let answer = change(&mut credentials, arguments)?;
+    if state.credentials.change_ends_dumpable(&credentials) {
+        state.control.not_dumpable = true;
+    }
     state.credentials = credentials;
     value(answer)
 }

@@ -23,6 +23,7 @@ mod permissions;
 mod pipe_writes;
 mod mqueues;
 mod process_control;
+mod process_memory;
 mod processes;
 mod scheduling;
 mod signals;
@@ -381,6 +382,8 @@ fn handle(call: &mut Call<'_>, number: u64) -> CallResult {
         getpgrp => processes::getpgid_of(call, 0),
         setsid => processes::setsid(call),
         getgroups => identity::getgroups(call),
+        process_vm_readv => process_memory::process_vm(call, process_memory::Direction::Read),
+        process_vm_writev => process_memory::process_vm(call, process_memory::Direction::Write),
         getresuid => identity::get_all_ids(call, identity::Which::User),
         capget => capability_sets::capget(call),
         getresgid => identity::get_all_ids(call, identity::Which::Group),

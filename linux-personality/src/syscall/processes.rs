@@ -365,6 +365,8 @@ fn exec(call: &mut Call<'_>, path: Vec<u8>, mut arguments: Vec<Vec<u8>>, environ
         let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(&path);
         state.command = name[..name.len().min(15)].to_vec();
         state.arguments = arguments.join(&0u8);
+        // A new program is dumpable again (no set-user-ID programs here).
+        state.control.not_dumpable = false;
         state.executable = executable;
     }
     if let Some(old) = call.process.native.replace_memory(image.memory) {

@@ -1,0 +1,111 @@
+//! `process_vm_readv` and `process_vm_writev`: bytes copied between the
+//! caller's memory and another process's, as Linux does it. The target is
+//! any thread id; only a caller with privilege, or whose real uid and gid
+//! are all of the target's ids while the target is dumpable, reaches it
+//! (`Credentials::may_access_memory_of`; EPERM otherwise, ESRCH for no
+//! such live process). The copy goes a page at a time on both sides, so
+//! a fault ends it on a page boundary: the bytes before it are the
+//! answer, EFAULT only when there are none (Linux's `process_vm_rw_core`).
+//! Nothing else here: no `ptrace`, no `/proc/<pid>/mem`.
+
+use alloc::vec::Vec;
+
+use linux_abi::Errno;
+
+use super::files::io_vectors;
+use super::{value, Call, CallResult};
+use crate::process;
+
+const PAGE: u64 = 4096;
+
+/// Which way the bytes go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From the target into the caller (`process_vm_readv`).
+    Read,
+    /// From the caller into the target (`process_vm_writev`).
+    Write,
+}
+
+/// `process_vm_readv(pid, local, local_count, remote, remote_count, flags)`
+/// and `process_vm_writev` (the same arguments).
+pub fn process_vm(call: &mut Call<'_>, direction: Direction) -> CallResult {
+    if call.argument(5) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let local = io_vectors(call, call.argument(1), call.argument(2))?;
+    if local.iter().all(|&(_, length)| length == 0) {
+        return value(0);
+    }
+    let remote = io_vectors(call, call.argument(3), call.argument(4))?;
+    let pid = call.argument(0) as i32;
+    let target = (pid > 0).then(|| process::owner_of_thread(pid as u32)).flatten().ok_or(Errno::ESRCH)?;
+    let allowed = target.pid == call.process.pid || {
+        let (mine, (theirs, dumpable)) = (call.process.state().credentials, {
+            let state = target.state();
+            (state.credentials, !state.control.not_dumpable)
+        });
+        mine.may_access_memory_of(&theirs, dumpable)
+    };
+    if !allowed {
+        return Err(Errno::EPERM);
+    }
+    let target_memory = target.native.user_memory();
+    let mut page = Vec::new();
+    page.try_reserve_exact(PAGE as usize).map_err(|_| Errno::ENOMEM)?;
+    page.resize(PAGE as usize, 0);
+    let mut local_cursor = Cursor::new(&local);
+    let mut moved = 0u64;
+    for &(remote_base, remote_length) in &remote {
+        let mut done = 0;
+        while done < remote_length {
+            let Some((local_address, local_left)) = local_cursor.current() else { return value(moved) };
+            let remote_address = remote_base.wrapping_add(done);
+            let piece = (remote_length - done).min(local_left).min(PAGE - remote_address % PAGE).min(PAGE - local_address % PAGE);
+            let bytes = &mut page[..piece as usize];
+            let copied = match direction {
+                Direction::Read => target_memory.read(remote_address, bytes).and_then(|()| call.write_out(local_address, bytes)),
+                Direction::Write => call.read_in(local_address, bytes).and_then(|()| target_memory.write(remote_address, bytes)),
+            };
+            if let Err(error) = copied {
+                return if moved > 0 { value(moved) } else { Err(error) };
+            }
+            done += piece;
+            moved += piece;
+            local_cursor.advance(piece);
+        }
+    }
+    value(moved)
+}
+
+/// A position in the caller's iovecs.
+struct Cursor<'a> {
+    vectors: &'a [(u64, u64)],
+    index: usize,
+    used: u64,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(vectors: &'a [(u64, u64)]) -> Self {
+        let mut cursor = Self { vectors, index: 0, used: 0 };
+        cursor.skip_empty();
+        cursor
+    }
+
+    /// The next address and how much of its vector is left; None at the end.
+    fn current(&self) -> Option<(u64, u64)> {
+        self.vectors.get(self.index).map(|&(base, length)| (base.wrapping_add(self.used), length - self.used))
+    }
+
+    fn advance(&mut self, count: u64) {
+        self.used += count;
+        self.skip_empty();
+    }
+
+    fn skip_empty(&mut self) {
+        while self.vectors.get(self.index).is_some_and(|&(_, length)| self.used >= length) {
+            self.index += 1;
+            self.used = 0;
+        }
+    }
+}
