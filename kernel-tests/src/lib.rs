@@ -16,6 +16,7 @@ mod containers;
 mod exceptions;
 mod exhaustion;
 mod frame_record;
+mod protection_faults;
 mod frames_and_contexts;
 mod frames_every_cpu;
 mod groups;

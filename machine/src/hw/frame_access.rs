@@ -455,7 +455,7 @@ pub fn write_user_on_root(root: u64, address: u64, bytes: &[u8]) -> bool {
 
 /// Whether this CPU's CR3 holds `root` (call with interrupts off: nothing
 /// loads another before the caller is done).
-fn is_loaded_here(root: u64) -> bool {
+pub(crate) fn is_loaded_here(root: u64) -> bool {
     const ROOT_BITS: u64 = 0x000f_ffff_ffff_f000;
     root != 0 && super::cpu::read_cr3() & ROOT_BITS == root
 }

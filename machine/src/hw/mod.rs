@@ -15,6 +15,7 @@ pub mod irq_lock;
 pub mod layout;
 pub mod paging;
 pub mod pci;
+pub mod protection_probes;
 pub mod percpu;
 pub mod rtc;
 pub mod serial;

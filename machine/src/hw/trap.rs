@@ -115,6 +115,8 @@ pub(crate) extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
         VECTOR_SPURIOUS => {}
         // A user copy's page fault: the copy fails, the kernel goes on.
         14 if super::user_copy::recover(frame) => {}
+        // The SMEP test's deliberate call into a user page.
+        14 if super::protection_probes::recover(frame) => {}
         0..EXCEPTION_COUNT => fatal_exception(frame),
         _ => dispatch_interrupt(vector, frame),
     }

@@ -91,6 +91,17 @@ pub(crate) fn write(address: u64, bytes: &[u8]) -> bool {
     with_window(|| unsafe { lamina_user_copy(address as *mut u8, bytes.as_ptr(), bytes.len()) == 0 })
 }
 
+/// [`read`] without opening SMAP's window: with SMAP on, a present user
+/// page faults and the answer is false (`protection_probes`, for the test
+/// that shows SMAP at work; nothing else may call it).
+pub(crate) fn read_with_window_shut(address: u64, buffer: &mut [u8]) -> bool {
+    if !in_user_half(address, buffer.len()) {
+        return false;
+    }
+    // SAFETY: as in `read`; the fault SMAP raises is recovered the same way.
+    unsafe { lamina_user_copy(buffer.as_mut_ptr(), address as *const u8, buffer.len()) == 0 }
+}
+
 /// Runs `copy` with user pages open to the kernel (SMAP's `stac` .. `clac`).
 #[inline(always)]
 fn with_window(copy: impl FnOnce() -> bool) -> bool {
