@@ -20,13 +20,13 @@ const WRITABLE: u64 = 1 << 1;
 const USER: u64 = 1 << 2;
 
 /// A frame straight from the allocator, claimed from the machine's record.
-fn claimed_frame() -> Result<Frame, String> {
+pub(crate) fn claimed_frame() -> Result<Frame, String> {
     let number = frames().ok_or("no allocator")?.allocate().map_err(|error| format!("allocating: {error}"))?;
     Frame::claim(number.start_address().0).ok_or_else(|| format!("the allocator's free frame {number:?} could not be claimed"))
 }
 
 /// Gives a claimed frame back to the machine's record and the allocator.
-fn give_back(frame: Frame) -> Outcome {
+pub(crate) fn give_back(frame: Frame) -> Outcome {
     let number = FrameNumber::containing(PhysicalAddress(frame.release()));
     frames().ok_or("no allocator")?.free(number).map_err(|error| format!("freeing {number:?}: {error}"))
 }

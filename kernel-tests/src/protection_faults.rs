@@ -11,13 +11,12 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use frames::{FrameNumber, PhysicalAddress};
-use machine::frame_access::{read_user_on_root, Frame, SpaceTables};
+use machine::frame_access::{read_user_on_root, SpaceTables};
 use machine::protection_probes::{call_user, read_user_shut, Probe};
 use machine::{cpu, paging};
 
+use super::frame_record::{claimed_frame, give_back};
 use super::runner::{check, Outcome};
-use kernel_objects::physical_memory::frames;
 use kernel_objects::SystemFacts;
 
 const PRESENT: u64 = 1;
@@ -26,16 +25,6 @@ const USER: u64 = 1 << 2;
 /// Where the two pages go: 4 MiB, then the next page.
 const DATA: u64 = 0x40_0000;
 const CODE: u64 = DATA + 4096;
-
-fn claimed_frame() -> Result<Frame, String> {
-    let number = frames().ok_or("no allocator")?.allocate().map_err(|error| format!("allocating: {error}"))?;
-    Frame::claim(number.start_address().0).ok_or_else(|| format!("the allocator's free frame {number:?} could not be claimed"))
-}
-
-fn give_back(frame: Frame) -> Outcome {
-    let number = FrameNumber::containing(PhysicalAddress(frame.release()));
-    frames().ok_or("no allocator")?.free(number).map_err(|error| format!("freeing {number:?}: {error}"))
-}
 
 /// The tables of the two pages: (table, index, frame it names), from the
 /// root down, in the order they were linked.
