@@ -160,6 +160,29 @@ impl VirtioNet {
         kept
     }
 
+    /// Waits, spinning, until the device has sent every frame given to
+    /// it, or `give_up()`; whether all went. For power-off: a reply sent
+    /// just before process 1 ends would otherwise still be in the ring when
+    /// the machine stops (a UDP "bye" was lost so once).
+    pub fn flush_transmit(&self, give_up: impl Fn() -> bool) -> bool {
+        loop {
+            {
+                let mut state = self.state.lock();
+                if state.broken {
+                    return false;
+                }
+                state.reclaim_transmit_slots();
+                if state.transmit.slots.unsent() == 0 {
+                    return true;
+                }
+            }
+            if give_up() {
+                return false;
+            }
+            core::hint::spin_loop();
+        }
+    }
+
     /// The interrupt: acknowledged, and the network told.
     pub fn serve_interrupt(&self) {
         let _ = self.state.lock().transport.take_interrupt_status();

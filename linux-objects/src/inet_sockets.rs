@@ -117,6 +117,15 @@ pub fn with_effect<R>(effect: Effect, operation: impl FnOnce(&mut Network) -> Re
     result
 }
 
+/// Before the machine powers off: the frames already handed to the card
+/// go out (waiting at most 200 ms of uptime).
+pub fn flush_card() {
+    if let Some(card) = drivers::network_card() {
+        let deadline = uptime().saturating_add(200_000_000);
+        card.flush_transmit(|| uptime() >= deadline);
+    }
+}
+
 /// Hands `frames` to the network card (outside the network's lock).
 fn transmit(frames: &[Vec<u8>]) {
     if let Some(card) = drivers::network_card() {

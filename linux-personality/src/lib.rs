@@ -183,7 +183,14 @@ fn start_init(arguments: Vec<Vec<u8>>, quiet: bool) -> Result<(), alloc::string:
 pub fn init_exited(status: u32) -> ! {
     let code = linux_abi::WaitStatus::decode(status).map_or(status, linux_abi::WaitStatus::shell_code);
     machine::println!("lamina: process 1 exited with status {code}; powering off");
+    power_off()
+}
+
+/// Powers the machine off with nothing lost: the system-call trace
+/// reported, file systems quiesced, the network card's frames sent.
+pub fn power_off() -> ! {
     syscall_trace::report();
     crate::fs::quiesce_all();
+    crate::inet_sockets::flush_card();
     machine::stop::power_off()
 }

@@ -142,11 +142,7 @@ pub fn reboot(call: &mut Call<'_>) -> CallResult {
         return Err(Errno::EINVAL);
     }
     match call.argument(2) as u32 as u64 {
-        RB_POWER_OFF | RB_AUTOBOOT | RB_HALT => {
-            crate::syscall_trace::report();
-            crate::fs::quiesce_all();
-            machine::stop::power_off()
-        }
+        RB_POWER_OFF | RB_AUTOBOOT | RB_HALT => crate::power_off(),
         _ => Err(Errno::EINVAL),
     }
 }

@@ -85,6 +85,7 @@ fn frames_past_the_ring_wait_and_leave_in_order_as_slots_come_back() {
     let outcomes: Vec<Transmitted> = frames.iter().map(|frame| transmit.send(&mut queue, &memory, frame).unwrap()).collect();
     use Transmitted::*;
     assert_eq!(outcomes, [Sent, Sent, Waiting, Waiting, Waiting, Dropped]);
+    assert_eq!(transmit.unsent(), 5, "two in slots, three waiting");
     assert_eq!(transmit.send(&mut queue, &memory, &[0; LARGEST_FRAME + 1]), Ok(Dropped));
     // The device sends both; the waiting frames go out, oldest first.
     let mut seen = Vec::new();
@@ -100,4 +101,5 @@ fn frames_past_the_ring_wait_and_leave_in_order_as_slots_come_back() {
     }
     assert_eq!(seen, [0, 1, 2, 3, 4]);
     assert_eq!(transmit.waiting(), 0);
+    assert_eq!(transmit.unsent(), 0, "the device said it sent every frame");
 }

@@ -28,6 +28,8 @@ pub enum Transmitted {
 /// Transmit slots and the frames waiting for them.
 pub struct TransmitQueue {
     slots: PacketSlots,
+    /// How many slots there are (all free at the start).
+    slot_count: usize,
     waiting: VecDeque<Vec<u8>>,
     limit: usize,
 }
@@ -35,7 +37,14 @@ pub struct TransmitQueue {
 impl TransmitQueue {
     /// `slots` (transmit slots), with up to `limit` frames waiting.
     pub fn new(slots: PacketSlots, limit: usize) -> Self {
-        Self { slots, waiting: VecDeque::new(), limit }
+        let slot_count = slots.free_count();
+        Self { slots, slot_count, waiting: VecDeque::new(), limit }
+    }
+
+    /// Frames the device has not yet said it sent: in slots it holds, or
+    /// waiting for one (0: everything given to `send` has gone out).
+    pub fn unsent(&self) -> usize {
+        self.slot_count - self.slots.free_count() + self.waiting.len()
     }
 
     /// Frames waiting for a slot.
