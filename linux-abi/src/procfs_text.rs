@@ -181,7 +181,7 @@ pub fn system_stat(cpus: usize, idle_ticks: u64, boot_seconds: u64, processes: u
 }
 
 /// `/proc/mounts`: Lamina's one tree, as the three mounts programs expect.
-pub const MOUNTS: &str = "rootfs / rootfs rw 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+pub const MOUNTS: &str = "rootfs / rootfs rw 0 0\nproc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
 
 /// `/proc/version` for Lamina `version`.
 pub fn version(lamina_version: &str) -> String {

@@ -64,6 +64,7 @@ pub fn init(initramfs: Option<&'static [u8]>) -> Result<usize, String> {
     make_top_directories(&mut tree)?;
     let dev = tree.lookup(tree.root(), b"/dev", true).map_err(|error| format!("/dev: {error:?}"))?;
     make_device_nodes(&mut tree, dev)?;
+    make_sys(&mut tree)?;
     TREE.with(|slot| *slot = Some(Box::new(tree)));
     Ok(unpacked)
 }
@@ -96,6 +97,8 @@ pub fn switch_root_to_disk(device: &[u8]) -> Result<(), String> {
         let dev = cover(&mut tree, b"/dev", b"devtmpfs")?;
         make_device_nodes(&mut tree, dev)?;
         cover(&mut tree, b"/proc", b"proc")?;
+        cover(&mut tree, b"/sys", b"sysfs")?;
+        make_sys(&mut tree)?;
         cover(&mut tree, b"/tmp", b"tmpfs")?;
         Ok(())
     });
@@ -111,12 +114,18 @@ pub fn switch_root_to_disk(device: &[u8]) -> Result<(), String> {
 /// The directories every Linux program expects at the top of the tree.
 fn make_top_directories(tree: &mut Namespace) -> Result<(), String> {
     let root = tree.root();
-    for (name, permissions) in [("dev", 0o755), ("tmp", 0o1777), ("proc", 0o555), ("etc", 0o755), ("root", 0o700)] {
+    for (name, permissions) in [("dev", 0o755), ("tmp", 0o1777), ("proc", 0o555), ("sys", 0o555), ("etc", 0o755), ("root", 0o700)] {
         if tree.child_of(root, name.as_bytes()).is_none() {
             tree.create(root, name.as_bytes(), FileKind::Directory, permissions, now()).map_err(|error| format!("/{name}: {error:?}"))?;
         }
     }
     Ok(())
+}
+
+/// `/sys`'s files (`sysfs.rs`), for the CPUs online now.
+fn make_sys(tree: &mut Namespace) -> Result<(), String> {
+    let sys = tree.lookup(tree.root(), b"/sys", true).map_err(|error| format!("/sys: {error:?}"))?;
+    crate::sysfs::populate(tree, sys, machine::percpu::online_count()).map_err(|error| format!("/sys: {error:?}"))
 }
 
 /// The device nodes of `/dev` (the directory `dev`): the character

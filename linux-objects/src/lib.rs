@@ -9,7 +9,7 @@
 //! signal state and delivery; `itimers.rs`, `cpu_itimers.rs`,
 //! `posix_timers.rs`, `timer_fds.rs`, `signal_fds.rs` and `clock.rs`
 //! clocks and timers; `tty.rs` the console's line discipline; `procfs.rs`
-//! `/proc`; `syscall_trace.rs` the system-call tracer's log.
+//! `/proc`; `sysfs.rs` `/sys`; `syscall_trace.rs` the system-call tracer's log.
 //!
 //! Pure rules (errno values, structure layouts, queue arithmetic) live in
 //! the host-tested `linux-abi`; this crate holds the running kernel's
@@ -60,6 +60,7 @@ pub mod signals;
 pub mod socket_waits;
 pub mod sleep_lock;
 pub mod syscall_trace;
+pub mod sysfs;
 pub mod sysv_ipc;
 pub mod timer_fds;
 pub mod tmpfs_pages;

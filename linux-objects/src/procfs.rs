@@ -217,7 +217,7 @@ pub fn scheduler_report(caller: &process::Process) -> String {
 }
 
 /// Directory `name` in `parent`, made if missing.
-fn directory(tree: &mut Namespace, parent: InodeId, name: &[u8]) -> Result<InodeId, Errno> {
+pub(crate) fn directory(tree: &mut Namespace, parent: InodeId, name: &[u8]) -> Result<InodeId, Errno> {
     match tree.child_of(parent, name) {
         Some(directory) => Ok(directory),
         None => tree.create(parent, name, FileKind::Directory, 0o555, now()),
@@ -293,7 +293,7 @@ fn parse_pid(name: &[u8]) -> Option<u32> {
 }
 
 /// Replaces the contents of file `name` in `directory` with `contents`.
-fn put(tree: &mut Namespace, directory: InodeId, name: &str, contents: &[u8]) -> Result<(), Errno> {
+pub(crate) fn put(tree: &mut Namespace, directory: InodeId, name: &str, contents: &[u8]) -> Result<(), Errno> {
     let file = match tree.child_of(directory, name.as_bytes()) {
         Some(file) => file,
         None => tree.create(directory, name.as_bytes(), FileKind::Regular, 0o444, now())?,
