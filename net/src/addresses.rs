@@ -58,6 +58,19 @@ impl Family {
     }
 }
 
+/// Where packets to `endpoint` go: the unspecified address (0.0.0.0,
+/// `::`) as a destination names this host, its loopback address of the
+/// family (Linux's route lookup does so; stress-ng's UDP stressor sends
+/// to `INADDR_ANY`).
+pub(crate) fn this_host(endpoint: IpEndpoint) -> IpEndpoint {
+    let address = match endpoint.addr {
+        IpAddress::Ipv4(address) if address.is_unspecified() => IpAddress::Ipv4(Ipv4Address::LOCALHOST),
+        IpAddress::Ipv6(address) if address.is_unspecified() => IpAddress::Ipv6(Ipv6Address::LOCALHOST),
+        address => address,
+    };
+    IpEndpoint::new(address, endpoint.port)
+}
+
 /// What a socket address names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SocketAddress {

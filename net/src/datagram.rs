@@ -177,6 +177,7 @@ impl Network {
 
     /// `connect` of a datagram socket (`None`: `AF_UNSPEC`, forget the peer).
     pub fn connect_datagram(&mut self, id: SocketId, peer: Option<IpEndpoint>) -> Result<(), Errno> {
+        let peer = peer.map(crate::addresses::this_host);
         if let Some(peer) = peer {
             let protocol = self.datagram_mut(id)?.protocol;
             self.datagram_lane_to(protocol, peer.addr)?;
@@ -195,7 +196,7 @@ impl Network {
         if core::mem::take(&mut self.datagram_mut(id)?.refused) {
             return Err(Errno::ECONNREFUSED);
         }
-        let to = to.or(self.datagram_mut(id)?.peer).ok_or(Errno::EDESTADDRREQ)?;
+        let to = crate::addresses::this_host(to.or(self.datagram_mut(id)?.peer).ok_or(Errno::EDESTADDRREQ)?);
         if data.len() > LARGEST_DATAGRAM {
             return Err(Errno::EMSGSIZE);
         }

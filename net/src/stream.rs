@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::tcp::{self, State};
-use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint, Ipv4Address, Ipv6Address};
+use smoltcp::wire::{IpAddress, IpEndpoint, IpListenEndpoint};
 
 use crate::lanes::{LaneId, Slot};
 use crate::network::{Body, Network, Readiness, Shutdown, SocketId};
@@ -393,7 +393,7 @@ impl Network {
             }
             Stream::Idle => {}
         }
-        let remote = IpEndpoint::new(if remote.addr.is_unspecified() { loopback_of(remote.addr) } else { remote.addr }, remote.port);
+        let remote = crate::addresses::this_host(remote);
         if remote.port == 0 {
             return Err(Errno::ECONNREFUSED);
         }
@@ -679,10 +679,3 @@ fn closed_quietly(established: bool, closed: bool, shut_write: bool) -> bool {
     established && closed && shut_write
 }
 
-/// Where a connection to the unspecified address goes (Linux: this host).
-fn loopback_of(address: IpAddress) -> IpAddress {
-    match address {
-        IpAddress::Ipv4(_) => IpAddress::Ipv4(Ipv4Address::LOCALHOST),
-        IpAddress::Ipv6(_) => IpAddress::Ipv6(Ipv6Address::LOCALHOST),
-    }
-}

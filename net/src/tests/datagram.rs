@@ -19,6 +19,24 @@ fn a_datagram_arrives_whole_with_its_sender() {
 }
 
 #[test]
+fn a_datagram_to_the_unspecified_address_reaches_this_host() {
+    let mut network = network();
+    let (server, client) = (open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram));
+    network.bind(server, local(9003)).unwrap();
+    network.bound(server).unwrap();
+    let any = crate::IpEndpoint::new(crate::IpAddress::Ipv4(smoltcp::wire::Ipv4Address::UNSPECIFIED), 9003);
+    assert_eq!(network.send(client, b"to any", Some(any)), Ok(6));
+    network.connect_datagram(client, Some(any)).unwrap();
+    assert_eq!(network.peer_name(client), Ok(local(9003)), "the peer is the loopback address");
+    assert_eq!(network.send(client, b"again", None), Ok(5));
+    settle(&mut network);
+    let mut buffer = [0u8; 16];
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(6));
+    assert_eq!(&buffer[..6], b"to any");
+    assert_eq!(network.receive(server, &mut buffer, false).map(|r| r.copied), Ok(5));
+}
+
+#[test]
 fn a_connected_datagram_socket_hears_only_its_peer() {
     let mut network = network();
     let (server, peer, stranger) = (open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram), open(&mut network, SocketKind::Datagram));
