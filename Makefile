@@ -27,7 +27,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 XTASK = $(CARGO) xtask
 
-.PHONY: all build run test iso bench fuzz fuzz-parsers deps clean cargo-present
+.PHONY: all build run test iso bench fuzz stress fuzz-parsers deps clean cargo-present
 
 all: build
 
@@ -48,6 +48,9 @@ bench: cargo-present
 
 fuzz: cargo-present
 	$(XTASK) fuzz --smp $(SMP) $(if $(SEED),--seed $(SEED))
+
+stress: cargo-present
+	$(XTASK) stress $(if $(MINUTES),--minutes $(MINUTES))
 
 # The dev profile, as in the test tier: integer overflow is checked.
 fuzz-parsers: cargo-present

@@ -34,6 +34,14 @@ commands:
                            reaching new kernel blocks (TCG plugin) are kept in
                            target/fuzz/corpus.txt and their neighbours tried
                            (docs/reliability.md)
+  stress [--minutes M] [--smp N]
+                           Debian's stress-ng, its CPU, memory, process, pipe,
+                           signal, file-system, timer and network stressors one
+                           after another (M minutes in all, 10 by default; N
+                           instances each on N CPUs, 4 by default), on Lamina and
+                           on Linux at once: fails on a panic, a hang, a stressor
+                           that passed on Linux only, memory or processes left
+                           behind; a table of both kernels' rates
   suites [--suite posix|python] [--all] [--write-lists] [--tests PART[,PART...]]
                            the outside-suite tier alone, on Lamina and on Linux
                            (Open POSIX Test Suite from Debian's source; CPython's
@@ -118,6 +126,7 @@ pub fn dispatch(mut command_line: impl Iterator<Item = String>) -> Outcome {
         "bench" => bench_command(arguments),
         "profile" => crate::profile::profile_command(arguments),
         "fuzz" => crate::testing::fuzz_checks::fuzz_command(arguments),
+        "stress" => crate::testing::stress::stress_command(arguments),
         "crates" => crates_command(),
         "apps" => crate::apps::apps_command(),
         "simulate" => crate::simulate::simulate_command(arguments),

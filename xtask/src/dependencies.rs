@@ -72,6 +72,9 @@ const REQUIREMENTS: &[Requirement] = &[
     // `make bench BENCH=net` runs Debian's dynamic wrk inside each guest
     // against NGINX.
     needs(Presence::File("/usr/bin/wrk"), "wrk"),
+    // `make stress` runs Debian's dynamic stress-ng in both guests
+    // (testing/stress.rs).
+    needs(Presence::File("/usr/bin/stress-ng"), "stress-ng"),
 ];
 
 /// Makes sure every requirement is met, installing packages if we may.

@@ -24,5 +24,6 @@ pub mod outside_python;
 pub mod outside_programs;
 pub mod outside_suites;
 mod root_disk_checks;
+pub mod stress;
 pub mod tally;
 mod user_space;

@@ -89,7 +89,7 @@ pub(super) fn native_verdict(name: &str, output: &str) -> CheckResult {
 /// Splits the runner's output into `name -> lines` at `=== name` headers.
 /// A name that comes twice keeps both texts, joined under a line saying so,
 /// so that two tests of one name can never hide one another.
-pub(super) fn sections(output: &str) -> BTreeMap<String, String> {
+pub(crate) fn sections(output: &str) -> BTreeMap<String, String> {
     let mut sections: BTreeMap<String, String> = BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     let keep = |sections: &mut BTreeMap<String, String>, (name, text): (String, String)| {
