@@ -26,6 +26,7 @@ pub mod credentials;
 pub mod event_counter;
 pub mod flock_table;
 pub mod futex;
+pub mod interrupted_states;
 mod initial_stack;
 mod layer_errors;
 pub mod line_discipline;

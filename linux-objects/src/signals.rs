@@ -13,7 +13,8 @@ use alloc::vec::Vec;
 use machine::user::{UserContext, UserRegisters};
 use sched::pending_hint::PendingHint;
 
-use linux_abi::signal_frame::{self, AlternateStack, Delivery, SavedRegisters, SigInfo, SignalFrame};
+use linux_abi::interrupted_states::InterruptedStates;
+use linux_abi::signal_frame::{self, AlternateStack, Delivery, SavedRegisters, SigInfo, SignalFrame, SS_DISABLE};
 use linux_abi::Errno;
 
 /// Signal numbers.
@@ -175,8 +176,10 @@ struct ThreadSignals {
     own: PendingSet,
     /// `sigaltstack`: base, size, flags.
     alternate_stack: (u64, u64, u32),
-    /// FPU states of interrupted code, one per handler running.
-    saved_fpu: Vec<UserContext>,
+    /// States of interrupted code, one per handler frame (`linux-abi`'s
+    /// `interrupted_states`: a handler that leaves by `siglongjmp` does
+    /// not make it grow).
+    saved_fpu: InterruptedStates<UserContext>,
     /// The mask to restore after `rt_sigsuspend`'s handler.
     suspended_mask: Option<u64>,
 }
@@ -186,7 +189,7 @@ const NO_ALTERNATE_STACK: (u64, u64, u32) = (0, 0, 2);
 
 impl ThreadSignals {
     fn new(tid: Tid, blocked: u64, alternate_stack: (u64, u64, u32)) -> Self {
-        Self { tid, blocked, own: PendingSet::new(), alternate_stack, saved_fpu: Vec::new(), suspended_mask: None }
+        Self { tid, blocked, own: PendingSet::new(), alternate_stack, saved_fpu: InterruptedStates::default(), suspended_mask: None }
     }
 }
 
@@ -499,17 +502,19 @@ impl SignalState {
         self.thread_mut(tid).and_then(|thread| thread.suspended_mask.take())
     }
 
-    /// Keeps thread `tid`'s interrupted FPU state for `rt_sigreturn`.
-    pub fn push_saved(&mut self, tid: Tid, context: &UserContext) -> Result<(), Errno> {
+    /// Keeps thread `tid`'s interrupted state for `rt_sigreturn` from the
+    /// frame whose `ucontext` is at `ucontext`.
+    pub fn push_saved(&mut self, tid: Tid, ucontext: u64, context: &UserContext) -> Result<(), Errno> {
         let thread = self.thread_mut(tid).ok_or(Errno::ESRCH)?;
-        thread.saved_fpu.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
-        thread.saved_fpu.push(context.clone());
-        Ok(())
+        let (base, size, flags) = thread.alternate_stack;
+        let alternate = (base, if flags & SS_DISABLE != 0 { 0 } else { size });
+        thread.saved_fpu.push(ucontext, alternate, context.clone()).map_err(|_| Errno::ENOMEM)
     }
 
-    /// The FPU state thread `tid`'s latest delivery saved.
-    pub fn pop_saved(&mut self, tid: Tid) -> Option<UserContext> {
-        self.thread_mut(tid)?.saved_fpu.pop()
+    /// The state kept for the frame at `ucontext` (none for a frame the
+    /// kernel did not make, or one given up on).
+    pub fn pop_saved(&mut self, tid: Tid, ucontext: u64) -> Option<UserContext> {
+        self.thread_mut(tid)?.saved_fpu.pop(ucontext)
     }
 }
 

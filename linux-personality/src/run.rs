@@ -251,7 +251,7 @@ fn deliver_or_handle(process: &Process, context: &mut UserContext, me: &mut Thre
                 }
                 {
                     let mut state = process.state();
-                    if state.signals.push_saved(me.tid, context).is_err() {
+                    if state.signals.push_saved(me.tid, frame.ucontext_address(), context).is_err() {
                         return Some(SIGSEGV);
                     }
                     let mut mask = old_mask | action.mask;

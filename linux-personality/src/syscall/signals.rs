@@ -60,7 +60,7 @@ pub fn rt_sigreturn(call: &mut Call<'_>) -> CallResult {
     let address = call.context.registers.rsp;
     let mut ucontext = [0u8; UCONTEXT_BYTES];
     call.read_in(address, &mut ucontext)?;
-    let saved = call.process.state().signals.pop_saved(call.thread.tid);
+    let saved = call.process.state().signals.pop_saved(call.thread.tid, address);
     if let Some(saved) = saved {
         let fs_base = call.context.registers.fs_base;
         *call.context = saved;
