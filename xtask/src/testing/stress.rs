@@ -104,10 +104,14 @@ pub fn stress_command(mut arguments: Arguments) -> Outcome {
 /// between `=== name` markers, with the memory and processes before and
 /// after.
 fn request(seconds_each: u64, cpus: u32) -> Outcome<ExecRequest> {
-    let mut script = String::from(
+    let mut script = format!(
         "#!/bin/sh\n# Runs each stressor between markers (xtask/src/testing/stress.rs).\n\
          mkdir -p /sys /tmp/stress && mount -t sysfs sysfs /sys 2>/dev/null\ncd /tmp/stress\n\
-         memory() { echo \"free $(grep -E '^MemFree:' /proc/meminfo | tr -s ' ' | cut -d' ' -f2)\"; echo \"processes $(ls -d /proc/[0-9]* | wc -l)\"; }\n\
+         field() {{ grep -E \"^$1:\" /proc/meminfo | tr -s ' ' | cut -d' ' -f2; }}\n\
+         memory() {{ echo \"free $(field MemFree)\"; echo \"cached $(field Cached)\"; echo \"processes $(ls -d /proc/[0-9]* | wc -l)\"; echo \"files $(find /tmp/stress | wc -l)\"; }}\n\
+         # stress-ng's own text and libraries are loaded (and cached) once first.\n\
+         {STRESS_NG} --version >/dev/null 2>&1\n\
+         at_start=$(ls -d /proc/[0-9]* | wc -l)\n\
          echo '=== before'\nmemory\n",
     );
     for (_, name, options) in STRESSORS {
@@ -115,7 +119,13 @@ fn request(seconds_each: u64, cpus: u32) -> Outcome<ExecRequest> {
             "echo '=== {name}'\n{STRESS_NG} --{name} {cpus} {options} -t {seconds_each}s --metrics-brief --temp-path /tmp/stress 2>&1\necho \"--- exit $?\"\n"
         ));
     }
-    script.push_str("sleep 2\necho '=== after'\nmemory\n");
+    // Orphans of a stressor's children may still be ending: up to 10 s for
+    // the process count to come back, then the figures.
+    script.push_str(
+        "waited=0\n\
+         while [ \"$(ls -d /proc/[0-9]* | wc -l)\" -gt \"$at_start\" ] && [ $waited -lt 10 ]; do sleep 1; waited=$((waited + 1)); done\n\
+         echo '=== after'\nmemory\nps -o pid,ppid,stat,args\n",
+    );
     let mut request = runner_request(vec![FileCopy { host: STRESS_NG.into(), guest: None }], "stress-run-all", &script, RUNNER)?;
     request.machine.cpu_count = cpus;
     request.machine.memory_mib = 512;
@@ -155,7 +165,9 @@ impl StressorRun {
 /// Both kernels' runs, and what is wrong with Lamina's.
 struct Report {
     rows: Vec<(&'static str, &'static str, StressorRun, StressorRun)>,
-    memory: [(Option<i64>, Option<i64>); 2],
+    /// Lamina's free plus cached memory (KiB), processes and files in
+    /// /tmp/stress, before and after.
+    memory: [(Option<i64>, Option<i64>); 3],
     problems: Vec<String>,
 }
 
@@ -173,19 +185,27 @@ impl Report {
         let figure = |runs: &BTreeMap<String, String>, section: &str, key: &str| -> Option<i64> {
             runs.get(section)?.lines().find_map(|line| line.strip_prefix(key)?.trim().parse().ok())
         };
+        // Free plus cached: the page cache may keep what stress-ng read.
+        let available = |section: &str| Some(figure(lamina, section, "free ")? + figure(lamina, section, "cached ")?);
         let memory = [
-            (figure(lamina, "before", "free "), figure(lamina, "after", "free ")),
+            (available("before"), available("after")),
             (figure(lamina, "before", "processes "), figure(lamina, "after", "processes ")),
+            (figure(lamina, "before", "files "), figure(lamina, "after", "files ")),
         ];
         match memory[0] {
-            (Some(before), Some(after)) if before - after > LOST_MEMORY_LIMIT_KIB => problems.push(format!("Lamina's free memory fell by {} KiB over the run", before - after)),
+            (Some(before), Some(after)) if before - after > LOST_MEMORY_LIMIT_KIB => problems.push(format!("Lamina's free and cached memory fell by {} KiB over the run", before - after)),
             (Some(_), Some(_)) => {}
-            _ => problems.push("Lamina's free memory before or after was not printed".into()),
+            _ => problems.push("Lamina's free and cached memory before or after was not printed".into()),
         }
         match memory[1] {
             (Some(before), Some(after)) if after > before => problems.push(format!("{} processes left over on Lamina", after - before)),
             (Some(_), Some(_)) => {}
             _ => problems.push("Lamina's process count before or after was not printed".into()),
+        }
+        match memory[2] {
+            (Some(before), Some(after)) if after > before => problems.push(format!("{} files left in /tmp/stress on Lamina", after - before)),
+            (Some(_), Some(_)) => {}
+            _ => problems.push("Lamina's file count before or after was not printed".into()),
         }
         Report { rows, memory, problems }
     }
@@ -203,11 +223,13 @@ impl Report {
         }
         let shown = |value: Option<i64>| value.map_or("?".to_string(), |value| value.to_string());
         text.push_str(&format!(
-            "\nLamina: free memory {} KiB before, {} KiB after; processes {} before, {} after\n",
+            "\nLamina: free and cached memory {} KiB before, {} KiB after; processes {} before, {} after; files in /tmp/stress {} before, {} after\n",
             shown(self.memory[0].0),
             shown(self.memory[0].1),
             shown(self.memory[1].0),
-            shown(self.memory[1].1)
+            shown(self.memory[1].1),
+            shown(self.memory[2].0),
+            shown(self.memory[2].1)
         ));
         text
     }
@@ -231,21 +253,22 @@ mod tests {
 
     #[test]
     fn lamina_fails_where_linux_succeeded_and_when_memory_or_processes_stay_behind() {
-        let mut linux = String::from("=== before\nfree 400000\nprocesses 2\n");
-        let mut lamina = String::from("=== before\nfree 400000\nprocesses 2\n");
+        let mut linux = String::from("=== before\nfree 400000\ncached 1000\nprocesses 2\nfiles 1\n");
+        let mut lamina = String::from("=== before\nfree 400000\ncached 1000\nprocesses 2\nfiles 1\n");
         for (_, name, _) in STRESSORS {
             linux.push_str(&format!("=== {name}\n--- exit 0\n"));
             let code = if *name == "udp" { 2 } else { 0 };
             lamina.push_str(&format!("=== {name}\n--- exit {code}\n"));
         }
-        linux.push_str("=== after\nfree 399000\nprocesses 2\n");
-        lamina.push_str("=== after\nfree 390000\nprocesses 3\n");
+        linux.push_str("=== after\nfree 399000\ncached 1000\nprocesses 2\nfiles 1\n");
+        lamina.push_str("=== after\nfree 390000\ncached 1000\nprocesses 3\nfiles 2\n");
         let report = Report::of(&runs(&lamina), &runs(&linux));
-        assert_eq!(report.problems.len(), 3, "{:?}", report.problems);
+        assert_eq!(report.problems.len(), 4, "{:?}", report.problems);
         assert!(report.problems[0].starts_with("udp (network)"));
         assert!(report.problems[1].contains("fell by 10000 KiB"));
         assert!(report.problems[2].contains("1 processes left over"));
-        let clean = lamina.replace("exit 2", "exit 0").replace("free 390000\nprocesses 3", "free 399500\nprocesses 2");
+        assert!(report.problems[3].contains("1 files left"));
+        let clean = lamina.replace("exit 2", "exit 0").replace("free 390000\ncached 1000\nprocesses 3\nfiles 2", "free 399500\ncached 1000\nprocesses 2\nfiles 1");
         assert!(Report::of(&runs(&clean), &runs(&linux)).problems.is_empty());
     }
 }
