@@ -109,12 +109,24 @@ pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
     (parts.next()? == b"fd").then_some(pid)
 }
 
-/// Brings `/proc` up to date for a caller with pid `caller`, with the
-/// `fd` directory of the process `descriptors` lists and, when given,
-/// `/proc/net`'s files (name and text).
-pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>, network: Option<&[(&str, String)]>, scheduler: Option<&str>) -> Result<(), Errno> {
+/// Brings `/proc` up to date for a caller with pid `caller` resolving
+/// `path`, with the `fd` directory of the process `descriptors` lists and,
+/// when given, `/proc/net`'s files (name and text). Only what `path`
+/// reaches is rewritten (its first name below `/proc`: one process's
+/// directory, one file), and whatever is missing; `/proc` itself rewrites
+/// all. (Rewriting every process's files and every system file for each
+/// lookup made stress-ng's `kill` stressor, which reads `/proc` all the
+/// time, run at a tenth of Linux's rate.) Directories of processes that
+/// are gone always go.
+pub fn refresh(tree: &mut Namespace, path: &[u8], facts: &[ProcessFacts], caller: u32, descriptors: Option<&DescriptorListing>, network: Option<&[(&str, String)]>, scheduler: Option<&str>) -> Result<(), Errno> {
     let root = tree.root();
     let proc = directory(tree, root, b"proc")?;
+    let target = first_name(path);
+    let target_pid = match target {
+        Some(b"self" | b"thread-self") => Some(caller),
+        Some(name) => parse_pid(name),
+        None => None,
+    };
     // Directories of processes that are gone go first.
     for entry in tree.list(proc)? {
         let Some(pid) = parse_pid(&entry.name) else { continue };
@@ -125,17 +137,11 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
     }
     for fact in facts {
         let name = format!("{}", fact.facts.pid);
+        let new = tree.child_of(proc, name.as_bytes()).is_none();
         let directory = directory(tree, proc, name.as_bytes())?;
-        put(tree, directory, "stat", procfs_text::process_stat(&fact.facts).as_bytes())?;
-        put(tree, directory, "status", procfs_text::process_status(&fact.facts).as_bytes())?;
-        let mut cmdline = fact.arguments.clone();
-        if !cmdline.is_empty() {
-            cmdline.push(0);
+        if new || target.is_none() || target_pid == Some(fact.facts.pid) {
+            write_process_files(tree, directory, fact)?;
         }
-        put(tree, directory, "cmdline", &cmdline)?;
-        let mut comm = fact.facts.command.clone();
-        comm.push(b'\n');
-        put(tree, directory, "comm", &comm)?;
         if let Some(listing) = descriptors.filter(|listing| listing.pid == fact.facts.pid) {
             write_descriptor_links(tree, directory, listing)?;
         }
@@ -144,39 +150,78 @@ pub fn refresh(tree: &mut Namespace, facts: &[ProcessFacts], caller: u32, descri
         tree.unlink(proc, b"self", now())?;
     }
     tree.symlink(proc, b"self", format!("{caller}").as_bytes(), now())?;
+    // A system file is written when the path reaches it or it is missing.
+    let wanted = |tree: &Namespace, parent: InodeId, name: &str| target.is_none_or(|target| target == name.as_bytes()) || tree.child_of(parent, name.as_bytes()).is_none();
     let cpus = machine::percpu::online_count();
-    let free_kib = kernel_objects::physical_memory::free_frames() * 4;
-    let heap_kib = machine::heap::usage().0 as u64 / 1024;
-    let boot = now().seconds.saturating_sub(monotonic_nanoseconds() / 1_000_000_000);
     let last_pid = facts.iter().map(|fact| fact.facts.pid).max().unwrap_or(1);
-    put(tree, proc, "uptime", procfs_text::uptime(ticks()).as_bytes())?;
-    let cached_kib = crate::page_cache::statistics().0 as u64 * 4;
-    put(tree, proc, "meminfo", procfs_text::meminfo(free_kib + heap_kib + cached_kib, free_kib, cached_kib).as_bytes())?;
-    put(tree, proc, "cpuinfo", procfs_text::cpuinfo(cpus, &vendor(), &brand_string(), machine::timer::tsc_per_millisecond() / 1000).as_bytes())?;
-    put(tree, proc, "loadavg", procfs_text::loadavg(facts.len(), last_pid).as_bytes())?;
-    put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;
-    put(tree, proc, "interrupts", interrupts(cpus).as_bytes())?;
+    if wanted(tree, proc, "uptime") {
+        put(tree, proc, "uptime", procfs_text::uptime(ticks()).as_bytes())?;
+    }
+    if wanted(tree, proc, "meminfo") {
+        let free_kib = kernel_objects::physical_memory::free_frames() * 4;
+        let heap_kib = machine::heap::usage().0 as u64 / 1024;
+        let cached_kib = crate::page_cache::statistics().0 as u64 * 4;
+        put(tree, proc, "meminfo", procfs_text::meminfo(free_kib + heap_kib + cached_kib, free_kib, cached_kib).as_bytes())?;
+    }
+    if wanted(tree, proc, "cpuinfo") {
+        put(tree, proc, "cpuinfo", procfs_text::cpuinfo(cpus, &vendor(), &brand_string(), machine::timer::tsc_per_millisecond() / 1000).as_bytes())?;
+    }
+    if wanted(tree, proc, "loadavg") {
+        put(tree, proc, "loadavg", procfs_text::loadavg(facts.len(), last_pid).as_bytes())?;
+    }
+    if wanted(tree, proc, "stat") {
+        let boot = now().seconds.saturating_sub(monotonic_nanoseconds() / 1_000_000_000);
+        put(tree, proc, "stat", procfs_text::system_stat(cpus, ticks(), boot, facts.len()).as_bytes())?;
+    }
+    if wanted(tree, proc, "interrupts") {
+        put(tree, proc, "interrupts", interrupts(cpus).as_bytes())?;
+    }
     if let Some(scheduler) = scheduler {
         let lamina = directory(tree, proc, b"lamina")?;
         put(tree, lamina, "sched", scheduler.as_bytes())?;
         put(tree, lamina, "groups", kernel_objects::group_kernels::report().as_bytes())?;
     }
-    let mounts = mounts_text(tree)?;
-    put(tree, proc, "mounts", &mounts)?;
-    put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
-    let sys = directory(tree, proc, b"sys")?;
-    let kernel = directory(tree, sys, b"kernel")?;
-    for (name, text) in [("hostname", uts_names::name(Which::Host)), ("domainname", uts_names::name(Which::Domain))] {
-        put(tree, kernel, name, &[text.as_bytes(), b"\n"].concat())?;
+    if wanted(tree, proc, "mounts") {
+        let mounts = mounts_text(tree)?;
+        put(tree, proc, "mounts", &mounts)?;
     }
-    put(tree, kernel, "ostype", b"Linux\n")?;
-    put(tree, kernel, "randomize_va_space", format!("{}\n", crate::address_randomization::level()).as_bytes())?;
-    put(tree, kernel, "osrelease", &[uts_names::RELEASE, b"\n"].concat())?;
+    if wanted(tree, proc, "version") {
+        put(tree, proc, "version", procfs_text::version(env!("CARGO_PKG_VERSION")).as_bytes())?;
+    }
+    if wanted(tree, proc, "sys") {
+        let sys = directory(tree, proc, b"sys")?;
+        let kernel = directory(tree, sys, b"kernel")?;
+        for (name, text) in [("hostname", uts_names::name(Which::Host)), ("domainname", uts_names::name(Which::Domain))] {
+            put(tree, kernel, name, &[text.as_bytes(), b"\n"].concat())?;
+        }
+        put(tree, kernel, "ostype", b"Linux\n")?;
+        put(tree, kernel, "randomize_va_space", format!("{}\n", crate::address_randomization::level()).as_bytes())?;
+        put(tree, kernel, "osrelease", &[uts_names::RELEASE, b"\n"].concat())?;
+    }
     let net = directory(tree, proc, b"net")?;
     for (name, text) in network.unwrap_or_default() {
         put(tree, net, name, text.as_bytes())?;
     }
     Ok(())
+}
+
+/// A process's `stat`, `status`, `cmdline` and `comm`.
+fn write_process_files(tree: &mut Namespace, directory: InodeId, fact: &ProcessFacts) -> Result<(), Errno> {
+    put(tree, directory, "stat", procfs_text::process_stat(&fact.facts).as_bytes())?;
+    put(tree, directory, "status", procfs_text::process_status(&fact.facts).as_bytes())?;
+    let mut cmdline = fact.arguments.clone();
+    if !cmdline.is_empty() {
+        cmdline.push(0);
+    }
+    put(tree, directory, "cmdline", &cmdline)?;
+    let mut comm = fact.facts.command.clone();
+    comm.push(b'\n');
+    put(tree, directory, "comm", &comm)
+}
+
+/// The first name below `/proc` in `path` (`None`: `/proc` itself).
+fn first_name(path: &[u8]) -> Option<&[u8]> {
+    path.strip_prefix(b"/proc".as_slice())?.split(|&byte| byte == b'/').find(|part| !part.is_empty())
 }
 
 /// `/proc/interrupts`: per CPU, timer ticks, wake IPIs taken and TLB

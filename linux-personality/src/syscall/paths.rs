@@ -62,7 +62,7 @@ pub fn resolve_at(call: &Call<'_>, dirfd: u64, path: &[u8], follow: bool) -> Res
         let network = procfs::concerns_network(path).then(crate::inet_sockets::proc_net_files);
         let scheduler = procfs::concerns_scheduler(path).then(|| procfs::scheduler_report(&call.process));
         return fs::with(|tree| {
-            procfs::refresh(tree, &facts, caller, descriptors.as_ref(), network.as_deref(), scheduler.as_deref())?;
+            procfs::refresh(tree, path, &facts, caller, descriptors.as_ref(), network.as_deref(), scheduler.as_deref())?;
             tree.resolve_as(start, path, follow, &may_search)
         });
     }
