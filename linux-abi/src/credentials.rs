@@ -180,11 +180,22 @@ impl Credentials {
     /// saved ones and the target is dumpable (a process that changed its
     /// effective ids is not, until it executes a program).
     pub fn may_access_memory_of(&self, target: &Credentials, target_dumpable: bool) -> bool {
+        self.may_reach_memory(self.user.real, self.group.real, target, target_dumpable)
+    }
+
+    /// [`Self::may_access_memory_of`] with the caller's file-system ids in
+    /// place of its real ones (Linux's `PTRACE_MODE_FSCREDS`: opening
+    /// `/proc/<pid>/mem`).
+    pub fn may_open_memory_of(&self, target: &Credentials, target_dumpable: bool) -> bool {
+        self.may_reach_memory(self.user.file_system, self.group.file_system, target, target_dumpable)
+    }
+
+    fn may_reach_memory(&self, user: u32, group: u32, target: &Credentials, target_dumpable: bool) -> bool {
         if self.privileged() {
             return true;
         }
         let same = |mine: u32, theirs: &Ids| [theirs.real, theirs.effective, theirs.saved].iter().all(|id| *id == mine);
-        same(self.user.real, &target.user) && same(self.group.real, &target.group) && target_dumpable
+        same(user, &target.user) && same(group, &target.group) && target_dumpable
     }
 
     /// Whether going from `self` to `new` makes a process not dumpable
@@ -278,6 +289,7 @@ mod tests {
         assert!(!plain.may_access_memory_of(&other_group, true));
         let effective_only = Credentials { user: Ids { real: 2000, ..Ids::all(1000) }, group: Ids::all(100) };
         assert!(!effective_only.may_access_memory_of(&plain, true), "the caller's real uid counts, not its effective one");
+        assert!(effective_only.may_open_memory_of(&plain, true), "opening /proc/<pid>/mem counts its file-system uid");
     }
 
     #[test]

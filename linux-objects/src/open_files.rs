@@ -70,6 +70,8 @@ pub enum Device {
     Console,
     /// A disk (`/dev/vda`…), by its device numbers.
     Disk(u32, u32),
+    /// `/proc/<pid>/mem`: that process's memory, the offset its address.
+    ProcessMemory(u32),
 }
 
 /// What a description reads and writes.

@@ -1,6 +1,7 @@
 //! `/proc`, kept as real files and directories of the tree and brought up
 //! to date just before any path under `/proc` is resolved: one directory
-//! per process (`stat`, `status`, `cmdline`, `comm`, and `fd` — one link
+//! per process (`stat`, `status`, `cmdline`, `comm`, `mem` — its memory, opened
+//! through `linux-personality` — and `fd` — one link
 //! per open descriptor — for the process a path names), `self` naming the
 //! caller's, and `cpuinfo`, `meminfo`, `uptime`, `loadavg`, `stat`,
 //! `mounts`, `version`, `sys/kernel/{hostname,domainname,ostype,osrelease,randomize_va_space}`,
@@ -216,7 +217,26 @@ fn write_process_files(tree: &mut Namespace, directory: InodeId, fact: &ProcessF
     put(tree, directory, "cmdline", &cmdline)?;
     let mut comm = fact.facts.command.clone();
     comm.push(b'\n');
-    put(tree, directory, "comm", &comm)
+    put(tree, directory, "comm", &comm)?;
+    // Empty in the tree: opening it reaches the process's memory.
+    if tree.child_of(directory, b"mem").is_none() {
+        tree.create(directory, b"mem", FileKind::Regular, 0o600, now())?;
+    }
+    Ok(())
+}
+
+/// The process whose memory `path` names (`/proc/<pid>/mem`,
+/// `/proc/self/mem`), `caller` standing for `self`.
+pub fn memory_file_owner(path: &[u8], caller: u32) -> Option<u32> {
+    let mut parts = path.split(|&byte| byte == b'/').filter(|part| !part.is_empty());
+    if parts.next()? != b"proc" {
+        return None;
+    }
+    let pid = match parts.next()? {
+        b"self" | b"thread-self" => caller,
+        digits => parse_pid(digits)?,
+    };
+    (parts.next()? == b"mem" && parts.next().is_none()).then_some(pid)
 }
 
 /// The first name below `/proc` in `path` (`None`: `/proc` itself).

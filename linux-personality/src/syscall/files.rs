@@ -97,6 +97,13 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
                 Ok(count)
             })?
         }
+        Backing::Device(Device::ProcessMemory(pid), _) => file.with_offset(|offset| -> Result<usize, Errno> {
+            let count = super::process_memory::read_memory_file(*pid, at.unwrap_or(*offset), &mut buffer)?;
+            if at.is_none() {
+                *offset += count as u64;
+            }
+            Ok(count)
+        })?,
         Backing::PipeReader(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
@@ -152,6 +159,13 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
                 Ok(count)
             })
         }
+        Backing::Device(Device::ProcessMemory(pid), _) => file.with_offset(|offset| -> Result<usize, Errno> {
+            let count = super::process_memory::write_memory_file(*pid, at.unwrap_or(*offset), data)?;
+            if at.is_none() {
+                *offset += count as u64;
+            }
+            Ok(count)
+        }),
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
         Backing::Socket(_) => super::sockets::write(call, file, data),
@@ -262,7 +276,7 @@ pub fn pwrite(call: &mut Call<'_>) -> CallResult {
 /// Positioned reads and writes need a seekable file.
 fn positioned(file: &OpenFile) -> Result<(), Errno> {
     match file.backing {
-        Backing::Inode(_) | Backing::Device(Device::Disk(..), _) => Ok(()),
+        Backing::Inode(_) | Backing::Device(Device::Disk(..) | Device::ProcessMemory(_), _) => Ok(()),
         _ => Err(Errno::ESPIPE),
     }
 }
@@ -408,6 +422,16 @@ fn open_at(call: &Call<'_>, dirfd: u64, path_address: u64, open_flags: u32, mode
     }
     if kind == FileKind::Directory && accmode != flags::O_RDONLY {
         return Err(Errno::EISDIR);
+    }
+    // `/proc/<pid>/mem`: Linux's memory access rule in place of the
+    // file's permission bits.
+    if let Some(pid) = crate::procfs::memory_file_owner(&path, call.pid()).filter(|_| kind == FileKind::Regular && open_flags & flags::O_PATH == 0) {
+        let target = crate::process::owner_of_thread(pid).ok_or(Errno::ENOENT)?;
+        if !super::process_memory::reaches(call, &target, super::process_memory::Ids::FileSystem) {
+            return Err(Errno::EACCES);
+        }
+        let file = OpenFile::new(Backing::Device(Device::ProcessMemory(pid), inode), open_flags & !flags::O_TRUNC);
+        return install(call, file, Placement::LowestFrom(0), open_flags & flags::O_CLOEXEC != 0);
     }
     if open_flags & flags::O_PATH == 0 {
         use super::permissions::{check, want};
@@ -714,6 +738,7 @@ pub fn lseek(call: &mut Call<'_>) -> CallResult {
     let size = match &file.backing {
         Backing::Inode(inode) => fs::with(|tree| tree.stat(*inode))?.size as i64,
         Backing::Device(Device::Disk(major, minor), _) => crate::block_files::size(crate::block_files::disk((*major, *minor)).ok_or(Errno::ENXIO)?) as i64,
+        Backing::Device(Device::ProcessMemory(_), _) => 0,
         _ => return Err(Errno::ESPIPE),
     };
     file.with_offset(|position| {

@@ -6,7 +6,11 @@
 //! such live process). The copy goes a page at a time on both sides, so
 //! a fault ends it on a page boundary: the bytes before it are the
 //! answer, EFAULT only when there are none (Linux's `process_vm_rw_core`).
-//! Nothing else here: no `ptrace`, no `/proc/<pid>/mem`.
+//! And `/proc/<pid>/mem`'s reads and writes: the file offset is the
+//! address, a page that cannot be reached ends the transfer (EIO when it
+//! is the first), a process that is gone reads as end of file; opening it
+//! takes the same rule with the caller's file-system ids (EACCES). No
+//! `ptrace`.
 
 use alloc::vec::Vec;
 
@@ -40,14 +44,7 @@ pub fn process_vm(call: &mut Call<'_>, direction: Direction) -> CallResult {
     let remote = io_vectors(call, call.argument(3), call.argument(4))?;
     let pid = call.argument(0) as i32;
     let target = (pid > 0).then(|| process::owner_of_thread(pid as u32)).flatten().ok_or(Errno::ESRCH)?;
-    let allowed = target.pid == call.process.pid || {
-        let (mine, (theirs, dumpable)) = (call.process.state().credentials, {
-            let state = target.state();
-            (state.credentials, !state.control.not_dumpable)
-        });
-        mine.may_access_memory_of(&theirs, dumpable)
-    };
-    if !allowed {
+    if !reaches(call, &target, Ids::Real) {
         return Err(Errno::EPERM);
     }
     let target_memory = target.native.user_memory();
@@ -108,4 +105,59 @@ impl<'a> Cursor<'a> {
             self.used = 0;
         }
     }
+}
+
+/// Which of the caller's ids the access rule compares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ids {
+    /// Real (`process_vm_readv`: `PTRACE_MODE_REALCREDS`).
+    Real,
+    /// File-system (opening `/proc/<pid>/mem`: `PTRACE_MODE_FSCREDS`).
+    FileSystem,
+}
+
+/// Whether the caller may reach `target`'s memory (itself always).
+pub(super) fn reaches(call: &Call<'_>, target: &process::Process, ids: Ids) -> bool {
+    if target.pid == call.process.pid {
+        return true;
+    }
+    let mine = call.process.state().credentials;
+    let (theirs, dumpable) = {
+        let state = target.state();
+        (state.credentials, !state.control.not_dumpable)
+    };
+    match ids {
+        Ids::Real => mine.may_access_memory_of(&theirs, dumpable),
+        Ids::FileSystem => mine.may_open_memory_of(&theirs, dumpable),
+    }
+}
+
+/// `read` of `/proc/<pid>/mem` at `address` into `buffer`: the bytes read.
+pub(super) fn read_memory_file(pid: u32, address: u64, buffer: &mut [u8]) -> Result<usize, Errno> {
+    let Some(target) = process::owner_of_thread(pid) else { return Ok(0) };
+    let memory = target.native.user_memory();
+    page_by_page(address, buffer.len(), |offset, at, length| memory.read(at, &mut buffer[offset..offset + length]))
+}
+
+/// `write` of `/proc/<pid>/mem` at `address`: the bytes written.
+pub(super) fn write_memory_file(pid: u32, address: u64, data: &[u8]) -> Result<usize, Errno> {
+    let Some(target) = process::owner_of_thread(pid) else { return Ok(0) };
+    let memory = target.native.user_memory();
+    page_by_page(address, data.len(), |offset, at, length| memory.write(at, &data[offset..offset + length]))
+}
+
+/// Runs `copy(offset, address, length)` for each page-bounded piece of
+/// `length` bytes from `address`, until one fails: the bytes done, EIO
+/// when the first failed (Linux's `mem_rw`).
+fn page_by_page(address: u64, length: usize, mut copy: impl FnMut(usize, u64, usize) -> Result<(), Errno>) -> Result<usize, Errno> {
+    let mut done = 0;
+    while done < length {
+        let at = address.wrapping_add(done as u64);
+        let piece = (length - done).min((PAGE - at % PAGE) as usize);
+        if copy(done, at, piece).is_err() {
+            return if done > 0 { Ok(done) } else { Err(Errno::EIO) };
+        }
+        done += piece;
+    }
+    Ok(done)
 }

@@ -22,6 +22,7 @@ static const char *errno_name(int error) {
     case ENOMEM: return "ENOMEM";
     case EACCES: return "EACCES";
     case EFAULT: return "EFAULT";
+    case EIO: return "EIO";
     case EBUSY: return "EBUSY";
     case EEXIST: return "EEXIST";
     case EXDEV: return "EXDEV";
