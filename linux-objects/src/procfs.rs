@@ -99,6 +99,13 @@ pub fn concerns_network(path: &[u8]) -> bool {
 /// The process whose `fd` directory `path` goes into (`/proc/self/fd…`,
 /// `/proc/<pid>/fd…`), `caller` standing for `self`.
 pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
+    let (pid, mut rest) = process_path(path, caller)?;
+    (rest.next()? == b"fd").then_some(pid)
+}
+
+/// The process a path `/proc/<pid>/…` (`self`, `thread-self`: `caller`)
+/// names, and the names after it.
+fn process_path(path: &[u8], caller: u32) -> Option<(u32, impl Iterator<Item = &[u8]>)> {
     let mut parts = path.split(|&byte| byte == b'/').filter(|part| !part.is_empty());
     if parts.next()? != b"proc" {
         return None;
@@ -107,7 +114,7 @@ pub fn descriptor_directory_owner(path: &[u8], caller: u32) -> Option<u32> {
         b"self" | b"thread-self" => caller,
         digits => parse_pid(digits)?,
     };
-    (parts.next()? == b"fd").then_some(pid)
+    Some((pid, parts))
 }
 
 /// Brings `/proc` up to date for a caller with pid `caller` resolving
@@ -228,15 +235,8 @@ fn write_process_files(tree: &mut Namespace, directory: InodeId, fact: &ProcessF
 /// The process whose memory `path` names (`/proc/<pid>/mem`,
 /// `/proc/self/mem`), `caller` standing for `self`.
 pub fn memory_file_owner(path: &[u8], caller: u32) -> Option<u32> {
-    let mut parts = path.split(|&byte| byte == b'/').filter(|part| !part.is_empty());
-    if parts.next()? != b"proc" {
-        return None;
-    }
-    let pid = match parts.next()? {
-        b"self" | b"thread-self" => caller,
-        digits => parse_pid(digits)?,
-    };
-    (parts.next()? == b"mem" && parts.next().is_none()).then_some(pid)
+    let (pid, mut rest) = process_path(path, caller)?;
+    (rest.next()? == b"mem" && rest.next().is_none()).then_some(pid)
 }
 
 /// The first name below `/proc` in `path` (`None`: `/proc` itself).
