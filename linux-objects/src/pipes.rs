@@ -537,7 +537,8 @@ fn readable_now(state: &PipeState) -> (usize, usize) {
 /// (`kernel_memory::program_data_fits`).
 fn reserve_queue(queue: &mut VecDeque<u8>, more: usize) -> bool {
     let grows = queue.capacity() - queue.len() < more;
-    if grows && !kernel_objects::kernel_memory::program_data_fits(queue.capacity().max(more)) {
+    // A growth allocates about twice the queue (or what it must hold).
+    if grows && !kernel_objects::kernel_memory::program_data_fits((queue.capacity() * 2).max(queue.len() + more)) {
         return false;
     }
     queue.try_reserve(more).is_ok()

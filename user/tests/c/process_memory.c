@@ -74,6 +74,7 @@ static void parent_and_child(void) {
     CHECK("pid -5", process_vm_readv(-5, local, 2, &remote, 1, 0));
     struct iovec message = {"written", 7}, target = {secret, 7};
     CHECK("write 7 bytes into the child", process_vm_writev(child, &message, 1, &target, 1, 0));
+    EXPECT("  the caller's own copy of the page (shared copy-on-write) is unchanged", memcmp(secret, "written", 7) != 0);
     release(gate, child, "after the write");
     CHECK("read a reaped child", process_vm_readv(child, local, 2, &remote, 1, 0));
     fflush(stdout);
