@@ -175,7 +175,9 @@ fn fork_with(call: &Call<'_>, mut context: UserContext, clear_child_tid: Option<
             scheduling: Vec::new(),
             affinity: Vec::new(),
             credentials: state.credentials,
-            control: process::ProcessControl { death_signal: 0, ..state.control },
+            // Neither the parent-death signal nor the subreaper role is
+            // inherited (prctl(2)); the rest of prctl's settings are.
+            control: process::ProcessControl { death_signal: 0, child_subreaper: false, ..state.control },
             nice: state.nice,
             cpu_warned: 0,
             groups: state.groups.clone(),
@@ -403,9 +405,10 @@ fn close_on_exec_descriptors(call: &Call<'_>) {
     }
 }
 
-/// Which children a `wait` selector names.
-fn selected(call: &Call<'_>, selector: i64) -> Result<Vec<Pid>, Errno> {
+/// Which children a `wait` selector names, and every child there is.
+fn selected(call: &Call<'_>, selector: i64) -> Result<(Vec<Pid>, Vec<Pid>), Errno> {
     let children: Vec<Pid> = call.process.state().children.iter().map(|child| child.pid).collect();
+    let known = children.clone();
     let own_group = call.process.state().pgid;
     let matches = |pid: Pid| match selector {
         -1 => true,
@@ -417,49 +420,60 @@ fn selected(call: &Call<'_>, selector: i64) -> Result<Vec<Pid>, Errno> {
     if chosen.is_empty() {
         return Err(Errno::ECHILD);
     }
-    Ok(chosen)
+    Ok((chosen, known))
 }
 
 fn group_of(pid: Pid) -> Option<Pid> {
     process::find(pid).map(|found| found.state().pgid)
 }
 
-/// Waits for one of `chosen` to exit; returns its pid, wait status and
-/// CPU time (`None` with `WNOHANG` when none has). A child reaped (not
-/// kept) adds its time to its parent's children's time.
-fn reap(call: &Call<'_>, chosen: &[Pid], no_hang: bool, keep: bool, untraced: bool) -> Result<Option<(Pid, u32, CpuTimes)>, Errno> {
-    let reportable = |child: &Child| chosen.contains(&child.pid) && (child.status.is_some() || (untraced && child.stopped.is_some()));
-    let ready = |state: &ProcessState| state.children.iter().any(reportable);
-    let mut state = call.process.state();
-    if !ready(&state) {
-        if no_hang {
-            return Ok(None);
-        }
-        state = call.process.wait_for(state, call.thread.tid, ready);
+/// Waits for a child `selector` names (as `selected`) to exit; returns its
+/// pid, wait status and CPU time (`None` with `WNOHANG` when none has). A
+/// child reaped (not kept) adds its time to its parent's children's time.
+/// The selection is made again whenever a child the last one did not know
+/// appears (forked by another thread, or an orphan adopted): a wait for
+/// any child that kept its first list left adopted orphans unreaped, as
+/// zombies, for as long as init waited for its one program.
+fn reap(call: &Call<'_>, selector: i64, no_hang: bool, keep: bool, untraced: bool) -> Result<Option<(Pid, u32, CpuTimes)>, Errno> {
+    loop {
+        let (chosen, known) = selected(call, selector)?;
+        let reportable = |child: &Child| chosen.contains(&child.pid) && (child.status.is_some() || (untraced && child.stopped.is_some()));
+        let ready = |state: &ProcessState| state.children.iter().any(reportable);
+        let unknown_child = |state: &ProcessState| state.children.iter().any(|child| !known.contains(&child.pid));
+        let mut state = call.process.state();
         if !ready(&state) {
-            // EINTR, or run again after the signal (SA_RESTART, or no
-            // handler: a SIGCONT, a stop).
-            return Err(linux_abi::restart::ERESTARTSYS);
+            if no_hang {
+                return Ok(None);
+            }
+            state = call.process.wait_for(state, call.thread.tid, |state| ready(state) || unknown_child(state));
+            if !ready(&state) {
+                if unknown_child(&state) {
+                    continue;
+                }
+                // EINTR, or run again after the signal (SA_RESTART, or no
+                // handler: a SIGCONT, a stop).
+                return Err(linux_abi::restart::ERESTARTSYS);
+            }
         }
-    }
-    let index = state.children.iter().position(reportable).ok_or(Errno::ECHILD)?;
-    let child = state.children[index];
-    if child.status.is_none() {
-        // A stop, reported once.
+        let index = state.children.iter().position(reportable).ok_or(Errno::ECHILD)?;
+        let child = state.children[index];
+        if child.status.is_none() {
+            // A stop, reported once.
+            if !keep {
+                state.children[index].stopped = None;
+            }
+            return Ok(child.stopped.map(|status| (child.pid, status, CpuTimes::default())));
+        }
         if !keep {
-            state.children[index].stopped = None;
+            state.children.remove(index);
+            state.reaped_children = state.reaped_children.plus(child.times);
         }
-        return Ok(child.stopped.map(|status| (child.pid, status, CpuTimes::default())));
+        drop(state);
+        if !keep {
+            process::remove(child.pid);
+        }
+        return Ok(child.status.map(|status| (child.pid, status, child.times)));
     }
-    if !keep {
-        state.children.remove(index);
-        state.reaped_children = state.reaped_children.plus(child.times);
-    }
-    drop(state);
-    if !keep {
-        process::remove(child.pid);
-    }
-    Ok(child.status.map(|status| (child.pid, status, child.times)))
 }
 
 pub fn wait4(call: &mut Call<'_>) -> CallResult {
@@ -468,9 +482,8 @@ pub fn wait4(call: &mut Call<'_>) -> CallResult {
     if options & !(WNOHANG | 2 | 8 | 0x4000_0000 | 0x8000_0000 | 0x2000_0000) != 0 {
         return Err(Errno::EINVAL);
     }
-    let chosen = selected(call, selector)?;
     const WUNTRACED: u64 = 2;
-    match reap(call, &chosen, options & WNOHANG != 0, false, options & WUNTRACED != 0)? {
+    match reap(call, selector, options & WNOHANG != 0, false, options & WUNTRACED != 0)? {
         None => value(0),
         Some((pid, status, times)) => {
             if let Some(status_out) = status_out {
@@ -497,9 +510,8 @@ pub fn waitid(call: &mut Call<'_>) -> CallResult {
         P_PGID => -(id as i64),
         _ => return Err(Errno::EINVAL),
     };
-    let chosen = selected(call, selector)?;
     const WSTOPPED: u64 = 2;
-    let reaped = reap(call, &chosen, options & WNOHANG != 0, options & WNOWAIT != 0, options & WSTOPPED != 0)?;
+    let reaped = reap(call, selector, options & WNOHANG != 0, options & WNOWAIT != 0, options & WSTOPPED != 0)?;
     let mut record = [0u8; 128];
     if let Some((_, _, times)) = reaped {
         if call.argument(4) != 0 {
