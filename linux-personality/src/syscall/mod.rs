@@ -28,6 +28,7 @@ mod processes;
 mod scheduling;
 mod signals;
 mod user_ptr;
+mod vector_cursor;
 mod clocks;
 mod control_messages;
 mod events;

@@ -15,6 +15,7 @@
 use linux_abi::Errno;
 
 use super::files::signal_broken_pipe;
+use super::vector_cursor::VectorCursor;
 use super::Call;
 use crate::open_files::{flags, OpenFile};
 use crate::pipes::Pipe;
@@ -34,14 +35,14 @@ pub(super) fn write_staged(call: &Call<'_>, file: &OpenFile, pipe: &Pipe, segmen
     let nonblocking = file.status() & flags::O_NONBLOCK != 0;
     let interrupted = || call.interrupted();
     let ended = |written: usize, error: Errno| if written > 0 { Ok(written) } else { Err(error) };
-    let mut source = Segments { segments, index: 0, used: 0 };
+    let mut source = VectorCursor::new(segments);
     let mut written = 0;
     while written < total {
         let mut part = match super::buffers::transfer_buffer((total - written).min(PIPE_STAGE)) {
             Ok(part) => part,
             Err(error) => return ended(written, error),
         };
-        if let Err(error) = source.fill(call, &mut part) {
+        if let Err(error) = fill(&mut source, call, &mut part) {
             return ended(written, error);
         }
         match signal_broken_pipe(call, pipe.write(&part, nonblocking, &interrupted)) {
@@ -57,29 +58,16 @@ pub(super) fn write_staged(call: &Call<'_>, file: &OpenFile, pipe: &Pipe, segmen
     Ok(written)
 }
 
-/// A read position in a list of user segments.
-struct Segments<'a> {
-    segments: &'a [(u64, u64)],
-    index: usize,
-    /// Bytes of `segments[index]` already copied.
-    used: u64,
-}
-
-impl Segments<'_> {
-    /// Fills `part` with the next bytes (the caller asks for no more than remain).
-    fn fill(&mut self, call: &Call<'_>, part: &mut [u8]) -> Result<(), Errno> {
-        let mut filled = 0;
-        while filled < part.len() {
-            let Some(&(base, length)) = self.segments.get(self.index) else { return Err(Errno::EFAULT) };
-            let take = ((length - self.used) as usize).min(part.len() - filled);
-            call.read_in(base.wrapping_add(self.used), &mut part[filled..filled + take])?;
-            filled += take;
-            self.used += take as u64;
-            if self.used == length {
-                self.index += 1;
-                self.used = 0;
-            }
-        }
-        Ok(())
+/// Fills `part` with the next bytes of `source` (the caller asks for no
+/// more than remain).
+fn fill(source: &mut VectorCursor<'_>, call: &Call<'_>, part: &mut [u8]) -> Result<(), Errno> {
+    let mut filled = 0;
+    while filled < part.len() {
+        let Some((address, left)) = source.current() else { return Err(Errno::EFAULT) };
+        let take = (left as usize).min(part.len() - filled);
+        call.read_in(address, &mut part[filled..filled + take])?;
+        filled += take;
+        source.advance(take as u64);
     }
+    Ok(())
 }

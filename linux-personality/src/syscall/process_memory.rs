@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 use linux_abi::Errno;
 
 use super::files::io_vectors;
+use super::vector_cursor::VectorCursor;
 use super::{value, Call, CallResult};
 use crate::process;
 
@@ -51,7 +52,7 @@ pub fn process_vm(call: &mut Call<'_>, direction: Direction) -> CallResult {
     let mut page = Vec::new();
     page.try_reserve_exact(PAGE as usize).map_err(|_| Errno::ENOMEM)?;
     page.resize(PAGE as usize, 0);
-    let mut local_cursor = Cursor::new(&local);
+    let mut local_cursor = VectorCursor::new(&local);
     let mut moved = 0u64;
     for &(remote_base, remote_length) in &remote {
         let mut done = 0;
@@ -73,38 +74,6 @@ pub fn process_vm(call: &mut Call<'_>, direction: Direction) -> CallResult {
         }
     }
     value(moved)
-}
-
-/// A position in the caller's iovecs.
-struct Cursor<'a> {
-    vectors: &'a [(u64, u64)],
-    index: usize,
-    used: u64,
-}
-
-impl<'a> Cursor<'a> {
-    fn new(vectors: &'a [(u64, u64)]) -> Self {
-        let mut cursor = Self { vectors, index: 0, used: 0 };
-        cursor.skip_empty();
-        cursor
-    }
-
-    /// The next address and how much of its vector is left; None at the end.
-    fn current(&self) -> Option<(u64, u64)> {
-        self.vectors.get(self.index).map(|&(base, length)| (base.wrapping_add(self.used), length - self.used))
-    }
-
-    fn advance(&mut self, count: u64) {
-        self.used += count;
-        self.skip_empty();
-    }
-
-    fn skip_empty(&mut self) {
-        while self.vectors.get(self.index).is_some_and(|&(_, length)| self.used >= length) {
-            self.index += 1;
-            self.used = 0;
-        }
-    }
 }
 
 /// Which of the caller's ids the access rule compares.
