@@ -145,8 +145,10 @@ pub fn refresh(tree: &mut Namespace, path: &[u8], facts: &[ProcessFacts], caller
     }
     for fact in facts {
         let name = format!("{}", fact.facts.pid);
-        let new = tree.child_of(proc, name.as_bytes()).is_none();
-        let directory = directory(tree, proc, name.as_bytes())?;
+        let (directory, new) = match tree.child_of(proc, name.as_bytes()) {
+            Some(directory) => (directory, false),
+            None => (tree.create(proc, name.as_bytes(), FileKind::Directory, 0o555, now())?, true),
+        };
         if new || target.is_none() || target_pid == Some(fact.facts.pid) {
             write_process_files(tree, directory, fact)?;
         }
