@@ -24,6 +24,7 @@ mod locks;
 mod memory;
 mod multikernel;
 mod runner;
+mod small_space;
 mod socket_charges;
 pub mod smp;
 mod stall_report;
@@ -32,6 +33,7 @@ mod sync_objects;
 mod threads;
 mod tlb_reach;
 mod user_mode;
+mod virtualization;
 mod waiting;
 mod watchdog;
 

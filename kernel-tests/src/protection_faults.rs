@@ -9,67 +9,34 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
 
-use machine::frame_access::{read_user_on_root, SpaceTables};
+use machine::frame_access::read_user_on_root;
 use machine::protection_probes::{call_user, read_user_shut, Probe};
 use machine::{cpu, paging};
 
-use super::frame_record::{claimed_frame, give_back};
+use super::small_space::{SmallSpace, USER_WRITABLE};
 use super::runner::{check, Outcome};
 use kernel_objects::SystemFacts;
 
-const PRESENT: u64 = 1;
-const WRITABLE: u64 = 1 << 1;
-const USER: u64 = 1 << 2;
 /// Where the two pages go: 4 MiB, then the next page.
 const DATA: u64 = 0x40_0000;
 const CODE: u64 = DATA + 4096;
 
-/// The tables of the two pages: (table, index, frame it names), from the
-/// root down, in the order they were linked.
-struct TwoPages {
-    tables: SpaceTables,
-    root: u64,
-    links: Vec<(u64, usize, u64)>,
-}
-
-impl TwoPages {
-    fn build() -> Result<Self, String> {
-        let mut tables = SpaceTables::new();
-        let root = tables.install_root(claimed_frame()?).map_err(|_| "the root was refused")?;
-        let mut space = TwoPages { tables, root, links: Vec::new() };
-        let directory_pointers = space.link(root, 0, PRESENT | WRITABLE | USER)?;
-        let directory = space.link(directory_pointers, 0, PRESENT | WRITABLE | USER)?;
-        let leaves = space.link(directory, 2, PRESENT | WRITABLE | USER)?;
-        space.link(leaves, 0, PRESENT | WRITABLE | USER)?;
-        space.link(leaves, 1, PRESENT | WRITABLE | USER)?;
-        check(space.tables.write_user(DATA, b"user data"), || "the data page could not be filled".into())?;
-        check(space.tables.write_user(CODE, &[0xc3]), || "the code page could not be filled".into())?;
-        Ok(space)
-    }
-
-    /// A zeroed frame of the space, named by entry `index` of `table`.
-    fn link(&mut self, table: u64, index: usize, bits: u64) -> Result<u64, String> {
-        let frame = self.tables.adopt(claimed_frame()?);
-        check(self.tables.zero(frame), || "a new frame could not be zeroed".into())?;
-        check(self.tables.write_entry(table, index, frame | bits), || format!("entry {index} of {table:#x} was refused"))?;
-        self.links.push((table, index, frame));
-        Ok(frame)
-    }
-
-    /// Unlinks and gives back every frame, the leaves first, then the root.
-    fn tear_down(self) -> Outcome {
-        for &(table, index, frame) in self.links.iter().rev() {
-            check(self.tables.write_entry(table, index, 0), || format!("entry {index} of {table:#x} could not be emptied"))?;
-            give_back(self.tables.reclaim(frame).ok_or("an unlinked frame was not given back")?)?;
-        }
-        give_back(self.tables.reclaim(self.root).ok_or("the root was not given back")?)
-    }
+/// A space mapping the two pages (a data page and a `ret`).
+fn two_pages() -> Result<SmallSpace, String> {
+    let mut space = SmallSpace::new()?;
+    let directory_pointers = space.link(space.root, 0, USER_WRITABLE)?;
+    let directory = space.link(directory_pointers, 0, USER_WRITABLE)?;
+    let leaves = space.link(directory, 2, USER_WRITABLE)?;
+    space.link(leaves, 0, USER_WRITABLE)?;
+    space.link(leaves, 1, USER_WRITABLE)?;
+    check(space.tables.write_user(DATA, b"user data"), || "the data page could not be filled".into())?;
+    check(space.tables.write_user(CODE, &[0xc3]), || "the code page could not be filled".into())?;
+    Ok(space)
 }
 
 pub fn smap_and_smep_stop_the_kernel_at_user_pages(_facts: &SystemFacts) -> Outcome {
-    let space = TwoPages::build()?;
+    let space = two_pages()?;
     let (shut, open, called, bytes) = {
         let _off = cpu::InterruptsOff::new();
         if !paging::switch_address_space(space.tables.token()) {

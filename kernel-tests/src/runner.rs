@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use machine::stop::{self, ExitCode};
 use machine::timer;
 
-use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frame_record, frames_and_contexts, protection_faults, frames_every_cpu, groups, locks, memory, multikernel, smp, sync_objects, threads, tlb_reach};
+use super::{boot_checks, capabilities, containers, socket_charges, user_mode, exceptions, exhaustion, frame_record, frames_and_contexts, protection_faults, frames_every_cpu, groups, locks, memory, multikernel, smp, sync_objects, threads, tlb_reach, virtualization};
 use super::stress_plan::StressPlan;
 use super::{stall_report, watchdog};
 use kernel_objects::SystemFacts;
@@ -33,6 +33,9 @@ static FILES: &[&[Test]] = &[
     boot_checks::TESTS,
     memory::TESTS,
     frame_record::TESTS,
+    // Before the SMAP/SMEP probes: they show that running a guest left
+    // the host's protections as they were.
+    virtualization::TESTS,
     protection_faults::TESTS,
     frames_and_contexts::TESTS,
     exceptions::TESTS,

@@ -28,7 +28,7 @@ mod hw;
 
 #[cfg(target_os = "none")]
 pub use hw::{
-    apic, backtrace, context, cpu, cpu_snapshot, frame_access, gdt, heap, irq_lock, layout, paging, pci, percpu, protection_probes, rtc, serial, set_once, stacks, start::Handoff, stop, timer, tlb, trap,
+    apic, backtrace, context, cpu, cpu_snapshot, frame_access, gdt, heap, irq_lock, layout, paging, pci, percpu, protection_probes, rtc, serial, set_once, stacks, start::Handoff, stop, svm, timer, tlb, trap,
     trap_entry::TrapFrame, user,
 };
 

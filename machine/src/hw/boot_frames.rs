@@ -73,6 +73,20 @@ impl BootFrames {
         Some(frame)
     }
 
+    /// `count` zeroed frames in a row (the first's physical address), or
+    /// `None` when no free range holds that many.
+    pub fn allocate_contiguous(&mut self, count: u64) -> Option<u64> {
+        let bytes = count.checked_mul(PAGE_SIZE)?;
+        let range = self.ranges[..self.count].iter_mut().find(|range| range.end - range.start >= bytes)?;
+        let first = range.start;
+        range.start += bytes;
+        self.allocated += count;
+        for index in 0..count {
+            zero_frame(first + index * PAGE_SIZE);
+        }
+        Some(first)
+    }
+
     /// The memory still free, sorted by address.
     pub fn free_ranges(&self) -> impl Iterator<Item = Range> + '_ {
         self.ranges[..self.count].iter().copied().filter(|range| range.start < range.end)

@@ -389,6 +389,9 @@ static NEXT_SPACE: AtomicU64 = AtomicU64::new(1);
 /// The root each CPU has loaded (or is about to load): a root goes back
 /// to the allocator only when no CPU names it here.
 pub(crate) static LOADED_ROOTS: [LoadedRoot; MAX_CPUS] = [const { LoadedRoot::new() }; MAX_CPUS];
+/// Per CPU: the root of the space a guest runs on as its nested page
+/// tables (`svm`), while it runs; the same pact as [`LOADED_ROOTS`].
+pub(crate) static NESTED_ROOTS: [LoadedRoot; MAX_CPUS] = [const { LoadedRoot::new() }; MAX_CPUS];
 
 /// Bumped whenever the kernel half of the kernel's root changes, so a
 /// space's root copied before knows to be checked in full.
@@ -472,6 +475,27 @@ pub(crate) fn announce_load(token: &RootToken, cpu: usize) -> bool {
         slot.announce(previous);
     }
     live
+}
+
+/// [`announce_load`] for a guest's nested page tables: records that this
+/// CPU is about to run a guest on `token`'s root, then checks it is live.
+pub(crate) fn announce_nested(token: &RootToken, cpu: usize) -> bool {
+    let Some(slot) = NESTED_ROOTS.get(cpu) else { return false };
+    slot.announce(token.root);
+    let live = matches!(state(token.root), FrameState::Table { space, level: 3, .. } if space == token.space);
+    if !live {
+        slot.announce(0);
+    }
+    live
+}
+
+/// The guest left this CPU: no translation of its nested tables is used
+/// here again before the next [`announce_nested`] (each entry flushes the
+/// guest's TLB).
+pub(crate) fn announce_nested_gone(cpu: usize) {
+    if let Some(slot) = NESTED_ROOTS.get(cpu) {
+        slot.announce(0);
+    }
 }
 
 /// Records that this CPU has `root` loaded (the kernel's own tables, or
@@ -621,7 +645,7 @@ impl SpaceTables {
         let states = states()?;
         self.forget(frame);
         let taken = if frame == self.root.get() {
-            let loaded = || LOADED_ROOTS.iter().any(|slot| slot.get() == frame);
+            let loaded = || LOADED_ROOTS.iter().chain(NESTED_ROOTS.iter()).any(|slot| slot.get() == frame);
             let taken = states.reclaim_root(frame, self.space, loaded);
             if taken.is_ok() {
                 // Gone: no walk or copy may start from it again.

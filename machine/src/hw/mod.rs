@@ -24,6 +24,7 @@ mod smp;
 pub mod stacks;
 pub mod start;
 pub mod stop;
+pub mod svm;
 pub mod timer;
 pub mod tlb;
 pub mod trap;

@@ -150,6 +150,10 @@ extern "C" fn bootstrap_processor_continue(stack_top: u64) -> ! {
     let boot_stack = KernelStack::new(stack_top - stacks::STACK_SIZE, stack_top);
     let stacks = interrupt_stacks();
     percpu::install(0, 0, boot_stack, stacks);
+    with_boot("enabling SVM", |boot| {
+        super::svm::init_cpu(0, &mut boot.frames);
+        Ok(())
+    });
     let information = with_boot("boot information", |boot| Ok(boot.information.clone()));
     let reader = DirectMapReader { limit: memory_end(&information) };
     let acpi = acpi::parse(&reader, information.rsdp)
@@ -310,6 +314,10 @@ pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
     let boot_stack = KernelStack::new(top - stacks::STACK_SIZE, top);
     apic::enable_local();
     let per_cpu = percpu::install(slot as usize + 1, apic::id(), boot_stack, stacks);
+    with_boot("enabling SVM", |boot| {
+        super::svm::init_cpu(slot as usize + 1, &mut boot.frames);
+        Ok(())
+    });
     timer::start_periodic(trap::VECTOR_TIMER, timer::TICK_HERTZ);
     // SAFETY: `lamina_secondary_main` is defined once, by the kernel image,
     // with exactly this signature.

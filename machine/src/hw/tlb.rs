@@ -221,6 +221,9 @@ pub fn shootdown_space(cpus: &CpuSet, flush: Flush, root: u64) {
     let _stay_here = cpu::InterruptsOff::new();
     let mut loaded = CpuSet::empty();
     crate::loaded_roots::cpus_with_root(&super::frame_access::LOADED_ROOTS, cpus.iter(), root, |index| loaded.insert(index));
+    // A guest running on the space as its nested tables: the IPI ends it,
+    // and its next entry flushes the guest's TLB.
+    crate::loaded_roots::cpus_with_root(&super::frame_access::NESTED_ROOTS, cpus.iter(), root, |index| loaded.insert(index));
     shootdown(&loaded, flush);
 }
 

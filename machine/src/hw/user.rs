@@ -61,7 +61,29 @@ pub struct UserRegisters {
 
 #[repr(C, align(64))]
 #[derive(Clone)]
-struct FpuArea([u8; FPU_AREA_BYTES]);
+pub(crate) struct FpuArea([u8; FPU_AREA_BYTES]);
+
+impl FpuArea {
+    /// The state of a CPU after reset (as FNINIT and the MXCSR default
+    /// leave it).
+    pub(crate) fn initial() -> FpuArea {
+        let mut fpu = FpuArea([0; FPU_AREA_BYTES]);
+        // FXSAVE layout: FCW at 0 (0x37F: all exceptions masked), MXCSR at
+        // 24 (0x1F80: all SIMD exceptions masked); the zero XSAVE header
+        // marks every other component as in its initial state.
+        fpu.0[0..2].copy_from_slice(&0x037Fu16.to_le_bytes());
+        fpu.0[24..28].copy_from_slice(&0x1F80u32.to_le_bytes());
+        fpu
+    }
+}
+
+/// The FPU registers of CPU `me` no longer hold any context's state (a
+/// guest used them): the next entry to user mode restores in full.
+pub(crate) fn forget_fpu_here(me: usize) {
+    if let Some(slot) = FPU_HELD_BY.get(me) {
+        slot.store(0, Ordering::Relaxed);
+    }
+}
 
 /// A user thread's machine state: registers, extended (FPU/SSE/AVX) state,
 /// and what the last exit recorded.
@@ -131,11 +153,7 @@ impl UserContext {
     /// A context that starts at `entry` with stack pointer `stack`, every
     /// other register zero and the FPU in its initial state.
     pub fn new(entry: u64, stack: u64) -> Self {
-        let mut fpu = FpuArea([0; FPU_AREA_BYTES]);
-        // FXSAVE layout: FCW at 0 (0x37F: all exceptions masked), MXCSR at
-        // 24 (0x1F80: all masked, round to nearest).
-        fpu.0[0..2].copy_from_slice(&0x037Fu16.to_le_bytes());
-        fpu.0[24..28].copy_from_slice(&0x1F80u32.to_le_bytes());
+        let fpu = FpuArea::initial();
         Self {
             registers: UserRegisters { rip: entry, rsp: stack, rflags: FORCED_FLAGS, ..UserRegisters::default() },
             exit_kind: 0,
@@ -316,7 +334,7 @@ fn run_user_with(_off: &cpu::InterruptsOff, tables: Option<&super::frame_access:
 }
 
 #[inline(always)]
-fn restore_fpu(area: &FpuArea) {
+pub(crate) fn restore_fpu(area: &FpuArea) {
     let mask = XSAVE_MASK.load(Ordering::Relaxed);
     // SAFETY: the area is 64-byte aligned, large enough for the enabled
     // components, and holds either the initial image (`UserContext::new`:
@@ -332,7 +350,7 @@ fn restore_fpu(area: &FpuArea) {
 }
 
 #[inline(always)]
-fn save_fpu(area: &mut FpuArea) {
+pub(crate) fn save_fpu(area: &mut FpuArea) {
     let mask = XSAVE_MASK.load(Ordering::Relaxed);
     // SAFETY: as in `restore_fpu`; the area is exclusively borrowed.
     unsafe {
