@@ -1,0 +1,26 @@
+//! Linux's KVM interface (`/dev/kvm`), as the plain logic Lamina's
+//! hypervisor needs to speak it, built and tested on the host:
+//! - [`ioctls`]: the request numbers a VMM sends;
+//! - [`layouts`]: `kvm_regs`, `kvm_sregs` (with `kvm_segment` and the VMCB's
+//!   packed segment attributes), `kvm_userspace_memory_region`, and the
+//!   exits written into the shared `kvm_run` page;
+//! - [`memory_slots`]: a VM's guest-physical memory slots, with the
+//!   checks and errno values of Linux's `KVM_SET_USER_MEMORY_REGION`.
+//!
+//! Relies on nothing but `linux-abi`'s errno values. Must never panic on
+//! any bytes or numbers a VMM passes: every decode is of fixed-size
+//! arrays, every refusal an errno.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+pub mod ioctls;
+pub mod layouts;
+pub mod memory_slots;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,188 @@
+//! Host tests: the numbers and layouts against `<linux/kvm.h>`'s values,
+//! and the slot table against Linux's answers (as a Linux 6.1 guest gave
+//! them) and against a plain model of the rules over random requests.
+
+use std::collections::BTreeMap;
+use std::vec::Vec;
+
+use linux_abi::Errno;
+use testkit::Rng;
+
+use crate::ioctls::*;
+use crate::layouts::*;
+use crate::memory_slots::*;
+
+#[test]
+fn request_numbers_are_linuxs() {
+    assert_eq!(KVM_GET_API_VERSION, 0xAE00);
+    assert_eq!(KVM_CREATE_VM, 0xAE01);
+    assert_eq!(KVM_CHECK_EXTENSION, 0xAE03);
+    assert_eq!(KVM_GET_VCPU_MMAP_SIZE, 0xAE04);
+    assert_eq!(KVM_CREATE_VCPU, 0xAE41);
+    assert_eq!(KVM_SET_USER_MEMORY_REGION, 0x4020_AE46);
+    assert_eq!(KVM_RUN, 0xAE80);
+    assert_eq!(KVM_GET_REGS, 0x8090_AE81);
+    assert_eq!(KVM_SET_REGS, 0x4090_AE82);
+    assert_eq!(KVM_GET_SREGS, 0x8138_AE83);
+    assert_eq!(KVM_SET_SREGS, 0x4138_AE84);
+}
+
+#[test]
+fn registers_round_trip_in_kvms_order() {
+    let mut regs = Regs::default();
+    for (index, word) in regs.0.iter_mut().enumerate() {
+        *word = 0x1111 * (index as u64 + 1);
+    }
+    let bytes = regs.encode();
+    assert_eq!(&bytes[Regs::RIP * 8..Regs::RIP * 8 + 8], &(0x1111u64 * 17).to_le_bytes());
+    assert_eq!(Regs::decode(&bytes), regs);
+}
+
+#[test]
+fn segment_attributes_convert_both_ways() {
+    // Real mode's code segment, and a 64-bit code segment (L, G).
+    for (attributes, long) in [(0x009B, false), (0x0A9B, true)] {
+        let segment = Segment::from_vmcb(0x8, attributes, 0xFFFF, 0);
+        assert_eq!((segment.kind, segment.s, segment.present, segment.l, segment.g), (0xB, true, true, long, long));
+        assert!(!segment.unusable);
+        assert_eq!(segment.vmcb_attributes(), attributes);
+    }
+    // Not present reads as unusable; an unusable segment has no attributes.
+    let null = Segment::from_vmcb(0, 0x0093 & !0x80, 0, 0);
+    assert!(null.unusable);
+    assert_eq!(Segment { unusable: true, ..Segment::from_vmcb(0, 0x93, 0xFFFF, 0) }.vmcb_attributes(), 0);
+}
+
+#[test]
+fn special_registers_sit_where_kvm_puts_them() {
+    let mut sregs = Sregs::default();
+    sregs.segments[Sregs::CS] = Segment::from_vmcb(0xF000, 0x9B, 0xFFFF, 0xFFFF_0000);
+    sregs.gdt = DescriptorTable { base: 0x500, limit: 0x27 };
+    sregs.cr0 = 0x6000_0010;
+    sregs.efer = 0x500;
+    sregs.interrupt_bitmap[3] = 1 << 63;
+    let bytes = sregs.encode();
+    assert_eq!(&bytes[0..8], &0xFFFF_0000u64.to_le_bytes());
+    assert_eq!(&bytes[12..14], &0xF000u16.to_le_bytes());
+    assert_eq!(&bytes[192..202], &[0x00, 0x05, 0, 0, 0, 0, 0, 0, 0x27, 0]);
+    assert_eq!(&bytes[224..232], &0x6000_0010u64.to_le_bytes());
+    assert_eq!(&bytes[264..272], &0x500u64.to_le_bytes());
+    assert_eq!(bytes[311], 0x80);
+    assert_eq!(Sregs::decode(&bytes), sregs);
+}
+
+#[test]
+fn an_io_exit_is_written_where_kvm_run_has_it() {
+    let mut run = [0xEEu8; 64];
+    RunExit::Io { input: false, size: 1, port: 0x3F8, count: 1 }.encode(&mut run);
+    assert_eq!(&run[8..12], &2u32.to_le_bytes());
+    assert_eq!(&run[32..40], &[1, 1, 0xF8, 0x03, 1, 0, 0, 0]);
+    assert_eq!(&run[40..48], &4096u64.to_le_bytes());
+    // The header before the reason is the VMM's, untouched.
+    assert_eq!(run[1], 0xEE);
+    RunExit::Halt.encode(&mut run);
+    assert_eq!(&run[8..12], &5u32.to_le_bytes());
+    assert!(run[32..].iter().all(|&byte| byte == 0));
+}
+
+fn region(slot: u32, guest_physical: u64, size: u64, user_address: u64) -> MemoryRegion {
+    MemoryRegion { slot, flags: 0, guest_physical, size, user_address }
+}
+
+const MIB2: u64 = 2 << 20;
+const USER: u64 = 0x7F00_0000_0000;
+
+/// The answers a Linux 6.1 guest gave to the same requests (kvm_basic).
+#[test]
+fn slots_answer_as_linux_did() {
+    let mut slots = MemorySlots::new();
+    assert_eq!(slots.set(region(0, 0, MIB2, USER)), Ok(SlotChange::Created));
+    assert_eq!(slots.set(region(1, 0x40_0001, 0x1000, USER)), Err(Errno::EINVAL));
+    assert_eq!(slots.set(region(1, 0x40_0000, 0x1800, USER)), Err(Errno::EINVAL));
+    assert_eq!(slots.set(region(1, 0x40_0000, 0x1000, USER + 1)), Err(Errno::EINVAL));
+    assert_eq!(slots.set(region(1, 0x1000, 0x1000, USER + MIB2)), Err(Errno::EEXIST));
+    assert_eq!(slots.set(region(0x7FFF, 0x40_0000, 0x1000, USER)), Err(Errno::EINVAL));
+    // And the rest of the rules.
+    assert_eq!(slots.set(region(0, 0, MIB2, USER)), Ok(SlotChange::Unchanged));
+    assert_eq!(slots.set(region(0, 0, 2 * MIB2, USER)), Err(Errno::EINVAL), "resizing");
+    assert_eq!(slots.set(MemoryRegion { flags: 4, ..region(2, MIB2, 0x1000, USER) }), Err(Errno::EINVAL), "unknown flag");
+    assert_eq!(slots.set(region(1 << 16, MIB2, 0x1000, USER)), Err(Errno::EINVAL), "address space 1");
+    assert_eq!(slots.set(region(3, 0, 0, USER)), Err(Errno::EINVAL), "deleting a slot never made");
+    assert_eq!(slots.set(region(2, u64::MAX & !0xFFF, 0x2000, USER)), Err(Errno::EINVAL), "wrapping");
+    assert_eq!(slots.find(0x1234), Some((slots.slots()[0], USER + 0x1234)));
+    assert_eq!(slots.find(MIB2), None);
+    assert!(matches!(slots.set(region(0, 4 * MIB2, MIB2, USER)), Ok(SlotChange::Moved(old)) if old.guest_physical == 0));
+    assert_eq!(slots.find(0x1234), None);
+    assert!(matches!(slots.set(region(0, 0, 0, USER)), Ok(SlotChange::Deleted(_))));
+    assert!(slots.slots().is_empty());
+}
+
+/// The rules as a model: each slot the set of guest pages it covers.
+#[derive(Default)]
+struct Model {
+    slots: BTreeMap<u32, (u64, u64, u64, u32)>,
+}
+
+impl Model {
+    fn set(&mut self, region: MemoryRegion) -> Result<(), Errno> {
+        let aligned = |value: u64| value & 0xFFF == 0;
+        let good = region.flags & !3 == 0
+            && region.slot < USER_SLOTS
+            && aligned(region.size)
+            && aligned(region.guest_physical)
+            && aligned(region.user_address)
+            && (region.user_address as u128 + region.size as u128) <= 0x7FFF_FFFF_F000
+            && (region.guest_physical as u128 + region.size as u128) <= u64::MAX as u128
+            && region.size / 4096 < (1 << 31);
+        if !good {
+            return Err(Errno::EINVAL);
+        }
+        let old = self.slots.get(&region.slot).copied();
+        if region.size == 0 {
+            return self.slots.remove(&region.slot).map(drop).ok_or(Errno::EINVAL);
+        }
+        if let Some((gpa, size, user, flags)) = old {
+            if user != region.user_address || size != region.size || (flags ^ region.flags) & 2 != 0 {
+                return Err(Errno::EINVAL);
+            }
+            if gpa == region.guest_physical {
+                self.slots.insert(region.slot, (gpa, size, user, region.flags));
+                return Ok(());
+            }
+        }
+        let pages = |gpa: u64, size: u64| (gpa / 4096..(gpa + size) / 4096).collect::<std::collections::BTreeSet<u64>>();
+        let mine = pages(region.guest_physical, region.size);
+        if self.slots.iter().any(|(&id, &(gpa, size, _, _))| id != region.slot && !pages(gpa, size).is_disjoint(&mine)) {
+            return Err(Errno::EEXIST);
+        }
+        self.slots.insert(region.slot, (region.guest_physical, region.size, region.user_address, region.flags));
+        Ok(())
+    }
+}
+
+#[test]
+fn slots_refine_the_model_over_random_requests() {
+    let mut rng = Rng::new(24);
+    for _ in 0..200 {
+        let (mut slots, mut model) = (MemorySlots::new(), Model::default());
+        for _ in 0..40 {
+            let pick = |rng: &mut Rng, choices: &[u64]| choices[rng.below(choices.len())];
+            let request = MemoryRegion {
+                slot: pick(&mut rng, &[0, 1, 2, 3, 0x7FFF, 1 << 16]) as u32,
+                flags: pick(&mut rng, &[0, 0, 0, 1, 2, 4]) as u32,
+                guest_physical: pick(&mut rng, &[0, 0x1000, 0x8000, 0x1_0000, 0x1001, u64::MAX & !0xFFF]),
+                size: pick(&mut rng, &[0, 0x1000, 0x8000, 0x1_0000, 0x1800]),
+                user_address: pick(&mut rng, &[USER, USER + 0x1000, USER + 1, 0x7FFF_FFFF_F000]),
+            };
+            let got = slots.set(request).map(drop);
+            assert_eq!(got, model.set(request), "{request:?}");
+            let listed: Vec<(u32, u64, u64, u64, u32)> = {
+                let mut listed: Vec<_> = slots.slots().iter().map(|slot| (slot.id, slot.guest_physical, slot.size, slot.user_address, slot.flags)).collect();
+                listed.sort();
+                listed
+            };
+            let modelled: Vec<(u32, u64, u64, u64, u32)> = model.slots.iter().map(|(&id, &(gpa, size, user, flags))| (id, gpa, size, user, flags)).collect();
+            assert_eq!(listed, modelled);
+        }
+    }
+}
