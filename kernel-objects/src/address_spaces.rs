@@ -183,3 +183,10 @@ pub fn switch_to(tables: UserTables) -> bool {
 pub fn run_user_in(off: &machine::cpu::InterruptsOff, tables: &UserTables, context: &mut machine::user::UserContext, unless: impl Fn() -> bool) -> machine::user::UserExit {
     machine::user::run_user_in(off, &tables.token, context, unless)
 }
+
+/// Runs `vcpu` on this CPU with `tables` (a guest-physical space made
+/// ready by [`prepare_to_enter`]) as its nested page tables, until an
+/// exit (`None`: the space is gone).
+pub fn run_guest(vcpu: &mut machine::svm::Vcpu, tables: &UserTables) -> Option<machine::svm::VmExit> {
+    vcpu.run(&tables.token)
+}

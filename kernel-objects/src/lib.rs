@@ -28,6 +28,7 @@ pub mod physical_memory;
 pub mod system;
 pub mod untyped_memory;
 pub mod user_memory;
+pub mod virtual_machines;
 
 pub use system::SystemFacts;
 pub use untyped_memory::OwnedFrame;

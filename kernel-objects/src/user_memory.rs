@@ -77,6 +77,15 @@ fn frame_for(memory: &mut KernelSpace, at: u64, access: Access, flush: &mut Pend
     usable(memory).map(|page| page.frame).ok_or(Errno::EFAULT)
 }
 
+/// The frame behind user address `at`, made ready for the program's own
+/// store (demand-zero filled, copy-on-write copied): EAGAIN after a copy
+/// whose flush `flush` holds (carry it out with no lock held, then ask
+/// again), EFAULT when the program could not store there.
+pub fn writable_frame(memory: &mut KernelSpace, at: u64, flush: &mut PendingFlush) -> Result<u64, Errno> {
+    check_range(at, 1)?;
+    frame_for(memory, at, Access::Write, flush)
+}
+
 /// Calls `copy(space, user address, range of the caller's buffer)` for
 /// each page `[address, address + length)` touches (the address and range
 /// within that page), the page made ready for `access` first. The copy

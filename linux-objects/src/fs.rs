@@ -49,6 +49,8 @@ pub mod devices {
     pub const CONSOLE: (u32, u32) = (5, 1);
     /// `/dev/ttyS0`
     pub const SERIAL: (u32, u32) = (4, 64);
+    /// `/dev/kvm` (made only when the CPUs can run guests)
+    pub const KVM: (u32, u32) = (10, 232);
 }
 
 /// Builds the tree: the initramfs (if any), then what must exist.
@@ -139,8 +141,12 @@ fn make_device_nodes(tree: &mut Namespace, dev: vfs::InodeId) -> Result<(), Stri
         ("tty", devices::TTY, 0o666),
         ("console", devices::CONSOLE, 0o600),
         ("ttyS0", devices::SERIAL, 0o660),
+        ("kvm", devices::KVM, 0o666),
     ];
     for (name, (major, minor), permissions) in nodes {
+        if name == "kvm" && !machine::svm::available() {
+            continue;
+        }
         if tree.child_of(dev, name.as_bytes()).is_none() {
             tree.create(dev, name.as_bytes(), FileKind::CharDevice(major, minor), permissions, now())
                 .map_err(|error| format!("/dev/{name}: {error:?}"))?;

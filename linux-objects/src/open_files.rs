@@ -72,6 +72,8 @@ pub enum Device {
     Disk(u32, u32),
     /// `/proc/<pid>/mem`: that process's memory, the offset its address.
     ProcessMemory(u32),
+    /// `/dev/kvm`: virtual machines are made through it.
+    Kvm,
 }
 
 /// What a description reads and writes.
@@ -100,6 +102,16 @@ pub enum Backing {
     Timer(crate::timer_fds::TimerFd),
     /// A `signalfd` descriptor.
     Signals(crate::signal_fds::SignalFd),
+    /// A virtual machine or one of its vCPUs.
+    Kvm(KvmFile),
+}
+
+/// What a KVM descriptor is open on (`/dev/kvm` itself is a device).
+pub enum KvmFile {
+    /// A VM (`KVM_CREATE_VM`).
+    Machine(Arc<kernel_objects::virtual_machines::VirtualMachine>),
+    /// A vCPU (`KVM_CREATE_VCPU`).
+    Processor(Arc<kernel_objects::virtual_machines::VirtualCpu>),
 }
 
 /// An open file description.
@@ -156,7 +168,7 @@ impl OpenFile {
             Backing::Epoll(set) => (set.any_ready(depth), false, false),
             Backing::Timer(timer) => (timer.readable(), false, false),
             Backing::Signals(signals) => (signals.readable(), false, false),
-            Backing::Inode(_) | Backing::Device(..) => (true, true, false),
+            Backing::Inode(_) | Backing::Device(..) | Backing::Kvm(_) => (true, true, false),
         };
         Readiness { readable, writable, hung_up, error: false }
     }
@@ -211,7 +223,7 @@ impl Drop for OpenFile {
             Backing::PipeReader(pipe) => pipe.end_closed(true),
             Backing::PipeWriter(pipe) => pipe.end_closed(false),
             // A socket end closes its directions as it drops.
-            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => {}
+            Backing::MessageQueue(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) | Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) | Backing::Kvm(_) => {}
         }
     }
 }

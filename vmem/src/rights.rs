@@ -18,6 +18,12 @@ impl Rights {
     /// Read and execute.
     pub const READ_EXECUTE: Rights = Rights(1 | 4);
 
+    /// Reading, writing and executing together, which [`Rights::new`]
+    /// refuses (W^X): only for a guest's physical memory, mapped into the
+    /// space whose tables are its nested page tables, where the guest's own
+    /// page tables decide what it may execute ([`crate::AddressSpace::map_lent`]).
+    pub const GUEST_MEMORY: Rights = Rights(1 | 2 | 4);
+
     /// Rights from `read`, `write`, `execute`; refused when they break W^X
     /// or ask for writing or execution without reading.
     pub fn new(read: bool, write: bool, execute: bool) -> Result<Rights, VmError> {

@@ -316,6 +316,16 @@ impl<'o, M: FrameMemory, S: FrameSource<Frame = M::Frame>> AddressSpace<'o, M, S
         Ok(())
     }
 
+    /// Maps `frame`, a page another space owns and maps (a VMM's memory
+    /// lent to a guest's nested tables), at `address` with `rights`, as one
+    /// more owner of it: shared, so writes through either side reach the
+    /// same frame and neither side's fork copies it for the other. The
+    /// caller holds the lending space, so the frame cannot be freed
+    /// before this space has joined its owners.
+    pub fn map_lent(&mut self, address: u64, frame: u64, rights: Rights) -> Result<(), VmError> {
+        self.map_frame(address, frame, rights, true)
+    }
+
     /// Maps the frame at `address` with `rights`, as one more owner of it:
     /// a fresh frame (its first owner: a private page) or, with `shared`, a
     /// shared-memory frame another space owns too.

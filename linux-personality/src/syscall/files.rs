@@ -107,7 +107,7 @@ pub(super) fn read_from(call: &Call<'_>, file: &OpenFile, length: usize, at: Opt
         Backing::PipeReader(_) | Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_) | Backing::EventCounter(_) | Backing::Timer(_) | Backing::Signals(_) => 0, // handled above
         Backing::PipeWriter(_) => return Err(Errno::EBADF),
         // Linux reads a status line here; messages go by mq_timedreceive.
-        Backing::MessageQueue(_) | Backing::Epoll(_) => return Err(Errno::EINVAL),
+        Backing::MessageQueue(_) | Backing::Epoll(_) | Backing::Kvm(_) | Backing::Device(Device::Kvm, _) => return Err(Errno::EINVAL),
     };
     buffer.truncate(count);
     Ok(buffer)
@@ -166,6 +166,7 @@ pub(super) fn write_to(call: &Call<'_>, file: &OpenFile, data: &[u8], at: Option
             }
             Ok(count)
         }),
+        Backing::Device(Device::Kvm, _) | Backing::Kvm(_) => Err(Errno::EINVAL),
         Backing::Device(..) => Ok(data.len()),
         Backing::PipeWriter(pipe) => signal_broken_pipe(call, pipe.write(data, nonblocking, &interrupted)),
         Backing::Socket(_) => super::sockets::write(call, file, data),
@@ -475,6 +476,7 @@ fn device(numbers: (u32, u32)) -> Result<Device, Errno> {
         devices::ZERO => Ok(Device::Zero),
         devices::RANDOM | devices::URANDOM => Ok(Device::Random),
         devices::TTY | devices::CONSOLE | devices::SERIAL => Ok(Device::Console),
+        devices::KVM => Ok(Device::Kvm),
         _ => Err(Errno::ENXIO),
     }
 }
@@ -879,7 +881,7 @@ fn descriptor_stat(file: &OpenFile, fd: u64) -> Result<Stat, Errno> {
         Backing::Socket(_) | Backing::Netlink(_) => Ok(anonymous_stat(fd, 0o140777)),
         Backing::Inet(socket) => Ok(Stat { inode: crate::inet_sockets::inode_number(socket.id), ..anonymous_stat(fd, 0o140777) }),
         // Linux's anonymous inodes have no file type bits.
-        Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) => Ok(anonymous_stat(fd, 0o600)),
+        Backing::EventCounter(_) | Backing::Epoll(_) | Backing::Timer(_) | Backing::Signals(_) | Backing::Kvm(_) => Ok(anonymous_stat(fd, 0o600)),
     }
 }
 
@@ -1027,7 +1029,10 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
     const TIOCNOTTY: u64 = 0x5422;
     const FIONBIO: u64 = 0x5421;
     const TIOCGSID: u64 = 0x5429;
-    let (request, argument) = (call.argument(1), call.argument(2));
+    // The request is an `unsigned int` (C callers that pass an `int`,
+    // as musl's `ioctl` does, sign-extend requests with bit 31 set, such
+    // as every `_IOR`).
+    let (request, argument) = (u64::from(call.argument(1) as u32), call.argument(2));
     let file = descriptor(call, call.argument(0))?;
     if request == FIONBIO {
         let mut word = [0u8; 4];
@@ -1039,6 +1044,9 @@ pub fn ioctl(call: &mut Call<'_>) -> CallResult {
     }
     if let Backing::Device(Device::Disk(major, minor), _) = file.backing {
         return disk_ioctl(call, (major, minor), request, argument);
+    }
+    if matches!(file.backing, Backing::Device(Device::Kvm, _) | Backing::Kvm(_)) {
+        return super::kvm::ioctl(call, &file, request, argument);
     }
     if matches!(file.backing, Backing::Socket(_) | Backing::Inet(_) | Backing::Netlink(_)) && super::interface_ioctls::is_interface_request(request) {
         return super::interface_ioctls::ioctl(call, request, argument, matches!(file.backing, Backing::Inet(_)));

@@ -114,6 +114,14 @@ pub fn mmap(call: &mut Call<'_>) -> CallResult {
     let mut may_store = true;
     let file = if flags & MAP_ANONYMOUS == 0 {
         let file = open_files::file(call.process.native.space(), fd)?;
+        if let Backing::Kvm(open_files::KvmFile::Processor(vcpu)) = &file.backing {
+            if flags & MAP_SHARED == 0 || fixed {
+                return Err(Errno::EINVAL);
+            }
+            let address = place_mapping(call, length)?;
+            super::kvm::map_run_area(call, vcpu, address, length, offset, final_rights)?;
+            return value(address);
+        }
         let Backing::Inode(inode) = file.backing else { return Err(Errno::ENODEV) };
         if !file.readable() || (flags & MAP_SHARED != 0 && final_rights.write() && !file.writable()) {
             return Err(Errno::EACCES);

@@ -13,6 +13,7 @@ mod futex_calls;
 mod inet;
 mod inet_control;
 mod interface_ioctls;
+mod kvm;
 mod identity;
 mod info;
 mod memory;

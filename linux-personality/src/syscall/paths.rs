@@ -155,6 +155,8 @@ fn link_target(file: &open_files::OpenFile, fd: u32) -> procfs::LinkTarget {
         Backing::Timer(_) => "anon_inode:[timerfd]".into(),
         Backing::Signals(_) => "anon_inode:[signalfd]".into(),
         Backing::MessageQueue(_) => "anon_inode:[mqueue]".into(),
+        Backing::Kvm(open_files::KvmFile::Machine(_)) => "anon_inode:kvm-vm".into(),
+        Backing::Kvm(open_files::KvmFile::Processor(vcpu)) => alloc::format!("anon_inode:kvm-vcpu:{}", vcpu.id),
     };
     procfs::LinkTarget::Text(text.into_bytes())
 }

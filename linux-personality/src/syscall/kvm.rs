@@ -1,0 +1,316 @@
+//! Linux's KVM interface: the `ioctl`s of `/dev/kvm`, a VM's descriptor
+//! and a vCPU's, and `mmap` of a vCPU's `kvm_run` area, over
+//! `kernel_objects::virtual_machines` (the layouts and rules are
+//! `kvm-abi`'s). `KVM_RUN` runs the guest until an exit the VMM handles:
+//! port I/O, `hlt`, a triple fault, a state the CPU refuses, or a signal.
+//!
+//! What the hypervisor does itself, inside `KVM_RUN`: nested page faults
+//! in a memory slot (the VMM's page is lent to the guest), CPUID (the
+//! host's values without SVM, with the hypervisor bit), and MSR reads (0)
+//! and writes (ignored). Not yet: MMIO (a fault outside every slot ends
+//! the run with `KVM_EXIT_INTERNAL_ERROR`, as would `ins`/`outs`), an
+//! in-kernel interrupt controller, interrupt injection.
+//!
+//! Must never let a bad argument panic: every size and number is checked
+//! and every refusal is Linux's errno (EINVAL on `/dev/kvm` and a vCPU
+//! for an unknown request, ENOTTY on a VM).
+
+use alloc::sync::Arc;
+
+use caps::Placement;
+use kernel_objects::virtual_machines::{GuestFault, VirtualCpu, VirtualMachine};
+use kvm_abi::ioctls::*;
+use kvm_abi::layouts::{self, MemoryRegion, Regs, RunExit, Segment as KvmSegment, Sregs, DescriptorTable};
+use linux_abi::Errno;
+use machine::svm::{GuestField, GuestRegisters, Segment, SegmentState, Vcpu, VmExit};
+
+use super::files::install;
+use super::{value, Call, CallResult};
+use crate::open_files::{flags, Backing, Device, KvmFile, OpenFile};
+
+/// The `ioctl`s of a KVM descriptor (`file`).
+pub fn ioctl(call: &mut Call<'_>, file: &OpenFile, request: u64, argument: u64) -> CallResult {
+    match &file.backing {
+        Backing::Device(Device::Kvm, _) => system_ioctl(call, request, argument),
+        Backing::Kvm(KvmFile::Machine(vm)) => machine_ioctl(call, vm, request, argument),
+        Backing::Kvm(KvmFile::Processor(vcpu)) => processor_ioctl(call, vcpu, request, argument),
+        _ => Err(Errno::ENOTTY),
+    }
+}
+
+fn new_descriptor(call: &Call<'_>, file: KvmFile) -> CallResult {
+    install(call, OpenFile::new(Backing::Kvm(file), flags::O_RDWR), Placement::LowestFrom(0), true)
+}
+
+fn check_extension(capability: u64) -> u64 {
+    match capability {
+        capabilities::USER_MEMORY | capabilities::IMMEDIATE_EXIT => 1,
+        capabilities::NR_MEMSLOTS => u64::from(kvm_abi::memory_slots::USER_SLOTS),
+        _ => 0,
+    }
+}
+
+fn system_ioctl(call: &mut Call<'_>, request: u64, argument: u64) -> CallResult {
+    match request {
+        KVM_GET_API_VERSION if argument == 0 => value(API_VERSION),
+        KVM_CREATE_VM if argument == 0 => {
+            let vm = VirtualMachine::new(call.process.native.container())?;
+            new_descriptor(call, KvmFile::Machine(vm))
+        }
+        KVM_CHECK_EXTENSION => value(check_extension(argument)),
+        KVM_GET_VCPU_MMAP_SIZE if argument == 0 => value(layouts::VCPU_MMAP_BYTES as u64),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn machine_ioctl(call: &mut Call<'_>, vm: &Arc<VirtualMachine>, request: u64, argument: u64) -> CallResult {
+    match request {
+        KVM_CREATE_VCPU => {
+            let id = u32::try_from(argument).map_err(|_| Errno::EINVAL)?;
+            let vcpu = VirtualCpu::new(vm.clone(), id)?;
+            new_descriptor(call, KvmFile::Processor(vcpu))
+        }
+        KVM_SET_USER_MEMORY_REGION => {
+            let mut bytes = [0u8; layouts::MEMORY_REGION_BYTES];
+            call.read_in(argument, &mut bytes)?;
+            vm.set_memory_region(MemoryRegion::decode(&bytes))?;
+            value(0)
+        }
+        KVM_CHECK_EXTENSION => value(check_extension(argument)),
+        _ => Err(Errno::ENOTTY),
+    }
+}
+
+fn processor_ioctl(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>, request: u64, argument: u64) -> CallResult {
+    match request {
+        KVM_RUN if argument == 0 => run(call, vcpu),
+        KVM_GET_REGS => {
+            let regs = vcpu.with(|vcpu| to_regs(vcpu.registers()))?;
+            call.write_out(argument, &regs.encode())?;
+            value(0)
+        }
+        KVM_SET_REGS => {
+            let mut bytes = [0u8; layouts::REGS_BYTES];
+            call.read_in(argument, &mut bytes)?;
+            let regs = Regs::decode(&bytes);
+            vcpu.with(|vcpu| vcpu.set_registers(from_regs(&regs)))?;
+            value(0)
+        }
+        KVM_GET_SREGS => {
+            let sregs = vcpu.with(|machine| special_registers(machine, vcpu.id))?;
+            call.write_out(argument, &sregs.encode())?;
+            value(0)
+        }
+        KVM_SET_SREGS => {
+            let mut bytes = [0u8; layouts::SREGS_BYTES];
+            call.read_in(argument, &mut bytes)?;
+            let sregs = Sregs::decode(&bytes);
+            vcpu.with(|machine| set_special_registers(machine, &sregs))?;
+            value(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn to_regs(registers: GuestRegisters) -> Regs {
+    let r = registers;
+    Regs([r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rsp, r.rbp, r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip, r.rflags])
+}
+
+fn from_regs(regs: &Regs) -> GuestRegisters {
+    let w = regs.0;
+    GuestRegisters {
+        rax: w[0],
+        rbx: w[1],
+        rcx: w[2],
+        rdx: w[3],
+        rsi: w[4],
+        rdi: w[5],
+        rsp: w[6],
+        rbp: w[7],
+        r8: w[8],
+        r9: w[9],
+        r10: w[10],
+        r11: w[11],
+        r12: w[12],
+        r13: w[13],
+        r14: w[14],
+        r15: w[15],
+        rip: w[16],
+        rflags: w[17],
+    }
+}
+
+/// `kvm_sregs`' segment order.
+const SEGMENTS: [Segment; 8] = [Segment::Cs, Segment::Ds, Segment::Es, Segment::Fs, Segment::Gs, Segment::Ss, Segment::Tr, Segment::Ldtr];
+
+fn special_registers(vcpu: &Vcpu, id: u32) -> Sregs {
+    let mut sregs = Sregs::default();
+    for (slot, segment) in sregs.segments.iter_mut().zip(SEGMENTS) {
+        let state = vcpu.segment(segment);
+        *slot = KvmSegment::from_vmcb(state.selector, state.attributes, state.limit, state.base);
+    }
+    let table = |segment| {
+        let state = vcpu.segment(segment);
+        DescriptorTable { base: state.base, limit: state.limit as u16 }
+    };
+    sregs.gdt = table(Segment::Gdtr);
+    sregs.idt = table(Segment::Idtr);
+    sregs.cr0 = vcpu.get(GuestField::Cr0);
+    sregs.cr2 = vcpu.get(GuestField::Cr2);
+    sregs.cr3 = vcpu.get(GuestField::Cr3);
+    sregs.cr4 = vcpu.get(GuestField::Cr4);
+    sregs.efer = vcpu.get(GuestField::Efer);
+    // The local APIC's default base, enabled, and BSP for vCPU 0.
+    sregs.apic_base = 0xFEE0_0800 | if id == 0 { 0x100 } else { 0 };
+    sregs
+}
+
+fn set_special_registers(vcpu: &mut Vcpu, sregs: &Sregs) {
+    for (segment, kvm) in SEGMENTS.into_iter().zip(sregs.segments.iter()) {
+        vcpu.set_segment(segment, SegmentState { selector: kvm.selector, attributes: kvm.vmcb_attributes(), limit: kvm.limit, base: kvm.base });
+    }
+    vcpu.set_segment(Segment::Gdtr, SegmentState { limit: u32::from(sregs.gdt.limit), base: sregs.gdt.base, ..SegmentState::default() });
+    vcpu.set_segment(Segment::Idtr, SegmentState { limit: u32::from(sregs.idt.limit), base: sregs.idt.base, ..SegmentState::default() });
+    vcpu.set(GuestField::Cr0, sregs.cr0);
+    vcpu.set(GuestField::Cr2, sregs.cr2);
+    vcpu.set(GuestField::Cr3, sregs.cr3);
+    vcpu.set(GuestField::Cr4, sregs.cr4);
+    vcpu.set(GuestField::Efer, sregs.efer);
+}
+
+/// `mmap` of a vCPU descriptor: its `kvm_run` area, shared, whole.
+pub fn map_run_area(call: &Call<'_>, vcpu: &VirtualCpu, address: u64, length: u64, offset: u64, rights: vmem::Rights) -> Result<(), Errno> {
+    if offset != 0 || length != layouts::VCPU_MMAP_BYTES as u64 {
+        return Err(Errno::EINVAL);
+    }
+    kernel_objects::capabilities::memory_objects::map_into(&call.process.native, address, vcpu.run_area, rights)
+}
+
+/// The first bytes of `kvm_run`: its header and the exit's fields.
+fn run_header(vcpu: &VirtualCpu) -> Result<[u8; 64], Errno> {
+    let mut header = [0u8; 64];
+    kernel_objects::capabilities::memory_objects::read(vcpu.run_area, 0, &mut header)?;
+    Ok(header)
+}
+
+fn report(vcpu: &VirtualCpu, exit: RunExit, guest_interrupts_on: bool) -> CallResult {
+    let mut header = run_header(vcpu)?;
+    exit.encode(&mut header);
+    header[layouts::run_offsets::IF_FLAG] = u8::from(guest_interrupts_on);
+    kernel_objects::capabilities::memory_objects::write(vcpu.run_area, 0, &header)?;
+    value(0)
+}
+
+/// Why a run returned to the VMM.
+enum Stop {
+    Exit(RunExit),
+    /// A signal is pending (EINTR, `KVM_EXIT_INTR`).
+    Interrupted,
+}
+
+/// `KVM_RUN`.
+fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
+    let header = run_header(vcpu)?;
+    let mut machine = vcpu.take()?;
+    let stop = if header[layouts::run_offsets::IMMEDIATE_EXIT] != 0 { Ok(Stop::Interrupted) } else { run_taken(call, vcpu, &mut machine) };
+    let interrupts_on = machine.registers().rflags & (1 << 9) != 0;
+    vcpu.put_back(machine);
+    match stop? {
+        Stop::Exit(exit) => report(vcpu, exit, interrupts_on),
+        Stop::Interrupted => {
+            let mut header = run_header(vcpu)?;
+            header[layouts::run_offsets::EXIT_REASON..layouts::run_offsets::EXIT_REASON + 4].copy_from_slice(&10u32.to_le_bytes());
+            kernel_objects::capabilities::memory_objects::write(vcpu.run_area, 0, &header)?;
+            Err(Errno::EINTR)
+        }
+    }
+}
+
+/// Finishes an `in` the VMM supplied the data of, then runs the guest
+/// until an exit for the VMM.
+fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Result<Stop, Errno> {
+    let pending = vcpu.with_pending(|pending| pending.take());
+    if let Some((bytes, next_rip)) = pending {
+        let mut data = [0u8; 8];
+        kernel_objects::capabilities::memory_objects::read(vcpu.run_area, layouts::IO_DATA_OFFSET as u64, &mut data[..usize::from(bytes)])?;
+        let mut registers = machine.registers();
+        registers.rax = merge_input(registers.rax, u64::from_le_bytes(data), bytes);
+        registers.rip = next_rip;
+        machine.set_registers(registers);
+    }
+    loop {
+        if call.interrupted() {
+            return Ok(Stop::Interrupted);
+        }
+        let exit = vcpu.run(machine)?;
+        let mut registers = machine.registers();
+        match exit {
+            VmExit::Io { string: true, .. } | VmExit::Io { repeat: true, .. } => return Ok(Stop::Exit(RunExit::InternalError { suberror: 1 })),
+            VmExit::Io { port, input, bytes, next_rip, .. } => {
+                if input {
+                    vcpu.with_pending(|pending| *pending = Some((bytes, next_rip)));
+                } else {
+                    let data = registers.rax.to_le_bytes();
+                    kernel_objects::capabilities::memory_objects::write(vcpu.run_area, layouts::IO_DATA_OFFSET as u64, &data[..usize::from(bytes)])?;
+                    registers.rip = next_rip;
+                    machine.set_registers(registers);
+                }
+                return Ok(Stop::Exit(RunExit::Io { input, size: bytes, port, count: 1 }));
+            }
+            VmExit::Halt => {
+                registers.rip += 1;
+                machine.set_registers(registers);
+                return Ok(Stop::Exit(RunExit::Halt));
+            }
+            VmExit::Cpuid => {
+                emulate_cpuid(&mut registers);
+                machine.set_registers(registers);
+            }
+            VmExit::Msr { write } => {
+                if !write {
+                    registers.rax = 0;
+                    registers.rdx = 0;
+                }
+                registers.rip += 2;
+                machine.set_registers(registers);
+            }
+            VmExit::NestedPageFault { guest_physical, error_code } => match vcpu.vm.resolve(&call.process.native, guest_physical, error_code & 2 != 0)? {
+                GuestFault::Mapped => {}
+                GuestFault::NoSlot | GuestFault::ReadOnly => return Ok(Stop::Exit(RunExit::InternalError { suberror: 1 })),
+            },
+            VmExit::Shutdown => return Ok(Stop::Exit(RunExit::Shutdown)),
+            VmExit::InvalidState => return Ok(Stop::Exit(RunExit::FailEntry { reason: u64::MAX })),
+            VmExit::HostInterrupt => {}
+            VmExit::Xsetbv | VmExit::Vmmcall | VmExit::Other { .. } => machine.inject(machine::svm::GuestEvent::Exception { vector: 6, error_code: None }),
+        }
+    }
+}
+
+/// RAX after an `in` of `bytes` bytes that read `data`: a 32-bit input
+/// clears the upper half, as any 32-bit register write does.
+fn merge_input(rax: u64, data: u64, bytes: u8) -> u64 {
+    match bytes {
+        1 => rax & !0xFF | data & 0xFF,
+        2 => rax & !0xFFFF | data & 0xFFFF,
+        _ => data & 0xFFFF_FFFF,
+    }
+}
+
+/// CPUID as the guest sees it: the host's, without SVM, with the
+/// hypervisor bit.
+fn emulate_cpuid(registers: &mut GuestRegisters) {
+    let (leaf, subleaf) = (registers.rax as u32, registers.rcx as u32);
+    let mut result = machine::cpu::cpuid(leaf, subleaf);
+    match leaf {
+        1 => result.ecx |= 1 << 31,
+        0x8000_0001 => result.ecx &= !(1 << 2),
+        0x8000_000A => result = machine::cpu::CpuidResult { eax: 0, ebx: 0, ecx: 0, edx: 0 },
+        _ => {}
+    }
+    registers.rax = u64::from(result.eax);
+    registers.rbx = u64::from(result.ebx);
+    registers.rcx = u64::from(result.ecx);
+    registers.rdx = u64::from(result.edx);
+    registers.rip += 2;
+}
