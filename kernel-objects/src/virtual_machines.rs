@@ -94,6 +94,11 @@ impl VirtualMachine {
         Ok(())
     }
 
+    /// Where the VMM has guest-physical `address` (`None`: no slot).
+    pub fn user_address_of(&self, address: u64) -> Option<u64> {
+        self.state.lock().slots.find(address).map(|(_, user_address)| user_address)
+    }
+
     /// Records a new vCPU id: EEXIST if taken, EINVAL past the limit.
     fn add_vcpu_id(&self, id: u32) -> Result<(), Errno> {
         if id >= MAX_VCPU_IDS {
@@ -161,11 +166,19 @@ impl Drop for VirtualMachine {
     }
 }
 
+/// An instruction the VMM completes: its data arrives in `kvm_run`
+/// before the next run, which finishes the instruction first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// An `in` of `size` bytes.
+    Input { size: u8, next_rip: u64 },
+    /// A load from a device.
+    MmioLoad { access: kvm_abi::mmio_decode::MmioAccess, next_rip: u64 },
+}
+
 struct ProcessorState {
     vcpu: Option<Vcpu>,
-    /// An `in` whose data the VMM supplies before the next run: its size
-    /// and the instruction after it.
-    pending_input: Option<(u8, u64)>,
+    pending: Option<Completion>,
 }
 
 /// A virtual CPU of a VM.
@@ -187,7 +200,7 @@ impl VirtualCpu {
         if made.is_err() {
             vm.remove_vcpu_id(id);
         }
-        made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending_input: None }) }))
+        made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending: None }) }))
     }
 
     fn make(vm: &VirtualMachine, _id: u32) -> Result<(Vcpu, u64), Errno> {
@@ -215,10 +228,10 @@ impl VirtualCpu {
         self.state.lock().vcpu.as_mut().map(operation).ok_or(Errno::EBUSY)
     }
 
-    /// Runs `operation` on the vCPU's pending `in` (size, next RIP), which
-    /// stays reachable while a run has the vCPU.
-    pub fn with_pending<R>(&self, operation: impl FnOnce(&mut Option<(u8, u64)>) -> R) -> R {
-        operation(&mut self.state.lock().pending_input)
+    /// Runs `operation` on the instruction the VMM completes, which stays
+    /// reachable while a run has the vCPU.
+    pub fn with_pending<R>(&self, operation: impl FnOnce(&mut Option<Completion>) -> R) -> R {
+        operation(&mut self.state.lock().pending)
     }
 
     /// Takes the vCPU out for a run (EBUSY if another run has it); give it

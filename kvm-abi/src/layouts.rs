@@ -285,6 +285,17 @@ pub enum RunExit {
     },
     /// `KVM_EXIT_HLT`.
     Halt,
+    /// `KVM_EXIT_MMIO`: an access outside every memory slot.
+    Mmio {
+        /// Guest-physical address.
+        address: u64,
+        /// A store's bytes (a load's are filled by the VMM).
+        data: [u8; 8],
+        /// Bytes accessed.
+        length: u32,
+        /// A store.
+        write: bool,
+    },
     /// `KVM_EXIT_SHUTDOWN`: a triple fault.
     Shutdown,
     /// `KVM_EXIT_FAIL_ENTRY`: the CPU refused the guest's state.
@@ -302,6 +313,8 @@ pub enum RunExit {
 
 /// Offsets in `kvm_run`.
 pub mod run_offsets {
+    /// An MMIO exit's data (8 bytes): a load's value, filled by the VMM.
+    pub const MMIO_DATA: usize = 40;
     /// `immediate_exit` (u8): set by the VMM, `KVM_RUN` returns EINTR.
     pub const IMMEDIATE_EXIT: usize = 1;
     /// `exit_reason` (u32).
@@ -318,6 +331,7 @@ impl RunExit {
         match self {
             RunExit::Io { .. } => 2,
             RunExit::Halt => 5,
+            RunExit::Mmio { .. } => 6,
             RunExit::Shutdown => 8,
             RunExit::FailEntry { .. } => 9,
             RunExit::InternalError { .. } => 17,
@@ -337,6 +351,12 @@ impl RunExit {
                 run[EXIT_DATA + 2..EXIT_DATA + 4].copy_from_slice(&port.to_le_bytes());
                 run[EXIT_DATA + 4..EXIT_DATA + 8].copy_from_slice(&count.to_le_bytes());
                 run[EXIT_DATA + 8..EXIT_DATA + 16].copy_from_slice(&(IO_DATA_OFFSET as u64).to_le_bytes());
+            }
+            RunExit::Mmio { address, data, length, write } => {
+                run[EXIT_DATA..EXIT_DATA + 8].copy_from_slice(&address.to_le_bytes());
+                run[EXIT_DATA + 8..EXIT_DATA + 16].copy_from_slice(&data);
+                run[EXIT_DATA + 16..EXIT_DATA + 20].copy_from_slice(&length.to_le_bytes());
+                run[EXIT_DATA + 20] = u8::from(write);
             }
             RunExit::FailEntry { reason } => run[EXIT_DATA..EXIT_DATA + 8].copy_from_slice(&reason.to_le_bytes()),
             RunExit::InternalError { suberror } => run[EXIT_DATA..EXIT_DATA + 4].copy_from_slice(&suberror.to_le_bytes()),

@@ -5,7 +5,10 @@
 //!   packed segment attributes), `kvm_userspace_memory_region`, and the
 //!   exits written into the shared `kvm_run` page;
 //! - [`memory_slots`]: a VM's guest-physical memory slots, with the
-//!   checks and errno values of Linux's `KVM_SET_USER_MEMORY_REGION`.
+//!   checks and errno values of Linux's `KVM_SET_USER_MEMORY_REGION`;
+//! - [`mmio_decode`] and [`guest_walk`]: the instruction a guest's MMIO
+//!   access stopped at, found through the guest's own page tables and
+//!   decoded (TCG gives no decode assist).
 //!
 //! Relies on nothing but `linux-abi`'s errno values. Must never panic on
 //! any bytes or numbers a VMM passes: every decode is of fixed-size
@@ -18,9 +21,11 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod guest_walk;
 pub mod ioctls;
 pub mod layouts;
 pub mod memory_slots;
+pub mod mmio_decode;
 
 #[cfg(test)]
 mod tests;

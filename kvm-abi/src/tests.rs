@@ -186,3 +186,100 @@ fn slots_refine_the_model_over_random_requests() {
         }
     }
 }
+
+mod mmio {
+    use crate::guest_walk::{translate, Paging};
+    use crate::layouts::RunExit;
+    use crate::mmio_decode::{decode, merge_load, CodeMode, MmioAccess, Operand};
+    use std::collections::BTreeMap;
+
+    fn access(write: bool, size: u8, operand: Operand, destination_size: u8, length: u8) -> Option<MmioAccess> {
+        Some(MmioAccess { write, size, operand, destination_size, length })
+    }
+
+    #[test]
+    fn the_moves_compilers_emit_decode() {
+        let long = CodeMode::Long;
+        // kvm_basic's: mov [rbx], eax and mov ecx, [rbx+8].
+        assert_eq!(decode(&[0x89, 0x03, 0xF4], long), access(true, 4, Operand::Register(0), 4, 2));
+        assert_eq!(decode(&[0x8B, 0x4B, 0x08], long), access(false, 4, Operand::Register(1), 4, 3));
+        assert_eq!(decode(&[0x48, 0x89, 0x03], long), access(true, 8, Operand::Register(0), 8, 3));
+        assert_eq!(decode(&[0x66, 0x89, 0x03], long), access(true, 2, Operand::Register(0), 2, 3));
+        assert_eq!(decode(&[0x88, 0x23], long), access(true, 1, Operand::HighByte(0), 1, 2), "mov [rbx], ah");
+        assert_eq!(decode(&[0x40, 0x88, 0x23], long), access(true, 1, Operand::Register(4), 1, 3), "mov [rbx], spl");
+        assert_eq!(decode(&[0x44, 0x88, 0x23], long), access(true, 1, Operand::Register(12), 1, 3), "mov [rbx], r12b");
+        assert_eq!(decode(&[0xC7, 0x03, 0x78, 0x56, 0x34, 0x12], long), access(true, 4, Operand::Immediate(0x1234_5678), 4, 6));
+        assert_eq!(decode(&[0x48, 0xC7, 0x03, 0xFF, 0xFF, 0xFF, 0xFF], long), access(true, 8, Operand::Immediate(u64::MAX), 8, 7));
+        assert_eq!(decode(&[0xC6, 0x43, 0x10, 0x7F], long), access(true, 1, Operand::Immediate(0x7F), 1, 4));
+        assert_eq!(decode(&[0x0F, 0xB6, 0x43, 0x08], long), access(false, 1, Operand::Register(0), 4, 4), "movzx eax, byte [rbx+8]");
+        assert_eq!(decode(&[0x0F, 0xB7, 0x83, 0, 1, 0, 0], long), access(false, 2, Operand::Register(0), 4, 7), "movzx eax, word [rbx+0x100]");
+        // SIB, RIP-relative, SIB without base.
+        assert_eq!(decode(&[0x89, 0x04, 0x24], long).map(|a| a.length), Some(3));
+        assert_eq!(decode(&[0x89, 0x05, 1, 2, 3, 4], long).map(|a| a.length), Some(6));
+        assert_eq!(decode(&[0x89, 0x04, 0x25, 1, 2, 3, 4], long).map(|a| a.length), Some(7));
+        assert_eq!(decode(&[0x89, 0x03], CodeMode::Protected32), access(true, 4, Operand::Register(0), 4, 2));
+        assert_eq!(decode(&[0x48, 0x89, 0x03], CodeMode::Protected32), None, "0x48 is dec eax outside 64-bit code");
+    }
+
+    #[test]
+    fn what_is_not_a_memory_move_is_refused() {
+        let long = CodeMode::Long;
+        assert_eq!(decode(&[0x89, 0xC3], long), None, "register to register");
+        assert_eq!(decode(&[0x01, 0x03], long), None, "add");
+        assert_eq!(decode(&[0x89, 0x03], CodeMode::Bits16), None, "16-bit addressing");
+        assert_eq!(decode(&[0xC7, 0x03, 0x78], long), None, "immediate cut short");
+        assert_eq!(decode(&[0x89], long), None);
+        assert_eq!(decode(&[], long), None);
+        assert_eq!(decode(&[0x66; 20], long), None, "prefixes only");
+        // Every short input is answered, none panics.
+        for first in 0..=255u8 {
+            for second in [0x00, 0x03, 0x04, 0x05, 0x43, 0x84, 0xC3] {
+                let _ = decode(&[first, second, 0x24], long);
+                let _ = decode(&[0x0F, first, second], CodeMode::Protected32);
+            }
+        }
+    }
+
+    #[test]
+    fn loads_merge_into_registers_as_the_cpu_would() {
+        let old = 0x1111_2222_3333_4444;
+        assert_eq!(merge_load(old, 0xAB, 1, false), 0x1111_2222_3333_44AB);
+        assert_eq!(merge_load(old, 0xAB, 1, true), 0x1111_2222_3333_AB44);
+        assert_eq!(merge_load(old, 0xABCD, 2, false), 0x1111_2222_3333_ABCD);
+        assert_eq!(merge_load(old, 0xCAFE_F00D, 4, false), 0xCAFE_F00D);
+        assert_eq!(merge_load(old, u64::MAX, 8, false), u64::MAX);
+    }
+
+    #[test]
+    fn an_mmio_exit_is_written_where_kvm_run_has_it() {
+        let mut run = [0u8; 64];
+        RunExit::Mmio { address: 0x20_0000, data: [0x78, 0x56, 0x34, 0x12, 0, 0, 0, 0], length: 4, write: true }.encode(&mut run);
+        assert_eq!(&run[8..12], &6u32.to_le_bytes());
+        assert_eq!(&run[32..40], &0x20_0000u64.to_le_bytes());
+        assert_eq!(&run[40..44], &[0x78, 0x56, 0x34, 0x12]);
+        assert_eq!(&run[48..53], &[4, 0, 0, 0, 1]);
+    }
+
+    fn memory(entries: &[(u64, u64)]) -> BTreeMap<u64, u64> {
+        entries.iter().copied().collect()
+    }
+
+    #[test]
+    fn the_guests_tables_are_walked() {
+        let long = Paging { cr0: 0x8000_0011, cr3: 0x2000, cr4: 0x20, efer: 0x500 };
+        // PML4[0] -> 0x3000, PDPT[0] -> 0x4000, PD[0] = 2 MiB page at 0,
+        // PD[1] -> a table at 0x5000 whose entry 3 maps 0x9000.
+        let tables = memory(&[(0x2000, 0x3003), (0x3000, 0x4003), (0x4000, 0x83), (0x4008, 0x5003), (0x5018, 0x9003)]);
+        let read = |address: u64| tables.get(&address).copied().or(Some(0));
+        assert_eq!(translate(long, 0x1017, read), Some(0x1017));
+        assert_eq!(translate(long, 0x20_3456, read), Some(0x9456));
+        assert_eq!(translate(long, 0x40_0000, read), None, "PD[2] not present");
+        assert_eq!(translate(long, 0x1000, |_| None), None, "unreadable table");
+        let off = Paging { cr0: 0x10, ..long };
+        assert_eq!(translate(off, 0xFFF0, |_| None), Some(0xFFF0));
+        // 32-bit tables: directory at 0x2000, entry 1 -> table at 0x3000.
+        let flat = Paging { cr0: 0x8000_0011, cr3: 0x2000, cr4: 0, efer: 0 };
+        let tables = memory(&[(0x2004, 0x3003), (0x3008, 0x7003)]);
+        assert_eq!(translate(flat, 0x40_2123, |address| tables.get(&address).copied().or(Some(0))), Some(0x7123));
+    }
+}

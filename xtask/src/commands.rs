@@ -21,7 +21,7 @@ commands:
   deps                     check host packages; install missing ones when root
   build [--test]           build the kernel (or the in-kernel test image), print its path
   run [MACHINE]            build and boot Lamina on this terminal (Ctrl-A x quits)
-  test [--only host|parsers|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz[,...]] [--repeat N] [--smp N]
+  test [--only host|parsers|loom|ktest|boot|iso|user|suites|net|disk|groups|fuzz|hypervisor[,...]] [--repeat N] [--smp N]
                            run the test tiers; last line `N passed, M failed`,
                            before it how long each step took (net, disk, groups,
                            fuzz: that part of the user tier alone; parsers: 100000

@@ -46,6 +46,8 @@ const REQUIREMENTS: &[Requirement] = &[
     needs(Presence::Program("mformat"), "mtools"),
     needs(Presence::StaticExecutable("/bin/busybox"), "busybox-static"),
     needs(Presence::Program("musl-gcc"), "musl-tools"),
+    // Linux's UAPI headers for guest C programs (`<linux/kvm.h>`).
+    needs(Presence::File("/usr/include/linux/kvm.h"), "linux-libc-dev"),
     // The kernel's vDSO (linux-objects/vdso/vdso.c) is C, built by build.rs.
     needs(Presence::Program("cc"), "gcc"),
     // Debian's own dynamic python3 and its standard library, run unchanged

@@ -27,6 +27,8 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
     let status = Command::new("musl-gcc")
         .args(["-static", "-O2", "-Wall", "-I"])
         .arg(crate::workspace::root().join(SHARED_HEADERS))
+        .arg("-I")
+        .arg(kernel_headers()?)
         .arg("-o")
         .arg(&partial)
         .arg(&source)
@@ -38,6 +40,22 @@ pub fn compile_c(source: &str, name: &str) -> Outcome<PathBuf> {
     }
     std::fs::rename(&partial, &binary).context(|| format!("renaming {} to {}", partial.display(), binary.display()))?;
     Ok(binary)
+}
+
+/// A folder holding only Linux's UAPI headers (`linux/`, `asm/`,
+/// `asm-generic/` of Debian's linux-libc-dev, linked), so a guest program
+/// may include `<linux/kvm.h>` while musl's own libc headers stay the ones
+/// used (`-I /usr/include` would put glibc's first).
+fn kernel_headers() -> Outcome<PathBuf> {
+    let folder = crate::workspace::root().join("target").join("guest").join("uapi");
+    std::fs::create_dir_all(&folder).context(|| format!("creating {}", folder.display()))?;
+    for (name, target) in [("linux", "/usr/include/linux"), ("asm", "/usr/include/x86_64-linux-gnu/asm"), ("asm-generic", "/usr/include/asm-generic")] {
+        let link = folder.join(name);
+        if std::fs::read_link(&link).is_err() {
+            std::os::unix::fs::symlink(target, &link).context(|| format!("linking {} to {target}", link.display()))?;
+        }
+    }
+    Ok(folder)
 }
 
 /// Headers every guest program may include (`#include <lamina/native.h>`).

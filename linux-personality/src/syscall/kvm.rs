@@ -7,9 +7,12 @@
 //! What the hypervisor does itself, inside `KVM_RUN`: nested page faults
 //! in a memory slot (the VMM's page is lent to the guest), CPUID (the
 //! host's values without SVM, with the hypervisor bit), and MSR reads (0)
-//! and writes (ignored). Not yet: MMIO (a fault outside every slot ends
-//! the run with `KVM_EXIT_INTERNAL_ERROR`, as would `ins`/`outs`), an
-//! in-kernel interrupt controller, interrupt injection.
+//! and writes (ignored). A fault outside every slot is MMIO: the
+//! instruction is read through the guest's tables and decoded
+//! (`kvm_abi::mmio_decode`), and the VMM gets `KVM_EXIT_MMIO`; one that
+//! does not decode, and `ins`/`outs`, end the run with
+//! `KVM_EXIT_INTERNAL_ERROR`. Not yet: an in-kernel interrupt controller,
+//! interrupt injection.
 //!
 //! Must never let a bad argument panic: every size and number is checked
 //! and every refusal is Linux's errno (EINVAL on `/dev/kvm` and a vCPU
@@ -18,7 +21,9 @@
 use alloc::sync::Arc;
 
 use caps::Placement;
-use kernel_objects::virtual_machines::{GuestFault, VirtualCpu, VirtualMachine};
+use kernel_objects::virtual_machines::{Completion, GuestFault, VirtualCpu, VirtualMachine};
+use kvm_abi::guest_walk::{translate, Paging};
+use kvm_abi::mmio_decode::{decode, merge_load, CodeMode, Operand};
 use kvm_abi::ioctls::*;
 use kvm_abi::layouts::{self, MemoryRegion, Regs, RunExit, Segment as KvmSegment, Sregs, DescriptorTable};
 use linux_abi::Errno;
@@ -230,15 +235,7 @@ fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
 /// Finishes an `in` the VMM supplied the data of, then runs the guest
 /// until an exit for the VMM.
 fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Result<Stop, Errno> {
-    let pending = vcpu.with_pending(|pending| pending.take());
-    if let Some((bytes, next_rip)) = pending {
-        let mut data = [0u8; 8];
-        kernel_objects::capabilities::memory_objects::read(vcpu.run_area, layouts::IO_DATA_OFFSET as u64, &mut data[..usize::from(bytes)])?;
-        let mut registers = machine.registers();
-        registers.rax = merge_input(registers.rax, u64::from_le_bytes(data), bytes);
-        registers.rip = next_rip;
-        machine.set_registers(registers);
-    }
+    complete(vcpu, machine)?;
     loop {
         if call.interrupted() {
             return Ok(Stop::Interrupted);
@@ -249,7 +246,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Resu
             VmExit::Io { string: true, .. } | VmExit::Io { repeat: true, .. } => return Ok(Stop::Exit(RunExit::InternalError { suberror: 1 })),
             VmExit::Io { port, input, bytes, next_rip, .. } => {
                 if input {
-                    vcpu.with_pending(|pending| *pending = Some((bytes, next_rip)));
+                    vcpu.with_pending(|pending| *pending = Some(Completion::Input { size: bytes, next_rip }));
                 } else {
                     let data = registers.rax.to_le_bytes();
                     kernel_objects::capabilities::memory_objects::write(vcpu.run_area, layouts::IO_DATA_OFFSET as u64, &data[..usize::from(bytes)])?;
@@ -277,7 +274,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Resu
             }
             VmExit::NestedPageFault { guest_physical, error_code } => match vcpu.vm.resolve(&call.process.native, guest_physical, error_code & 2 != 0)? {
                 GuestFault::Mapped => {}
-                GuestFault::NoSlot | GuestFault::ReadOnly => return Ok(Stop::Exit(RunExit::InternalError { suberror: 1 })),
+                GuestFault::NoSlot | GuestFault::ReadOnly => return Ok(Stop::Exit(device_access(call, vcpu, machine, guest_physical))),
             },
             VmExit::Shutdown => return Ok(Stop::Exit(RunExit::Shutdown)),
             VmExit::InvalidState => return Ok(Stop::Exit(RunExit::FailEntry { reason: u64::MAX })),
@@ -287,14 +284,125 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Resu
     }
 }
 
-/// RAX after an `in` of `bytes` bytes that read `data`: a 32-bit input
-/// clears the upper half, as any 32-bit register write does.
-fn merge_input(rax: u64, data: u64, bytes: u8) -> u64 {
-    match bytes {
-        1 => rax & !0xFF | data & 0xFF,
-        2 => rax & !0xFFFF | data & 0xFFFF,
-        _ => data & 0xFFFF_FFFF,
+/// Finishes the instruction the VMM supplied the data of (an `in`, a
+/// load from a device), before the guest runs again.
+fn complete(vcpu: &VirtualCpu, machine: &mut Vcpu) -> Result<(), Errno> {
+    let Some(pending) = vcpu.with_pending(|pending| pending.take()) else { return Ok(()) };
+    let (offset, size) = match pending {
+        Completion::Input { size, .. } => (layouts::IO_DATA_OFFSET, size),
+        Completion::MmioLoad { access, .. } => (layouts::run_offsets::MMIO_DATA, access.size),
+    };
+    let mut data = [0u8; 8];
+    kernel_objects::capabilities::memory_objects::read(vcpu.run_area, offset as u64, &mut data[..usize::from(size.min(8))])?;
+    let loaded = u64::from_le_bytes(data);
+    let mut registers = machine.registers();
+    match pending {
+        Completion::Input { size, next_rip } => {
+            registers.rax = merge_load(registers.rax, loaded, size, false);
+            registers.rip = next_rip;
+        }
+        Completion::MmioLoad { access, next_rip } => {
+            let (number, high) = match access.operand {
+                Operand::Register(number) => (number, false),
+                Operand::HighByte(number) => (number, true),
+                Operand::Immediate(_) => return Ok(()),
+            };
+            let old = register(&registers, number);
+            set_register(&mut registers, number, merge_load(old, loaded, access.destination_size, high));
+            registers.rip = next_rip;
+        }
     }
+    machine.set_registers(registers);
+    Ok(())
+}
+
+/// A guest access outside every slot: the instruction is read through the
+/// guest's tables and decoded, a store's value goes to the VMM with the
+/// exit (the guest moves past it), a load's waits for the VMM's data.
+fn device_access(call: &Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, address: u64) -> RunExit {
+    const EMULATION_FAILED: RunExit = RunExit::InternalError { suberror: 1 };
+    let registers = machine.registers();
+    let code = machine.segment(Segment::Cs);
+    let efer = machine.get(GuestField::Efer);
+    let mode = if code.attributes & 0x200 != 0 && efer & (1 << 10) != 0 {
+        CodeMode::Long
+    } else if code.attributes & 0x400 != 0 {
+        CodeMode::Protected32
+    } else {
+        CodeMode::Bits16
+    };
+    let linear = if mode == CodeMode::Long { registers.rip } else { code.base.wrapping_add(registers.rip) & 0xFFFF_FFFF };
+    let paging = Paging { cr0: machine.get(GuestField::Cr0), cr3: machine.get(GuestField::Cr3), cr4: machine.get(GuestField::Cr4), efer };
+    let Some(bytes) = fetch_instruction(call, vcpu, paging, linear) else { return EMULATION_FAILED };
+    let Some(access) = decode(&bytes, mode) else { return EMULATION_FAILED };
+    let next_rip = registers.rip + u64::from(access.length);
+    if !access.write {
+        vcpu.with_pending(|pending| *pending = Some(Completion::MmioLoad { access, next_rip }));
+        return RunExit::Mmio { address, data: [0; 8], length: u32::from(access.size), write: false };
+    }
+    let value = match access.operand {
+        Operand::Register(number) => register(&registers, number),
+        Operand::HighByte(number) => register(&registers, number) >> 8,
+        Operand::Immediate(value) => value,
+    };
+    let mut data = [0u8; 8];
+    data[..usize::from(access.size)].copy_from_slice(&value.to_le_bytes()[..usize::from(access.size)]);
+    machine.set_registers(GuestRegisters { rip: next_rip, ..registers });
+    RunExit::Mmio { address, data, length: u32::from(access.size), write: true }
+}
+
+/// Up to 15 bytes of guest code from linear `address` (fewer where the
+/// next page is not the guest's memory); `None` if none can be read.
+fn fetch_instruction(call: &Call<'_>, vcpu: &VirtualCpu, paging: Paging, address: u64) -> Option<[u8; 15]> {
+    let read_guest = |physical: u64, buffer: &mut [u8]| -> Option<()> {
+        let user = vcpu.vm.user_address_of(physical)?;
+        call.read_in(user, buffer).ok()
+    };
+    let mut bytes = [0u8; 15];
+    let mut done = 0;
+    while done < bytes.len() {
+        let at = address + done as u64;
+        let physical = translate(paging, at, |entry| {
+            let mut word = [0u8; 8];
+            read_guest(entry, &mut word).map(|()| u64::from_le_bytes(word))
+        });
+        let chunk = (bytes.len() - done).min((4096 - (at & 0xFFF)) as usize);
+        match physical.and_then(|physical| read_guest(physical, &mut bytes[done..done + chunk])) {
+            Some(()) => done += chunk,
+            None if done > 0 => break,
+            None => return None,
+        }
+    }
+    Some(bytes)
+}
+
+/// General register `number` in the instruction encoding's order.
+fn register(registers: &GuestRegisters, number: u8) -> u64 {
+    let r = registers;
+    [r.rax, r.rcx, r.rdx, r.rbx, r.rsp, r.rbp, r.rsi, r.rdi, r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15][usize::from(number & 15)]
+}
+
+fn set_register(registers: &mut GuestRegisters, number: u8, value: u64) {
+    let r = registers;
+    let slot = match number & 15 {
+        0 => &mut r.rax,
+        1 => &mut r.rcx,
+        2 => &mut r.rdx,
+        3 => &mut r.rbx,
+        4 => &mut r.rsp,
+        5 => &mut r.rbp,
+        6 => &mut r.rsi,
+        7 => &mut r.rdi,
+        8 => &mut r.r8,
+        9 => &mut r.r9,
+        10 => &mut r.r10,
+        11 => &mut r.r11,
+        12 => &mut r.r12,
+        13 => &mut r.r13,
+        14 => &mut r.r14,
+        _ => &mut r.r15,
+    };
+    *slot = value;
 }
 
 /// CPUID as the guest sees it: the host's, without SVM, with the

@@ -13,6 +13,7 @@ use super::ext4_mount_checks::run_ext4_mount_checks;
 use super::ext4_write_checks::run_ext4_write_checks;
 use super::page_cache_checks::run_page_cache_checks;
 use super::exec_pipes::run_exec_checks;
+use super::hypervisor_checks::run_hypervisor_checks;
 use super::fuzz_checks::run_fuzz_checks;
 use super::allocation_failure_checks::run_allocation_failure_checks;
 use super::parser_fuzz_checks::run_parser_fuzz_checks;
@@ -62,6 +63,9 @@ pub enum Tier {
     /// written, root on a disk, the page cache, crash states), for work
     /// on storage.
     Disk,
+    /// The user tier's hypervisor checks alone (`/dev/kvm` against
+    /// Linux's KVM), for work on issue 24.
+    Hypervisor,
 }
 
 const ALL_TIERS: [Tier; 8] = [
@@ -110,6 +114,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
         Tier::User => {
             step("user programs", &mut run_user_tests);
             step("exec pipes", &mut run_exec_checks);
+            step("hypervisor", &mut run_hypervisor_checks);
             step("groups", &mut run_group_checks);
             step("fuzz", &mut run_fuzz_checks);
             step("allocation failures", &mut run_allocation_failure_checks);
@@ -119,6 +124,7 @@ fn run_tier(tier: Tier, kernel_plan: &KernelTestPlan, tally: &mut Tally, times: 
         }
         Tier::Disk => run_disk_steps(&mut step),
         Tier::Groups => step("groups", &mut run_group_checks),
+        Tier::Hypervisor => step("hypervisor", &mut run_hypervisor_checks),
         Tier::Fuzz => {
             step("fuzz", &mut run_fuzz_checks);
             step("allocation failures", &mut run_allocation_failure_checks);
@@ -205,8 +211,9 @@ fn parse_tier(name: &str) -> Outcome<Tier> {
         "disk" => Ok(Tier::Disk),
         "groups" => Ok(Tier::Groups),
         "fuzz" => Ok(Tier::Fuzz),
+        "hypervisor" => Ok(Tier::Hypervisor),
         other => Err(Failure::usage(format!(
-            "--only takes host, parsers, loom, ktest, boot, iso, user, suites, net, disk, groups or fuzz, not `{other}`"
+            "--only takes host, parsers, loom, ktest, boot, iso, user, suites, net, disk, groups, fuzz or hypervisor, not `{other}`"
         ))),
     }
 }

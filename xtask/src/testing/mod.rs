@@ -8,6 +8,7 @@ mod disk_checks;
 mod ext4_mount_checks;
 mod ext4_write_checks;
 mod exec_pipes;
+mod hypervisor_checks;
 mod group_checks;
 mod network_checks;
 mod packet_frames;
