@@ -245,8 +245,12 @@ impl VirtualCpu {
         self.state.lock().vcpu = Some(vcpu);
     }
 
-    /// Runs the taken `vcpu` on this CPU until an exit.
+    /// Runs the taken `vcpu` on this CPU until an exit. Recording this
+    /// CPU in the guest space's CPU set and entering the guest are one step
+    /// with interrupts off: a thread moved in between would run the guest
+    /// on a CPU the space's TLB shootdowns never ask.
     pub fn run(&self, vcpu: &mut Vcpu) -> Result<machine::svm::VmExit, Errno> {
+        let _here = machine::cpu::InterruptsOff::new();
         let tables = self.vm.tables()?;
         address_spaces::run_guest(vcpu, &tables).ok_or(Errno::EIO)
     }

@@ -47,8 +47,10 @@ pub struct Slot {
 }
 
 impl Slot {
+    /// Whether `[start, start + size)` meets the slot (sizes are not 0; a
+    /// range reaching the top of the address space is cut there).
     fn overlaps(&self, start: u64, size: u64) -> bool {
-        self.guest_physical < start + size && start < self.guest_physical + self.size
+        self.guest_physical < start.saturating_add(size) && start < self.guest_physical + self.size
     }
 
     /// Whether guest writes may go to the VMM's memory.

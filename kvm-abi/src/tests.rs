@@ -111,6 +111,7 @@ fn slots_answer_as_linux_did() {
     assert_eq!(slots.set(region(2, u64::MAX & !0xFFF, 0x2000, USER)), Err(Errno::EINVAL), "wrapping");
     assert_eq!(slots.find(0x1234), Some((slots.slots()[0], USER + 0x1234)));
     assert_eq!(slots.find(MIB2), None);
+    assert_eq!(slots.find(u64::MAX), None, "the top address");
     assert!(matches!(slots.set(region(0, 4 * MIB2, MIB2, USER)), Ok(SlotChange::Moved(old)) if old.guest_physical == 0));
     assert_eq!(slots.find(0x1234), None);
     assert!(matches!(slots.set(region(0, 0, 0, USER)), Ok(SlotChange::Deleted(_))));

@@ -256,7 +256,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Resu
                 return Ok(Stop::Exit(RunExit::Io { input, size: bytes, port, count: 1 }));
             }
             VmExit::Halt => {
-                registers.rip += 1;
+                registers.rip = registers.rip.wrapping_add(1);
                 machine.set_registers(registers);
                 return Ok(Stop::Exit(RunExit::Halt));
             }
@@ -269,7 +269,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Resu
                     registers.rax = 0;
                     registers.rdx = 0;
                 }
-                registers.rip += 2;
+                registers.rip = registers.rip.wrapping_add(2);
                 machine.set_registers(registers);
             }
             VmExit::NestedPageFault { guest_physical, error_code } => match vcpu.vm.resolve(&call.process.native, guest_physical, error_code & 2 != 0)? {
@@ -335,7 +335,7 @@ fn device_access(call: &Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, address
     let paging = Paging { cr0: machine.get(GuestField::Cr0), cr3: machine.get(GuestField::Cr3), cr4: machine.get(GuestField::Cr4), efer };
     let Some(bytes) = fetch_instruction(call, vcpu, paging, linear) else { return EMULATION_FAILED };
     let Some(access) = decode(&bytes, mode) else { return EMULATION_FAILED };
-    let next_rip = registers.rip + u64::from(access.length);
+    let next_rip = registers.rip.wrapping_add(u64::from(access.length));
     if !access.write {
         vcpu.with_pending(|pending| *pending = Some(Completion::MmioLoad { access, next_rip }));
         return RunExit::Mmio { address, data: [0; 8], length: u32::from(access.size), write: false };
@@ -361,7 +361,7 @@ fn fetch_instruction(call: &Call<'_>, vcpu: &VirtualCpu, paging: Paging, address
     let mut bytes = [0u8; 15];
     let mut done = 0;
     while done < bytes.len() {
-        let at = address + done as u64;
+        let at = address.wrapping_add(done as u64);
         let physical = translate(paging, at, |entry| {
             let mut word = [0u8; 8];
             read_guest(entry, &mut word).map(|()| u64::from_le_bytes(word))
@@ -420,5 +420,5 @@ fn emulate_cpuid(registers: &mut GuestRegisters) {
     registers.rbx = u64::from(result.ebx);
     registers.rcx = u64::from(result.ecx);
     registers.rdx = u64::from(result.edx);
-    registers.rip += 2;
+    registers.rip = registers.rip.wrapping_add(2);
 }
