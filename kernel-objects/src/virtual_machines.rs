@@ -179,6 +179,8 @@ pub enum Completion {
 struct ProcessorState {
     vcpu: Option<Vcpu>,
     pending: Option<Completion>,
+    /// A vector `KVM_INTERRUPT` queued, not yet delivered.
+    interrupt: Option<u8>,
 }
 
 /// A virtual CPU of a VM.
@@ -200,7 +202,7 @@ impl VirtualCpu {
         if made.is_err() {
             vm.remove_vcpu_id(id);
         }
-        made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending: None }) }))
+        made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending: None, interrupt: None }) }))
     }
 
     fn make(vm: &VirtualMachine, _id: u32) -> Result<(Vcpu, u64), Errno> {
@@ -232,6 +234,18 @@ impl VirtualCpu {
     /// reachable while a run has the vCPU.
     pub fn with_pending<R>(&self, operation: impl FnOnce(&mut Option<Completion>) -> R) -> R {
         operation(&mut self.state.lock().pending)
+    }
+
+    /// Queues external interrupt `vector` (`KVM_INTERRUPT`), replacing one
+    /// not yet delivered, as Linux does without an in-kernel irqchip.
+    pub fn queue_interrupt(&self, vector: u8) {
+        self.state.lock().interrupt = Some(vector);
+    }
+
+    /// The queued interrupt's vector, taken if `take` holds.
+    pub fn queued_interrupt(&self, take: bool) -> Option<u8> {
+        let mut state = self.state.lock();
+        if take { state.interrupt.take() } else { state.interrupt }
     }
 
     /// Takes the vCPU out for a run (EBUSY if another run has it); give it

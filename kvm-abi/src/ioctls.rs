@@ -32,6 +32,9 @@ pub const KVM_GET_VCPU_MMAP_SIZE: u64 = io(0x04);
 pub const KVM_CREATE_VCPU: u64 = io(0x41);
 /// A VM: adds, moves or deletes a slot of guest memory.
 pub const KVM_SET_USER_MEMORY_REGION: u64 = io_write(0x46, crate::layouts::MEMORY_REGION_BYTES as u64);
+/// A vCPU: queues an external interrupt (`struct kvm_interrupt`, a u32
+/// vector) for when the guest can take it.
+pub const KVM_INTERRUPT: u64 = io_write(0x86, 4);
 /// A vCPU: run until an exit the VMM handles.
 pub const KVM_RUN: u64 = io(0x80);
 /// A vCPU: its general registers.

@@ -298,6 +298,9 @@ pub enum RunExit {
     },
     /// `KVM_EXIT_SHUTDOWN`: a triple fault.
     Shutdown,
+    /// `KVM_EXIT_IRQ_WINDOW_OPEN`: the guest can take an interrupt (the
+    /// VMM asked with `request_interrupt_window`).
+    InterruptWindowOpen,
     /// `KVM_EXIT_FAIL_ENTRY`: the CPU refused the guest's state.
     FailEntry {
         /// The hardware's reason (the VMCB exit code).
@@ -315,6 +318,12 @@ pub enum RunExit {
 pub mod run_offsets {
     /// An MMIO exit's data (8 bytes): a load's value, filled by the VMM.
     pub const MMIO_DATA: usize = 40;
+    /// `request_interrupt_window` (u8): set by the VMM, the run ends as soon
+    /// as the guest can take an interrupt.
+    pub const REQUEST_INTERRUPT_WINDOW: usize = 0;
+    /// `ready_for_interrupt_injection` (u8): `KVM_INTERRUPT` would be
+    /// delivered at once.
+    pub const READY_FOR_INTERRUPT_INJECTION: usize = 12;
     /// `immediate_exit` (u8): set by the VMM, `KVM_RUN` returns EINTR.
     pub const IMMEDIATE_EXIT: usize = 1;
     /// `exit_reason` (u32).
@@ -332,6 +341,7 @@ impl RunExit {
             RunExit::Io { .. } => 2,
             RunExit::Halt => 5,
             RunExit::Mmio { .. } => 6,
+            RunExit::InterruptWindowOpen => 7,
             RunExit::Shutdown => 8,
             RunExit::FailEntry { .. } => 9,
             RunExit::InternalError { .. } => 17,
@@ -360,7 +370,7 @@ impl RunExit {
             }
             RunExit::FailEntry { reason } => run[EXIT_DATA..EXIT_DATA + 8].copy_from_slice(&reason.to_le_bytes()),
             RunExit::InternalError { suberror } => run[EXIT_DATA..EXIT_DATA + 4].copy_from_slice(&suberror.to_le_bytes()),
-            RunExit::Halt | RunExit::Shutdown => {}
+            RunExit::Halt | RunExit::Shutdown | RunExit::InterruptWindowOpen => {}
         }
     }
 }

@@ -25,6 +25,7 @@ fn request_numbers_are_linuxs() {
     assert_eq!(KVM_SET_REGS, 0x4090_AE82);
     assert_eq!(KVM_GET_SREGS, 0x8138_AE83);
     assert_eq!(KVM_SET_SREGS, 0x4138_AE84);
+    assert_eq!(KVM_INTERRUPT, 0x4004_AE86);
 }
 
 #[test]

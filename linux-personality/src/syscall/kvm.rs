@@ -89,6 +89,13 @@ fn machine_ioctl(call: &mut Call<'_>, vm: &Arc<VirtualMachine>, request: u64, ar
 fn processor_ioctl(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>, request: u64, argument: u64) -> CallResult {
     match request {
         KVM_RUN if argument == 0 => run(call, vcpu),
+        KVM_INTERRUPT => {
+            let mut word = [0u8; 4];
+            call.read_in(argument, &mut word)?;
+            let vector = u8::try_from(u32::from_le_bytes(word)).map_err(|_| Errno::EINVAL)?;
+            vcpu.queue_interrupt(vector);
+            value(0)
+        }
         KVM_GET_REGS => {
             let regs = vcpu.with(|vcpu| to_regs(vcpu.registers()))?;
             call.write_out(argument, &regs.encode())?;
@@ -199,10 +206,11 @@ fn run_header(vcpu: &VirtualCpu) -> Result<[u8; 64], Errno> {
     Ok(header)
 }
 
-fn report(vcpu: &VirtualCpu, exit: RunExit, guest_interrupts_on: bool) -> CallResult {
+fn report(vcpu: &VirtualCpu, exit: RunExit, guest_interrupts_on: bool, ready_for_injection: bool) -> CallResult {
     let mut header = run_header(vcpu)?;
     exit.encode(&mut header);
     header[layouts::run_offsets::IF_FLAG] = u8::from(guest_interrupts_on);
+    header[layouts::run_offsets::READY_FOR_INTERRUPT_INJECTION] = u8::from(ready_for_injection);
     kernel_objects::capabilities::memory_objects::write(vcpu.run_area, 0, &header)?;
     value(0)
 }
@@ -218,11 +226,14 @@ enum Stop {
 fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
     let header = run_header(vcpu)?;
     let mut machine = vcpu.take()?;
-    let stop = if header[layouts::run_offsets::IMMEDIATE_EXIT] != 0 { Ok(Stop::Interrupted) } else { run_taken(call, vcpu, &mut machine) };
+    let window_wanted = header[layouts::run_offsets::REQUEST_INTERRUPT_WINDOW] != 0;
+    let stop = if header[layouts::run_offsets::IMMEDIATE_EXIT] != 0 { Ok(Stop::Interrupted) } else { run_taken(call, vcpu, &mut machine, window_wanted) };
     let interrupts_on = machine.registers().rflags & (1 << 9) != 0;
+    let ready = machine.interruptible() && vcpu.queued_interrupt(false).is_none();
+    machine.request_interrupt_window(false);
     vcpu.put_back(machine);
     match stop? {
-        Stop::Exit(exit) => report(vcpu, exit, interrupts_on),
+        Stop::Exit(exit) => report(vcpu, exit, interrupts_on, ready),
         Stop::Interrupted => {
             let mut header = run_header(vcpu)?;
             header[layouts::run_offsets::EXIT_REASON..layouts::run_offsets::EXIT_REASON + 4].copy_from_slice(&10u32.to_le_bytes());
@@ -234,13 +245,23 @@ fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
 
 /// Finishes an `in` the VMM supplied the data of, then runs the guest
 /// until an exit for the VMM.
-fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Result<Stop, Errno> {
+fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_wanted: bool) -> Result<Stop, Errno> {
     complete(vcpu, machine)?;
     loop {
         if call.interrupted() {
             return Ok(Stop::Interrupted);
         }
+        // A queued interrupt goes in once the guest can take it; until
+        // then the guest runs with the window asked for.
+        if vcpu.queued_interrupt(false).is_some() && machine.interruptible() {
+            if let Some(vector) = vcpu.queued_interrupt(true) {
+                machine.inject(machine::svm::GuestEvent::Interrupt { vector });
+            }
+        }
+        let waiting = vcpu.queued_interrupt(false).is_some();
+        machine.request_interrupt_window(waiting || window_wanted);
         let exit = vcpu.run(machine)?;
+        machine.requeue_interrupted_delivery();
         let mut registers = machine.registers();
         match exit {
             VmExit::Io { string: true, .. } | VmExit::Io { repeat: true, .. } => return Ok(Stop::Exit(RunExit::InternalError { suberror: 1 })),
@@ -279,6 +300,8 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu) -> Resu
             VmExit::Shutdown => return Ok(Stop::Exit(RunExit::Shutdown)),
             VmExit::InvalidState => return Ok(Stop::Exit(RunExit::FailEntry { reason: u64::MAX })),
             VmExit::HostInterrupt => {}
+            VmExit::InterruptWindow if window_wanted && vcpu.queued_interrupt(false).is_none() => return Ok(Stop::Exit(RunExit::InterruptWindowOpen)),
+            VmExit::InterruptWindow => {}
             VmExit::Xsetbv | VmExit::Vmmcall | VmExit::Other { .. } => machine.inject(machine::svm::GuestEvent::Exception { vector: 6, error_code: None }),
         }
     }

@@ -249,6 +249,7 @@ const SAVE_RAX: usize = SAVE + 0x1F8;
 
 // Intercept bits at 0x00C.
 const INTERCEPT_INTR: u32 = 1 << 0;
+const INTERCEPT_VINTR: u32 = 1 << 4;
 const INTERCEPT_NMI: u32 = 1 << 1;
 const INTERCEPT_SMI: u32 = 1 << 2;
 const INTERCEPT_INIT: u32 = 1 << 3;
@@ -269,6 +270,11 @@ const INTERCEPT_MACHINE_CHECK: u32 = 1 << 18;
 /// V_INTR_MASKING: the guest's IF masks only virtual interrupts; physical
 /// ones follow the host's IF (on at VMRUN).
 const VIRTUAL_INTERRUPT_MASKING: u64 = 1 << 24;
+/// V_IRQ and V_IGN_TPR: a virtual interrupt pending whatever the TPR, so
+/// the VINTR intercept fires once the guest can take one. (Under QEMU
+/// 7.2's TCG it fires only if the guest can take one at entry, not when
+/// the guest's own `sti` opens the window later: docs/hypervisor.md.)
+const VIRTUAL_INTERRUPT_WINDOW: u64 = (1 << 8) | (1 << 20);
 const FLUSH_GUEST_TLB: u64 = 1;
 /// The attribute PAT every power-on CPU has.
 const POWER_ON_PAT: u64 = 0x0007_0406_0007_0406;
@@ -279,6 +285,7 @@ mod exit_code {
     pub const NMI: u64 = 0x61;
     pub const SMI: u64 = 0x62;
     pub const INIT: u64 = 0x63;
+    pub const VINTR: u64 = 0x64;
     pub const CPUID: u64 = 0x72;
     pub const HLT: u64 = 0x78;
     pub const IOIO: u64 = 0x7B;
@@ -311,6 +318,9 @@ pub enum VmExit {
     NestedPageFault { guest_physical: u64, error_code: u64 },
     /// A triple fault: the guest cannot go on.
     Shutdown,
+    /// The guest can take an interrupt now (asked for with
+    /// [`Vcpu::request_interrupt_window`], which this ends).
+    InterruptWindow,
     /// A physical interrupt or NMI (or SMI, INIT) for the host; taken once
     /// the caller turns interrupts on.
     HostInterrupt,
@@ -450,10 +460,38 @@ impl Vcpu {
         self.write_u64(EVENT_INJECTION, word);
     }
 
-    /// An event whose delivery the last exit interrupted (to deliver again).
-    pub fn interrupted_delivery(&self) -> Option<u64> {
+    /// Queues again an event whose delivery the last exit interrupted (a
+    /// nested page fault while reading the guest's interrupt table, say),
+    /// as the CPU reports it; true when there was one.
+    pub fn requeue_interrupted_delivery(&mut self) -> bool {
         let word = self.read_u64(EXIT_INTERRUPT_INFO);
-        (word & (1 << 31) != 0).then_some(word)
+        if word & (1 << 31) == 0 {
+            return false;
+        }
+        self.write_u64(EXIT_INTERRUPT_INFO, 0);
+        // Same format as EVENTINJ; reserved bits cleared.
+        self.write_u64(EVENT_INJECTION, word & 0xFFFF_FFFF_8000_0FFF);
+        true
+    }
+
+    /// Whether an event is queued for the next entry.
+    pub fn event_queued(&self) -> bool {
+        self.read_u64(EVENT_INJECTION) & (1 << 31) != 0
+    }
+
+    /// Whether the guest can take an external interrupt now: its IF on, no
+    /// interrupt shadow, nothing queued already.
+    pub fn interruptible(&self) -> bool {
+        self.registers.rflags & (1 << 9) != 0 && !self.interrupt_shadow() && !self.event_queued()
+    }
+
+    /// Asks for (or stops asking for) an [`VmExit::InterruptWindow`] exit
+    /// as soon as the guest can take an interrupt.
+    pub fn request_interrupt_window(&mut self, wanted: bool) {
+        let control = self.read_u64(INTERRUPT_CONTROL) & !VIRTUAL_INTERRUPT_WINDOW;
+        self.write_u64(INTERRUPT_CONTROL, control | if wanted { VIRTUAL_INTERRUPT_WINDOW } else { 0 });
+        let intercepts = self.read_u32(INTERCEPT_MISC1) & !INTERCEPT_VINTR;
+        self.write_u32(INTERCEPT_MISC1, intercepts | if wanted { INTERCEPT_VINTR } else { 0 });
     }
 
     /// Runs the guest on this CPU until an intercepted event, with the
@@ -500,7 +538,11 @@ impl Vcpu {
         self.registers.rip = self.read_u64(SAVE_RIP);
         self.registers.rflags = self.read_u64(SAVE_RFLAGS);
         drop(off);
-        Some(self.exit())
+        let exit = self.exit();
+        if exit == VmExit::InterruptWindow {
+            self.request_interrupt_window(false);
+        }
+        Some(exit)
     }
 
     /// The last exit, decoded.
@@ -522,6 +564,7 @@ impl Vcpu {
             exit_code::VMMCALL => VmExit::Vmmcall,
             exit_code::NESTED_PAGE_FAULT => VmExit::NestedPageFault { guest_physical: info2, error_code: info1 },
             exit_code::SHUTDOWN => VmExit::Shutdown,
+            exit_code::VINTR => VmExit::InterruptWindow,
             exit_code::INTR | exit_code::NMI | exit_code::SMI | exit_code::INIT => VmExit::HostInterrupt,
             exit_code::INVALID => VmExit::InvalidState,
             _ => VmExit::Other { code, info1, info2 },
@@ -541,6 +584,12 @@ impl Vcpu {
 
     fn write_u64(&mut self, offset: usize, value: u64) {
         self.vmcb.write_bytes(offset, &value.to_le_bytes());
+    }
+
+    fn read_u32(&self, offset: usize) -> u32 {
+        let mut bytes = [0u8; 4];
+        self.vmcb.read_bytes(offset, &mut bytes);
+        u32::from_le_bytes(bytes)
     }
 
     fn write_u32(&mut self, offset: usize, value: u32) {
