@@ -8,7 +8,8 @@
 //!   checks and errno values of Linux's `KVM_SET_USER_MEMORY_REGION`;
 //! - [`mmio_decode`] and [`guest_walk`]: the instruction a guest's MMIO
 //!   access stopped at, found through the guest's own page tables and
-//!   decoded (TCG gives no decode assist).
+//!   decoded (TCG gives no decode assist);
+//! - [`msrs`]: where each guest MSR lives (VMCB state, fixed, or #GP).
 //!
 //! Relies on nothing but `linux-abi`'s errno values. Must never panic on
 //! any bytes or numbers a VMM passes: every decode is of fixed-size
@@ -26,6 +27,7 @@ pub mod ioctls;
 pub mod layouts;
 pub mod memory_slots;
 pub mod mmio_decode;
+pub mod msrs;
 
 #[cfg(test)]
 mod tests;

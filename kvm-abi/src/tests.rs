@@ -285,3 +285,28 @@ mod mmio {
         assert_eq!(translate(flat, 0x40_2123, |address| tables.get(&address).copied().or(Some(0))), Some(0x7123));
     }
 }
+
+mod model_specific_registers {
+    use crate::msrs::{efer_write, home, MsrHome, StateMsr};
+
+    #[test]
+    fn each_register_has_its_home() {
+        assert_eq!(home(0xC000_0080), MsrHome::Efer);
+        assert_eq!(home(0xC000_0101), MsrHome::GsBase);
+        assert_eq!(home(0xC000_0082), MsrHome::State(StateMsr::Lstar));
+        assert_eq!(home(0x277), MsrHome::State(StateMsr::Pat));
+        assert_eq!(home(0x2FF), MsrHome::Zero, "MTRR default type");
+        assert_eq!(home(0xC001_0015), MsrHome::Zero, "AMD HWCR");
+        assert_eq!(home(0x48), MsrHome::Missing, "SPEC_CTRL is not offered");
+        assert_eq!(home(0xDEAD_BEEF), MsrHome::Missing);
+    }
+
+    #[test]
+    fn efer_keeps_its_architectural_bits_and_never_svme() {
+        assert_eq!(efer_write(0x500), Some(0x500));
+        assert_eq!(efer_write(0xD01), Some(0xD01));
+        assert_eq!(efer_write(0x1500), Some(0x500), "SVME stays the hypervisor's");
+        assert_eq!(efer_write(1 << 2), None, "reserved bit");
+        assert_eq!(efer_write(1 << 63), None);
+    }
+}

@@ -6,8 +6,8 @@
 //!
 //! What the hypervisor does itself, inside `KVM_RUN`: nested page faults
 //! in a memory slot (the VMM's page is lent to the guest), CPUID (the
-//! host's values without SVM, with the hypervisor bit), and MSR reads (0)
-//! and writes (ignored). A fault outside every slot is MMIO: the
+//! host's values without SVM, with the hypervisor bit), and MSRs
+//! (`kvm_abi::msrs`: the VMCB's state, fixed values, or #GP). A fault outside every slot is MMIO: the
 //! instruction is read through the guest's tables and decoded
 //! (`kvm_abi::mmio_decode`), and the VMM gets `KVM_EXIT_MMIO`; one that
 //! does not decode, and `ins`/`outs`, end the run with
@@ -24,6 +24,7 @@ use caps::Placement;
 use kernel_objects::virtual_machines::{Completion, GuestFault, VirtualCpu, VirtualMachine};
 use kvm_abi::guest_walk::{translate, Paging};
 use kvm_abi::mmio_decode::{decode, merge_load, CodeMode, Operand};
+use kvm_abi::msrs::{efer_write, home as msr_home, MsrHome, StateMsr};
 use kvm_abi::ioctls::*;
 use kvm_abi::layouts::{self, MemoryRegion, Regs, RunExit, Segment as KvmSegment, Sregs, DescriptorTable};
 use linux_abi::Errno;
@@ -286,12 +287,21 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
                 machine.set_registers(registers);
             }
             VmExit::Msr { write } => {
-                if !write {
-                    registers.rax = 0;
-                    registers.rdx = 0;
+                let index = registers.rcx as u32;
+                let value = (registers.rdx << 32) | (registers.rax & 0xFFFF_FFFF);
+                let done = if write { write_msr(machine, index, value) } else { read_msr(machine, index, vcpu.id) };
+                match done {
+                    Some(read) => {
+                        let mut registers = machine.registers();
+                        if let (false, Some(read)) = (write, read) {
+                            registers.rax = read & 0xFFFF_FFFF;
+                            registers.rdx = read >> 32;
+                        }
+                        registers.rip = registers.rip.wrapping_add(2);
+                        machine.set_registers(registers);
+                    }
+                    None => machine.inject(machine::svm::GuestEvent::Exception { vector: 13, error_code: Some(0) }),
                 }
-                registers.rip = registers.rip.wrapping_add(2);
-                machine.set_registers(registers);
             }
             VmExit::NestedPageFault { guest_physical, error_code } => match vcpu.vm.resolve(&call.process.native, guest_physical, error_code & 2 != 0)? {
                 GuestFault::Mapped => {}
@@ -426,6 +436,55 @@ fn set_register(registers: &mut GuestRegisters, number: u8, value: u64) {
         _ => &mut r.r15,
     };
     *slot = value;
+}
+
+fn state_field(msr: StateMsr) -> GuestField {
+    match msr {
+        StateMsr::KernelGsBase => GuestField::KernelGsBase,
+        StateMsr::Star => GuestField::Star,
+        StateMsr::Lstar => GuestField::Lstar,
+        StateMsr::Cstar => GuestField::Cstar,
+        StateMsr::Sfmask => GuestField::Sfmask,
+        StateMsr::SysenterCs => GuestField::SysenterCs,
+        StateMsr::SysenterEsp => GuestField::SysenterEsp,
+        StateMsr::SysenterEip => GuestField::SysenterEip,
+        StateMsr::Pat => GuestField::GuestPat,
+    }
+}
+
+/// `rdmsr` by the guest: `Some(Some(value))`, or `None` for #GP.
+fn read_msr(machine: &Vcpu, index: u32, id: u32) -> Option<Option<u64>> {
+    let value = match msr_home(index) {
+        MsrHome::Efer => machine.get(GuestField::Efer),
+        MsrHome::FsBase => machine.segment(Segment::Fs).base,
+        MsrHome::GsBase => machine.segment(Segment::Gs).base,
+        MsrHome::State(msr) => machine.get(state_field(msr)),
+        MsrHome::TimeStampCounter => machine::cpu::read_timestamp_counter(),
+        MsrHome::ApicBase => 0xFEE0_0800 | if id == 0 { 0x100 } else { 0 },
+        MsrHome::Zero => 0,
+        MsrHome::Missing => return None,
+    };
+    Some(Some(value))
+}
+
+/// `wrmsr` by the guest: `Some(None)` when done, `None` for #GP.
+fn write_msr(machine: &mut Vcpu, index: u32, value: u64) -> Option<Option<u64>> {
+    match msr_home(index) {
+        MsrHome::Efer => machine.set(GuestField::Efer, efer_write(value)?),
+        MsrHome::FsBase | MsrHome::GsBase => {
+            // A base must be canonical.
+            if (value as i64) << 16 >> 16 != value as i64 {
+                return None;
+            }
+            let segment = if msr_home(index) == MsrHome::FsBase { Segment::Fs } else { Segment::Gs };
+            let state = machine.segment(segment);
+            machine.set_segment(segment, SegmentState { base: value, ..state });
+        }
+        MsrHome::State(msr) => machine.set(state_field(msr), value),
+        MsrHome::TimeStampCounter | MsrHome::ApicBase | MsrHome::Zero => {}
+        MsrHome::Missing => return None,
+    }
+    Some(None)
 }
 
 /// CPUID as the guest sees it: the host's, without SVM, with the
