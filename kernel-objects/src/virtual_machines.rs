@@ -181,6 +181,9 @@ struct ProcessorState {
     pending: Option<Completion>,
     /// A vector `KVM_INTERRUPT` queued, not yet delivered.
     interrupt: Option<u8>,
+    /// The guest's CPUID table (`KVM_SET_CPUID2`); the host's, filtered,
+    /// until the VMM gives one.
+    cpuid: Option<Vec<kvm_abi::cpuid::CpuidEntry>>,
 }
 
 /// A virtual CPU of a VM.
@@ -202,7 +205,7 @@ impl VirtualCpu {
         if made.is_err() {
             vm.remove_vcpu_id(id);
         }
-        made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending: None, interrupt: None }) }))
+        made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending: None, interrupt: None, cpuid: None }) }))
     }
 
     fn make(vm: &VirtualMachine, _id: u32) -> Result<(Vcpu, u64), Errno> {
@@ -246,6 +249,17 @@ impl VirtualCpu {
     pub fn queued_interrupt(&self, take: bool) -> Option<u8> {
         let mut state = self.state.lock();
         if take { state.interrupt.take() } else { state.interrupt }
+    }
+
+    /// Gives the vCPU its CPUID table.
+    pub fn set_cpuid(&self, table: Vec<kvm_abi::cpuid::CpuidEntry>) {
+        let old = self.state.lock().cpuid.replace(table);
+        drop(old);
+    }
+
+    /// The guest's CPUID answer from its table (`None`: no table given).
+    pub fn cpuid_answer(&self, function: u32, index: u32) -> Option<[u32; 4]> {
+        self.state.lock().cpuid.as_deref().map(|table| kvm_abi::cpuid::answer(table, function, index))
     }
 
     /// Takes the vCPU out for a run (EBUSY if another run has it); give it

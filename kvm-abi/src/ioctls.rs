@@ -28,6 +28,11 @@ pub const KVM_CREATE_VM: u64 = io(0x01);
 pub const KVM_CHECK_EXTENSION: u64 = io(0x03);
 /// `/dev/kvm`: bytes to map of a vCPU descriptor (`kvm_run` and after).
 pub const KVM_GET_VCPU_MMAP_SIZE: u64 = io(0x04);
+/// `/dev/kvm`: the CPUID entries this hypervisor offers (`kvm_cpuid2`,
+/// read and written: the VMM says how many entries fit).
+pub const KVM_GET_SUPPORTED_CPUID: u64 = 3 << 30 | 8 << 16 | KVMIO << 8 | 0x05;
+/// A vCPU: its CPUID table (`kvm_cpuid2`).
+pub const KVM_SET_CPUID2: u64 = io_write(0x90, 8);
 /// A VM: a new vCPU (argument: its id).
 pub const KVM_CREATE_VCPU: u64 = io(0x41);
 /// A VM: adds, moves or deletes a slot of guest memory.

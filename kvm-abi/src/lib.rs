@@ -9,7 +9,8 @@
 //! - [`mmio_decode`] and [`guest_walk`]: the instruction a guest's MMIO
 //!   access stopped at, found through the guest's own page tables and
 //!   decoded (TCG gives no decode assist);
-//! - [`msrs`]: where each guest MSR lives (VMCB state, fixed, or #GP).
+//! - [`msrs`]: where each guest MSR lives (VMCB state, fixed, or #GP);
+//! - [`cpuid`]: the guest's CPUID table (`KVM_SET_CPUID2`).
 //!
 //! Relies on nothing but `linux-abi`'s errno values. Must never panic on
 //! any bytes or numbers a VMM passes: every decode is of fixed-size
@@ -22,6 +23,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod cpuid;
 pub mod guest_walk;
 pub mod ioctls;
 pub mod layouts;

@@ -26,6 +26,8 @@ fn request_numbers_are_linuxs() {
     assert_eq!(KVM_GET_SREGS, 0x8138_AE83);
     assert_eq!(KVM_SET_SREGS, 0x4138_AE84);
     assert_eq!(KVM_INTERRUPT, 0x4004_AE86);
+    assert_eq!(KVM_GET_SUPPORTED_CPUID, 0xC008_AE05);
+    assert_eq!(KVM_SET_CPUID2, 0x4008_AE90);
 }
 
 #[test]
@@ -308,5 +310,21 @@ mod model_specific_registers {
         assert_eq!(efer_write(0x1500), Some(0x500), "SVME stays the hypervisor's");
         assert_eq!(efer_write(1 << 2), None, "reserved bit");
         assert_eq!(efer_write(1 << 63), None);
+    }
+}
+
+mod cpuid_table {
+    use crate::cpuid::{answer, CpuidEntry, SIGNIFICANT_INDEX};
+
+    #[test]
+    fn entries_round_trip_and_answer_by_leaf_and_subleaf() {
+        let entry = CpuidEntry { function: 7, index: 0, flags: SIGNIFICANT_INDEX, registers: [1, 2, 3, 4] };
+        assert_eq!(CpuidEntry::decode(&entry.encode()), entry);
+        assert_eq!(&entry.encode()[12..16], &1u32.to_le_bytes());
+        let table = [entry, CpuidEntry { function: 7, index: 1, flags: SIGNIFICANT_INDEX, registers: [5, 6, 7, 8] }, CpuidEntry { function: 1, index: 9, flags: 0, registers: [9, 9, 9, 9] }];
+        assert_eq!(answer(&table, 7, 1), [5, 6, 7, 8]);
+        assert_eq!(answer(&table, 7, 0), [1, 2, 3, 4]);
+        assert_eq!(answer(&table, 1, 3), [9, 9, 9, 9], "index ignored where it does not matter");
+        assert_eq!(answer(&table, 0x4000_0000, 0), [0; 4], "a leaf not listed");
     }
 }

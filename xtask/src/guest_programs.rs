@@ -107,6 +107,20 @@ pub fn rust_tests() -> Outcome<Vec<(String, PathBuf)>> {
     Ok(names.into_iter().map(|name| (name.clone(), binaries.join(name))).collect())
 }
 
+/// The VMM (`user/vmm`, Rust, static), built for the guest.
+pub fn vmm() -> Outcome<PathBuf> {
+    let root = crate::workspace::root();
+    let target_directory = root.join("target").join("guest").join("vmm");
+    crate::workspace::run_to_completion(
+        crate::workspace::cargo()
+            .args(["build", "--release", "--locked", "--target", "x86_64-unknown-linux-musl", "--manifest-path"])
+            .arg(root.join("user/vmm/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_directory),
+    )?;
+    Ok(target_directory.join("x86_64-unknown-linux-musl").join("release").join("lamina-vmm"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_fresh;

@@ -65,6 +65,19 @@ fn system_ioctl(call: &mut Call<'_>, request: u64, argument: u64) -> CallResult 
         }
         KVM_CHECK_EXTENSION => value(check_extension(argument)),
         KVM_GET_VCPU_MMAP_SIZE if argument == 0 => value(layouts::VCPU_MMAP_BYTES as u64),
+        KVM_GET_SUPPORTED_CPUID => {
+            let mut count = [0u8; 4];
+            call.read_in(argument, &mut count)?;
+            let offered = supported_cpuid();
+            if (u32::from_le_bytes(count) as usize) < offered.len() {
+                return Err(Errno::E2BIG);
+            }
+            call.write_out(argument, &(offered.len() as u32).to_le_bytes())?;
+            for (index, entry) in offered.iter().enumerate() {
+                call.write_out(argument + 8 + (index * kvm_abi::cpuid::ENTRY_BYTES) as u64, &entry.encode())?;
+            }
+            value(0)
+        }
         _ => Err(Errno::EINVAL),
     }
 }
@@ -90,6 +103,23 @@ fn machine_ioctl(call: &mut Call<'_>, vm: &Arc<VirtualMachine>, request: u64, ar
 fn processor_ioctl(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>, request: u64, argument: u64) -> CallResult {
     match request {
         KVM_RUN if argument == 0 => run(call, vcpu),
+        KVM_SET_CPUID2 => {
+            let mut count = [0u8; 4];
+            call.read_in(argument, &mut count)?;
+            let count = u32::from_le_bytes(count) as usize;
+            if count > kvm_abi::cpuid::MAX_ENTRIES {
+                return Err(Errno::E2BIG);
+            }
+            let mut table = alloc::vec::Vec::new();
+            table.try_reserve_exact(count).map_err(|_| Errno::ENOMEM)?;
+            for index in 0..count {
+                let mut bytes = [0u8; kvm_abi::cpuid::ENTRY_BYTES];
+                call.read_in(argument + 8 + (index * kvm_abi::cpuid::ENTRY_BYTES) as u64, &mut bytes)?;
+                table.push(kvm_abi::cpuid::CpuidEntry::decode(&bytes));
+            }
+            vcpu.set_cpuid(table);
+            value(0)
+        }
         KVM_INTERRUPT => {
             let mut word = [0u8; 4];
             call.read_in(argument, &mut word)?;
@@ -283,7 +313,13 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
                 return Ok(Stop::Exit(RunExit::Halt));
             }
             VmExit::Cpuid => {
-                emulate_cpuid(&mut registers);
+                let (function, index) = (registers.rax as u32, registers.rcx as u32);
+                let answer = vcpu.cpuid_answer(function, index).unwrap_or_else(|| offered_cpuid(function, index));
+                registers.rax = u64::from(answer[0]);
+                registers.rbx = u64::from(answer[1]);
+                registers.rcx = u64::from(answer[2]);
+                registers.rdx = u64::from(answer[3]);
+                registers.rip = registers.rip.wrapping_add(2);
                 machine.set_registers(registers);
             }
             VmExit::Msr { write } => {
@@ -487,20 +523,36 @@ fn write_msr(machine: &mut Vcpu, index: u32, value: u64) -> Option<Option<u64>> 
     Some(None)
 }
 
-/// CPUID as the guest sees it: the host's, without SVM, with the
-/// hypervisor bit.
-fn emulate_cpuid(registers: &mut GuestRegisters) {
-    let (leaf, subleaf) = (registers.rax as u32, registers.rcx as u32);
-    let mut result = machine::cpu::cpuid(leaf, subleaf);
+/// A CPUID leaf as this hypervisor offers it: the host's, with the
+/// hypervisor bit, without SVM (no nested guests) and without MONITOR
+/// (MONITOR/MWAIT are intercepted).
+fn offered_cpuid(leaf: u32, subleaf: u32) -> [u32; 4] {
+    let result = machine::cpu::cpuid(leaf, subleaf);
+    let mut registers = [result.eax, result.ebx, result.ecx, result.edx];
     match leaf {
-        1 => result.ecx |= 1 << 31,
-        0x8000_0001 => result.ecx &= !(1 << 2),
-        0x8000_000A => result = machine::cpu::CpuidResult { eax: 0, ebx: 0, ecx: 0, edx: 0 },
+        1 => registers[2] = (registers[2] | 1 << 31) & !(1 << 3),
+        0x8000_0001 => registers[2] &= !(1 << 2),
+        0x8000_000A => registers = [0; 4],
         _ => {}
     }
-    registers.rax = u64::from(result.eax);
-    registers.rbx = u64::from(result.ebx);
-    registers.rcx = u64::from(result.ecx);
-    registers.rdx = u64::from(result.edx);
-    registers.rip = registers.rip.wrapping_add(2);
+    registers
+}
+
+/// `KVM_GET_SUPPORTED_CPUID`'s entries: every basic and extended leaf
+/// the host has, with the subleaves of those that have them.
+fn supported_cpuid() -> alloc::vec::Vec<kvm_abi::cpuid::CpuidEntry> {
+    use kvm_abi::cpuid::{subleaves, CpuidEntry, MAX_ENTRIES, SIGNIFICANT_INDEX};
+    let highest_basic = machine::cpu::cpuid(0, 0).eax.min(0x1F);
+    let highest_extended = machine::cpu::cpuid(0x8000_0000, 0).eax.clamp(0x8000_0000, 0x8000_0021);
+    let mut entries = alloc::vec::Vec::new();
+    for function in (0..=highest_basic).chain(0x8000_0000..=highest_extended) {
+        let count = subleaves(function);
+        for index in 0..count {
+            if entries.len() < MAX_ENTRIES {
+                let flags = if count > 1 { SIGNIFICANT_INDEX } else { 0 };
+                entries.push(CpuidEntry { function, index, flags, registers: offered_cpuid(function, index) });
+            }
+        }
+    }
+    entries
 }

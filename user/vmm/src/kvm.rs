@@ -20,7 +20,12 @@ const fn io_read(number: u64, size: u64) -> u64 {
 const KVM_GET_API_VERSION: u64 = io(0x00);
 const KVM_CREATE_VM: u64 = io(0x01);
 const KVM_GET_VCPU_MMAP_SIZE: u64 = io(0x04);
+const KVM_GET_SUPPORTED_CPUID: u64 = 3 << 30 | 8 << 16 | KVMIO << 8 | 0x05;
+const KVM_SET_CPUID2: u64 = io_write(0x90, 8);
 const KVM_CREATE_VCPU: u64 = io(0x41);
+/// Entries a CPUID table may hold, and each one's bytes.
+const CPUID_ENTRIES: usize = 256;
+const CPUID_ENTRY_BYTES: usize = 40;
 const KVM_SET_USER_MEMORY_REGION: u64 = io_write(0x46, 32);
 const KVM_RUN: u64 = io(0x80);
 const KVM_GET_REGS: u64 = io_read(0x81, 144);
@@ -157,6 +162,15 @@ impl Kvm {
         Ok(Vm(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
+    /// `KVM_GET_SUPPORTED_CPUID`, as the `kvm_cpuid2` buffer the kernel
+    /// filled (for `Vcpu::set_cpuid`).
+    pub fn supported_cpuid(&self) -> io::Result<Vec<u64>> {
+        let mut buffer = vec![0u64; (8 + CPUID_ENTRIES * CPUID_ENTRY_BYTES) / 8];
+        buffer[0] = CPUID_ENTRIES as u64;
+        ioctl(&self.0, KVM_GET_SUPPORTED_CPUID, buffer.as_mut_ptr() as u64)?;
+        Ok(buffer)
+    }
+
     pub fn vcpu_mmap_size(&self) -> io::Result<usize> {
         Ok(ioctl(&self.0, KVM_GET_VCPU_MMAP_SIZE, 0)? as usize)
     }
@@ -227,6 +241,11 @@ pub struct Vcpu {
 }
 
 impl Vcpu {
+    /// `KVM_SET_CPUID2` with a `kvm_cpuid2` buffer.
+    pub fn set_cpuid(&self, table: &[u64]) -> io::Result<()> {
+        ioctl(&self.fd, KVM_SET_CPUID2, table.as_ptr() as u64).map(drop)
+    }
+
     pub fn regs(&self) -> io::Result<Regs> {
         let mut regs = Regs::default();
         ioctl(&self.fd, KVM_GET_REGS, &mut regs as *mut Regs as u64)?;

@@ -73,6 +73,10 @@ fn run() -> Result<ExitCode, String> {
     let start = linux_boot::load(&mut memory, &kernel, initrd.as_deref(), &options.cmdline)?;
     let mmap_size = kvm.vcpu_mmap_size().map_err(|error| format!("KVM_GET_VCPU_MMAP_SIZE: {error}"))?;
     let vcpu = vm.create_vcpu(0, mmap_size).map_err(|error| format!("KVM_CREATE_VCPU: {error}"))?;
+    // The guest sees what the hypervisor offers (Linux's KVM shows a guest
+    // no CPUID at all until the VMM sets it: no long mode, no PAE).
+    let cpuid = kvm.supported_cpuid().map_err(|error| format!("KVM_GET_SUPPORTED_CPUID: {error}"))?;
+    vcpu.set_cpuid(&cpuid).map_err(|error| format!("KVM_SET_CPUID2: {error}"))?;
     linux_boot::enter_protected_mode(&vcpu, &start).map_err(|error| format!("setting up the vCPU: {error}"))?;
     Ok(run_guest(&vcpu))
 }

@@ -4,7 +4,11 @@
 //! `hlt` and MMIO exits) runs on Lamina's `/dev/kvm` and on Debian's Linux
 //! with its KVM modules loaded (`-cpu max` gives the Linux guest nested
 //! SVM under TCG); the outputs must be equal line for line, and the
-//! program's own checks must pass.
+//! program's own checks must pass. And the VMM in the tree (`user/vmm`)
+//! boots Debian's Linux (`target/linux/vmlinux`) through its PVH entry to
+//! an init that prints a line, on both kernels: on Lamina that is Linux
+//! under Lamina's hypervisor under TCG, on Linux the same VMM under a
+//! real KVM.
 
 use super::tally::Tally;
 use crate::exec::{run_program, ExecRequest, FileCopy, GuestKernel, Input, Output, ProgramRun};
@@ -16,7 +20,25 @@ const TIME_LIMIT: Duration = Duration::from_secs(300);
 /// What Linux must load for `/dev/kvm` (its dependencies come along).
 const KVM_MODULES: [&str; 1] = ["kvm_amd"];
 
+/// What the guest's init prints (user/vmm/guest/init.c).
+const GUEST_LINE: &str = "guest init: hello from Linux's init inside the VMM";
+/// The guest kernel's command line: the early serial console kept (it
+/// polls; the VMM has no interrupt controller yet), no devices to probe.
+const GUEST_COMMAND_LINE: &str = "earlyprintk=serial,ttyS0,keep noapic nolapic nosmp acpi=off pci=off tsc=reliable lpj=1000000 reboot=t panic=-1 quiet";
+const GUEST_TIME_LIMIT: Duration = Duration::from_secs(600);
+
 pub fn run_hypervisor_checks(tally: &mut Tally) {
+    for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
+        tally.record(&format!("hypervisor: the VMM boots Linux to its init ({kernel:?})"), match boot_linux_guest(kernel) {
+            Ok(run) if run.exit_code == 0 && String::from_utf8_lossy(&run.output).contains(GUEST_LINE) => Ok(()),
+            Ok(run) => {
+                let output = String::from_utf8_lossy(&run.output);
+                let tail: Vec<&str> = output.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect();
+                Err(format!("exit {}\n{}\n{}", run.exit_code, tail.join("\n"), String::from_utf8_lossy(&run.errors)))
+            }
+            Err(failure) => Err(failure.to_string()),
+        });
+    }
     let runs = [GuestKernel::Lamina, GuestKernel::Linux].map(|kernel| (kernel, run(kernel)));
     for (kernel, run) in &runs {
         tally.record(&format!("hypervisor: kvm_basic's checks pass ({kernel:?})"), match run {
@@ -52,4 +74,36 @@ fn run(kernel: GuestKernel) -> Outcome<ProgramRun> {
         network: None,
     };
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
+}
+
+/// The VMM booting Debian's vmlinux with a one-program initramfs.
+fn boot_linux_guest(kernel: GuestKernel) -> Outcome<ProgramRun> {
+    let vmm = crate::guest_programs::vmm()?;
+    let vmlinux = crate::linux_kernel::vmlinux()?;
+    let init = crate::guest_programs::compile_c("user/vmm/guest/init.c", "vmm-guest-init")?;
+    let init_bytes = std::fs::read(&init).map_err(|error| crate::failure::Failure::failed(format!("{}: {error}", init.display())))?;
+    let mut archive = initramfs::Writer::new();
+    archive.directory("dev", 0o755);
+    archive.entry("dev/kmsg", 0o020_600, (1, 11), &[]);
+    archive.file("init", 0o755, &init_bytes);
+    let image = crate::guest_files::write_image("vmm-guest.cpio", &archive.finish())?;
+    let mut files = vec![FileCopy { host: vmlinux, guest: Some("/vmlinux".into()) }, FileCopy { host: image, guest: Some("/guest.cpio".into()) }];
+    if kernel == GuestKernel::Linux {
+        let scratch = crate::workspace::root().join("target");
+        for file in crate::linux_modules::guest_files(&KVM_MODULES, &scratch)? {
+            files.push(FileCopy { host: file.host, guest: Some(file.guest) });
+        }
+    }
+    let request = ExecRequest {
+        machine: MachineOptions::with(2, 1024),
+        kernel,
+        files,
+        program: vmm,
+        program_arguments: ["--kernel", "/vmlinux", "--initrd", "/guest.cpio", "--cmdline", GUEST_COMMAND_LINE].map(String::from).to_vec(),
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: None,
+    };
+    run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(GUEST_TIME_LIMIT))
 }
