@@ -28,6 +28,19 @@ const GUEST_COMMAND_LINE: &str = "earlyprintk=serial,ttyS0,keep noapic nolapic n
 const GUEST_TIME_LIMIT: Duration = Duration::from_secs(600);
 
 pub fn run_hypervisor_checks(tally: &mut Tally) {
+    tally.record("hypervisor: two Linux guests at once, each VMM pinned to its own CPU (Lamina)", match two_guests() {
+        Ok(run) => {
+            let output = String::from_utf8_lossy(&run.output);
+            let greeted = output.lines().filter(|line| line.contains(GUEST_LINE)).count();
+            let ended = output.lines().filter(|line| line.contains("halted with interrupts off")).count();
+            if run.exit_code == 0 && greeted == 2 && ended == 2 {
+                Ok(())
+            } else {
+                Err(format!("exit {}, {greeted} greetings, {ended} clean ends:\n{output}", run.exit_code))
+            }
+        }
+        Err(failure) => Err(failure.to_string()),
+    });
     for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
         tally.record(&format!("hypervisor: the VMM boots Linux to its init ({kernel:?})"), match boot_linux_guest(kernel) {
             Ok(run) if run.exit_code == 0 && String::from_utf8_lossy(&run.output).contains(GUEST_LINE) => Ok(()),
@@ -76,9 +89,9 @@ fn run(kernel: GuestKernel) -> Outcome<ProgramRun> {
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
 }
 
-/// The VMM booting Debian's vmlinux with a one-program initramfs.
-fn boot_linux_guest(kernel: GuestKernel) -> Outcome<ProgramRun> {
-    let vmm = crate::guest_programs::vmm()?;
+/// The files a guest boot needs beside the VMM: the kernel at /vmlinux,
+/// the one-program initramfs at /guest.cpio.
+fn guest_files() -> Outcome<Vec<FileCopy>> {
     let vmlinux = crate::linux_kernel::vmlinux()?;
     let init = crate::guest_programs::compile_c("user/vmm/guest/init.c", "vmm-guest-init")?;
     let init_bytes = std::fs::read(&init).map_err(|error| crate::failure::Failure::failed(format!("{}: {error}", init.display())))?;
@@ -87,7 +100,38 @@ fn boot_linux_guest(kernel: GuestKernel) -> Outcome<ProgramRun> {
     archive.entry("dev/kmsg", 0o020_600, (1, 11), &[]);
     archive.file("init", 0o755, &init_bytes);
     let image = crate::guest_files::write_image("vmm-guest.cpio", &archive.finish())?;
-    let mut files = vec![FileCopy { host: vmlinux, guest: Some("/vmlinux".into()) }, FileCopy { host: image, guest: Some("/guest.cpio".into()) }];
+    Ok(vec![
+        FileCopy { host: vmlinux, guest: Some("/vmlinux".into()) },
+        FileCopy { host: image, guest: Some("/guest.cpio".into()) },
+    ])
+}
+
+/// Two VMMs at once on Lamina, pinned to CPUs 0 and 1, each booting a
+/// guest of 128 MiB.
+fn two_guests() -> Outcome<ProgramRun> {
+    let mut files = guest_files()?;
+    files.push(FileCopy { host: crate::guest_programs::vmm()?, guest: Some("/vmm".into()) });
+    let boot = |cpu: u32, name: &str| format!("/bin/busybox taskset -c {cpu} /vmm --kernel /vmlinux --initrd /guest.cpio --mem 128 --cmdline '{GUEST_COMMAND_LINE}' > /tmp/{name} 2>&1 &\n");
+    let script = format!("{}{}wait\ncat /tmp/first /tmp/second\n", boot(0, "first"), boot(1, "second"));
+    let runner = crate::guest_files::write_image("two-guests.sh", script.as_bytes())?;
+    files.push(FileCopy { host: runner, guest: Some("/two-guests.sh".into()) });
+    let request = ExecRequest {
+        machine: MachineOptions::with(2, 1024),
+        kernel: GuestKernel::Lamina,
+        files,
+        program: crate::guest_files::BUSYBOX.into(),
+        program_arguments: vec!["sh".into(), "/two-guests.sh".into()],
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: None,
+    };
+    run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(GUEST_TIME_LIMIT))
+}
+
+/// The VMM booting Debian's vmlinux with a one-program initramfs.
+fn boot_linux_guest(kernel: GuestKernel) -> Outcome<ProgramRun> {
+    let mut files = guest_files()?;
     if kernel == GuestKernel::Linux {
         let scratch = crate::workspace::root().join("target");
         for file in crate::linux_modules::guest_files(&KVM_MODULES, &scratch)? {
@@ -98,7 +142,7 @@ fn boot_linux_guest(kernel: GuestKernel) -> Outcome<ProgramRun> {
         machine: MachineOptions::with(2, 1024),
         kernel,
         files,
-        program: vmm,
+        program: crate::guest_programs::vmm()?,
         program_arguments: ["--kernel", "/vmlinux", "--initrd", "/guest.cpio", "--cmdline", GUEST_COMMAND_LINE].map(String::from).to_vec(),
         disk: None,
         mount_disk: false,
