@@ -15,6 +15,9 @@
  * - A triple fault: KVM_EXIT_SHUTDOWN.
  * - The VM's descriptor closed first, then its vCPU run: it still works.
  * - A child VMM killed while its guest spins: the parent reaps it.
+ * - A guest reaching outside its memory (a store 256 MiB up, a load from
+ *   the local APIC's address) only ever gets MMIO exits: nothing of the
+ *   host's memory is there for it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -155,6 +158,29 @@ int main(void) {
     kill(child, SIGKILL);
     int status = 0;
     check(waitpid(child, &status, 0) == child && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "a VMM killed mid-KVM_RUN is reaped");
+
+    /* Outside its memory: DS based at 256 MiB, then at 0xFEE00000. */
+    static const uint8_t reach[] = {
+        0x66, 0xB8, 0x10, 0x00, 0x00, 0x00, /* mov eax, 0x10 */
+        0x67, 0xC6, 0x00, 0x77,             /* mov byte [eax], 0x77 (32-bit address) */
+        0x26, 0x67, 0x8A, 0x00,             /* mov al, es:[eax] */
+        0xF4,                               /* hlt */
+    };
+    check(make_guest(kvm, &g, reach, sizeof reach, 2) == 0, "a reaching guest made");
+    ioctl(g.vcpu, KVM_GET_SREGS, &sregs);
+    sregs.ds.base = 0x10000000;
+    sregs.es.base = 0xFEE00000;
+    ioctl(g.vcpu, KVM_SET_SREGS, &sregs);
+    check(ioctl(g.vcpu, KVM_RUN, 0) == 0 && g.run->exit_reason == KVM_EXIT_MMIO && g.run->mmio.is_write && g.run->mmio.phys_addr == 0x10000010 &&
+              g.run->mmio.len == 1 && g.run->mmio.data[0] == 0x77,
+          "a store 256 MiB up, outside the slot: an MMIO exit with its address and byte");
+    check(ioctl(g.vcpu, KVM_RUN, 0) == 0 && g.run->exit_reason == KVM_EXIT_MMIO && !g.run->mmio.is_write && g.run->mmio.phys_addr == 0xFEE00010 && g.run->mmio.len == 1,
+          "a load from the local APIC's address: an MMIO read exit");
+    g.run->mmio.data[0] = 0x42;
+    struct kvm_regs after;
+    check(ioctl(g.vcpu, KVM_RUN, 0) == 0 && g.run->exit_reason == KVM_EXIT_HLT && ioctl(g.vcpu, KVM_GET_REGS, &after) == 0 && (after.rax & 0xFF) == 0x42,
+          "the load gets what the VMM supplied, then hlt");
+    drop_guest(&g);
 
     /* Still serving after all that. */
     static const uint8_t hello[] = {0xB0, 0x21, 0xE6, 0x80, 0xF4}; /* mov al,'!'; out 0x80,al; hlt */
