@@ -71,6 +71,10 @@ const GROUPS: &[Group] = &[
         name: "scaling",
         run: crate::linux_bench::run_scaling_group,
     },
+    Group {
+        name: "vm",
+        run: crate::vm_bench::run_vm_group,
+    },
 ];
 
 /// `cargo xtask bench`.
@@ -198,7 +202,7 @@ mod tests {
 
     #[test]
     fn all_groups_by_default_and_named_groups_on_request() {
-        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "costs", "syscalls", "apps", "fs", "net", "scaling"]));
+        assert_eq!(names(&[]), Ok(vec!["boot", "locks", "ipc", "sched", "mem", "caps", "multikernel", "costs", "syscalls", "apps", "fs", "net", "scaling", "vm"]));
         assert_eq!(names(&["--groups", "boot"]), Ok(vec!["boot"]));
         assert_eq!(
             names(&["--groups", "sched,locks"]),

@@ -88,7 +88,7 @@ commands:
                            time boot to prompt; record in target/bench/results.json
   bench [--groups a,b]     run benchmark groups, Lamina beside Linux: boot, locks,
                            ipc, sched, mem, caps, multikernel, syscalls, apps, fs,
-                           net (all by default)
+                           net, scaling, vm (all by default)
   apps                     build the real programs (lua, sqlite3, make, tar, redis-server
                            with redis-cli and redis-benchmark) statically from Debian's
                            sources into target/apps/; make run puts them in /usr/local/bin

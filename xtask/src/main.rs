@@ -31,6 +31,7 @@ mod linux_kernel;
 mod linux_modules;
 mod machine_options;
 mod net_bench;
+mod vm_bench;
 mod network;
 mod outside;
 mod profile;
