@@ -17,6 +17,7 @@
 //! run a vCPU outside its VM's space, nor lend a guest a frame the VMM
 //! does not map for storing.
 
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -177,7 +178,9 @@ pub enum Completion {
 }
 
 struct ProcessorState {
-    vcpu: Option<Vcpu>,
+    /// Boxed: a run takes it out and puts it back, a pointer's move
+    /// (the vCPU's FPU area alone is 1 KiB).
+    vcpu: Option<Box<Vcpu>>,
     pending: Option<Completion>,
     /// A vector `KVM_INTERRUPT` queued, not yet delivered.
     interrupt: Option<u8>,
@@ -208,7 +211,7 @@ impl VirtualCpu {
         made.map(|(vcpu, run_area)| Arc::new(VirtualCpu { vm, id, run_area, state: KernelTicketLock::new(VM_LEVEL, ProcessorState { vcpu: Some(vcpu), pending: None, interrupt: None, cpuid: None }) }))
     }
 
-    fn make(vm: &VirtualMachine, _id: u32) -> Result<(Vcpu, u64), Errno> {
+    fn make(vm: &VirtualMachine, _id: u32) -> Result<(Box<Vcpu>, u64), Errno> {
         let pages = (kvm_abi::layouts::VCPU_MMAP_BYTES as u64).div_ceil(PAGE_SIZE);
         let run_area = crate::capabilities::memory_objects::create(vm.container, pages)?;
         let frame = match allocate_charged_frame(vm.container) {
@@ -219,7 +222,7 @@ impl VirtualCpu {
             }
         };
         match Vcpu::new(frame) {
-            Ok(vcpu) => Ok((vcpu, run_area)),
+            Ok(vcpu) => Ok((Box::new(vcpu), run_area)),
             Err(frame) => {
                 free_charged_frame(vm.container, frame);
                 crate::capabilities::memory_objects::release(run_area);
@@ -230,7 +233,7 @@ impl VirtualCpu {
 
     /// Runs `operation` on the vCPU (EBUSY while a run has it).
     pub fn with<R>(&self, operation: impl FnOnce(&mut Vcpu) -> R) -> Result<R, Errno> {
-        self.state.lock().vcpu.as_mut().map(operation).ok_or(Errno::EBUSY)
+        self.state.lock().vcpu.as_deref_mut().map(operation).ok_or(Errno::EBUSY)
     }
 
     /// Runs `operation` on the instruction the VMM completes, which stays
@@ -251,6 +254,17 @@ impl VirtualCpu {
         if take { state.interrupt.take() } else { state.interrupt }
     }
 
+    /// Before an entry, in one look: the queued vector to deliver now (taken
+    /// when the guest is `interruptible`), and whether one still waits.
+    pub fn interrupt_to_deliver(&self, interruptible: bool) -> (Option<u8>, bool) {
+        let mut state = self.state.lock();
+        match state.interrupt {
+            Some(_) if interruptible => (state.interrupt.take(), false),
+            Some(_) => (None, true),
+            None => (None, false),
+        }
+    }
+
     /// Gives the vCPU its CPUID table.
     pub fn set_cpuid(&self, table: Vec<kvm_abi::cpuid::CpuidEntry>) {
         let old = self.state.lock().cpuid.replace(table);
@@ -264,12 +278,12 @@ impl VirtualCpu {
 
     /// Takes the vCPU out for a run (EBUSY if another run has it); give it
     /// back with [`VirtualCpu::put_back`].
-    pub fn take(&self) -> Result<Vcpu, Errno> {
+    pub fn take(&self) -> Result<Box<Vcpu>, Errno> {
         self.state.lock().vcpu.take().ok_or(Errno::EBUSY)
     }
 
     /// Gives back what [`VirtualCpu::take`] took.
-    pub fn put_back(&self, vcpu: Vcpu) {
+    pub fn put_back(&self, vcpu: Box<Vcpu>) {
         self.state.lock().vcpu = Some(vcpu);
     }
 

@@ -237,8 +237,7 @@ fn run_header(vcpu: &VirtualCpu) -> Result<[u8; 64], Errno> {
     Ok(header)
 }
 
-fn report(vcpu: &VirtualCpu, exit: RunExit, guest_interrupts_on: bool, ready_for_injection: bool) -> CallResult {
-    let mut header = run_header(vcpu)?;
+fn report(vcpu: &VirtualCpu, mut header: [u8; 64], exit: RunExit, guest_interrupts_on: bool, ready_for_injection: bool) -> CallResult {
     exit.encode(&mut header);
     header[layouts::run_offsets::IF_FLAG] = u8::from(guest_interrupts_on);
     header[layouts::run_offsets::READY_FOR_INTERRUPT_INJECTION] = u8::from(ready_for_injection);
@@ -264,7 +263,7 @@ fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
     machine.request_interrupt_window(false);
     vcpu.put_back(machine);
     match stop? {
-        Stop::Exit(exit) => report(vcpu, exit, interrupts_on, ready),
+        Stop::Exit(exit) => report(vcpu, header, exit, interrupts_on, ready),
         Stop::Interrupted => {
             let mut header = run_header(vcpu)?;
             header[layouts::run_offsets::EXIT_REASON..layouts::run_offsets::EXIT_REASON + 4].copy_from_slice(&10u32.to_le_bytes());
@@ -284,12 +283,10 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
         }
         // A queued interrupt goes in once the guest can take it; until
         // then the guest runs with the window asked for.
-        if vcpu.queued_interrupt(false).is_some() && machine.interruptible() {
-            if let Some(vector) = vcpu.queued_interrupt(true) {
-                machine.inject(machine::svm::GuestEvent::Interrupt { vector });
-            }
+        let (deliver, waiting) = vcpu.interrupt_to_deliver(machine.interruptible());
+        if let Some(vector) = deliver {
+            machine.inject(machine::svm::GuestEvent::Interrupt { vector });
         }
-        let waiting = vcpu.queued_interrupt(false).is_some();
         machine.request_interrupt_window(waiting || window_wanted);
         let exit = vcpu.run(machine)?;
         machine.requeue_interrupted_delivery();

@@ -310,14 +310,19 @@ pub(crate) extern "C" fn application_processor_entry(slot: u32) -> ! {
     cpu::enable_supervisor_protections();
     user::init_cpu();
     let stacks = interrupt_stacks();
-    let top = smp::start_stack(slot as usize);
-    let boot_stack = KernelStack::new(top - stacks::STACK_SIZE, top);
-    apic::enable_local();
-    let per_cpu = percpu::install(slot as usize + 1, apic::id(), boot_stack, stacks);
+    // Before `percpu::install`, which counts this CPU online: the boot
+    // CPU hands the remaining boot memory to the frame allocator once every
+    // CPU is online, so a frame taken after that would be handed out twice
+    // (it was: CPU 1's host save areas, overwritten by every VMRUN there,
+    // were someone else's memory; two guests on two CPUs then crashed).
     with_boot("enabling SVM", |boot| {
         super::svm::init_cpu(slot as usize + 1, &mut boot.frames);
         Ok(())
     });
+    let top = smp::start_stack(slot as usize);
+    let boot_stack = KernelStack::new(top - stacks::STACK_SIZE, top);
+    apic::enable_local();
+    let per_cpu = percpu::install(slot as usize + 1, apic::id(), boot_stack, stacks);
     timer::start_periodic(trap::VECTOR_TIMER, timer::TICK_HERTZ);
     // SAFETY: `lamina_secondary_main` is defined once, by the kernel image,
     // with exactly this signature.

@@ -347,6 +347,8 @@ pub struct Vcpu {
     vmcb: Frame,
     registers: GuestRegisters,
     fpu: FpuArea,
+    /// Whether the interrupt window is asked for (saves VMCB writes).
+    window: bool,
 }
 
 impl Vcpu {
@@ -358,7 +360,7 @@ impl Vcpu {
         if !available() || maps == 0 || !vmcb.zero() {
             return Err(vmcb);
         }
-        let mut vcpu = Vcpu { vmcb, registers: GuestRegisters { rdx: 0x600, rip: 0xFFF0, rflags: 2, ..GuestRegisters::default() }, fpu: FpuArea::initial() };
+        let mut vcpu = Vcpu { vmcb, registers: GuestRegisters { rdx: 0x600, rip: 0xFFF0, rflags: 2, ..GuestRegisters::default() }, fpu: FpuArea::initial(), window: false };
         vcpu.write_u32(INTERCEPT_CR, 0);
         vcpu.write_u32(INTERCEPT_EXCEPTIONS, INTERCEPT_MACHINE_CHECK);
         vcpu.write_u32(
@@ -469,6 +471,15 @@ impl Vcpu {
             return false;
         }
         self.write_u64(EXIT_INTERRUPT_INFO, 0);
+        // An `int n`, `int3` or `into` cut short is not queued again: RIP
+        // still names the instruction, which runs again (as KVM does).
+        // Injected as an event, `int3` would push the instruction's own
+        // address instead of the next one's, and a Linux guest patching
+        // its text with breakpoints took the wrong trap and died.
+        let (kind, vector) = ((word >> 8) & 7, word & 0xFF);
+        if kind == 4 || (kind == 3 && (vector == 3 || vector == 4)) {
+            return false;
+        }
         // Same format as EVENTINJ; reserved bits cleared.
         self.write_u64(EVENT_INJECTION, word & 0xFFFF_FFFF_8000_0FFF);
         true
@@ -488,6 +499,10 @@ impl Vcpu {
     /// Asks for (or stops asking for) an [`VmExit::InterruptWindow`] exit
     /// as soon as the guest can take an interrupt.
     pub fn request_interrupt_window(&mut self, wanted: bool) {
+        if wanted == self.window {
+            return;
+        }
+        self.window = wanted;
         let control = self.read_u64(INTERRUPT_CONTROL) & !VIRTUAL_INTERRUPT_WINDOW;
         self.write_u64(INTERRUPT_CONTROL, control | if wanted { VIRTUAL_INTERRUPT_WINDOW } else { 0 });
         let intercepts = self.read_u32(INTERCEPT_MISC1) & !INTERCEPT_VINTR;

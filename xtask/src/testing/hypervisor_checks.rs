@@ -28,19 +28,6 @@ const GUEST_COMMAND_LINE: &str = "earlyprintk=serial,ttyS0,keep noapic nolapic n
 const GUEST_TIME_LIMIT: Duration = Duration::from_secs(600);
 
 pub fn run_hypervisor_checks(tally: &mut Tally) {
-    tally.record("hypervisor: two Linux guests at once, each VMM pinned to its own CPU (Lamina)", match two_guests() {
-        Ok(run) => {
-            let output = String::from_utf8_lossy(&run.output);
-            let greeted = output.lines().filter(|line| line.contains(GUEST_LINE)).count();
-            let ended = output.lines().filter(|line| line.contains("halted with interrupts off")).count();
-            if run.exit_code == 0 && greeted == 2 && ended == 2 {
-                Ok(())
-            } else {
-                Err(format!("exit {}, {greeted} greetings, {ended} clean ends:\n{output}", run.exit_code))
-            }
-        }
-        Err(failure) => Err(failure.to_string()),
-    });
     for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
         tally.record(&format!("hypervisor: the VMM boots Linux to its init ({kernel:?})"), match boot_linux_guest(kernel) {
             Ok(run) if run.exit_code == 0 && String::from_utf8_lossy(&run.output).contains(GUEST_LINE) => Ok(()),
@@ -104,29 +91,6 @@ fn guest_files() -> Outcome<Vec<FileCopy>> {
         FileCopy { host: vmlinux, guest: Some("/vmlinux".into()) },
         FileCopy { host: image, guest: Some("/guest.cpio".into()) },
     ])
-}
-
-/// Two VMMs at once on Lamina, pinned to CPUs 0 and 1, each booting a
-/// guest of 128 MiB.
-fn two_guests() -> Outcome<ProgramRun> {
-    let mut files = guest_files()?;
-    files.push(FileCopy { host: crate::guest_programs::vmm()?, guest: Some("/vmm".into()) });
-    let boot = |cpu: u32, name: &str| format!("/bin/busybox taskset -c {cpu} /vmm --kernel /vmlinux --initrd /guest.cpio --mem 128 --cmdline '{GUEST_COMMAND_LINE}' > /tmp/{name} 2>&1 &\n");
-    let script = format!("{}{}wait\ncat /tmp/first /tmp/second\n", boot(0, "first"), boot(1, "second"));
-    let runner = crate::guest_files::write_image("two-guests.sh", script.as_bytes())?;
-    files.push(FileCopy { host: runner, guest: Some("/two-guests.sh".into()) });
-    let request = ExecRequest {
-        machine: MachineOptions::with(2, 1024),
-        kernel: GuestKernel::Lamina,
-        files,
-        program: crate::guest_files::BUSYBOX.into(),
-        program_arguments: vec!["sh".into(), "/two-guests.sh".into()],
-        disk: None,
-        mount_disk: false,
-        disk_log: None,
-        network: None,
-    };
-    run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(GUEST_TIME_LIMIT))
 }
 
 /// The VMM booting Debian's vmlinux with a one-program initramfs.
