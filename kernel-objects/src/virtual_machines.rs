@@ -248,10 +248,9 @@ impl VirtualCpu {
         self.state.lock().interrupt = Some(vector);
     }
 
-    /// The queued interrupt's vector, taken if `take` holds.
-    pub fn queued_interrupt(&self, take: bool) -> Option<u8> {
-        let mut state = self.state.lock();
-        if take { state.interrupt.take() } else { state.interrupt }
+    /// Whether a queued interrupt waits to be delivered.
+    pub fn has_queued_interrupt(&self) -> bool {
+        self.state.lock().interrupt.is_some()
     }
 
     /// Before an entry, in one look: the queued vector to deliver now (taken

@@ -259,7 +259,7 @@ fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
     let window_wanted = header[layouts::run_offsets::REQUEST_INTERRUPT_WINDOW] != 0;
     let stop = if header[layouts::run_offsets::IMMEDIATE_EXIT] != 0 { Ok(Stop::Interrupted) } else { run_taken(call, vcpu, &mut machine, window_wanted) };
     let interrupts_on = machine.registers().rflags & (1 << 9) != 0;
-    let ready = machine.interruptible() && vcpu.queued_interrupt(false).is_none();
+    let ready = machine.interruptible() && !vcpu.has_queued_interrupt();
     machine.request_interrupt_window(false);
     vcpu.put_back(machine);
     match stop? {
@@ -322,16 +322,18 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
             VmExit::Msr { write } => {
                 let index = registers.rcx as u32;
                 let value = (registers.rdx << 32) | (registers.rax & 0xFFFF_FFFF);
-                let done = if write { write_msr(machine, index, value) } else { read_msr(machine, index, vcpu.id) };
+                let done = if write {
+                    write_msr(machine, index, value)
+                } else {
+                    read_msr(machine, index, vcpu.id).map(|read| {
+                        registers.rax = read & 0xFFFF_FFFF;
+                        registers.rdx = read >> 32;
+                    })
+                };
                 match done {
-                    Some(read) => {
-                        let mut registers = machine.registers();
-                        if let (false, Some(read)) = (write, read) {
-                            registers.rax = read & 0xFFFF_FFFF;
-                            registers.rdx = read >> 32;
-                        }
-                        registers.rip = registers.rip.wrapping_add(2);
-                        machine.set_registers(registers);
+                    Some(()) => {
+                        let rip = registers.rip.wrapping_add(2);
+                        machine.set_registers(GuestRegisters { rip, ..registers });
                     }
                     None => machine.inject(machine::svm::GuestEvent::Exception { vector: 13, error_code: Some(0) }),
                 }
@@ -343,7 +345,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
             VmExit::Shutdown => return Ok(Stop::Exit(RunExit::Shutdown)),
             VmExit::InvalidState => return Ok(Stop::Exit(RunExit::FailEntry { reason: u64::MAX })),
             VmExit::HostInterrupt => {}
-            VmExit::InterruptWindow if window_wanted && vcpu.queued_interrupt(false).is_none() => return Ok(Stop::Exit(RunExit::InterruptWindowOpen)),
+            VmExit::InterruptWindow if window_wanted && !vcpu.has_queued_interrupt() => return Ok(Stop::Exit(RunExit::InterruptWindowOpen)),
             VmExit::InterruptWindow => {}
             VmExit::Xsetbv | VmExit::Vmmcall | VmExit::Other { .. } => machine.inject(machine::svm::GuestEvent::Exception { vector: 6, error_code: None }),
         }
@@ -485,8 +487,8 @@ fn state_field(msr: StateMsr) -> GuestField {
     }
 }
 
-/// `rdmsr` by the guest: `Some(Some(value))`, or `None` for #GP.
-fn read_msr(machine: &Vcpu, index: u32, id: u32) -> Option<Option<u64>> {
+/// `rdmsr` by the guest: the value, or `None` for #GP.
+fn read_msr(machine: &Vcpu, index: u32, id: u32) -> Option<u64> {
     let value = match msr_home(index) {
         MsrHome::Efer => machine.get(GuestField::Efer),
         MsrHome::FsBase => machine.segment(Segment::Fs).base,
@@ -497,11 +499,11 @@ fn read_msr(machine: &Vcpu, index: u32, id: u32) -> Option<Option<u64>> {
         MsrHome::Zero => 0,
         MsrHome::Missing => return None,
     };
-    Some(Some(value))
+    Some(value)
 }
 
-/// `wrmsr` by the guest: `Some(None)` when done, `None` for #GP.
-fn write_msr(machine: &mut Vcpu, index: u32, value: u64) -> Option<Option<u64>> {
+/// `wrmsr` by the guest: `None` for #GP.
+fn write_msr(machine: &mut Vcpu, index: u32, value: u64) -> Option<()> {
     match msr_home(index) {
         MsrHome::Efer => machine.set(GuestField::Efer, efer_write(value)?),
         MsrHome::FsBase | MsrHome::GsBase => {
@@ -517,7 +519,7 @@ fn write_msr(machine: &mut Vcpu, index: u32, value: u64) -> Option<Option<u64>> 
         MsrHome::TimeStampCounter | MsrHome::ApicBase | MsrHome::Zero => {}
         MsrHome::Missing => return None,
     }
-    Some(None)
+    Some(())
 }
 
 /// A CPUID leaf as this hypervisor offers it: the host's, with the
