@@ -1,5 +1,6 @@
 //! The virtual machine's shape shared by `run`, `exec` and the tests:
-//! `--smp N`, `--groups N`, `--mem MiB`, `--accel tcg|kvm` and `--icount`.
+//! `--smp N`, `--groups N`, `--mem MiB`, `--accel tcg|kvm`, `--icount` and
+//! `--tcg-one-thread`.
 
 use crate::arguments::Arguments;
 use crate::failure::{Failure, Outcome};
@@ -21,6 +22,18 @@ pub enum InstructionCounting {
     On,
 }
 
+/// How many host threads QEMU's translator runs the CPUs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranslatorThreads {
+    /// One per CPU (`thread=multi`), the default with several CPUs.
+    PerCpu,
+    /// One for all CPUs, taking turns (`thread=single`). Several guests
+    /// under Lamina's hypervisor need it: with one thread per CPU, QEMU
+    /// 7.2 wrote host state into a running guest's VMCB
+    /// (docs/hypervisor.md, "QEMU's TCG is not hardware").
+    One,
+}
+
 /// Largest CPU count the `pc` machine accepts without extra options.
 const MOST_CPUS: u32 = 255;
 
@@ -34,6 +47,7 @@ pub struct MachineOptions {
     pub memory_mib: u32,
     pub accelerator: Accelerator,
     pub counting: InstructionCounting,
+    pub translator_threads: TranslatorThreads,
 }
 
 impl Default for MachineOptions {
@@ -44,6 +58,7 @@ impl Default for MachineOptions {
             memory_mib: 256,
             accelerator: Accelerator::Tcg,
             counting: InstructionCounting::Off,
+            translator_threads: TranslatorThreads::PerCpu,
         }
     }
 }
@@ -66,6 +81,7 @@ impl MachineOptions {
             "--mem" => self.memory_mib = arguments.number(flag)?,
             "--accel" => self.accelerator = parse_accelerator(&arguments.value(flag)?)?,
             "--icount" => self.counting = InstructionCounting::On,
+            "--tcg-one-thread" => self.translator_threads = TranslatorThreads::One,
             _ => return Ok(false),
         }
         Ok(true)
@@ -90,6 +106,9 @@ impl MachineOptions {
         }
         if self.counting == InstructionCounting::On && self.accelerator == Accelerator::Kvm {
             return Err(Failure::usage("--icount needs --accel tcg"));
+        }
+        if self.translator_threads == TranslatorThreads::One && self.accelerator == Accelerator::Kvm {
+            return Err(Failure::usage("--tcg-one-thread needs --accel tcg"));
         }
         Ok(())
     }
@@ -132,6 +151,7 @@ mod tests {
         let options = parse(&["--smp", "8", "--groups", "4", "--mem=64", "--accel", "tcg", "--icount"]).unwrap();
         assert_eq!((options.cpu_count, options.groups, options.memory_mib), (8, 4, 64));
         assert_eq!(options.counting, InstructionCounting::On);
+        assert_eq!(parse(&["--tcg-one-thread"]).unwrap().translator_threads, TranslatorThreads::One);
         assert_eq!(
             parse(&["--accel=kvm"]).unwrap().accelerator,
             Accelerator::Kvm
@@ -157,5 +177,6 @@ mod tests {
             parse(&["--accel", "kvm", "--icount"]),
             Err(Failure::Usage(_))
         ));
+        assert!(matches!(parse(&["--accel", "kvm", "--tcg-one-thread"]), Err(Failure::Usage(_))));
     }
 }

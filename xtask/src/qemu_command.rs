@@ -1,7 +1,7 @@
 //! The QEMU command line for each way we boot Lamina, and what QEMU's exit
 //! status means.
 
-use crate::machine_options::{Accelerator, InstructionCounting, MachineOptions};
+use crate::machine_options::{Accelerator, InstructionCounting, MachineOptions, TranslatorThreads};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -87,9 +87,10 @@ fn processor_arguments(machine: &MachineOptions) -> Vec<String> {
         (Accelerator::Kvm, _) => ("host", "kvm"),
         // Instruction counting needs the single-threaded translator.
         (Accelerator::Tcg, InstructionCounting::On) => ("max", "tcg,thread=single"),
-        (Accelerator::Tcg, InstructionCounting::Off) if machine.cpu_count > 1 => {
-            ("max", "tcg,thread=multi")
-        }
+        (Accelerator::Tcg, InstructionCounting::Off) if machine.cpu_count > 1 => match machine.translator_threads {
+            TranslatorThreads::PerCpu => ("max", "tcg,thread=multi"),
+            TranslatorThreads::One => ("max", "tcg,thread=single"),
+        },
         (Accelerator::Tcg, InstructionCounting::Off) => ("max", "tcg"),
     };
     let mut arguments = vec!["-cpu".to_string(), cpu.to_string()];
@@ -235,6 +236,9 @@ mod tests {
             line.contains("-accel tcg,thread=single -icount shift=0,sleep=off"),
             "{line}"
         );
+        let one_thread = MachineOptions { translator_threads: TranslatorThreads::One, ..MachineOptions::with(2, 64) };
+        let line = joined(one_thread, BootMedium::Kernel("k".into()), Console::Piped);
+        assert!(line.contains("-smp 2 -m 64M -accel tcg,thread=single -no-reboot"), "{line}");
     }
 
     #[test]

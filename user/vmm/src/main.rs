@@ -9,7 +9,8 @@
 //! memory map and the initrd. The guest's serial port (COM1) is this
 //! program's standard output; other ports read as all ones and writes to
 //! them vanish, as do MMIO accesses. The run ends when the guest halts
-//! with interrupts off, shuts down (a triple fault), or the hypervisor
+//! with interrupts off, shuts down (a triple fault: the guest's registers
+//! and its page walk of CR2 are reported), or the hypervisor
 //! reports an error; a summary of the exits goes to standard error.
 //!
 //! Not yet: interrupt controllers and timers (a guest that waits for a
@@ -78,7 +79,7 @@ fn run() -> Result<ExitCode, String> {
     let cpuid = kvm.supported_cpuid().map_err(|error| format!("KVM_GET_SUPPORTED_CPUID: {error}"))?;
     vcpu.set_cpuid(&cpuid).map_err(|error| format!("KVM_SET_CPUID2: {error}"))?;
     linux_boot::enter_protected_mode(&vcpu, &start).map_err(|error| format!("setting up the vCPU: {error}"))?;
-    Ok(run_guest(&vcpu))
+    Ok(run_guest(&vcpu, &mut memory))
 }
 
 /// The serial port's registers at COM1: a transmitter always empty, no
@@ -91,7 +92,7 @@ fn serial_in(offset: u16) -> u8 {
     }
 }
 
-fn run_guest(vcpu: &kvm::Vcpu) -> ExitCode {
+fn run_guest(vcpu: &kvm::Vcpu, memory: &mut kvm::GuestMemory) -> ExitCode {
     let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut output = std::io::stdout();
     let code = loop {
@@ -142,6 +143,13 @@ fn run_guest(vcpu: &kvm::Vcpu) -> ExitCode {
             }
             kvm::exit::SHUTDOWN => {
                 eprintln!("vmm: the guest shut down (triple fault)");
+                if let (Ok(regs), Ok(sregs)) = (vcpu.regs(), vcpu.sregs()) {
+                    eprintln!(
+                        "vmm: at rip {:#x} rsp {:#x}, cr0 {:#x} cr2 {:#x} cr3 {:#x} cr4 {:#x} efer {:#x}, idt {:#x}+{:#x}",
+                        regs.rip, regs.rsp, sregs.cr0, sregs.cr2, sregs.cr3, sregs.cr4, sregs.efer, sregs.idt.base, sregs.idt.limit
+                    );
+                    eprintln!("vmm: the guest's walk of cr2: {}", describe_walk(memory, sregs.cr3, sregs.cr2));
+                }
                 break ExitCode::from(5);
             }
             kvm::exit::INTR => continue,
@@ -163,4 +171,25 @@ fn run_guest(vcpu: &kvm::Vcpu) -> ExitCode {
     };
     eprintln!("vmm: exits {exits:?}");
     code
+}
+
+/// The entries a 4-level walk of `address` from `cr3` meets in guest
+/// memory, as the VMM sees it: for a triple fault's report.
+fn describe_walk(memory: &mut kvm::GuestMemory, cr3: u64, address: u64) -> String {
+    let mut table = cr3 & 0x000F_FFFF_FFFF_F000;
+    let mut text = String::new();
+    for level in (0..4).rev() {
+        let index = (address >> (12 + 9 * level)) & 511;
+        let Some(bytes) = memory.slice_mut(table + index * 8, 8) else {
+            text.push_str(&format!(" table {table:#x} outside memory"));
+            break;
+        };
+        let entry = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
+        text.push_str(&format!(" L{}[{index}]@{table:#x}={entry:#x}", level + 1));
+        if entry & 1 == 0 || (level > 0 && level < 3 && entry & 0x80 != 0) {
+            break;
+        }
+        table = entry & 0x000F_FFFF_FFFF_F000;
+    }
+    text
 }
