@@ -50,6 +50,15 @@ pub const KVM_SET_REGS: u64 = io_write(0x82, crate::layouts::REGS_BYTES as u64);
 pub const KVM_GET_SREGS: u64 = io_read(0x83, crate::layouts::SREGS_BYTES as u64);
 /// A vCPU: sets its segment and control registers.
 pub const KVM_SET_SREGS: u64 = io_write(0x84, crate::layouts::SREGS_BYTES as u64);
+/// A vCPU: reads a batch of MSRs (`kvm_msrs`, read and written); answers
+/// how many were read before the first it could not.
+pub const KVM_GET_MSRS: u64 = 3 << 30 | 8 << 16 | KVMIO << 8 | 0x88;
+/// A vCPU: writes a batch of MSRs; answers how many were written.
+pub const KVM_SET_MSRS: u64 = io_write(0x89, 8);
+/// A vCPU: its x87 and SSE state (`kvm_fpu`).
+pub const KVM_GET_FPU: u64 = io_read(0x8C, crate::fpu_msrs::FPU_BYTES as u64);
+/// A vCPU: sets its x87 and SSE state.
+pub const KVM_SET_FPU: u64 = io_write(0x8D, crate::fpu_msrs::FPU_BYTES as u64);
 
 /// Capabilities `KVM_CHECK_EXTENSION` answers with a non-zero value here.
 pub mod capabilities {

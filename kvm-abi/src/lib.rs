@@ -10,7 +10,8 @@
 //!   access stopped at, found through the guest's own page tables and
 //!   decoded (TCG gives no decode assist);
 //! - [`msrs`]: where each guest MSR lives (VMCB state, fixed, or #GP);
-//! - [`cpuid`]: the guest's CPUID table (`KVM_SET_CPUID2`).
+//! - [`cpuid`]: the guest's CPUID table (`KVM_SET_CPUID2`);
+//! - [`fpu_msrs`]: `kvm_fpu` against FXSAVE's layout, and MSR batches.
 //!
 //! Relies on nothing but `linux-abi`'s errno values. Must never panic on
 //! any bytes or numbers a VMM passes: every decode is of fixed-size
@@ -24,6 +25,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod cpuid;
+pub mod fpu_msrs;
 pub mod guest_walk;
 pub mod ioctls;
 pub mod layouts;

@@ -28,6 +28,41 @@ fn request_numbers_are_linuxs() {
     assert_eq!(KVM_INTERRUPT, 0x4004_AE86);
     assert_eq!(KVM_GET_SUPPORTED_CPUID, 0xC008_AE05);
     assert_eq!(KVM_SET_CPUID2, 0x4008_AE90);
+    assert_eq!(KVM_GET_MSRS, 0xC008_AE88);
+    assert_eq!(KVM_SET_MSRS, 0x4008_AE89);
+    assert_eq!(KVM_GET_FPU, 0x81A0_AE8C);
+    assert_eq!(KVM_SET_FPU, 0x41A0_AE8D);
+}
+
+#[test]
+fn kvm_fpu_and_fxsave_carry_the_same_fields() {
+    use crate::fpu_msrs::*;
+    let mut fxsave = [0u8; FXSAVE_BYTES];
+    for (index, byte) in fxsave.iter_mut().enumerate() {
+        *byte = index as u8 ^ 0x5A;
+    }
+    let fpu = fpu_from_fxsave(&fxsave);
+    // <linux/kvm.h>: fcw at 128, last_ip at 136, xmm at 152, mxcsr at 408.
+    assert_eq!(fpu[128..130], fxsave[0..2]);
+    assert_eq!(fpu[136..144], fxsave[8..16]);
+    assert_eq!(fpu[152..408], fxsave[160..416]);
+    assert_eq!(fpu[408..412], fxsave[24..28]);
+    assert_eq!(fpu[0..128], fxsave[32..160]);
+    // Back again: every shared byte returns, the MXCSR mask and the
+    // reserved tail are the current image's.
+    let current = [0xEEu8; FXSAVE_BYTES];
+    let back = fxsave_from_fpu(&fpu, &current);
+    assert_eq!(fpu_from_fxsave(&back), fpu);
+    assert_eq!(back[28..32], [0xEE; 4]);
+    assert_eq!(back[416..], [0xEE; 96]);
+}
+
+#[test]
+fn msr_entries_round_trip() {
+    use crate::fpu_msrs::*;
+    let bytes = encode_msr_entry(0xC000_0082, 0xFFFF_FFFF_8100_0000);
+    assert_eq!(bytes[4..8], [0; 4]);
+    assert_eq!(decode_msr_entry(&bytes), (0xC000_0082, 0xFFFF_FFFF_8100_0000));
 }
 
 #[test]

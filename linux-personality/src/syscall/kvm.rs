@@ -151,8 +151,74 @@ fn processor_ioctl(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>, request: u64, ar
             vcpu.with(|machine| set_special_registers(machine, &sregs))?;
             value(0)
         }
+        KVM_GET_MSRS => msr_batch(call, vcpu, argument, false),
+        KVM_SET_MSRS => msr_batch(call, vcpu, argument, true),
+        KVM_GET_FPU => {
+            let fpu = vcpu.with(|machine| kvm_abi::fpu_msrs::fpu_from_fxsave(&machine.fpu_legacy()))?;
+            call.write_out(argument, &fpu)?;
+            value(0)
+        }
+        KVM_SET_FPU => {
+            let mut fpu = [0u8; kvm_abi::fpu_msrs::FPU_BYTES];
+            call.read_in(argument, &mut fpu)?;
+            let accepted = vcpu.with(|machine| {
+                let image = kvm_abi::fpu_msrs::fxsave_from_fpu(&fpu, &machine.fpu_legacy());
+                machine.set_fpu_legacy(&image)
+            })?;
+            if accepted {
+                value(0)
+            } else {
+                Err(Errno::EINVAL)
+            }
+        }
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// `KVM_GET_MSRS` / `KVM_SET_MSRS`: each entry in turn through the same
+/// homes a guest's `rdmsr`/`wrmsr` reaches, stopping at the first MSR that
+/// is not there (or a value it refuses); answers how many were done, and
+/// for a read writes every entry back, as Linux's `msr_io` does.
+fn msr_batch(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>, argument: u64, write: bool) -> CallResult {
+    use kvm_abi::fpu_msrs::{decode_msr_entry, encode_msr_entry, MAX_IO_MSRS, MSRS_HEADER_BYTES, MSR_ENTRY_BYTES};
+    let mut header = [0u8; 4];
+    call.read_in(argument, &mut header)?;
+    let count = u32::from_le_bytes(header) as usize;
+    if count >= MAX_IO_MSRS {
+        return Err(Errno::E2BIG);
+    }
+    let entry_address = |index: usize| argument + (MSRS_HEADER_BYTES + index * MSR_ENTRY_BYTES) as u64;
+    let mut entries = alloc::vec::Vec::new();
+    entries.try_reserve_exact(count).map_err(|_| Errno::ENOMEM)?;
+    for index in 0..count {
+        let mut bytes = [0u8; MSR_ENTRY_BYTES];
+        call.read_in(entry_address(index), &mut bytes)?;
+        entries.push(decode_msr_entry(&bytes));
+    }
+    let done = vcpu.with(|machine| {
+        let mut done = 0;
+        for (index, data) in entries.iter_mut() {
+            let ok = if write {
+                write_msr(machine, *index, *data).is_some()
+            } else {
+                // A read that fails leaves 0 in its entry, as Linux does.
+                let read = read_msr(machine, *index, vcpu.id);
+                *data = read.unwrap_or(0);
+                read.is_some()
+            };
+            if !ok {
+                break;
+            }
+            done += 1;
+        }
+        done
+    })?;
+    if !write {
+        for (position, (index, data)) in entries.iter().enumerate() {
+            call.write_out(entry_address(position), &encode_msr_entry(*index, *data))?;
+        }
+    }
+    value(done as u64)
 }
 
 fn to_regs(registers: GuestRegisters) -> Regs {

@@ -406,6 +406,18 @@ impl Vcpu {
         self.registers = GuestRegisters { rflags: registers.rflags | 2, ..registers };
     }
 
+    /// The guest's x87 and SSE state in FXSAVE's 512-byte layout (KVM's
+    /// `kvm_fpu` holds the same fields).
+    pub fn fpu_legacy(&self) -> [u8; super::user::LEGACY_FPU_BYTES] {
+        self.fpu.legacy()
+    }
+
+    /// Replaces the guest's x87 and SSE state; `false` (nothing changed)
+    /// for MXCSR bits this CPU does not have.
+    pub fn set_fpu_legacy(&mut self, bytes: &[u8; super::user::LEGACY_FPU_BYTES]) -> bool {
+        self.fpu.set_legacy(bytes)
+    }
+
     /// A guest-state field (EFER without SVME, which the machine sets for
     /// VMRUN only).
     pub fn get(&self, field: GuestField) -> u64 {

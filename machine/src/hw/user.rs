@@ -75,7 +75,53 @@ impl FpuArea {
         fpu.0[24..28].copy_from_slice(&0x1F80u32.to_le_bytes());
         fpu
     }
+
+    /// The x87 and SSE state in FXSAVE's 512-byte layout. A component the
+    /// XSAVE header marks as in its initial state reads as that state.
+    pub(crate) fn legacy(&self) -> [u8; LEGACY_FPU_BYTES] {
+        let mut bytes = [0u8; LEGACY_FPU_BYTES];
+        bytes.copy_from_slice(&self.0[..LEGACY_FPU_BYTES]);
+        if XSAVE_MASK.load(Ordering::Relaxed) != 0 {
+            let in_use = self.0[XSAVE_HEADER_OFFSET];
+            if in_use & 1 == 0 {
+                // x87: FCW 0x37F, everything else (FSW, tags, FOP, FIP, FDP, ST0-7) zero.
+                bytes[..24].fill(0);
+                bytes[0..2].copy_from_slice(&0x037Fu16.to_le_bytes());
+                bytes[32..160].fill(0);
+            }
+            if in_use & 2 == 0 {
+                bytes[160..416].fill(0);
+            }
+        }
+        bytes
+    }
+
+    /// Replaces the x87 and SSE state with `bytes` (FXSAVE's layout); MXCSR
+    /// bits this CPU does not have (its MXCSR mask) are refused (`false`),
+    /// since restoring them would fault.
+    pub(crate) fn set_legacy(&mut self, bytes: &[u8; LEGACY_FPU_BYTES]) -> bool {
+        let mxcsr = u32::from_le_bytes([bytes[24], bytes[25], bytes[26], bytes[27]]);
+        if mxcsr & !MXCSR_SUPPORTED.load(Ordering::Relaxed) != 0 {
+            return false;
+        }
+        let mask_field = [self.0[28], self.0[29], self.0[30], self.0[31]];
+        self.0[..LEGACY_FPU_BYTES].copy_from_slice(bytes);
+        self.0[28..32].copy_from_slice(&mask_field);
+        if XSAVE_MASK.load(Ordering::Relaxed) != 0 {
+            // The header now says x87 and SSE hold what was written.
+            self.0[XSAVE_HEADER_OFFSET] |= 3;
+        }
+        true
+    }
 }
+
+/// Bytes of FXSAVE's layout (x87 and SSE), the start of an XSAVE area.
+pub const LEGACY_FPU_BYTES: usize = 512;
+/// Where XSAVE's header (its first byte: XSTATE_BV's low bits) starts.
+const XSAVE_HEADER_OFFSET: usize = 512;
+/// MXCSR bits the CPU accepts (FXSAVE's MXCSR_MASK; 0xFFBF when it
+/// reports none), read by `init_cpu`.
+static MXCSR_SUPPORTED: AtomicU32 = AtomicU32::new(0xFFBF);
 
 /// The FPU registers of CPU `me` no longer hold any context's state (a
 /// guest used them): the next entry to user mode restores in full.
@@ -242,6 +288,12 @@ pub(crate) fn init_cpu() {
         unsafe { core::arch::asm!("xsetbv", in("ecx") 0, in("eax") mask as u32, in("edx") 0, options(nomem, nostack)) };
         XSAVE_MASK.store(mask, Ordering::Relaxed);
     }
+    let mut probe = FpuArea([0; FPU_AREA_BYTES]);
+    // SAFETY: the area is 64-byte aligned and larger than FXSAVE's 512
+    // bytes, and exclusively borrowed; OSFXSR is on.
+    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) probe.0.as_mut_ptr(), options(nostack)) };
+    let reported = u32::from_le_bytes([probe.0[28], probe.0[29], probe.0[30], probe.0[31]]);
+    MXCSR_SUPPORTED.store(if reported == 0 { 0xFFBF } else { reported }, Ordering::Relaxed);
     READY_CPUS.fetch_add(1, Ordering::Relaxed);
 }
 

@@ -19,6 +19,10 @@
  *         KVM_INTERRUPT while one waits (it replaces it), a vector past 255
  *         (EINVAL), and ready_for_interrupt_injection and if_flag as the
  *         guest's IF moves.
+ * Part 7: KVM_GET/SET_MSRS (a batch stops at an MSR that is not there; a
+ *         reserved EFER bit; E2BIG), then a guest that reads LSTAR and must
+ *         see the VMM's value. (KVM_GET/SET_FPU is checked on Lamina only,
+ *         user/tests/native/kvm_fpu.c: Linux 6.1 here is no reference.)
  *
  * Run by the user tier's hypervisor step (`cargo xtask test --only
  * hypervisor`) on Lamina and on Debian's Linux 6.1 under QEMU's TCG with
@@ -403,6 +407,92 @@ static void long_mode_test(int kvm, long mmap_size)
 	close(vm);
 }
 
+/* Part 7: MSRs set from the VMM, and seen by the guest. */
+struct msr_batch {
+	struct kvm_msrs header;
+	struct kvm_msr_entry entries[8];
+};
+
+static int msr_io(int vcpu, unsigned long request, struct msr_batch *batch, const uint32_t *indices, const uint64_t *data, int count)
+{
+	memset(batch, 0, sizeof *batch);
+	batch->header.nmsrs = (uint32_t)count;
+	for (int i = 0; i < count; i++) {
+		batch->entries[i].index = indices[i];
+		batch->entries[i].data = data ? data[i] : 0x5555;
+	}
+	return ioctl(vcpu, request, batch);
+}
+
+static void msr_test(int kvm, long mmap_size)
+{
+	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	uint8_t *mem = alloc_guest_memory();
+	struct kvm_userspace_memory_region region = {
+		.slot = 0, .guest_phys_addr = 0, .memory_size = MEM_SIZE, .userspace_addr = (uintptr_t)mem,
+	};
+	int r = vm < 0 || !mem ? -1 : ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region);
+	int vcpu = r == 0 ? ioctl(vm, KVM_CREATE_VCPU, 0) : -1;
+	struct kvm_run *run = vcpu < 0 ? MAP_FAILED : mmap(NULL, mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
+	report(run != MAP_FAILED, "msrs: a VM, its memory, a vCPU and its kvm_run", "%s", run != MAP_FAILED ? "made" : errno_name(errno));
+	if (run == MAP_FAILED)
+		return;
+	struct msr_batch batch;
+	/* STAR, LSTAR, SFMASK, SYSENTER_CS, PAT, EFER on a new vCPU. */
+	static const uint32_t six[] = {0xC0000081, 0xC0000082, 0xC0000084, 0x174, 0x277, 0xC0000080};
+	r = msr_io(vcpu, KVM_GET_MSRS, &batch, six, NULL, 6);
+	struct kvm_msr_entry *e = batch.entries;
+	report(r == 6 && e[0].data == 0 && e[1].data == 0 && e[2].data == 0 && e[3].data == 0 && e[4].data == 0x0007040600070406ULL && e[5].data == 0,
+	       "msrs: KVM_GET_MSRS of six on a new vCPU", "ret=%d star=%llx lstar=%llx sfmask=%llx sysenter_cs=%llx pat=%llx efer=%llx", r,
+	       (unsigned long long)e[0].data, (unsigned long long)e[1].data, (unsigned long long)e[2].data, (unsigned long long)e[3].data,
+	       (unsigned long long)e[4].data, (unsigned long long)e[5].data);
+	static const uint32_t four[] = {0xC0000081, 0xC0000082, 0xC0000084, 0x277};
+	static const uint64_t values[] = {0x0023001000000000ULL, 0xFFFFFFFF810000A5ULL, 0x47700, 0x0007010600070106ULL};
+	r = msr_io(vcpu, KVM_SET_MSRS, &batch, four, values, 4);
+	report(r == 4, "msrs: KVM_SET_MSRS of four", "ret=%d", r);
+	r = msr_io(vcpu, KVM_GET_MSRS, &batch, four, NULL, 4);
+	report(r == 4 && e[0].data == values[0] && e[1].data == values[1] && e[2].data == values[2] && e[3].data == values[3],
+	       "msrs: read back", "ret=%d star=%llx lstar=%llx sfmask=%llx pat=%llx", r, (unsigned long long)e[0].data,
+	       (unsigned long long)e[1].data, (unsigned long long)e[2].data, (unsigned long long)e[3].data);
+	/* An MSR that is not there stops a batch where it stands. */
+	static const uint32_t holed[] = {0xC0000082, 0x12345678, 0xC0000081};
+	r = msr_io(vcpu, KVM_GET_MSRS, &batch, holed, NULL, 3);
+	report(r == 1 && e[0].data == values[1] && e[2].data == 0x5555, "msrs: KVM_GET_MSRS stops at an unknown MSR", "ret=%d [0]=%llx [1]=%llx [2]=%llx", r,
+	       (unsigned long long)e[0].data, (unsigned long long)e[1].data, (unsigned long long)e[2].data);
+	static const uint64_t holed_values[] = {0xFFFFFFFF810000A5ULL, 1, 0};
+	r = msr_io(vcpu, KVM_SET_MSRS, &batch, holed, holed_values, 3);
+	report(r == 1, "msrs: KVM_SET_MSRS stops at an unknown MSR", "ret=%d", r);
+	static const uint32_t efer[] = {0xC0000080};
+	static const uint64_t reserved_efer[] = {2};
+	r = msr_io(vcpu, KVM_SET_MSRS, &batch, efer, reserved_efer, 1);
+	report(r == 0, "msrs: EFER with a reserved bit is not written", "ret=%d", r);
+	batch.header.nmsrs = 256;
+	expect_errno("msrs: a batch of 256", vcpu, KVM_GET_MSRS, &batch, E2BIG);
+
+	/* The guest sees it: rdmsr of LSTAR. */
+	static const uint8_t code[] = {
+		0x66, 0xb9, 0x82, 0x00, 0x00, 0xc0, /* mov ecx, 0xC0000082 */
+		0x0f, 0x32,                         /* rdmsr */
+		0xe6, 0x80,                         /* out 0x80, al  <- 0xA5 */
+		0xf4,                               /* hlt */
+	};
+	memcpy(mem + CODE_ADDR, code, sizeof code);
+	struct kvm_sregs sregs;
+	ioctl(vcpu, KVM_GET_SREGS, &sregs);
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	ioctl(vcpu, KVM_SET_SREGS, &sregs);
+	struct kvm_regs regs = { .rip = CODE_ADDR, .rflags = 2, .rsp = 0x8000 };
+	ioctl(vcpu, KVM_SET_REGS, &regs);
+	step("msrs: the guest's rdmsr of LSTAR", vcpu, run, KVM_EXIT_IO);
+	report(run->exit_reason == KVM_EXIT_IO && ((uint8_t *)run)[run->io.data_offset] == 0xA5, "msrs: the guest read what the VMM wrote", "al=%x",
+	       ((uint8_t *)run)[run->io.data_offset]);
+	step("msrs: hlt", vcpu, run, KVM_EXIT_HLT);
+	munmap(run, mmap_size);
+	close(vcpu);
+	close(vm);
+}
+
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
@@ -539,6 +629,7 @@ int main(void)
 
 	/* Part 6. */
 	interrupt_test(kvm, mmap_size);
+	msr_test(kvm, mmap_size);
 
 	close(kvm);
 	printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");
