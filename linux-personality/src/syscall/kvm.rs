@@ -347,6 +347,15 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
         if call.interrupted() {
             return Ok(Stop::Interrupted);
         }
+        // The window the VMM asked for is open: say so now, as Linux does
+        // before entering. Checked after every exit the kernel handles
+        // itself too, since under QEMU's TCG the VINTR intercept misses a
+        // window the guest's own `sti` opens (docs/hypervisor.md); a host
+        // timer interrupt, which ends a guest running with IF on, bounds
+        // the wait.
+        if window_wanted && machine.interruptible() && !vcpu.has_queued_interrupt() {
+            return Ok(Stop::Exit(RunExit::InterruptWindowOpen));
+        }
         // A queued interrupt goes in once the guest can take it; until
         // then the guest runs with the window asked for.
         let (deliver, waiting) = vcpu.interrupt_to_deliver(machine.interruptible());
@@ -377,7 +386,15 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
             }
             VmExit::Cpuid => {
                 let (function, index) = (registers.rax as u32, registers.rcx as u32);
-                let answer = vcpu.cpuid_answer(function, index).unwrap_or_else(|| offered_cpuid(function, index));
+                let mut answer = vcpu.cpuid_answer(function, index).unwrap_or_else(|| offered_cpuid(function, index));
+                // As on a CPU (and as KVM keeps it at run time): OSXSAVE and
+                // OSPKE follow the guest's own CR4, whatever the table says.
+                let cr4 = machine.get(GuestField::Cr4);
+                match (function, index) {
+                    (1, _) => answer[2] = (answer[2] & !(1 << 27)) | if cr4 & (1 << 18) != 0 { 1 << 27 } else { 0 },
+                    (7, 0) => answer[2] = (answer[2] & !(1 << 4)) | if cr4 & (1 << 22) != 0 { 1 << 4 } else { 0 },
+                    _ => {}
+                }
                 registers.rax = u64::from(answer[0]);
                 registers.rbx = u64::from(answer[1]);
                 registers.rcx = u64::from(answer[2]);
@@ -589,13 +606,19 @@ fn write_msr(machine: &mut Vcpu, index: u32, value: u64) -> Option<()> {
 }
 
 /// A CPUID leaf as this hypervisor offers it: the host's, with the
-/// hypervisor bit, without SVM (no nested guests) and without MONITOR
-/// (MONITOR/MWAIT are intercepted).
+/// hypervisor bit, without SVM (no nested guests), without MONITOR
+/// (MONITOR/MWAIT are intercepted) and without XSAVE and what needs it
+/// (OSXSAVE, AVX, leaf 0xD): XSETBV is intercepted and not emulated, and
+/// the guest's XCR0 is not switched (docs/hypervisor.md), so a guest
+/// keeps to FXSAVE and SSE. Static glibc programs in a guest run `xgetbv`
+/// when CPUID claims OSXSAVE, which faulted before.
 fn offered_cpuid(leaf: u32, subleaf: u32) -> [u32; 4] {
+    const XSAVE_AND_AVX: u32 = 1 << 26 | 1 << 27 | 1 << 28;
     let result = machine::cpu::cpuid(leaf, subleaf);
     let mut registers = [result.eax, result.ebx, result.ecx, result.edx];
     match leaf {
-        1 => registers[2] = (registers[2] | 1 << 31) & !(1 << 3),
+        1 => registers[2] = (registers[2] | 1 << 31) & !(1 << 3) & !XSAVE_AND_AVX,
+        0xD => registers = [0; 4],
         0x8000_0001 => registers[2] &= !(1 << 2),
         0x8000_000A => registers = [0; 4],
         _ => {}

@@ -32,11 +32,13 @@ const KVM_GET_REGS: u64 = io_read(0x81, 144);
 const KVM_SET_REGS: u64 = io_write(0x82, 144);
 const KVM_GET_SREGS: u64 = io_read(0x83, 312);
 const KVM_SET_SREGS: u64 = io_write(0x84, 312);
+const KVM_INTERRUPT: u64 = io_write(0x86, 4);
 
 /// `kvm_run.exit_reason` values this VMM tells apart.
 pub mod exit {
     pub const IO: u32 = 2;
     pub const HLT: u32 = 5;
+    pub const IRQ_WINDOW_OPEN: u32 = 7;
     pub const MMIO: u32 = 6;
     pub const SHUTDOWN: u32 = 8;
     pub const FAIL_ENTRY: u32 = 9;
@@ -270,6 +272,24 @@ impl Vcpu {
     pub fn run(&self) -> io::Result<u32> {
         ioctl(&self.fd, KVM_RUN, 0)?;
         Ok(self.read_u32(8))
+    }
+
+    /// `KVM_INTERRUPT`: an external interrupt with `vector`, taken when
+    /// the guest can.
+    pub fn interrupt(&self, vector: u8) -> io::Result<()> {
+        let word = u32::from(vector);
+        ioctl(&self.fd, KVM_INTERRUPT, &word as *const u32 as u64).map(drop)
+    }
+
+    /// Whether the guest can take an interrupt now (`kvm_run`'s
+    /// `ready_for_interrupt_injection` and `if_flag`, as of the last exit).
+    pub fn can_take_interrupt(&self) -> bool {
+        self.byte(12) != 0 && self.byte(13) != 0
+    }
+
+    /// `kvm_run.request_interrupt_window`: exit once the guest can take one.
+    pub fn request_interrupt_window(&self, wanted: bool) {
+        self.set_byte(0, u8::from(wanted));
     }
 
     /// Byte `offset` of the kvm_run mapping.

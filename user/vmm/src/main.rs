@@ -16,11 +16,12 @@
 //! Not yet: interrupt controllers and timers (a guest that waits for a
 //! timer halts here), several vCPUs, disks.
 
+mod devices;
+mod host_timer;
 mod kvm;
 mod linux_boot;
+mod run_loop;
 
-use std::collections::BTreeMap;
-use std::io::Write;
 use std::process::ExitCode;
 
 struct Options {
@@ -79,103 +80,12 @@ fn run() -> Result<ExitCode, String> {
     let cpuid = kvm.supported_cpuid().map_err(|error| format!("KVM_GET_SUPPORTED_CPUID: {error}"))?;
     vcpu.set_cpuid(&cpuid).map_err(|error| format!("KVM_SET_CPUID2: {error}"))?;
     linux_boot::enter_protected_mode(&vcpu, &start).map_err(|error| format!("setting up the vCPU: {error}"))?;
-    Ok(run_guest(&vcpu, &mut memory))
-}
-
-/// The serial port's registers at COM1: a transmitter always empty, no
-/// input, no interrupts.
-fn serial_in(offset: u16) -> u8 {
-    match offset {
-        5 => 0x60, // line status: transmitter holding register and shifter empty
-        6 => 0xB0, // modem status: DCD, DSR, CTS
-        _ => 0,
-    }
-}
-
-fn run_guest(vcpu: &kvm::Vcpu, memory: &mut kvm::GuestMemory) -> ExitCode {
-    let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut output = std::io::stdout();
-    let code = loop {
-        let reason = match vcpu.run() {
-            Ok(reason) => reason,
-            Err(error) if error.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(error) => {
-                eprintln!("vmm: KVM_RUN: {error}");
-                break ExitCode::from(3);
-            }
-        };
-        match reason {
-            kvm::exit::IO => {
-                *exits.entry("io").or_default() += 1;
-                let (input, size, port, count, data) = vcpu.io();
-                for index in 0..count as usize {
-                    let at = data + index * usize::from(size);
-                    if input {
-                        let value = if (0x3F8..0x400).contains(&port) { serial_in(port - 0x3F8) } else { 0xFF };
-                        for byte in 0..usize::from(size) {
-                            vcpu.set_byte(at + byte, if byte == 0 { value } else { 0xFF });
-                        }
-                    } else if port == 0x3F8 {
-                        let _ = output.write_all(&[vcpu.byte(at)]);
-                        let _ = output.flush();
-                    }
-                }
-            }
-            kvm::exit::MMIO => {
-                *exits.entry("mmio").or_default() += 1;
-                let (_, length, write) = vcpu.mmio();
-                if !write {
-                    for byte in 0..length.min(8) as usize {
-                        vcpu.set_byte(40 + byte, 0xFF);
-                    }
-                }
-            }
-            kvm::exit::HLT => {
-                *exits.entry("hlt").or_default() += 1;
-                let interrupts_on = vcpu.regs().map(|regs| regs.rflags & (1 << 9) != 0).unwrap_or(false);
-                if !interrupts_on {
-                    eprintln!("vmm: the guest halted with interrupts off");
-                    break ExitCode::SUCCESS;
-                }
-                // Nothing will ever interrupt it (no timers yet).
-                eprintln!("vmm: the guest waits for an interrupt; no timer is emulated yet");
-                break ExitCode::from(4);
-            }
-            kvm::exit::SHUTDOWN => {
-                eprintln!("vmm: the guest shut down (triple fault)");
-                if let (Ok(regs), Ok(sregs)) = (vcpu.regs(), vcpu.sregs()) {
-                    eprintln!(
-                        "vmm: at rip {:#x} rsp {:#x}, cr0 {:#x} cr2 {:#x} cr3 {:#x} cr4 {:#x} efer {:#x}, idt {:#x}+{:#x}",
-                        regs.rip, regs.rsp, sregs.cr0, sregs.cr2, sregs.cr3, sregs.cr4, sregs.efer, sregs.idt.base, sregs.idt.limit
-                    );
-                    eprintln!("vmm: the guest's walk of cr2: {}", describe_walk(memory, sregs.cr3, sregs.cr2));
-                }
-                break ExitCode::from(5);
-            }
-            kvm::exit::INTR => continue,
-            kvm::exit::FAIL_ENTRY => {
-                eprintln!("vmm: the CPU refused the guest's state (reason {:#x})", vcpu.read_u64(32));
-                break ExitCode::from(6);
-            }
-            kvm::exit::INTERNAL_ERROR => {
-                let rip = vcpu.regs().map(|regs| regs.rip).unwrap_or(0);
-                eprintln!("vmm: the hypervisor could not go on (suberror {}) at rip {rip:#x}", vcpu.read_u32(32));
-                break ExitCode::from(6);
-            }
-            other => {
-                let rip = vcpu.regs().map(|regs| regs.rip).unwrap_or(0);
-                eprintln!("vmm: exit {other} at rip {rip:#x} (suberror or reason {:#x})", vcpu.read_u64(32));
-                break ExitCode::from(6);
-            }
-        }
-    };
-    eprintln!("vmm: exits {exits:?}");
-    code
+    Ok(run_loop::run_guest(&vcpu, &mut memory))
 }
 
 /// The entries a 4-level walk of `address` from `cr3` meets in guest
 /// memory, as the VMM sees it: for a triple fault's report.
-fn describe_walk(memory: &mut kvm::GuestMemory, cr3: u64, address: u64) -> String {
+pub(crate) fn describe_walk(memory: &mut kvm::GuestMemory, cr3: u64, address: u64) -> String {
     let mut table = cr3 & 0x000F_FFFF_FFFF_F000;
     let mut text = String::new();
     for level in (0..4).rev() {

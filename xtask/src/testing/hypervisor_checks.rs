@@ -8,7 +8,9 @@
 //! boots Debian's Linux (`target/linux/vmlinux`) through its PVH entry to
 //! an init that prints a line, on both kernels: on Lamina that is Linux
 //! under Lamina's hypervisor under TCG, on Linux the same VMM under a
-//! real KVM. Then several guests at once on Lamina: two Linux guests, each
+//! real KVM. A second guest runs BusyBox as its init, its shell's output
+//! going through the guest's interrupt-driven serial driver and a `sleep`
+//! timed by the VMM's PIT, on both kernels. Then several guests at once on Lamina: two Linux guests, each
 //! VMM pinned to its own CPU, with a careless VMM (triple faults, random
 //! state, a VMM killed mid-`KVM_RUN`, a guest reaching outside its memory)
 //! running beside them; both guests must still reach their init.
@@ -41,6 +43,9 @@ pub fn run_hypervisor_checks(tally: &mut Tally) {
             }
             Err(failure) => Err(failure.to_string()),
         });
+    }
+    for kernel in [GuestKernel::Lamina, GuestKernel::Linux] {
+        tally.record(&format!("hypervisor: a Linux guest's shell runs on its serial console, its timer ticking ({kernel:?})"), shell_guest(kernel).map_err(|failure| failure.to_string()));
     }
     tally.record("hypervisor: two Linux guests at once on two CPUs, a careless VMM beside them", several_guests().map_err(|failure| failure.to_string()));
     let runs = [GuestKernel::Lamina, GuestKernel::Linux].map(|kernel| (kernel, run(kernel)));
@@ -95,6 +100,73 @@ fn guest_files() -> Outcome<Vec<FileCopy>> {
         FileCopy { host: vmlinux, guest: Some("/vmlinux".into()) },
         FileCopy { host: image, guest: Some("/guest.cpio".into()) },
     ])
+}
+
+/// The shell guest's command line: its console is the 8250 driver on
+/// ttyS0, driven by interrupts through the VMM's PIC; the PIT is its clock.
+const SHELL_COMMAND_LINE: &str = "console=ttyS0 earlyprintk=serial,ttyS0 noapic nolapic nosmp acpi=off pci=off tsc=reliable lpj=1000000 reboot=t panic=-1 no_timer_check quiet";
+
+/// The VMM booting Linux with BusyBox as its init (`user/vmm/guest/shell-init.sh`).
+fn shell_guest(kernel: GuestKernel) -> Outcome {
+    let mut archive = initramfs::Writer::new();
+    for directory in ["bin", "dev", "proc"] {
+        archive.directory(directory, 0o755);
+    }
+    archive.entry("dev/console", 0o020_600, (5, 1), &[]);
+    let read = |path: &std::path::Path| std::fs::read(path).map_err(|error| crate::failure::Failure::failed(format!("{}: {error}", path.display())));
+    archive.file("bin/busybox", 0o755, &read(std::path::Path::new(crate::guest_files::BUSYBOX))?);
+    archive.file("init", 0o755, &read(&crate::workspace::root().join("user/vmm/guest/shell-init.sh"))?);
+    let image = crate::guest_files::write_image("vmm-shell.cpio", &archive.finish())?;
+    let mut files = vec![
+        FileCopy { host: crate::linux_kernel::vmlinux()?, guest: Some("/vmlinux".into()) },
+        FileCopy { host: image, guest: Some("/shell.cpio".into()) },
+    ];
+    if kernel == GuestKernel::Linux {
+        let scratch = crate::workspace::root().join("target");
+        for file in crate::linux_modules::guest_files(&KVM_MODULES, &scratch)? {
+            files.push(FileCopy { host: file.host, guest: Some(file.guest) });
+        }
+    }
+    let request = ExecRequest {
+        machine: MachineOptions::with(1, 512),
+        kernel,
+        files,
+        program: crate::guest_programs::vmm()?,
+        program_arguments: ["--kernel", "/vmlinux", "--initrd", "/shell.cpio", "--mem", "128", "--cmdline", SHELL_COMMAND_LINE].map(String::from).to_vec(),
+        disk: None,
+        mount_disk: false,
+        disk_log: None,
+        network: None,
+    };
+    let run = run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(GUEST_TIME_LIMIT))?;
+    let output = String::from_utf8_lossy(&run.output).into_owned();
+    let errors = String::from_utf8_lossy(&run.errors);
+    if run.exit_code != 0 || !errors.contains("vmm: the guest halted with interrupts off") {
+        return Err(crate::failure::Failure::failed(format!("exit {}\n{output}{errors}", run.exit_code)));
+    }
+    check_shell_output(&output).map_err(|why| crate::failure::Failure::failed(format!("{why}\n{output}{errors}")))
+}
+
+/// What the shell guest must have printed: its kernel, the initramfs's
+/// top directory, and two uptimes at least 0.9 s apart around `sleep 1`.
+fn check_shell_output(output: &str) -> Result<(), String> {
+    if !output.lines().any(|line| line.starts_with("guest shell: Linux 6.") && line.ends_with(", 1 CPU")) {
+        return Err("no `guest shell: Linux 6.x, 1 CPU` line".into());
+    }
+    for name in ["bin", "dev", "init", "proc"] {
+        if !output.lines().any(|line| line.split_whitespace().any(|word| word == name)) {
+            return Err(format!("`ls /` did not show {name}"));
+        }
+    }
+    let uptime = |label: &str| -> Result<f64, String> {
+        let line = output.lines().find_map(|line| line.trim_end().strip_prefix(label)).ok_or_else(|| format!("no `{label}` line"))?;
+        line.trim().parse::<f64>().map_err(|_| format!("`{label}{line}` is not a number"))
+    };
+    let (before, after) = (uptime("uptime before: ")?, uptime("uptime after: ")?);
+    if after - before < 0.9 {
+        return Err(format!("sleep 1 took {:.2} s of the guest's time: its timer is not ticking", after - before));
+    }
+    Ok(())
 }
 
 /// The VMM booting Debian's vmlinux with a one-program initramfs.
@@ -186,6 +258,16 @@ fn check_several_guests(output: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shell_guest_must_show_its_kernel_its_files_and_a_second_passing() {
+        let good = "guest shell: Linux 6.1.0-57-amd64, 1 CPU\nbin   dev   init  proc  root\nuptime before: 5.07\nuptime after: 6.09\n";
+        assert_eq!(check_shell_output(good), Ok(()));
+        assert!(check_shell_output(&good.replace("6.09", "5.10")).is_err(), "a stopped clock");
+        assert!(check_shell_output(&good.replace("proc", "prc")).is_err());
+        assert!(check_shell_output(&good.replace("guest shell", "guest")).is_err());
+        assert!(check_shell_output(&good.replace("uptime after: 6.09\n", "")).is_err());
+    }
 
     #[test]
     fn several_guests_want_both_inits_and_a_clean_careless_vmm() {
