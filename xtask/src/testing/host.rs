@@ -1,5 +1,5 @@
 //! Tier 1 and 2 on the host: `cargo test` of the workspace's default
-//! members, then loom model checking of every crate with shared objects.
+//! members and of the VMM (`user/vmm`, a workspace of its own), then loom model checking of every crate with shared objects.
 
 use super::tally::Tally;
 use crate::workspace;
@@ -13,6 +13,17 @@ pub fn run_host_tests(tally: &mut Tally) {
         "host: cargo test",
         result.map_err(|failure| failure.to_string()),
     );
+    // The VMM (its own workspace, user/vmm): its device models' unit tests.
+    let vmm = workspace::run_to_completion(workspace::cargo().args([
+        "test",
+        "--manifest-path",
+        "user/vmm/Cargo.toml",
+        "--target",
+        "x86_64-unknown-linux-gnu",
+        "--target-dir",
+        "target/vmm-host-tests",
+    ]));
+    tally.record("host: the VMM's device models", vmm.map_err(|failure| failure.to_string()));
     check_doc_links(tally);
 }
 
