@@ -375,13 +375,13 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
                     let data = registers.rax.to_le_bytes();
                     kernel_objects::capabilities::memory_objects::write(vcpu.run_area, layouts::IO_DATA_OFFSET as u64, &data[..usize::from(bytes)])?;
                     registers.rip = next_rip;
-                    machine.set_registers(registers);
+                    machine.finish_instruction(registers);
                 }
                 return Ok(Stop::Exit(RunExit::Io { input, size: bytes, port, count: 1 }));
             }
             VmExit::Halt => {
                 registers.rip = registers.rip.wrapping_add(1);
-                machine.set_registers(registers);
+                machine.finish_instruction(registers);
                 return Ok(Stop::Exit(RunExit::Halt));
             }
             VmExit::Cpuid => {
@@ -400,7 +400,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
                 registers.rcx = u64::from(answer[2]);
                 registers.rdx = u64::from(answer[3]);
                 registers.rip = registers.rip.wrapping_add(2);
-                machine.set_registers(registers);
+                machine.finish_instruction(registers);
             }
             VmExit::Msr { write } => {
                 let index = registers.rcx as u32;
@@ -416,7 +416,7 @@ fn run_taken(call: &mut Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, window_
                 match done {
                     Some(()) => {
                         let rip = registers.rip.wrapping_add(2);
-                        machine.set_registers(GuestRegisters { rip, ..registers });
+                        machine.finish_instruction(GuestRegisters { rip, ..registers });
                     }
                     None => machine.inject(machine::svm::GuestEvent::Exception { vector: 13, error_code: Some(0) }),
                 }
@@ -463,7 +463,7 @@ fn complete(vcpu: &VirtualCpu, machine: &mut Vcpu) -> Result<(), Errno> {
             registers.rip = next_rip;
         }
     }
-    machine.set_registers(registers);
+    machine.finish_instruction(registers);
     Ok(())
 }
 
@@ -498,7 +498,7 @@ fn device_access(call: &Call<'_>, vcpu: &VirtualCpu, machine: &mut Vcpu, address
     };
     let mut data = [0u8; 8];
     data[..usize::from(access.size)].copy_from_slice(&value.to_le_bytes()[..usize::from(access.size)]);
-    machine.set_registers(GuestRegisters { rip: next_rip, ..registers });
+    machine.finish_instruction(GuestRegisters { rip: next_rip, ..registers });
     RunExit::Mmio { address, data, length: u32::from(access.size), write: true }
 }
 

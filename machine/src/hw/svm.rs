@@ -461,6 +461,17 @@ impl Vcpu {
         self.read_u64(INTERRUPT_SHADOW) & 1 != 0
     }
 
+    /// The hypervisor did the guest's current instruction for it (an
+    /// intercepted `hlt`, `cpuid`, `rdmsr`, port or MMIO access): the
+    /// registers after it, and the interrupt shadow of a `sti` or `mov ss`
+    /// before it is over, as after any instruction (KVM clears it when it
+    /// skips one too).
+    pub fn finish_instruction(&mut self, registers: GuestRegisters) {
+        self.set_registers(registers);
+        let state = self.read_u64(INTERRUPT_SHADOW) & !1;
+        self.write_u64(INTERRUPT_SHADOW, state);
+    }
+
     /// Delivers `event` at the next entry (replacing one not yet delivered).
     pub fn inject(&mut self, event: GuestEvent) {
         const VALID: u64 = 1 << 31;

@@ -200,7 +200,7 @@ const SEVERAL_GUESTS_SCRIPT: &str = r#"C="$1"
 first=$!
 /bin/busybox taskset -c 1 /vmm --kernel /vmlinux --initrd /guest.cpio --mem 128 --cmdline "$C" > /tmp/second 2>&1 &
 second=$!
-/bin/busybox taskset -c 1 /kvm_bad_vmm > /tmp/careless 2>&1
+KVM_BAD_VMM_SHARED=1 /bin/busybox taskset -c 1 /kvm_bad_vmm > /tmp/careless 2>&1
 careless=$?
 wait $first; first_exit=$?
 wait $second; second_exit=$?
