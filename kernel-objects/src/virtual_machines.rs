@@ -21,6 +21,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use caps::SpaceId;
 use containers::ContainerId;
 use kvm_abi::layouts::MemoryRegion;
 use kvm_abi::memory_slots::{MemorySlots, SlotChange};
@@ -49,6 +50,9 @@ struct MachineState {
 /// A virtual machine.
 pub struct VirtualMachine {
     container: ContainerId,
+    /// The capability space of the process that made it: its memory is
+    /// the guest's, so only it may drive the VM (Linux: `kvm->mm`).
+    owner: SpaceId,
     state: KernelTicketLock<MachineState>,
 }
 
@@ -64,14 +68,22 @@ pub enum GuestFault {
 }
 
 impl VirtualMachine {
-    /// A VM with no memory and no vCPUs, charged to `container`.
-    pub fn new(container: ContainerId) -> Result<Arc<VirtualMachine>, Errno> {
+    /// A VM with no memory and no vCPUs, charged to `container`, driven
+    /// by the process whose capability space is `owner`.
+    pub fn new(container: ContainerId, owner: SpaceId) -> Result<Arc<VirtualMachine>, Errno> {
         if !machine::svm::available() {
             return Err(Errno::ENODEV);
         }
         let space = address_spaces::new_space(container).map_err(|_| Errno::ENOMEM)?;
         let state = MachineState { space: Some(space), slots: MemorySlots::new(), vcpu_ids: Vec::new() };
-        Ok(Arc::new(VirtualMachine { container, state: KernelTicketLock::new(VM_LEVEL, state) }))
+        Ok(Arc::new(VirtualMachine { container, owner, state: KernelTicketLock::new(VM_LEVEL, state) }))
+    }
+
+    /// Whether the process with capability space `space` made this VM.
+    /// Another (a forked child, or one handed the descriptor) gets EIO
+    /// from its ioctls, as from Linux's: its memory is not the guest's.
+    pub fn driven_by(&self, space: SpaceId) -> bool {
+        self.owner == space
     }
 
     /// `KVM_SET_USER_MEMORY_REGION`: a deleted or moved slot's pages leave

@@ -38,6 +38,8 @@ use crate::open_files::{flags, Backing, Device, KvmFile, OpenFile};
 pub fn ioctl(call: &mut Call<'_>, file: &OpenFile, request: u64, argument: u64) -> CallResult {
     match &file.backing {
         Backing::Device(Device::Kvm, _) => system_ioctl(call, request, argument),
+        Backing::Kvm(KvmFile::Machine(vm)) if !vm.driven_by(call.process.native.space()) => Err(Errno::EIO),
+        Backing::Kvm(KvmFile::Processor(vcpu)) if !vcpu.vm.driven_by(call.process.native.space()) => Err(Errno::EIO),
         Backing::Kvm(KvmFile::Machine(vm)) => machine_ioctl(call, vm, request, argument),
         Backing::Kvm(KvmFile::Processor(vcpu)) => processor_ioctl(call, vcpu, request, argument),
         _ => Err(Errno::ENOTTY),
@@ -60,7 +62,7 @@ fn system_ioctl(call: &mut Call<'_>, request: u64, argument: u64) -> CallResult 
     match request {
         KVM_GET_API_VERSION if argument == 0 => value(API_VERSION),
         KVM_CREATE_VM if argument == 0 => {
-            let vm = VirtualMachine::new(call.process.native.container())?;
+            let vm = VirtualMachine::new(call.process.native.container(), call.process.native.space())?;
             new_descriptor(call, KvmFile::Machine(vm))
         }
         KVM_CHECK_EXTENSION => value(check_extension(argument)),

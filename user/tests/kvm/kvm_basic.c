@@ -23,6 +23,7 @@
  *         reserved EFER bit; E2BIG), then a guest that reads LSTAR and must
  *         see the VMM's value. (KVM_GET/SET_FPU is checked on Lamina only,
  *         user/tests/native/kvm_fpu.c: Linux 6.1 here is no reference.)
+ * Part 8: a forked child's ioctls on its parent's VM and vCPU: EIO.
  *
  * Run by the user tier's hypervisor step (`cargo xtask test --only
  * hypervisor`) on Lamina and on Debian's Linux 6.1 under QEMU's TCG with
@@ -41,6 +42,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MEM_SIZE 0x200000UL /* 2 MiB */
@@ -493,6 +495,41 @@ static void msr_test(int kvm, long mmap_size)
 	close(vm);
 }
 
+/* Part 8: a forked child holds its parent's VM and vCPU descriptors, but its
+   memory is not the guest's: every ioctl on them is EIO (Linux: kvm->mm). */
+static void fork_test(int kvm, long mmap_size)
+{
+	(void)mmap_size;
+	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	int vcpu = vm < 0 ? -1 : ioctl(vm, KVM_CREATE_VCPU, 0);
+	report(vcpu >= 0, "fork: a VM and a vCPU", "%s", vcpu >= 0 ? "made" : errno_name(errno));
+	if (vcpu < 0)
+		return;
+	pid_t child = fork();
+	if (child == 0) {
+		struct kvm_regs regs;
+		int code = 0;
+		errno = 0;
+		if (ioctl(vcpu, KVM_GET_REGS, &regs) != -1 || errno != EIO)
+			code |= 1;
+		errno = 0;
+		if (ioctl(vcpu, KVM_RUN, 0) != -1 || errno != EIO)
+			code |= 2;
+		errno = 0;
+		if (ioctl(vm, KVM_CREATE_VCPU, 1) != -1 || errno != EIO)
+			code |= 4;
+		_exit(code);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	report(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork: the child's KVM_GET_REGS, KVM_RUN and KVM_CREATE_VCPU give EIO",
+	       "child status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	struct kvm_regs regs;
+	report(ioctl(vcpu, KVM_GET_REGS, &regs) == 0, "fork: the parent still drives its vCPU", "KVM_GET_REGS ok");
+	close(vcpu);
+	close(vm);
+}
+
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
@@ -630,6 +667,7 @@ int main(void)
 	/* Part 6. */
 	interrupt_test(kvm, mmap_size);
 	msr_test(kvm, mmap_size);
+	fork_test(kvm, mmap_size);
 
 	close(kvm);
 	printf("%s: %d failure%s\n", failures ? "FAIL" : "PASS", failures, failures == 1 ? "" : "s");
