@@ -333,8 +333,12 @@ fn run(call: &mut Call<'_>, vcpu: &Arc<VirtualCpu>) -> CallResult {
     match stop? {
         Stop::Exit(exit) => report(vcpu, header, exit, interrupts_on, ready),
         Stop::Interrupted => {
+            // As on every exit (Linux's post_kvm_run_save): the VMM's view of
+            // the guest's IF and readiness must not be an older exit's.
             let mut header = run_header(vcpu)?;
             header[layouts::run_offsets::EXIT_REASON..layouts::run_offsets::EXIT_REASON + 4].copy_from_slice(&10u32.to_le_bytes());
+            header[layouts::run_offsets::IF_FLAG] = u8::from(interrupts_on);
+            header[layouts::run_offsets::READY_FOR_INTERRUPT_INJECTION] = u8::from(ready);
             kernel_objects::capabilities::memory_objects::write(vcpu.run_area, 0, &header)?;
             Err(Errno::EINTR)
         }

@@ -641,8 +641,12 @@ int main(void)
 	report(r == 0, "KVM_SET_REGS rip=0x1000 rax=2 rbx=2 rflags=0x2", "ret=%d", r);
 
 	run->immediate_exit = 1;
+	run->if_flag = 0x55;
+	run->ready_for_interrupt_injection = 0x55;
 	expect_errno("KVM_RUN with immediate_exit=1", vcpu, KVM_RUN, 0, EINTR);
 	run->immediate_exit = 0;
+	report(run->if_flag == 0 && run->ready_for_interrupt_injection == 0, "immediate exit: kvm_run's if_flag and ready_for_interrupt_injection are refreshed",
+	       "if_flag=%u ready=%u (the guest's IF is off)", run->if_flag, run->ready_for_interrupt_injection);
 	print_regs("KVM_GET_REGS after immediate exit", vcpu, CODE_ADDR, 2);
 
 	static const uint32_t want1[] = { KVM_EXIT_IO, KVM_EXIT_IO, KVM_EXIT_HLT };
