@@ -253,19 +253,30 @@ static void step(const char *label, int vcpu, struct kvm_run *run, uint32_t want
 		report(run->exit_reason == want, label, "exit %s (%u)", exit_name(run->exit_reason), run->exit_reason);
 }
 
+/* A VM with MEM_SIZE bytes at guest-physical 0 (into *mem), one vCPU and
+   its kvm_run mapping (into *vm, *vcpu, *run); reported under `label`.
+   Returns 0 when all of it was made. */
+static int small_vm(int kvm, long mmap_size, const char *label, int *vm, uint8_t **mem, int *vcpu, struct kvm_run **run)
+{
+	*vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	*mem = alloc_guest_memory();
+	struct kvm_userspace_memory_region region = {
+		.slot = 0, .guest_phys_addr = 0, .memory_size = MEM_SIZE, .userspace_addr = (uintptr_t)*mem,
+	};
+	int r = *vm < 0 || !*mem ? -1 : ioctl(*vm, KVM_SET_USER_MEMORY_REGION, &region);
+	*vcpu = r == 0 ? ioctl(*vm, KVM_CREATE_VCPU, 0) : -1;
+	*run = *vcpu < 0 ? MAP_FAILED : mmap(NULL, mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, *vcpu, 0);
+	report(*run != MAP_FAILED, label, "%s", *run != MAP_FAILED ? "made" : errno_name(errno));
+	return *run == MAP_FAILED ? -1 : 0;
+}
+
 /* Part 6: a real-mode guest taking an interrupt the VMM queues. */
 static void interrupt_test(int kvm, long mmap_size)
 {
-	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	uint8_t *mem = alloc_guest_memory();
-	struct kvm_userspace_memory_region region = {
-		.slot = 0, .guest_phys_addr = 0, .memory_size = MEM_SIZE, .userspace_addr = (uintptr_t)mem,
-	};
-	int r = vm < 0 || !mem ? -1 : ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region);
-	int vcpu = r == 0 ? ioctl(vm, KVM_CREATE_VCPU, 0) : -1;
-	struct kvm_run *run = vcpu < 0 ? MAP_FAILED : mmap(NULL, mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
-	report(run != MAP_FAILED, "interrupts: a VM, its memory, a vCPU and its kvm_run", "%s", run != MAP_FAILED ? "made" : errno_name(errno));
-	if (run == MAP_FAILED)
+	int vm, vcpu, r;
+	uint8_t *mem;
+	struct kvm_run *run;
+	if (small_vm(kvm, mmap_size, "interrupts: a VM, its memory, a vCPU and its kvm_run", &vm, &mem, &vcpu, &run) != 0)
 		return;
 	/* Vector 0x20's real-mode table entry: 0000:1100. */
 	mem[0x80] = 0x00; mem[0x81] = 0x11; mem[0x82] = 0; mem[0x83] = 0;
@@ -428,16 +439,10 @@ static int msr_io(int vcpu, unsigned long request, struct msr_batch *batch, cons
 
 static void msr_test(int kvm, long mmap_size)
 {
-	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	uint8_t *mem = alloc_guest_memory();
-	struct kvm_userspace_memory_region region = {
-		.slot = 0, .guest_phys_addr = 0, .memory_size = MEM_SIZE, .userspace_addr = (uintptr_t)mem,
-	};
-	int r = vm < 0 || !mem ? -1 : ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region);
-	int vcpu = r == 0 ? ioctl(vm, KVM_CREATE_VCPU, 0) : -1;
-	struct kvm_run *run = vcpu < 0 ? MAP_FAILED : mmap(NULL, mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
-	report(run != MAP_FAILED, "msrs: a VM, its memory, a vCPU and its kvm_run", "%s", run != MAP_FAILED ? "made" : errno_name(errno));
-	if (run == MAP_FAILED)
+	int vm, vcpu, r;
+	uint8_t *mem;
+	struct kvm_run *run;
+	if (small_vm(kvm, mmap_size, "msrs: a VM, its memory, a vCPU and its kvm_run", &vm, &mem, &vcpu, &run) != 0)
 		return;
 	struct msr_batch batch;
 	/* STAR, LSTAR, SFMASK, SYSENTER_CS, PAT, EFER on a new vCPU. */

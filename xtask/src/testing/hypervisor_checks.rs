@@ -61,13 +61,7 @@ pub fn run_hypervisor_checks(tally: &mut Tally) {
 
 fn run(kernel: GuestKernel) -> Outcome<ProgramRun> {
     let program = crate::guest_programs::compile_c("user/tests/kvm/kvm_basic.c", "kvm_basic")?;
-    let mut files = Vec::new();
-    if kernel == GuestKernel::Linux {
-        let scratch = crate::workspace::root().join("target");
-        for file in crate::linux_modules::guest_files(&KVM_MODULES, &scratch)? {
-            files.push(FileCopy { host: file.host, guest: Some(file.guest) });
-        }
-    }
+    let files = kvm_modules(kernel)?;
     let request = ExecRequest {
         machine: MachineOptions::default(),
         kernel,
@@ -80,6 +74,16 @@ fn run(kernel: GuestKernel) -> Outcome<ProgramRun> {
         network: None,
     };
     run_program(&request, Input::Pipe(Vec::new()), Output::Capture, Some(TIME_LIMIT))
+}
+
+/// On Linux, the KVM modules (and what they need) for the initramfs;
+/// Lamina needs none.
+fn kvm_modules(kernel: GuestKernel) -> Outcome<Vec<FileCopy>> {
+    if kernel != GuestKernel::Linux {
+        return Ok(Vec::new());
+    }
+    let scratch = crate::workspace::root().join("target");
+    Ok(crate::linux_modules::guest_files(&KVM_MODULES, &scratch)?.into_iter().map(|file| FileCopy { host: file.host, guest: Some(file.guest) }).collect())
 }
 
 /// The files a guest boot needs beside the VMM: the kernel at /vmlinux,
@@ -118,12 +122,7 @@ fn shell_guest(kernel: GuestKernel) -> Outcome {
         FileCopy { host: crate::linux_kernel::vmlinux()?, guest: Some("/vmlinux".into()) },
         FileCopy { host: image, guest: Some("/shell.cpio".into()) },
     ];
-    if kernel == GuestKernel::Linux {
-        let scratch = crate::workspace::root().join("target");
-        for file in crate::linux_modules::guest_files(&KVM_MODULES, &scratch)? {
-            files.push(FileCopy { host: file.host, guest: Some(file.guest) });
-        }
-    }
+    files.extend(kvm_modules(kernel)?);
     let request = ExecRequest {
         machine: MachineOptions::with(1, 512),
         kernel,
@@ -169,12 +168,7 @@ fn check_shell_output(output: &str) -> Result<(), String> {
 /// The VMM booting Debian's vmlinux with a one-program initramfs.
 fn boot_linux_guest(kernel: GuestKernel) -> Outcome<ProgramRun> {
     let mut files = guest_files()?;
-    if kernel == GuestKernel::Linux {
-        let scratch = crate::workspace::root().join("target");
-        for file in crate::linux_modules::guest_files(&KVM_MODULES, &scratch)? {
-            files.push(FileCopy { host: file.host, guest: Some(file.guest) });
-        }
-    }
+    files.extend(kvm_modules(kernel)?);
     let request = ExecRequest {
         machine: MachineOptions::with(2, 1024),
         kernel,
