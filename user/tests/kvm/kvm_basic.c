@@ -270,6 +270,19 @@ static int small_vm(int kvm, long mmap_size, const char *label, int *vm, uint8_t
 	return *run == MAP_FAILED ? -1 : 0;
 }
 
+/* Puts the vCPU in real mode at 0:CODE_ADDR, IF off, stack at 0x8000;
+   `regs` gets the registers set. */
+static void start_real_mode(int vcpu, struct kvm_regs *regs)
+{
+	struct kvm_sregs sregs;
+	ioctl(vcpu, KVM_GET_SREGS, &sregs);
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	ioctl(vcpu, KVM_SET_SREGS, &sregs);
+	*regs = (struct kvm_regs){ .rip = CODE_ADDR, .rflags = 2, .rsp = 0x8000 };
+	ioctl(vcpu, KVM_SET_REGS, regs);
+}
+
 /* Part 6: a real-mode guest taking an interrupt the VMM queues. */
 static void interrupt_test(int kvm, long mmap_size)
 {
@@ -297,13 +310,8 @@ static void interrupt_test(int kvm, long mmap_size)
 	};
 	memcpy(mem + CODE_ADDR, code, sizeof code);
 	memcpy(mem + 0x1100, handler, sizeof handler);
-	struct kvm_sregs sregs;
-	ioctl(vcpu, KVM_GET_SREGS, &sregs);
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	ioctl(vcpu, KVM_SET_SREGS, &sregs);
-	struct kvm_regs regs = { .rip = CODE_ADDR, .rflags = 2, .rsp = 0x8000 };
-	ioctl(vcpu, KVM_SET_REGS, &regs);
+	struct kvm_regs regs;
+	start_real_mode(vcpu, &regs);
 
 	step("interrupts: sti; hlt", vcpu, run, KVM_EXIT_HLT);
 	report_flags("interrupts: after hlt with IF on", run, 1, 1);
@@ -484,13 +492,8 @@ static void msr_test(int kvm, long mmap_size)
 		0xf4,                               /* hlt */
 	};
 	memcpy(mem + CODE_ADDR, code, sizeof code);
-	struct kvm_sregs sregs;
-	ioctl(vcpu, KVM_GET_SREGS, &sregs);
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	ioctl(vcpu, KVM_SET_SREGS, &sregs);
-	struct kvm_regs regs = { .rip = CODE_ADDR, .rflags = 2, .rsp = 0x8000 };
-	ioctl(vcpu, KVM_SET_REGS, &regs);
+	struct kvm_regs regs;
+	start_real_mode(vcpu, &regs);
 	step("msrs: the guest's rdmsr of LSTAR", vcpu, run, KVM_EXIT_IO);
 	report(run->exit_reason == KVM_EXIT_IO && ((uint8_t *)run)[run->io.data_offset] == 0xA5, "msrs: the guest read what the VMM wrote", "al=%x",
 	       ((uint8_t *)run)[run->io.data_offset]);
