@@ -76,16 +76,19 @@ fn exits(space: &SmallSpace, vcpu: &mut Vcpu) -> Outcome {
     let exit = run(vcpu)?;
     let write_fault = matches!(exit, VmExit::NestedPageFault { guest_physical: UNMAPPED, error_code } if error_code & 2 != 0);
     check(write_fault, || format!("expected a nested page fault writing {UNMAPPED:#x}, saw {exit:?}"))?;
-    step_to(vcpu, CODE + 0x11);
-    // With the guest's IF on: QEMU 7.2's TCG lets a host interrupt end a
-    // guest only then (on hardware the host's IF at VMRUN decides; see
-    // `machine::svm`).
-    let registers = vcpu.registers();
-    vcpu.set_registers(GuestRegisters { rflags: 0x202, ..registers });
-
-    // `jmp $` for ever: only the host's timer interrupt ends it.
-    let exit = run(vcpu)?;
-    check(exit == VmExit::HostInterrupt && vcpu.registers().rip == CODE + 0x11, || format!("a spinning guest: expected a host interrupt at {:#x}, saw {exit:?} at {:#x}", CODE + 0x11, vcpu.registers().rip))?;
+    // `jmp $` for ever, with the guest's interrupts off: only the host's
+    // timer interrupt ends it, since with V_INTR_MASKING the host's IF at
+    // VMRUN decides, not the guest's. (A 64-bit store to TLB_CONTROL once
+    // zeroed V_INTR_MASKING at every entry, and such a guest kept its CPU.)
+    for guest_flags in [0x002, 0x202] {
+        step_to(vcpu, CODE + 0x11);
+        let registers = vcpu.registers();
+        vcpu.set_registers(GuestRegisters { rflags: guest_flags, ..registers });
+        let exit = run(vcpu)?;
+        check(exit == VmExit::HostInterrupt && vcpu.registers().rip == CODE + 0x11, || {
+            format!("a spinning guest (RFLAGS {guest_flags:#x}): expected a host interrupt at {:#x}, saw {exit:?} at {:#x}", CODE + 0x11, vcpu.registers().rip)
+        })?;
+    }
 
     // `ud2` with an empty interrupt table: #UD, #GP, then a triple fault.
     vcpu.set_segment(Segment::Idtr, SegmentState::default());

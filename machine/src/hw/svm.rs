@@ -270,12 +270,22 @@ const INTERCEPT_MACHINE_CHECK: u32 = 1 << 18;
 /// V_INTR_MASKING: the guest's IF masks only virtual interrupts; physical
 /// ones follow the host's IF (on at VMRUN).
 const VIRTUAL_INTERRUPT_MASKING: u64 = 1 << 24;
-/// V_IRQ and V_IGN_TPR: a virtual interrupt pending whatever the TPR, so
-/// the VINTR intercept fires once the guest can take one. (Under QEMU
-/// 7.2's TCG it fires only if the guest can take one at entry, not when
-/// the guest's own `sti` opens the window later: docs/hypervisor.md.)
-const VIRTUAL_INTERRUPT_WINDOW: u64 = (1 << 8) | (1 << 20);
-const FLUSH_GUEST_TLB: u64 = 1;
+/// V_IRQ: a virtual interrupt is pending; the guest takes it (vector
+/// V_INTR_VECTOR) as soon as its IF is on and no shadow holds, or, with
+/// the VINTR intercept, exits then instead (the interrupt window). (Under
+/// QEMU 7.2's TCG the check happens at entry and at the guest's next exit
+/// to QEMU's loop, not right after the guest's own `sti`:
+/// docs/hypervisor.md.)
+const VIRTUAL_IRQ: u64 = 1 << 8;
+/// V_INTR_PRIO (bits 16..19) at its highest and V_IGN_TPR: the virtual
+/// interrupt is taken whatever the guest's TPR.
+const VIRTUAL_IRQ_ANY_PRIORITY: u64 = (0xF << 16) | (1 << 20);
+/// V_INTR_VECTOR, bits 32..39.
+const VIRTUAL_IRQ_VECTOR_SHIFT: u32 = 32;
+const VIRTUAL_IRQ_FIELDS: u64 = VIRTUAL_IRQ | VIRTUAL_IRQ_ANY_PRIORITY | (0xFF << VIRTUAL_IRQ_VECTOR_SHIFT);
+/// TLB_CONTROL is a 32-bit field: a 64-bit store there also zeroed the
+/// interrupt control word after it (V_IRQ, V_INTR_MASKING) at every entry.
+const FLUSH_GUEST_TLB: u32 = 1;
 /// The attribute PAT every power-on CPU has.
 const POWER_ON_PAT: u64 = 0x0007_0406_0007_0406;
 
@@ -347,8 +357,16 @@ pub struct Vcpu {
     vmcb: Frame,
     registers: GuestRegisters,
     fpu: FpuArea,
-    /// Whether the interrupt window is asked for (saves VMCB writes).
+    /// Whether the interrupt window is asked for.
     window: bool,
+    /// An external interrupt handed to the guest as its virtual interrupt
+    /// (V_IRQ), not taken yet. Not EVENTINJ: QEMU's TCG, injecting an
+    /// external interrupt through EVENTINJ at VMRUN, leaves the vector as
+    /// its pending exception, and delivers it a second time (whatever the
+    /// guest's IF) at its next exit request; a Linux guest then re-entered
+    /// its interrupt handler with the first one's lock held and spun for
+    /// good (docs/hypervisor.md, "Several guests at once").
+    pending_interrupt: Option<u8>,
 }
 
 impl Vcpu {
@@ -360,7 +378,7 @@ impl Vcpu {
         if !available() || maps == 0 || !vmcb.zero() {
             return Err(vmcb);
         }
-        let mut vcpu = Vcpu { vmcb, registers: GuestRegisters { rdx: 0x600, rip: 0xFFF0, rflags: 2, ..GuestRegisters::default() }, fpu: FpuArea::initial(), window: false };
+        let mut vcpu = Vcpu { vmcb, registers: GuestRegisters { rdx: 0x600, rip: 0xFFF0, rflags: 2, ..GuestRegisters::default() }, fpu: FpuArea::initial(), window: false, pending_interrupt: None };
         vcpu.write_u32(INTERCEPT_CR, 0);
         vcpu.write_u32(INTERCEPT_EXCEPTIONS, INTERCEPT_MACHINE_CHECK);
         vcpu.write_u32(
@@ -472,12 +490,17 @@ impl Vcpu {
         self.write_u64(INTERRUPT_SHADOW, state);
     }
 
-    /// Delivers `event` at the next entry (replacing one not yet delivered).
+    /// Delivers `event` at the next entry (replacing one of its kind not
+    /// yet delivered). An external interrupt waits, as the guest's virtual
+    /// interrupt, until the guest can take it.
     pub fn inject(&mut self, event: GuestEvent) {
         const VALID: u64 = 1 << 31;
         const HAS_ERROR_CODE: u64 = 1 << 11;
         let word = match event {
-            GuestEvent::Interrupt { vector } => u64::from(vector) | VALID,
+            GuestEvent::Interrupt { vector } => {
+                self.pending_interrupt = Some(vector);
+                return;
+            }
             GuestEvent::Nmi => 2 | 2 << 8 | VALID,
             GuestEvent::Exception { vector, error_code: None } => u64::from(vector) | 3 << 8 | VALID,
             GuestEvent::Exception { vector, error_code: Some(code) } => u64::from(vector) | 3 << 8 | HAS_ERROR_CODE | VALID | u64::from(code) << 32,
@@ -503,14 +526,22 @@ impl Vcpu {
         if kind == 4 || (kind == 3 && (vector == 3 || vector == 4)) {
             return false;
         }
+        // An external interrupt (kind 0; QEMU's TCG records a virtual
+        // interrupt it was delivering as an exception, and exceptions have
+        // vectors below 32) goes back to being the pending virtual one.
+        if kind == 0 || (kind == 3 && vector >= 32) {
+            self.pending_interrupt = Some(vector as u8);
+            return true;
+        }
         // Same format as EVENTINJ; reserved bits cleared.
         self.write_u64(EVENT_INJECTION, word & 0xFFFF_FFFF_8000_0FFF);
         true
     }
 
-    /// Whether an event is queued for the next entry.
+    /// Whether an event is queued for the next entry (an external
+    /// interrupt the guest has not taken yet among them).
     pub fn event_queued(&self) -> bool {
-        self.read_u64(EVENT_INJECTION) & (1 << 31) != 0
+        self.pending_interrupt.is_some() || self.read_u64(EVENT_INJECTION) & (1 << 31) != 0
     }
 
     /// Whether the guest can take an external interrupt now: its IF on, no
@@ -520,16 +551,34 @@ impl Vcpu {
     }
 
     /// Asks for (or stops asking for) an [`VmExit::InterruptWindow`] exit
-    /// as soon as the guest can take an interrupt.
+    /// as soon as the guest can take an interrupt. While an external
+    /// interrupt is pending, the guest takes that one first: the window
+    /// opens only after it.
     pub fn request_interrupt_window(&mut self, wanted: bool) {
-        if wanted == self.window {
-            return;
-        }
         self.window = wanted;
-        let control = self.read_u64(INTERRUPT_CONTROL) & !VIRTUAL_INTERRUPT_WINDOW;
-        self.write_u64(INTERRUPT_CONTROL, control | if wanted { VIRTUAL_INTERRUPT_WINDOW } else { 0 });
+    }
+
+    /// Before an entry: V_IRQ, its vector and the VINTR intercept, from
+    /// the pending interrupt and the window asked for.
+    fn arm_virtual_interrupt(&mut self) {
+        let control = self.read_u64(INTERRUPT_CONTROL) & !VIRTUAL_IRQ_FIELDS;
         let intercepts = self.read_u32(INTERCEPT_MISC1) & !INTERCEPT_VINTR;
-        self.write_u32(INTERCEPT_MISC1, intercepts | if wanted { INTERCEPT_VINTR } else { 0 });
+        let (control, intercepts) = match (self.pending_interrupt, self.window) {
+            (Some(vector), _) => (control | VIRTUAL_IRQ | VIRTUAL_IRQ_ANY_PRIORITY | u64::from(vector) << VIRTUAL_IRQ_VECTOR_SHIFT, intercepts),
+            (None, true) => (control | VIRTUAL_IRQ | VIRTUAL_IRQ_ANY_PRIORITY, intercepts | INTERCEPT_VINTR),
+            (None, false) => (control, intercepts),
+        };
+        self.write_u64(INTERRUPT_CONTROL, control);
+        self.write_u32(INTERCEPT_MISC1, intercepts);
+    }
+
+    /// After an exit: a pending interrupt whose V_IRQ the CPU cleared was
+    /// taken (if its delivery was cut short, EXITINTINFO has it, and
+    /// [`Vcpu::requeue_interrupted_delivery`] makes it pending again).
+    fn note_virtual_interrupt_taken(&mut self) {
+        if self.pending_interrupt.is_some() && self.read_u64(INTERRUPT_CONTROL) & VIRTUAL_IRQ == 0 {
+            self.pending_interrupt = None;
+        }
     }
 
     /// Runs the guest on this CPU until an intercepted event, with the
@@ -543,8 +592,9 @@ impl Vcpu {
         if host_vmsave == 0 || host_save == 0 || !super::frame_access::announce_nested(nested, me) {
             return None;
         }
+        self.arm_virtual_interrupt();
         self.write_u64(NESTED_CR3, nested.root());
-        self.write_u64(TLB_CONTROL, FLUSH_GUEST_TLB);
+        self.write_u32(TLB_CONTROL, FLUSH_GUEST_TLB);
         self.write_u32(CLEAN_BITS, 0);
         self.write_u64(SAVE_RAX, self.registers.rax);
         self.write_u64(SAVE_RSP, self.registers.rsp);
@@ -575,6 +625,7 @@ impl Vcpu {
         self.registers.rsp = self.read_u64(SAVE_RSP);
         self.registers.rip = self.read_u64(SAVE_RIP);
         self.registers.rflags = self.read_u64(SAVE_RFLAGS);
+        self.note_virtual_interrupt_taken();
         drop(off);
         let exit = self.exit();
         if exit == VmExit::InterruptWindow {
@@ -673,6 +724,13 @@ core::arch::global_asm!(
     "push rdx",
     // Stack: [rsp] host_vmsave, [rsp+8] vmcb, [rsp+16] registers.
     "clgi",
+    // GIF is clear: the interrupt flag lets a physical interrupt end the
+    // guest but delivers nothing to the host before STGI. Set here, well
+    // before VMRUN: QEMU's TCG carries the `sti` shadow into the guest
+    // (its VMRUN does not load the guest's interrupt shadow), so with `sti`
+    // just before VMRUN the guest's first instruction ran before a virtual
+    // interrupt it could take (docs/hypervisor.md).
+    "sti",
     "mov rax, rdx",
     "vmsave rax",
     "mov rax, rdi",
@@ -691,9 +749,6 @@ core::arch::global_asm!(
     "mov r14, [rsi + {r14}]",
     "mov r15, [rsi + {r15}]",
     "mov rsi, [rsi + {rsi}]",
-    // GIF is clear: the interrupt flag lets a physical interrupt end the
-    // guest but delivers nothing to the host before STGI.
-    "sti",
     "vmrun rax",
     "cli",
     // RAX, RSP, RIP are the host's again (VMRUN saved them); the other

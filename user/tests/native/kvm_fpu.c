@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../kvm/one_vcpu.h"
+
 static int failures;
 
 static void check(int ok, const char *what) {
@@ -28,12 +30,10 @@ static void check(int ok, const char *what) {
 }
 
 int main(void) {
-    int kvm = open("/dev/kvm", O_RDWR);
-    int vm = kvm < 0 ? -1 : ioctl(kvm, KVM_CREATE_VM, 0);
-    uint8_t *memory = mmap(NULL, 0x10000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    struct kvm_userspace_memory_region region = {.slot = 0, .guest_phys_addr = 0, .memory_size = 0x10000, .userspace_addr = (uint64_t)memory};
-    int vcpu = vm < 0 || ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region) != 0 ? -1 : ioctl(vm, KVM_CREATE_VCPU, 0);
-    struct kvm_run *run = vcpu < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
+    uint8_t *memory;
+    int vcpu;
+    struct kvm_run *run;
+    one_vcpu_vm(0x10000, &memory, &vcpu, &run);
     check(run != MAP_FAILED, "a VM, its memory, a vCPU and its kvm_run");
     if (run == MAP_FAILED)
         return 1;
@@ -67,13 +67,8 @@ int main(void) {
         0xF4,                   /* hlt */
     };
     memcpy(memory + 0x1000, code, sizeof code);
-    struct kvm_sregs sregs;
-    ioctl(vcpu, KVM_GET_SREGS, &sregs);
-    sregs.cs.base = 0;
-    sregs.cs.selector = 0;
-    ioctl(vcpu, KVM_SET_SREGS, &sregs);
+    real_mode_at(vcpu, 0x1000, 0);
     struct kvm_regs regs = {.rip = 0x1000, .rflags = 2};
-    ioctl(vcpu, KVM_SET_REGS, &regs);
     check(ioctl(vcpu, KVM_RUN, 0) == 0 && run->exit_reason == KVM_EXIT_IO && ((uint8_t *)run)[run->io.data_offset] == 0x02,
           "the guest's fnstcw gives the VMM's control word (0x27F)");
     /* And what the guest does comes back: fninit resets the control word. */
